@@ -1,0 +1,185 @@
+"""Tests for the notebook batch runner (bufsim.notebooks, bufsim.__main__).
+
+One module-scoped run executes two tiny notebooks (one passing, one failing)
+through ``main``; every other test works without a kernel.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import sys
+from pathlib import Path
+from types import SimpleNamespace
+
+import nbformat
+import pytest
+
+from bufsim import notebooks
+from bufsim.__main__ import main
+from bufsim.notebooks import NotebookRun, format_runs, select_notebooks, write_summary
+
+OK_SOURCE = """\
+import json, os, sys
+with open("out.json", "w") as fh:
+    json.dump({"quick": quick, "cwd": os.getcwd(), "prefix": sys.prefix,
+               "executable": sys.executable}, fh)
+"""
+
+
+def _write_notebook(path: Path, *cells: tuple[str, list[str]]) -> None:
+    nb = nbformat.v4.new_notebook()
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    for source, tags in cells:
+        cell = nbformat.v4.new_code_cell(source)
+        if tags:
+            cell.metadata["tags"] = tags
+        nb.cells.append(cell)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    nbformat.write(nb, str(path))
+
+
+@pytest.fixture(scope="module")
+def executed(tmp_path_factory):
+    root = tmp_path_factory.mktemp("root")
+    nbdir = root / "notebooks"
+    _write_notebook(nbdir / "00_ok.ipynb", ("quick = False", ["parameters"]), (OK_SOURCE, []))
+    _write_notebook(
+        nbdir / "01_fail.ipynb",
+        ("quick = False", ["parameters"]),
+        ("raise RuntimeError('deliberate failure 42')", []),
+    )
+    (root / "build" / "results").mkdir(parents=True)
+    (root / "build" / "results" / "00_ok.csv").write_text(
+        "experiment,metric,config,reported,simulated,ratio,fitted\n"
+        "ssb,q1.1 time,5.6 128M,12.5,12.123456,0.96987648,false\n"
+    )
+    (root / "figures").mkdir()
+    (root / "figures" / "hit_ratio.png").write_bytes(b"\x89PNG\r\n\x1a\n")
+    stdout = io.StringIO()
+    with pytest.MonkeyPatch.context() as mp, contextlib.redirect_stdout(stdout):
+        mp.setenv("BUFSIM_ROOT", str(root))
+        code = main(["notebooks", "run", "--quick", "--no-progress"])
+    return SimpleNamespace(root=root, nbdir=nbdir, code=code, stdout=stdout.getvalue())
+
+
+def test_exit_code_is_one_when_a_notebook_fails(executed):
+    assert executed.code == 1
+
+
+def test_passing_notebook_got_parameters_cwd_and_this_interpreter(executed):
+    out = json.loads((executed.nbdir / "out.json").read_text())
+    assert out["quick"] is True, "--quick must override the parameters cell"
+    assert Path(out["cwd"]).resolve() == executed.nbdir.resolve()
+    assert out["prefix"] == sys.prefix, "kernel must run in the same environment"
+    assert out["executable"] == sys.executable
+    executed_nb = nbformat.read(str(executed.root / "build/notebooks/00_ok.ipynb"), as_version=4)
+    injected = [c for c in executed_nb.cells if "injected-parameters" in c.metadata.get("tags", [])]
+    assert len(injected) == 1 and "quick = True" in injected[0].source
+
+
+def test_failure_is_reported_with_message_and_kept_notebook(executed):
+    failed_nb = executed.root / "build" / "notebooks" / "01_fail.ipynb"
+    assert failed_nb.is_file()
+    assert "deliberate failure 42" in failed_nb.read_text()
+    lines = executed.stdout.splitlines()
+    row = next(line for line in lines if line.startswith("01_fail"))
+    assert "FAILED" in row and str(failed_nb) in row
+    assert "RuntimeError: deliberate failure 42" in executed.stdout
+    assert "notebooks: 1 ok, 1 failed" in lines
+
+
+def test_summary_gathers_run_results_and_figures(executed):
+    summary = (executed.root / "build" / "summary.md").read_text()
+    assert "2 notebooks executed in quick mode, 1 failed." in summary
+    assert "| 00_ok | ok |" in summary
+    assert "| 01_fail | FAILED |" in summary and "RuntimeError: deliberate failure 42" in summary
+    assert "(notebooks/01_fail.ipynb)" in summary
+    assert "| experiment | metric | config | reported | simulated | ratio | fitted |" in summary
+    assert "| ssb | q1.1 time | 5.6 128M | 12.5 | 12.12 | 0.9699 | false |" in summary
+    assert "- [hit_ratio](../figures/hit_ratio.png)" in summary
+
+
+def _touch_notebooks(directory: Path, *stems: str) -> None:
+    directory.mkdir(parents=True, exist_ok=True)
+    for stem in stems:
+        _write_notebook(directory / f"{stem}.ipynb", ("quick = False", ["parameters"]))
+
+
+def test_select_by_stem_prefix_and_order(tmp_path):
+    _touch_notebooks(tmp_path, "01_b", "00_a", "00_ab", "10_c")
+    stems = lambda ps: [p.stem for p in ps]  # noqa: E731
+    assert stems(select_notebooks([], tmp_path)) == ["00_a", "00_ab", "01_b", "10_c"]
+    assert stems(select_notebooks(["00"], tmp_path)) == ["00_a", "00_ab"]
+    assert stems(select_notebooks(["00_a"], tmp_path)) == ["00_a"], "an exact stem wins over prefixes"
+    assert stems(select_notebooks(["10_c.ipynb", "0"], tmp_path)) == ["00_a", "00_ab", "01_b", "10_c"]
+    with pytest.raises(ValueError, match=r"NAME '2' matches no notebook; available: 00_a, 00_ab"):
+        select_notebooks(["2"], tmp_path)
+    with pytest.raises(ValueError, match="NAME ''"):
+        select_notebooks([""], tmp_path)
+
+
+def test_hidden_and_checkpoint_notebooks_ignored(tmp_path):
+    _touch_notebooks(tmp_path, "00_a", ".hidden")
+    _touch_notebooks(tmp_path / ".ipynb_checkpoints", "00_a-checkpoint")
+    assert [p.stem for p in select_notebooks([], tmp_path)] == ["00_a"]
+
+
+def test_main_usage_errors(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("BUFSIM_ROOT", str(tmp_path))
+    assert main(["notebooks", "run", "anything"]) == 2
+    assert "does not exist" in capsys.readouterr().err
+    _touch_notebooks(tmp_path / "notebooks", "00_a")
+    assert main(["notebooks", "run", "99"]) == 2
+    assert "NAME '99' matches no notebook; available: 00_a" in capsys.readouterr().err
+    for bad in ([], ["notebooks"], ["notebooks", "run", "--fast"]):
+        with pytest.raises(SystemExit) as exc:
+            main(bad)
+        assert exc.value.code == 2
+
+
+def test_main_with_no_notebooks_fails(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("BUFSIM_ROOT", str(tmp_path))
+    (tmp_path / "notebooks").mkdir()
+    assert main(["notebooks", "run", "--no-progress"]) == 1
+    assert "no notebooks" in capsys.readouterr().err
+
+
+def test_summary_escapes_and_formats_cells(tmp_path):
+    results = tmp_path / "results"
+    results.mkdir()
+    (results / "a.csv").write_text('name,value,flag\n"x|y",,true\nz,1e-07,false\n')
+    (results / "empty.csv").write_text("")
+    (results / "long.csv").write_text("i\n" + "\n".join(map(str, range(5))) + "\n")
+    out = write_summary(
+        None, path=tmp_path / "out" / "summary.md", results_dir=results,
+        figures_dir=tmp_path / "nofigs", max_rows=3,
+    )
+    text = out.read_text()
+    assert "## Notebooks" not in text
+    assert "| x\\|y |  | true |" in text
+    assert "| z | 1e-07 | false |" in text
+    assert "From [a.csv](../results/a.csv)." in text
+    assert "### empty" in text and "Could not read it: EmptyDataError" in text
+    assert "First 3 of 5 rows." in text and "| 3 |" not in text
+    assert "No figures in ../nofigs." in text
+    assert sorted(p.name for p in out.parent.iterdir()) == ["summary.md"]
+
+
+def test_format_runs_table():
+    runs = [
+        NotebookRun("00_a", Path("n/00_a.ipynb"), Path("b/00_a.ipynb"), True, 1.25),
+        NotebookRun("01_b", Path("n/01_b.ipynb"), None, False, 0.5, "NoSuchKernel: python3"),
+    ]
+    text = format_runs(runs)
+    lines = text.splitlines()
+    assert lines[0].split() == ["notebook", "status", "seconds", "executed", "notebook", "/", "error"]
+    assert lines[2].split() == ["00_a", "ok", "1.2", "b/00_a.ipynb"]
+    assert lines[3].split()[:3] == ["01_b", "FAILED", "0.5"] and "(no executed notebook)" in lines[3]
+    assert lines[4].strip() == "NoSuchKernel: python3"
+    assert lines[-1] == "notebooks: 1 ok, 1 failed"
+
+
+def test_module_exports():
+    assert set(notebooks.__all__) >= {"run_notebooks", "write_summary", "select_notebooks"}
