@@ -1,0 +1,1031 @@
+"""Traces: re-iterable streams of run-length encoded page gets.
+
+A trace event is one page index (dense, see :class:`bufsim.Tablespaces`), the
+number of consecutive gets of that page (a scan touching a page 100 times in a
+row is one event with ``count=100``), the CPU time charged per get in
+nanoseconds, a stream id and flag bits.  Events come in :class:`Chunk` objects
+(parallel NumPy arrays); a :class:`Trace` yields chunks and can be iterated any
+number of times, either from chunks held in memory or from a generator factory,
+so a trace of billions of gets replays in bounded memory.
+
+Traces are saved and loaded as ``.npy`` (a structured array plus a
+``<path>.tablespaces.json`` sidecar) or ``.parquet`` (one row group per chunk,
+tablespaces in the schema metadata, read back lazily).  :func:`read_trace`
+imports a user's own CSV or Parquet trace of ``space, page[, time][, thread]``
+with every row validated before any replay.
+"""
+from __future__ import annotations
+
+import json
+import os
+import secrets
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from .pages import SpaceSpec, Tablespaces, _as_int64, _check_int
+
+__all__ = ["FLAG_AHI", "FLAG_MODIFY", "FLAG_MASK", "Chunk", "Trace", "read_trace", "TRACE_DTYPE"]
+
+#: The get takes the adaptive-hash-index path: it counts two gets when the page is resident.
+FLAG_AHI = 1
+#: The get modifies (dirties) the page.
+FLAG_MODIFY = 2
+#: All defined flag bits; other bits are rejected.
+FLAG_MASK = FLAG_AHI | FLAG_MODIFY
+
+_COLUMNS = ("page", "count", "cpu_ns", "stream", "flags")
+#: Record layout of a saved ``.npy`` trace.
+TRACE_DTYPE = np.dtype([("space", "<i8"), ("page_no", "<i8"), ("count", "<i8"), ("cpu_ns", "<i8"),
+                        ("stream", "<i8"), ("flags", "u1")])
+_FILE_COLUMNS = TRACE_DTYPE.names
+_META_TS = b"bufsim.tablespaces"
+_META_TRACE = b"bufsim.trace"
+
+
+# --------------------------------------------------------------------------------------
+# Chunk
+# --------------------------------------------------------------------------------------
+def _first(mask: np.ndarray) -> int:
+    return int(np.flatnonzero(mask)[0])
+
+
+@dataclass(frozen=True, eq=False)
+class Chunk:
+    """A block of trace events as parallel one-dimensional arrays.
+
+    Parameters
+    ----------
+    page : numpy.ndarray of int64
+        Dense page index of each event (>= 0; checked against a pool size by
+        :meth:`validate`).
+    count : numpy.ndarray of int64
+        Consecutive gets of the page (>= 1).
+    cpu_ns : numpy.ndarray of int64
+        CPU (or think) time charged per get, in nanoseconds (>= 0).
+    stream : numpy.ndarray of int64
+        Stream id (>= 0).
+    flags : numpy.ndarray of uint8
+        Bits of :data:`FLAG_AHI` and :data:`FLAG_MODIFY`.
+
+    Notes
+    -----
+    Arrays are cast to their dtypes on construction with checks (floats must be
+    integral and finite) and the value ranges above are enforced, so every Chunk
+    is well formed; prefer :meth:`from_arrays`, which also broadcasts scalars.
+    """
+
+    page: np.ndarray
+    count: np.ndarray
+    cpu_ns: np.ndarray
+    stream: np.ndarray
+    flags: np.ndarray
+
+    def __post_init__(self):
+        n = None
+        for col in _COLUMNS:
+            v = getattr(self, col)
+            if col == "flags":
+                a = _as_int64(v, "flags") if np.asarray(v).dtype != np.uint8 else np.asarray(v)
+                if a.dtype != np.uint8:
+                    bad = (a < 0) | (a > 255)
+                    if bad.any():
+                        i = _first(bad)
+                        raise ValueError(f"flags row {i} = {int(a[i])} is out of range; allowed: 0..255")
+                    a = a.astype(np.uint8)
+            else:
+                a = _as_int64(v, col)
+            a = np.ascontiguousarray(a)
+            if a.ndim != 1:
+                raise ValueError(f"{col} must be one-dimensional, got shape {a.shape}")
+            if n is None:
+                n = a.shape[0]
+            elif a.shape[0] != n:
+                raise ValueError(f"{col} has {a.shape[0]} rows but page has {n}; columns must "
+                                 "have equal lengths")
+            object.__setattr__(self, col, a)
+        self._check(None)
+
+    def _check(self, n_pages: int | None) -> None:
+        if not len(self):
+            return
+        hi = f"0..{n_pages - 1}" if n_pages is not None else ">= 0"
+        bad = self.page < 0 if n_pages is None else (self.page < 0) | (self.page >= n_pages)
+        checks = (("page", bad, f"allowed: {hi}"),
+                  ("count", self.count < 1, "allowed: >= 1"),
+                  ("cpu_ns", self.cpu_ns < 0, "allowed: >= 0"),
+                  ("stream", self.stream < 0, "allowed: >= 0"),
+                  ("flags", (self.flags & ~np.uint8(FLAG_MASK)) != 0,
+                   f"allowed: bits of FLAG_AHI={FLAG_AHI} | FLAG_MODIFY={FLAG_MODIFY}"))
+        for col, b, allowed in checks:
+            if b.any():
+                i = _first(b)
+                raise ValueError(f"{col} row {i} = {int(getattr(self, col)[i])} is out of range; "
+                                 f"{allowed}")
+
+    @classmethod
+    def from_arrays(cls, page, count=1, cpu_ns=0, stream=0, flags=0) -> Chunk:
+        """Build a chunk, broadcasting scalars (or length-1 arrays) to ``len(page)``.
+
+        Examples
+        --------
+        >>> c = Chunk.from_arrays([3, 4, 3], count=[1, 5, 1], cpu_ns=200)
+        >>> c.n_gets, c.cpu_ns.tolist()
+        (7, [200, 200, 200])
+        """
+        p = _as_int64(page, "page")
+        if p.ndim == 0:
+            p = p.reshape(1)
+        if p.ndim != 1:
+            raise ValueError(f"page must be one-dimensional, got shape {p.shape}")
+        cols = {}
+        for col, v in (("count", count), ("cpu_ns", cpu_ns), ("stream", stream), ("flags", flags)):
+            a = np.asarray(v)
+            if a.dtype != np.uint8 or col != "flags":
+                a = _as_int64(a, col)
+            if a.shape != p.shape:
+                if a.ndim > 1 or (a.ndim == 1 and a.shape[0] != 1):
+                    raise ValueError(f"{col} has shape {a.shape}; expected a scalar or {p.shape}")
+                a = np.full(p.shape, a.reshape(()) if a.ndim == 0 else a[0], dtype=a.dtype)
+            cols[col] = a
+        return cls(np.ascontiguousarray(p), **cols)
+
+    @classmethod
+    def empty(cls) -> Chunk:
+        """A chunk of no events."""
+        z = np.zeros(0, dtype=np.int64)
+        return cls(z, z.copy(), z.copy(), z.copy(), np.zeros(0, dtype=np.uint8))
+
+    @classmethod
+    def concat(cls, chunks: Iterable[Chunk]) -> Chunk:
+        """All events of several chunks, in order, as one chunk."""
+        chunks = list(chunks)
+        if not chunks:
+            return cls.empty()
+        if len(chunks) == 1:
+            return chunks[0]
+        return cls(*(np.concatenate([getattr(c, col) for c in chunks]) for col in _COLUMNS))
+
+    def __len__(self) -> int:
+        return int(self.page.shape[0])
+
+    @property
+    def n_gets(self) -> int:
+        """Total gets (sum of ``count``)."""
+        return int(self.count.sum())
+
+    def validate(self, n_pages: int) -> Chunk:
+        """Check every column, pages against ``0..n_pages-1``; return self.
+
+        Raises
+        ------
+        ValueError
+            Naming the column and the first bad row.
+        """
+        self._check(_check_int("n_pages", n_pages, 1))
+        return self
+
+    def take(self, index) -> Chunk:
+        """The events selected by a slice, boolean mask or index array."""
+        return Chunk(*(getattr(self, col)[index] for col in _COLUMNS))
+
+    def __getitem__(self, index) -> Chunk:
+        if isinstance(index, (int, np.integer)):
+            index = slice(index, index + 1 if index != -1 else None)
+        return self.take(index)
+
+    def __eq__(self, other):
+        if not isinstance(other, Chunk):
+            return NotImplemented
+        return all(np.array_equal(getattr(self, c), getattr(other, c)) for c in _COLUMNS)
+
+    __hash__ = None
+
+    def __repr__(self):
+        return f"Chunk({len(self)} events, {self.n_gets} gets)"
+
+
+def _split(chunk: Chunk, size: int) -> list[Chunk]:
+    if len(chunk) <= size:
+        return [chunk] if len(chunk) else []
+    return [chunk.take(slice(i, i + size)) for i in range(0, len(chunk), size)]
+
+
+# --------------------------------------------------------------------------------------
+# Trace
+# --------------------------------------------------------------------------------------
+class Trace:
+    """A re-iterable stream of :class:`Chunk` objects over one :class:`Tablespaces`.
+
+    Parameters
+    ----------
+    chunks : sequence of Chunk, Chunk, or callable
+        Chunks held in memory, or a generator factory: a callable with no
+        arguments returning a fresh iterator of chunks each time, so a lazily
+        generated trace can be iterated more than once.
+    tablespaces : Tablespaces
+        The pages the events refer to; every page index must be below
+        ``tablespaces.n_pages`` (checked at construction for chunks in memory,
+        chunk by chunk while iterating a factory).
+    name : str, optional
+    stream_names : sequence of str, optional
+        Label of every stream id (``stream_names[s]`` for id ``s``), e.g. the
+        thread names of an imported trace.
+    stream_start_ns : array_like of int, optional
+        Per stream id, when the stream's first access happened relative to the
+        earliest stream (imported traces with a time column).
+
+    Examples
+    --------
+    >>> t = Trace.from_arrays([0, 1, 1, 2])
+    >>> t.n_gets(), t.tablespaces.n_pages
+    (4, 3)
+    """
+
+    def __init__(self, chunks: Sequence[Chunk] | Chunk | Callable[[], Iterator[Chunk]],
+                 tablespaces: Tablespaces, name: str = "", *, stream_names=None,
+                 stream_start_ns=None):
+        if not isinstance(tablespaces, Tablespaces):
+            raise ValueError(f"tablespaces must be a Tablespaces, got {type(tablespaces).__name__}")
+        if not isinstance(name, str):
+            raise ValueError(f"name must be a string, got {name!r}")
+        self.tablespaces = tablespaces
+        self.name = name
+        self.stream_names = None if stream_names is None else tuple(str(s) for s in stream_names)
+        self.stream_start_ns = None if stream_start_ns is None else \
+            _as_int64(stream_start_ns, "stream_start_ns")
+        if isinstance(chunks, Chunk):
+            chunks = (chunks,)
+        if callable(chunks):
+            self._factory, self._chunks = chunks, None
+        else:
+            try:
+                chunks = tuple(chunks)
+            except TypeError:
+                raise ValueError("chunks must be a sequence of Chunk or a callable returning an "
+                                 f"iterator of Chunk, got {type(chunks).__name__}") from None
+            for k, c in enumerate(chunks):
+                self._check_chunk(k, c)
+            self._factory, self._chunks = None, chunks
+
+    def _check_chunk(self, k: int, c) -> Chunk:
+        if not isinstance(c, Chunk):
+            raise ValueError(f"chunk {k} is a {type(c).__name__}, not a Chunk")
+        try:
+            c.validate(self.tablespaces.n_pages)
+        except ValueError as e:
+            raise ValueError(f"trace {self.name!r} chunk {k}: {e}") from None
+        return c
+
+    # ---- constructors ----------------------------------------------------------------
+    @classmethod
+    def from_arrays(cls, page, count=1, cpu_ns=0, stream=0, flags=0, *,
+                    tablespaces: Tablespaces | None = None, chunk_size: int = 1 << 20,
+                    name: str = "") -> Trace:
+        """An in-memory trace from event arrays (scalars broadcast).
+
+        ``tablespaces`` defaults to ``Tablespaces.single(page.max() + 1)``.
+        """
+        chunk_size = _check_int("chunk_size", chunk_size, 1)
+        c = Chunk.from_arrays(page, count, cpu_ns, stream, flags)
+        if tablespaces is None:
+            tablespaces = Tablespaces.single(int(c.page.max()) + 1 if len(c) else 1)
+        return cls(_split(c, chunk_size), tablespaces, name)
+
+    @classmethod
+    def concat(cls, traces: Sequence[Trace], name: str | None = None) -> Trace:
+        """One trace replaying several in order; all must share equal tablespaces."""
+        traces = list(traces)
+        if not traces:
+            raise ValueError("traces must hold at least one Trace")
+        ts = traces[0].tablespaces
+        for j, t in enumerate(traces):
+            if not isinstance(t, Trace):
+                raise ValueError(f"traces[{j}] is a {type(t).__name__}, not a Trace")
+            if t.tablespaces != ts:
+                raise ValueError(f"traces[{j}] has other tablespaces than traces[0]; concatenated "
+                                 "traces must share one tablespace map")
+        if name is None:
+            name = "+".join(t.name for t in traces)
+        names = {t.stream_names for t in traces}
+        sn = names.pop() if len(names) == 1 else None
+        if all(t.is_materialized for t in traces):
+            return cls([c for t in traces for c in t._chunks], ts, name, stream_names=sn)
+
+        def gen():
+            for t in traces:
+                yield from t
+        return cls(gen, ts, name, stream_names=sn)
+
+    # ---- iteration -------------------------------------------------------------------
+    @property
+    def is_materialized(self) -> bool:
+        """True if the chunks are held in memory (not generated on iteration)."""
+        return self._chunks is not None
+
+    def __iter__(self) -> Iterator[Chunk]:
+        if self._chunks is not None:
+            return iter(self._chunks)
+        return self._iter_factory()
+
+    def _iter_factory(self):
+        for k, c in enumerate(self._factory()):
+            yield self._check_chunk(k, c)
+
+    def n_gets(self) -> int:
+        """Total gets (one pass)."""
+        return sum(c.n_gets for c in self)
+
+    def n_events(self) -> int:
+        """Total events (one pass)."""
+        return sum(len(c) for c in self)
+
+    def materialize(self) -> Chunk:
+        """All events as one chunk (for traces that fit in memory)."""
+        return Chunk.concat(self)
+
+    def streams(self) -> np.ndarray:
+        """Distinct stream ids, ascending (one pass)."""
+        seen = [np.unique(c.stream) for c in self if len(c)]
+        return np.unique(np.concatenate(seen)) if seen else np.zeros(0, dtype=np.int64)
+
+    def split_streams(self) -> list[Trace]:
+        """One in-memory trace per stream id, ascending; stream ids are kept."""
+        c = self.materialize()
+        out = []
+        for s in np.unique(c.stream):
+            sub = c.take(c.stream == s)
+            label = self.stream_names[s] if self.stream_names and s < len(self.stream_names) else s
+            out.append(Trace([sub], self.tablespaces, f"{self.name}[{label}]",
+                             stream_names=self.stream_names, stream_start_ns=self.stream_start_ns))
+        return out
+
+    def __repr__(self):
+        kind = f"{len(self._chunks)} chunks in memory" if self.is_materialized else "generated"
+        return f"Trace({self.name!r}, {kind}, {self.tablespaces!r})"
+
+    # ---- persistence -----------------------------------------------------------------
+    def _meta(self) -> dict:
+        return {"name": self.name, "stream_names": list(self.stream_names) if self.stream_names
+                else None, "stream_start_ns": None if self.stream_start_ns is None
+                else self.stream_start_ns.tolist()}
+
+    def save(self, path: str | os.PathLike) -> Path:
+        """Write the trace to ``.npy`` or ``.parquet`` (by suffix).
+
+        ``.npy`` holds a structured array of :data:`TRACE_DTYPE` (written chunk by
+        chunk after a counting pass) and a sidecar ``<path>.tablespaces.json``.
+        ``.parquet`` holds the same columns, one row group per chunk, with the
+        tablespaces and trace metadata in the schema metadata.  Files are written
+        under a temporary sibling name and moved into place, so an existing file
+        survives a failed write.
+
+        Returns
+        -------
+        pathlib.Path
+        """
+        path = Path(path)
+        suffix = path.suffix.lower()
+        if suffix == ".npy":
+            sidecar = path.with_name(path.name + ".tablespaces.json")
+            doc = self.tablespaces.to_dict()
+            doc["trace"] = self._meta()
+            with _atomic(sidecar) as tmp_side, _atomic(path) as tmp:
+                tmp_side.write_text(json.dumps(doc, sort_keys=True))
+                self._write_npy(tmp)
+        elif suffix == ".parquet":
+            with _atomic(path) as tmp:
+                self._write_parquet(tmp)
+        else:
+            raise ValueError(f"path suffix {path.suffix!r} is not supported; allowed: .npy, .parquet")
+        return path
+
+    def _records(self, c: Chunk) -> np.ndarray:
+        rec = np.empty(len(c), dtype=TRACE_DTYPE)
+        rec["space"], rec["page_no"] = self.tablespaces.locate(c.page)
+        for col in ("count", "cpu_ns", "stream", "flags"):
+            rec[col] = getattr(c, col)
+        return rec
+
+    def _write_npy(self, tmp: Path) -> None:
+        n = self.n_events()
+        header = {"descr": np.lib.format.dtype_to_descr(TRACE_DTYPE), "fortran_order": False,
+                  "shape": (n,)}
+        written = 0
+        with open(tmp, "wb") as f:
+            np.lib.format.write_array_header_1_0(f, header)
+            for c in self:
+                if len(c):
+                    f.write(self._records(c).tobytes())
+                    written += len(c)
+        if written != n:
+            raise ValueError(f"trace {self.name!r} yielded {written} events on the second pass but "
+                             f"{n} on the first; its generator factory is not deterministic")
+
+    def _write_parquet(self, tmp: Path) -> None:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+        schema = pa.schema([(c, pa.uint8() if c == "flags" else pa.int64()) for c in _FILE_COLUMNS],
+                           metadata={_META_TS: self.tablespaces.to_json(),
+                                     _META_TRACE: json.dumps(self._meta())})
+        with pq.ParquetWriter(tmp, schema) as w:
+            for c in self:
+                if len(c):
+                    rec = self._records(c)
+                    table = pa.Table.from_arrays([pa.array(rec[col]) for col in _FILE_COLUMNS],
+                                                 schema=schema)
+                    w.write_table(table, row_group_size=len(c))
+
+    @classmethod
+    def load(cls, path: str | os.PathLike, *, chunk_size: int = 1 << 20) -> Trace:
+        """Read a trace written by :meth:`save`; both formats are read lazily.
+
+        A ``.npy`` trace is memory-mapped.  Without its ``.tablespaces.json``
+        sidecar (or, for Parquet, without the schema metadata) the tablespaces
+        are rebuilt from the data: one space per distinct space id, in ascending
+        id order, of max page number + 1 pages.
+        """
+        path = Path(path)
+        chunk_size = _check_int("chunk_size", chunk_size, 1)
+        if not path.exists():
+            raise FileNotFoundError(f"no trace at {path}")
+        suffix = path.suffix.lower()
+        if suffix == ".npy":
+            return cls._load_npy(path, chunk_size)
+        if suffix == ".parquet":
+            return cls._load_parquet(path, chunk_size)
+        raise ValueError(f"path suffix {path.suffix!r} is not supported; allowed: .npy, .parquet")
+
+    @classmethod
+    def _load_npy(cls, path: Path, chunk_size: int) -> Trace:
+        arr = np.load(path, mmap_mode="r")
+        if arr.dtype.names is None or not set(_FILE_COLUMNS) <= set(arr.dtype.names) or arr.ndim != 1:
+            raise ValueError(f"{path} is not a bufsim trace: expected a one-dimensional structured "
+                             f"array with fields {list(_FILE_COLUMNS)}")
+        del arr
+        sidecar = path.with_name(path.name + ".tablespaces.json")
+        meta = {}
+        if sidecar.exists():
+            doc = json.loads(sidecar.read_text())
+            ts = Tablespaces.from_dict(doc)
+            meta = doc.get("trace") or {}
+        else:
+            def cols():
+                a = np.load(path, mmap_mode="r")
+                for i in range(0, a.shape[0], chunk_size):
+                    yield a["space"][i:i + chunk_size], a["page_no"][i:i + chunk_size]
+            ts = _tablespaces_from_data(cols(), str(path))
+
+        def gen():
+            a = np.load(path, mmap_mode="r")
+            for i in range(0, a.shape[0], chunk_size):
+                b = np.asarray(a[i:i + chunk_size])
+                yield _from_file_columns(ts, {c: b[c] for c in _FILE_COLUMNS}, path, i)
+        return cls._with_meta(gen, ts, meta, path)
+
+    @classmethod
+    def _load_parquet(cls, path: Path, chunk_size: int) -> Trace:
+        import pyarrow.parquet as pq
+        pf = pq.ParquetFile(path)
+        names = pf.schema_arrow.names
+        missing = [c for c in _FILE_COLUMNS if c not in names]
+        if missing:
+            raise ValueError(f"{path} is not a bufsim trace: missing columns {missing} (to import a "
+                             "trace of space, page[, time][, thread] use bufsim.read_trace)")
+        md = pf.schema_arrow.metadata or {}
+        meta = json.loads(md[_META_TRACE]) if _META_TRACE in md else {}
+        if _META_TS in md:
+            ts = Tablespaces.from_json(md[_META_TS])
+        else:
+            def cols():
+                for b in pq.ParquetFile(path).iter_batches(batch_size=chunk_size,
+                                                           columns=["space", "page_no"]):
+                    yield (_arrow_int(b.column("space"), "space", path),
+                           _arrow_int(b.column("page_no"), "page_no", path))
+            ts = _tablespaces_from_data(cols(), str(path))
+
+        def gen():
+            row = 0
+            for b in pq.ParquetFile(path).iter_batches(batch_size=chunk_size,
+                                                       columns=list(_FILE_COLUMNS)):
+                cols = {c: _arrow_int(b.column(c), c, path) for c in _FILE_COLUMNS}
+                yield _from_file_columns(ts, cols, path, row)
+                row += b.num_rows
+        return cls._with_meta(gen, ts, meta, path)
+
+    @classmethod
+    def _with_meta(cls, gen, ts, meta, path) -> Trace:
+        name = meta.get("name") or path.name.split(".")[0]
+        return cls(gen, ts, name, stream_names=meta.get("stream_names"),
+                   stream_start_ns=meta.get("stream_start_ns"))
+
+
+def _arrow_int(col, name, path) -> np.ndarray:
+    if col.null_count:
+        raise ValueError(f"{path}: column {name!r} holds {col.null_count} null values")
+    return _as_int64(col.to_numpy(zero_copy_only=False), f"{path}: column {name!r}")
+
+
+def _from_file_columns(ts: Tablespaces, cols: dict, path, row0: int) -> Chunk:
+    try:
+        page = ts.dense(cols["space"], cols["page_no"])
+        return Chunk(page, cols["count"], cols["cpu_ns"], cols["stream"], cols["flags"])
+    except ValueError as e:
+        raise ValueError(f"{path}: in the rows from {row0}: {e}") from None
+
+
+def _tablespaces_from_data(pairs, where: str) -> Tablespaces:
+    """One space per distinct id (ascending), size = max page number + 1."""
+    best: dict[int, int] = {}
+    for space, page in pairs:
+        space = np.asarray(space, dtype=np.int64)
+        page = np.asarray(page, dtype=np.int64)
+        if not len(space):
+            continue
+        for col, a in (("space", space), ("page", page)):
+            if (a < 0).any():
+                i = _first(a < 0)
+                raise ValueError(f"{where}: column {col!r} holds a negative value {int(a[i])}")
+        u, inv = np.unique(space, return_inverse=True)
+        mx = np.full(len(u), -1, dtype=np.int64)
+        np.maximum.at(mx, inv.ravel(), page)
+        for s, m in zip(u.tolist(), mx.tolist()):
+            best[s] = max(best.get(s, -1), m)
+    if not best:
+        raise ValueError(f"{where}: no events, so the tablespaces cannot be inferred; pass "
+                         "tablespaces= explicitly")
+    return Tablespaces([SpaceSpec(s, best[s] + 1) for s in sorted(best)])
+
+
+class _atomic:
+    """Context manager yielding a temporary sibling path, moved onto ``path`` on success."""
+
+    def __init__(self, path: Path):
+        self.path = path
+        self.tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}-{secrets.token_hex(4)}")
+
+    def __enter__(self) -> Path:
+        return self.tmp
+
+    def __exit__(self, exc_type, exc, tb):
+        if exc_type is None:
+            os.replace(self.tmp, self.path)
+        else:
+            try:
+                self.tmp.unlink()
+            except FileNotFoundError:
+                pass
+        return False
+
+
+# --------------------------------------------------------------------------------------
+# importing a user's trace
+# --------------------------------------------------------------------------------------
+_COMPRESSED = (".gz", ".bz2", ".xz", ".zst", ".zip")
+#: pandas' default NA strings (read_csv ``na_values``).
+_CSV_NA = ["", "#N/A", "#N/A N/A", "#NA", "-1.#IND", "-1.#QNAN", "-NaN", "-nan", "1.#IND",
+           "1.#QNAN", "<NA>", "N/A", "NA", "NULL", "NaN", "None", "n/a", "nan", "null"]
+_NA_WORDS = ("nan", "na", "n/a", "null", "none", "<na>", "-nan", "#n/a")
+
+
+def read_trace(path: str | os.PathLike, *, tablespaces: Tablespaces | None = None,
+               cpu_ns_per_get: int = 0, chunk_size: int = 1 << 20) -> Trace:
+    """Import a user's page-access trace from CSV or Parquet, validating every row.
+
+    Parameters
+    ----------
+    path : str or path-like
+        ``.csv`` (also ``.csv.gz``, ``.csv.bz2``, ``.csv.xz``, ``.csv.zst``) or
+        ``.parquet``.  One row per page get, in the order the gets happened.
+        Required columns: ``space`` (tablespace id) and ``page`` (page number).
+        Optional: ``time_ns`` or ``time_ms`` (not both; the time of the get, may
+        be fractional in ``time_ms``) and ``thread`` (any label).  Other columns
+        are ignored; column names and values may be padded with spaces.  Lines
+        whose used fields are all empty (blank lines) are skipped.
+    tablespaces : Tablespaces, optional
+        The tablespaces the pages belong to.  If None, they are built from the
+        data: one space per distinct id (ascending), of max page number + 1 pages.
+    cpu_ns_per_get : int, optional
+        CPU time charged per get without a time column, and for the last access
+        of each thread with one.
+    chunk_size : int, optional
+        Rows read per block, and events per chunk of the returned trace.
+
+    Returns
+    -------
+    Trace
+        In memory, run-length encoded: consecutive rows with the same
+        (thread, space, page) become one event whose ``count`` is the run length.
+        Threads become stream ids ``0..k-1`` in order of first appearance;
+        ``trace.stream_names[s]`` is the label of stream ``s`` (None without a
+        thread column) and ``trace.stream_start_ns[s]`` the time of its first
+        access relative to the earliest thread (None without a time column).
+
+    Raises
+    ------
+    ValueError
+        Before any replay, naming the 0-based data row (for CSV also the line of
+        the file) and the column, for: a missing column; both time columns; an
+        empty, NaN, negative or non-integer value (``3.5``, ``abc``); a space
+        that is not in ``tablespaces`` or a page beyond its size; a time earlier
+        than the previous access of the same thread; a file with no data rows.
+
+    Notes
+    -----
+    The replay is closed-loop: each stream issues its next get when the previous
+    one (and its CPU time) is done.  A thread's timestamps therefore become the
+    CPU/think time between its accesses.  For an event (a run of ``count`` gets
+    of one page starting at time ``t``) whose thread next accesses a page at
+    ``t_next``, ``cpu_ns = (t_next - t) // count`` per get; the thread's last
+    event gets ``(t_last - t + cpu_ns_per_get) // count``, where ``t_last`` is
+    the time of the run's last get (so a single last access costs
+    ``cpu_ns_per_get``).  With a zero-latency device the replay thus
+    reproduces each thread's original timeline, measured from the thread's
+    first access (up to the integer division), and every miss then adds its
+    I/O time on top.  Without a time column every get costs ``cpu_ns_per_get``.
+    CSV line numbers assume one record per line (no quoted line breaks).
+
+    Examples
+    --------
+    A CSV with ``space,page,time_ms,thread`` rows
+    ``5,3,0.0,a`` / ``5,3,0.5,a`` / ``5,4,2.0,a`` gives two events:
+    page (5, 3) with count 2 and ``cpu_ns`` 1_000_000 per get, and page (5, 4)
+    with ``cpu_ns_per_get``.
+    """
+    path = Path(path)
+    cpu_ns_per_get = _check_int("cpu_ns_per_get", cpu_ns_per_get, 0)
+    chunk_size = _check_int("chunk_size", chunk_size, 1)
+    if tablespaces is not None and not isinstance(tablespaces, Tablespaces):
+        raise ValueError(f"tablespaces must be a Tablespaces or None, got {type(tablespaces).__name__}")
+    sfx = [s.lower() for s in path.suffixes]
+    if sfx[-1:] == [".csv"] or (len(sfx) >= 2 and sfx[-2] == ".csv" and sfx[-1] in _COMPRESSED):
+        kind = "csv"
+    elif sfx[-1:] in ([".parquet"], [".pq"]):
+        kind = "parquet"
+    else:
+        raise ValueError(f"{path}: file type {''.join(path.suffixes) or '(none)'!r} is not supported; "
+                         "allowed: .csv (or .csv.gz, .csv.bz2, .csv.xz, .csv.zst) and .parquet")
+    if not path.exists():
+        raise FileNotFoundError(f"no trace file at {path}")
+    columns = _csv_columns(path) if kind == "csv" else _parquet_columns(path)
+    for req in ("space", "page"):
+        if req not in columns:
+            raise ValueError(f"{path}: missing required column {req!r}; found columns: "
+                             f"{list(columns)} (required: space, page; optional: time_ns or "
+                             "time_ms, thread)")
+    if "time_ns" in columns and "time_ms" in columns:
+        raise ValueError(f"{path}: both columns 'time_ns' and 'time_ms' are present; keep one")
+    time_col = "time_ns" if "time_ns" in columns else "time_ms" if "time_ms" in columns else None
+    used = ["space", "page"] + ([time_col] if time_col else []) + \
+        (["thread"] if "thread" in columns else [])
+    blocks = (_csv_blocks if kind == "csv" else _parquet_blocks)(path, columns, used, chunk_size)
+    imp = _Importer(path, tablespaces, time_col, "thread" in columns)
+    for rows, lines, cols in blocks:
+        imp.add(rows, lines, cols)
+    return imp.finish(cpu_ns_per_get, chunk_size)
+
+
+def _csv_columns(path: Path) -> dict:
+    import pandas as pd
+    try:
+        header = pd.read_csv(path, nrows=0, skipinitialspace=True, dtype=str)
+    except pd.errors.EmptyDataError:
+        raise ValueError(f"{path}: the file is empty (expected a header line with the columns "
+                         "space, page[, time_ns or time_ms][, thread])") from None
+    except (pd.errors.ParserError, UnicodeDecodeError) as e:
+        raise ValueError(f"{path}: cannot parse the CSV header: {e}") from None
+    out = {}
+    for raw in header.columns:
+        name = str(raw).strip()
+        if name in out:
+            raise ValueError(f"{path}: column {name!r} appears twice in the header")
+        out[name] = raw
+    return out
+
+
+def _parquet_columns(path: Path) -> dict:
+    import pyarrow.parquet as pq
+    try:
+        names = pq.ParquetFile(path).schema_arrow.names
+    except Exception as e:  # pyarrow raises ArrowInvalid and others
+        raise ValueError(f"{path}: cannot read as Parquet: {e}") from None
+    return {n.strip(): n for n in names}
+
+
+def _csv_blocks(path, columns, used, chunk_size):
+    """Blocks of ``(data row indices, line numbers, {column: Series})``.
+
+    Numbers are parsed by pandas' C parser (exact when a block's column is all
+    integers); a block whose ``time_ns`` came out as floats of 2**53 or more is
+    re-read as text so that no nanosecond is lost.
+    """
+    import pandas as pd
+    raw = [columns[c] for c in used]
+    dtypes = {columns["thread"]: str} if "thread" in used else {}
+    # NA words apply to the numeric columns only: a thread may be called "NA" or "None"
+    na = {columns[c]: _CSV_NA for c in used if c != "thread"}
+    reader = pd.read_csv(path, skipinitialspace=True, skip_blank_lines=False, usecols=raw,
+                         dtype=dtypes, keep_default_na=False, na_values=na, chunksize=chunk_size)
+    line0, row0 = 2, 0
+    try:
+        with reader:
+            for df in reader:
+                cols = {c: df[columns[c]].reset_index(drop=True) for c in used}
+                t = cols.get("time_ns")
+                if t is not None and t.dtype.kind == "f" and (np.abs(t.to_numpy()) >= 2.0**53).any():
+                    cols["time_ns"] = pd.read_csv(
+                        path, skipinitialspace=True, skip_blank_lines=False, usecols=[columns["time_ns"]],
+                        dtype=str, skiprows=range(1, line0 - 1), nrows=len(df))[columns["time_ns"]]
+                blank = np.logical_and.reduce([_blank(cols[c]) for c in used])
+                lines = line0 + np.arange(len(df), dtype=np.int64)
+                line0 += len(df)
+                if blank.any():
+                    keep = ~blank
+                    cols = {c: s[keep].reset_index(drop=True) for c, s in cols.items()}
+                    lines = lines[keep]
+                rows = row0 + np.arange(len(lines), dtype=np.int64)
+                row0 += len(lines)
+                yield rows, lines, cols
+    except (pd.errors.ParserError, UnicodeDecodeError) as e:
+        raise ValueError(f"{path}: cannot parse the CSV: {e}") from None
+
+
+def _show(x) -> str:
+    """`` value <x>`` for an error message, empty for a missing value."""
+    import pandas as pd
+    if x is None or x is pd.NA or (isinstance(x, float) and np.isnan(x)):
+        return ""
+    if isinstance(x, str):
+        return f" value {x.strip()!r}" if x.strip() else ""
+    if isinstance(x, (float, np.floating)):
+        x = float(x)
+        return f" value {int(x)}" if x.is_integer() and abs(x) < 2**53 else f" value {x!r}"
+    if isinstance(x, (int, np.integer)):
+        return f" value {int(x)}"
+    return f" value {x}"
+
+
+def _blank(series) -> np.ndarray:
+    na = series.isna().to_numpy(dtype=bool)
+    if series.dtype.kind == "O":
+        na = na | (series.fillna("").astype(str).str.strip().to_numpy() == "")
+    return na
+
+
+def _parquet_blocks(path, columns, used, chunk_size):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    import pandas as pd
+
+    def mapper(t):
+        if pa.types.is_integer(t):
+            return pd.UInt64Dtype() if t == pa.uint64() else pd.Int64Dtype()
+        return None
+    row0 = 0
+    for b in pq.ParquetFile(path).iter_batches(batch_size=chunk_size,
+                                               columns=[columns[c] for c in used]):
+        cols = {c: b.column(columns[c]).to_pandas(types_mapper=mapper) for c in used}
+        rows = row0 + np.arange(b.num_rows, dtype=np.int64)
+        row0 += b.num_rows
+        yield rows, None, cols
+
+
+def _parse_int(series, scale: int = 1):
+    """Exact non-negative integers from a pandas Series of numbers or strings.
+
+    Returns ``(values, bad, reason)``: ``values`` int64 (0 where bad), ``bad`` a
+    boolean mask and ``reason(i)`` the complaint about bad row ``i``.  With
+    ``scale`` > 1 (time in ms -> ns) fractional inputs are allowed and rounded to
+    integer units of 1/scale.
+    """
+    import pandas as pd
+    n = len(series)
+    top = (2**63 - 1) // scale
+    kind = series.dtype.kind
+    if kind == "b":
+        return np.zeros(n, dtype=np.int64), np.ones(n, dtype=bool), lambda i: "is not an integer"
+    if kind in "iu":
+        na = series.isna().to_numpy(dtype=bool)
+        raw = series.to_numpy(dtype=getattr(series.dtype, "numpy_dtype", series.dtype), na_value=0)
+        neg = raw < 0
+        big = raw > top
+        bad = na | neg | big
+        values = np.where(bad, 0, raw).astype(np.int64) * scale
+        return values, bad, lambda i: ("is missing (null)" if na[i] else "is negative" if neg[i]
+                                       else "is too large")
+    strings = None
+    exact = np.zeros(n, dtype=bool)
+    ivals = np.zeros(n, dtype=np.int64)
+    ibig = np.zeros(n, dtype=bool)
+    if kind == "f":
+        f = series.to_numpy(dtype=np.float64, na_value=np.nan)
+    else:
+        strings = series.astype(object).where(series.notna(), "").astype(str).str.strip()
+        exact = strings.str.fullmatch(r"[+-]?[0-9]+").to_numpy(dtype=bool)
+        for i in np.flatnonzero(exact):
+            v = int(strings.iloc[i])
+            if -top <= v <= top:
+                ivals[i] = v * scale
+            else:
+                ibig[i] = True
+        f = np.full(n, np.nan)
+        if not exact.all():
+            f[~exact] = pd.to_numeric(strings[~exact], errors="coerce").to_numpy(
+                dtype=np.float64, na_value=np.nan)
+    with np.errstate(invalid="ignore", over="ignore"):
+        fs = f * scale
+        ok_f = np.isfinite(fs) & (np.abs(fs) < 2.0**63)
+        if scale == 1:
+            ok_f &= f == np.floor(f)
+        ok_f &= ~exact
+        fvals = np.rint(np.where(ok_f, fs, 0.0)).astype(np.int64)
+    values = np.where(exact, ivals, fvals)
+    parsed = (exact & ~ibig) | ok_f
+    values[~parsed] = 0
+    neg = parsed & (values < 0)
+    bad = ~parsed | neg
+
+    def reason(i):
+        if neg[i]:
+            return "is negative"
+        if ibig[i]:
+            return "is too large"
+        s = None if strings is None else strings.iloc[i]
+        if s == "":
+            return "is empty"
+        if np.isnan(f[i]):
+            return "is empty or NaN" if s is None or s.lower() in _NA_WORDS else "is not a number"
+        if not np.isfinite(f[i]):
+            return "is not finite"
+        if abs(fs[i]) >= 2.0**63:
+            return "is too large"
+        return "is not an integer"
+    return values, bad, reason
+
+
+class _Importer:
+    """Validates blocks of rows and accumulates run-length encoded events."""
+
+    _ORDER = ("space", "page", "time", "thread")
+
+    def __init__(self, path, tablespaces, time_col, has_thread):
+        self.path, self.ts, self.time_col, self.has_thread = path, tablespaces, time_col, has_thread
+        self.scale = 1_000_000 if time_col == "time_ms" else 1
+        self.thread_ids: dict[str, int] = {}
+        k0 = 0 if has_thread else 1  # without a thread column all rows are one thread
+        self.last_time = np.full(k0, -1, dtype=np.int64)
+        self.last_row = np.full(k0, -1, dtype=np.int64)
+        self.ev = {k: [] for k in ("space", "page", "thread", "count", "t0", "t1")}
+        self.tail = None  # (thread, space, page) of the last event so far
+
+    def _where(self, rows, lines, i) -> str:
+        line = f" (line {int(lines[i])})" if lines is not None else ""
+        return f"{self.path}: row {int(rows[i])}{line}"
+
+    def _threads(self, series):
+        import pandas as pd
+        if series.dtype.kind in "iu":
+            bad = series.isna().to_numpy(dtype=bool)
+            labels = series.astype(str).to_numpy()
+        else:
+            if series.dtype.kind == "f":
+                labels = np.array([str(int(v)) if np.isfinite(v) and float(v).is_integer() else ""
+                                   for v in series.to_numpy()], dtype=object)
+            else:
+                labels = series.fillna("").astype(str).str.strip().to_numpy()
+            bad = labels == ""
+        codes, uniques = pd.factorize(labels)
+        ids = np.array([self.thread_ids.setdefault(u, len(self.thread_ids)) for u in uniques],
+                       dtype=np.int64)
+        grow = len(self.thread_ids) - len(self.last_time)
+        if grow > 0:
+            self.last_time = np.concatenate([self.last_time, np.full(grow, -1, dtype=np.int64)])
+            self.last_row = np.concatenate([self.last_row, np.full(grow, -1, dtype=np.int64)])
+        return ids[codes] if len(codes) else np.zeros(0, dtype=np.int64), bad
+
+    def add(self, rows, lines, cols) -> None:
+        n = len(rows)
+        if not n:
+            return
+        errors = []  # (local row, column order, message)
+
+        def complain(col_key, col_name, bad, why, raw):
+            if bad.any():
+                i = _first(bad)
+                errors.append((i, self._ORDER.index(col_key),
+                               f"{self._where(rows, lines, i)}: column {col_name!r}"
+                               f"{_show(raw.iloc[i])} {why(i)}"))
+
+        space, bad, why = _parse_int(cols["space"])
+        complain("space", "space", bad, why, cols["space"])
+        page, bad, why = _parse_int(cols["page"])
+        complain("page", "page", bad, why, cols["page"])
+        t = None
+        if self.time_col:
+            t, bad, why = _parse_int(cols[self.time_col], self.scale)
+            complain("time", self.time_col, bad, why, cols[self.time_col])
+        if self.has_thread:
+            th, bad = self._threads(cols["thread"])
+            complain("thread", "thread", bad, lambda i: "is empty", cols["thread"])
+        else:
+            th = np.zeros(n, dtype=np.int64)
+        m = min((e[0] for e in errors), default=n)
+        # checks that need valid values: only the rows before the first parse error matter
+        if self.ts is not None and m:
+            idx = self.ts._space_idx(space[:m])
+            unknown = idx < 0
+            if unknown.any():
+                i = _first(unknown)
+                errors.append((i, 0, f"{self._where(rows, lines, i)}: column 'space' value "
+                                     f"{int(space[i])} is not one of the given tablespaces (known "
+                                     f"space ids: {self.ts.space_ids.tolist()[:20]})"))
+            size = self.ts.sizes[np.maximum(idx, 0)]
+            beyond = ~unknown & (page[:m] >= size)
+            if beyond.any():
+                i = _first(beyond)
+                errors.append((i, 1, f"{self._where(rows, lines, i)}: column 'page' value "
+                                     f"{int(page[i])} is beyond the size of space {int(space[i])} "
+                                     f"({int(size[i])} pages; allowed: 0..{int(size[i]) - 1})"))
+        if t is not None and m:
+            order = np.argsort(th[:m], kind="stable")
+            ts_, th_ = t[:m][order], th[:m][order]
+            first = np.ones(m, dtype=bool)
+            first[1:] = th_[1:] != th_[:-1]
+            prev = np.empty(m, dtype=np.int64)
+            prev[1:] = ts_[:-1]
+            prev[first] = self.last_time[th_[first]]
+            prow = np.empty(m, dtype=np.int64)
+            prow[1:] = rows[:m][order][:-1]
+            prow[first] = self.last_row[th_[first]]
+            back = ts_ < prev
+            if back.any():
+                j = int(np.flatnonzero(back)[np.argmin(order[back])])
+                i = int(order[j])
+                label = list(self.thread_ids)[th_[j]] if self.has_thread else None
+                who = f"thread {label!r}" if self.has_thread else "the trace"
+                raw = cols[self.time_col].iloc[i]
+                errors.append((i, 2, f"{self._where(rows, lines, i)}: column {self.time_col!r}"
+                                     f"{_show(raw)} goes backwards in {who}: its previous access "
+                                     f"(row {int(prow[j])}) is later"))
+        if errors:
+            raise ValueError(min(errors)[2])
+        if t is None:
+            t = np.zeros(n, dtype=np.int64)
+        else:
+            order = np.argsort(th, kind="stable")
+            last = np.ones(n, dtype=bool)
+            last[:-1] = th[order][1:] != th[order][:-1]
+            self.last_time[th[order][last]] = t[order][last]
+            self.last_row[th[order][last]] = rows[order][last]
+        # run-length encoding, merged with the previous block's last event
+        new = np.ones(n, dtype=bool)
+        new[1:] = (th[1:] != th[:-1]) | (space[1:] != space[:-1]) | (page[1:] != page[:-1])
+        starts = np.flatnonzero(new)
+        ends = np.append(starts[1:], n)
+        count = ends - starts
+        t0, t1 = t[starts], t[ends - 1]
+        key = (int(th[0]), int(space[0]), int(page[0]))
+        if self.tail == key:
+            self.ev["count"][-1][-1] += count[0]
+            self.ev["t1"][-1][-1] = t1[0]
+            starts, count, t0, t1 = starts[1:], count[1:], t0[1:], t1[1:]
+        if len(starts):
+            for k, v in (("space", space[starts]), ("page", page[starts]), ("thread", th[starts]),
+                         ("count", count), ("t0", t0), ("t1", t1)):
+                self.ev[k].append(np.ascontiguousarray(v, dtype=np.int64))
+        self.tail = (int(th[-1]), int(space[-1]), int(page[-1]))
+
+    def finish(self, cpu_ns_per_get: int, chunk_size: int) -> Trace:
+        if not self.ev["count"]:
+            raise ValueError(f"{self.path}: no data rows (only a header); nothing to replay")
+        ev = {k: np.concatenate(v) for k, v in self.ev.items()}
+        ts = self.ts
+        if ts is None:
+            ts = _tablespaces_from_data([(ev["space"], ev["page"])], str(self.path))
+        page = ts.dense(ev["space"], ev["page"])
+        th, count, t0, t1 = ev["thread"], ev["count"], ev["t0"], ev["t1"]
+        start = None
+        if self.time_col:
+            order = np.argsort(th, kind="stable")
+            th_s = th[order]
+            last = np.ones(len(th), dtype=bool)
+            last[:-1] = th_s[1:] != th_s[:-1]
+            t0_s = t0[order]
+            nxt = t0_s.copy()
+            nxt[:-1] = t0_s[1:]
+            span = np.where(last, t1[order] - t0_s + cpu_ns_per_get, nxt - t0_s)
+            cpu = np.empty_like(span)
+            cpu[order] = span // count[order]
+            firsts = np.ones(len(th), dtype=bool)
+            firsts[1:] = last[:-1]
+            t_first = np.empty(len(self.thread_ids) or 1, dtype=np.int64)
+            t_first[th_s[firsts]] = t0_s[firsts]
+            start = t_first - t_first.min()
+        else:
+            cpu = np.full(len(th), cpu_ns_per_get, dtype=np.int64)
+        chunk = Chunk(page, count, cpu, th, np.zeros(len(th), dtype=np.uint8))
+        names = list(self.thread_ids) if self.has_thread else None
+        return Trace(_split(chunk, chunk_size), ts, self.path.name.split(".")[0],
+                     stream_names=names, stream_start_ns=start)
