@@ -1,0 +1,27 @@
+"""bufsim: a modelling suite for database buffer pools.
+
+Replay page-access traces through InnoDB's midpoint-insertion LRU (and plain LRU,
+FIFO, CLOCK, 2Q, ARC) under a virtual clock, a cost model and a device model::
+
+    import bufsim
+    trace = bufsim.synthetic.zipf_trace(1_000_000, 100_000, 0.9, seed=1)
+    result = bufsim.replay(trace, bufsim.mysql56(pool_pages=8192))
+    result.totals["PAGES_MADE_YOUNG"], result.hit_ratio
+"""
+from . import synthetic
+from .config import (
+    CostModel, DeviceModel, PoolConfig, mariadb105, mysql55, mysql56, mysql57,
+    pages_from_bytes, preset,
+)
+from .engine import PoolState, ReplayResult, replay
+from .pages import IndexSpec, SpaceSpec, Tablespaces
+from .trace import FLAG_AHI, FLAG_MODIFY, Chunk, Trace, read_trace
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "CostModel", "DeviceModel", "PoolConfig", "mysql55", "mysql56", "mysql57", "mariadb105",
+    "pages_from_bytes", "preset", "PoolState", "ReplayResult", "replay", "IndexSpec",
+    "SpaceSpec", "Tablespaces", "FLAG_AHI", "FLAG_MODIFY", "Chunk", "Trace", "read_trace",
+    "synthetic",
+]

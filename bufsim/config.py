@@ -1,0 +1,323 @@
+"""Configuration of a replay: the buffer pool, the cost model and the I/O device.
+
+Every configuration is a frozen dataclass validated on construction; an invalid
+field raises a :class:`ValueError` that names the field, the value and the allowed
+range, before any replay starts.  Presets carry the version defaults of
+``shared/design/innodb-buffer-pool.md`` §9 and accept keyword overrides::
+
+    cfg = mysql56(pool_pages=262_144, old_blocks_time_ms=0)
+    cfg = cfg.replace(instances=8)
+
+Units: times are integer nanoseconds (``*_ns``) except ``old_blocks_time_ms``,
+which is in milliseconds like ``innodb_old_blocks_time``.  Sizes are 16 KiB pages.
+"""
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+
+__all__ = [
+    "CostModel", "DeviceModel", "PoolConfig", "VERSIONS", "PAGE_SIZE",
+    "mysql55", "mysql56", "mysql57", "mariadb105", "preset", "PRESETS", "pages_from_bytes",
+]
+
+PAGE_SIZE = 16384
+#: MySQL's minimum innodb_buffer_pool_size (5 MiB) in 16 KiB pages.
+MIN_POOL_PAGES = 320
+#: MAX_BUFFER_POOLS in include/buf0buf.h.
+MAX_INSTANCES = 64
+VERSIONS = ("5.5", "5.6", "5.7", "mariadb10.5")
+POLICIES = ("innodb", "lru", "fifo", "clock", "two_q", "arc")
+_U32 = 2**32 - 1
+
+
+def _check_int(name, value, lo, hi=None):
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ValueError(f"{name} must be an integer, got {value!r}")
+    if value < lo or (hi is not None and value > hi):
+        rng = f"{lo}..{hi}" if hi is not None else f">= {lo}"
+        raise ValueError(f"{name}={value} is out of range; allowed: {rng}")
+
+
+def pages_from_bytes(nbytes: int | str) -> int:
+    """Pages of 16 KiB in a size given in bytes or as ``'128M'``, ``'4G'``."""
+    if isinstance(nbytes, str):
+        s = nbytes.strip().upper()
+        mult = {"K": 2**10, "M": 2**20, "G": 2**30, "T": 2**40}.get(s[-1:], 1)
+        num = s[:-1] if s[-1:] in "KMGT" else s
+        try:
+            nbytes = int(float(num) * mult)
+        except ValueError:
+            raise ValueError(f"pool size {nbytes!r} is not a size like '128M' or '4G'") from None
+    return int(nbytes) // PAGE_SIZE
+
+
+@dataclass(frozen=True)
+class CostModel:
+    """CPU costs the replay adds to the per-get CPU time carried by the trace.
+
+    The defaults are order-of-magnitude estimates, not measurements of InnoDB;
+    notebooks fit them to the documents and say which numbers were fitted.
+
+    Parameters
+    ----------
+    clock_read_ns
+        One clock read (``ut_time_ms``: ``gettimeofday``, about 15-25 ns through the
+        vDSO) charged on every old-blocks time check, i.e. each access to an old
+        page while ``old_blocks_time_ms > 0`` once the instance has started
+        evicting (spec §8).  It is also charged when a first access stamps the
+        access time.
+    make_young_ns
+        Taking the instance mutex and moving a page to the LRU head.
+    miss_cpu_ns
+        CPU of a synchronous miss apart from the I/O: a free block, LRU and
+        page-hash insertion, issuing the read and completing it.
+    evict_ns
+        A user thread's LRU tail scan freeing one page.
+    """
+
+    clock_read_ns: int = 25
+    make_young_ns: int = 150
+    miss_cpu_ns: int = 5_000
+    evict_ns: int = 300
+
+    def __post_init__(self):
+        for f in dataclasses.fields(self):
+            _check_int(f"cost.{f.name}", getattr(self, f.name), 0, 10**12)
+
+
+@dataclass(frozen=True)
+class DeviceModel:
+    """One I/O device with one FIFO queue shared by every stream.
+
+    A read is *sequential* when it is for the page after the previous read of the
+    same tablespace (no seek), otherwise *random*.  Requests are served one at a
+    time in issue order; a request issued while the device is busy waits.
+
+    Parameters
+    ----------
+    name
+        Label used in results.
+    random_read_ns
+        Service time of a random 16 KiB read (seek + rotation + transfer).
+    seq_read_ns
+        Service time of a sequential 16 KiB read (transfer only).
+    write_ns
+        Service time of a 16 KiB page write.
+    """
+
+    name: str = "hdd7200"
+    random_read_ns: int = 12_780_000
+    seq_read_ns: int = 110_000
+    write_ns: int = 12_780_000
+
+    def __post_init__(self):
+        for f in ("random_read_ns", "seq_read_ns", "write_ns"):
+            _check_int(f"device.{f}", getattr(self, f), 0, 10**12)
+
+    @classmethod
+    def hdd7200(cls) -> "DeviceModel":
+        """A 7200 rpm disk: 8.5 ms average seek + 4.17 ms half rotation +
+        0.11 ms to transfer 16 KiB at about 150 MB/s."""
+        return cls("hdd7200", 12_780_000, 110_000, 12_780_000)
+
+    @classmethod
+    def ssd(cls) -> "DeviceModel":
+        """A SATA SSD: about 100 us per random read, 16 KiB at 500 MB/s sequential."""
+        return cls("ssd", 100_000, 33_000, 60_000)
+
+    @classmethod
+    def fs_cache(cls) -> "DeviceModel":
+        """Reads served by a warm file-system cache (no O_DIRECT): a pread
+        system call and a 16 KiB copy, about 10 us either way."""
+        return cls("fs_cache", 10_000, 10_000, 10_000)
+
+    @classmethod
+    def instant(cls) -> "DeviceModel":
+        """A device that takes no time: the replay measures CPU only."""
+        return cls("instant", 0, 0, 0)
+
+
+DEVICES = {"hdd7200": DeviceModel.hdd7200, "ssd": DeviceModel.ssd,
+           "fs_cache": DeviceModel.fs_cache, "instant": DeviceModel.instant}
+
+
+@dataclass(frozen=True)
+class PoolConfig:
+    """A buffer pool: its policy, size, InnoDB settings, cost and device model.
+
+    Parameters
+    ----------
+    policy
+        ``'innodb'`` (the faithful midpoint LRU) or a comparison policy:
+        ``'lru'``, ``'fifo'``, ``'clock'``, ``'two_q'``, ``'arc'``.  The InnoDB
+        settings below apply to ``'innodb'`` only; every policy runs under the
+        same clock, cost and device model.
+    version
+        ``'5.5'``, ``'5.6'``, ``'5.7'`` or ``'mariadb10.5'``: decides how free
+        blocks are found (5.5: each reader evicts its own victim; later: the page
+        cleaner refills the free list once per second), what
+        ``read_ahead_threshold=0`` means (5.5: most aggressive; later: off) and
+        the user-thread scan depth.
+    pool_pages
+        innodb_buffer_pool_size in 16 KiB pages, split evenly over the instances.
+        At least 320 (MySQL's 5 MiB minimum) for ``'innodb'``, at least 1 otherwise.
+    instances
+        innodb_buffer_pool_instances, 1..64.  A page belongs to instance
+        ``fold(space, page_no >> 6) mod instances``.  The presets follow the
+        version defaults; an explicit value is used as given (the server's rule
+        that forces 1 below 1 GiB is applied by the presets only).
+    old_blocks_pct
+        innodb_old_blocks_pct, 5..95.
+    old_blocks_time_ms
+        innodb_old_blocks_time in ms, 0..2**32-1.
+    read_ahead_threshold
+        innodb_read_ahead_threshold, 0..64.
+    lru_scan_depth
+        innodb_lru_scan_depth (5.6+), 100..2**32-1: the page cleaner's free-list
+        target and scan quota per instance and second.
+    adaptive_hash_index
+        Whether events flagged as adaptive-hash-index hits take that path
+        (2 page gets and 2 make-young checks per hit, no read-ahead).
+    misc_pages
+        Blocks per instance that hold no data pages (AHI and lock heaps).
+    cost, device
+        See :class:`CostModel` and :class:`DeviceModel`.
+    """
+
+    policy: str = "innodb"
+    version: str = "5.6"
+    pool_pages: int = 8192
+    instances: int = 1
+    old_blocks_pct: int = 37
+    old_blocks_time_ms: int = 1000
+    read_ahead_threshold: int = 56
+    lru_scan_depth: int = 1024
+    adaptive_hash_index: bool = True
+    misc_pages: int = 0
+    cost: CostModel = field(default_factory=CostModel)
+    device: DeviceModel = field(default_factory=DeviceModel.hdd7200)
+
+    def __post_init__(self):
+        if self.policy not in POLICIES:
+            raise ValueError(f"policy={self.policy!r} is unknown; allowed: {', '.join(POLICIES)}")
+        if self.version not in VERSIONS:
+            raise ValueError(f"version={self.version!r} is unknown; allowed: {', '.join(VERSIONS)}")
+        _check_int("instances", self.instances, 1, MAX_INSTANCES)
+        lo = MIN_POOL_PAGES if self.policy == "innodb" else self.instances
+        _check_int("pool_pages", self.pool_pages, lo, 2**40)
+        _check_int("old_blocks_pct", self.old_blocks_pct, 5, 95)
+        _check_int("old_blocks_time_ms", self.old_blocks_time_ms, 0, _U32)
+        _check_int("read_ahead_threshold", self.read_ahead_threshold, 0, 64)
+        _check_int("lru_scan_depth", self.lru_scan_depth, 100, _U32)
+        per = self.pool_pages // self.instances
+        _check_int("misc_pages", self.misc_pages, 0, max(0, per - 64))
+        if not isinstance(self.adaptive_hash_index, bool):
+            raise ValueError(f"adaptive_hash_index must be True or False, got {self.adaptive_hash_index!r}")
+        if not isinstance(self.cost, CostModel):
+            raise ValueError(f"cost must be a CostModel, got {type(self.cost).__name__}")
+        if isinstance(self.device, str):
+            if self.device not in DEVICES:
+                raise ValueError(f"device={self.device!r} is unknown; allowed: {', '.join(DEVICES)}")
+            object.__setattr__(self, "device", DEVICES[self.device]())
+        if not isinstance(self.device, DeviceModel):
+            raise ValueError(f"device must be a DeviceModel or a preset name, got {type(self.device).__name__}")
+
+    def replace(self, **changes) -> "PoolConfig":
+        """A copy with some fields changed (validated again)."""
+        return dataclasses.replace(self, **changes)
+
+    # ---- derived values, as InnoDB computes them -------------------------------------
+    @property
+    def instance_pages(self) -> int:
+        """curr_size of each instance."""
+        return self.pool_pages // self.instances
+
+    @property
+    def old_ratio(self) -> int:
+        """LRU_old_ratio: pct * 1024 / 100 clamped to [51, 1024] (buf_LRU_old_ratio_update_instance)."""
+        return min(max(self.old_blocks_pct * 1024 // 100, 51), 1024)
+
+    @property
+    def young_window(self) -> int:
+        """W of buf_page_peek_if_young: curr_size * (1024 - ratio) / 4096."""
+        return self.instance_pages * (1024 - self.old_ratio) // 4096
+
+    @property
+    def read_ahead_area(self) -> int:
+        """BUF_READ_AHEAD_AREA: min(64, smallest power of two >= curr_size / 32)."""
+        x = self.instance_pages // 32
+        p = 1
+        while p < x:
+            p *= 2
+        return min(64, p)
+
+    @property
+    def page_cleaner(self) -> bool:
+        """Whether a background page cleaner keeps the free list filled (5.6+)."""
+        return self.version != "5.5"
+
+    def describe(self) -> dict:
+        """The effective values, derived ones included (like libCacheSim's ``print``)."""
+        d = dataclasses.asdict(self)
+        d.update(instance_pages=self.instance_pages, old_ratio=self.old_ratio,
+                 young_window=self.young_window, read_ahead_area=self.read_ahead_area,
+                 page_cleaner=self.page_cleaner)
+        return d
+
+
+def _default_instances(version: str, pool_pages: int) -> int:
+    gib = 2**30 // PAGE_SIZE
+    if version == "5.5" or version.startswith("mariadb"):
+        return 1
+    return 8 if pool_pages >= gib else 1
+
+
+def _make(version: str, defaults: dict, overrides: dict) -> PoolConfig:
+    unknown = set(overrides) - {f.name for f in dataclasses.fields(PoolConfig)}
+    if unknown:
+        raise ValueError(f"unknown configuration field(s) {sorted(unknown)}; allowed: "
+                         + ", ".join(f.name for f in dataclasses.fields(PoolConfig)))
+    args = dict(defaults, version=version)
+    args.update(overrides)
+    if isinstance(args.get("pool_pages"), str):
+        args["pool_pages"] = pages_from_bytes(args["pool_pages"])
+    if "instances" not in overrides:
+        args["instances"] = _default_instances(version, args.get("pool_pages", 8192))
+    return PoolConfig(**args)
+
+
+def mysql55(**overrides) -> PoolConfig:
+    """MySQL 5.5 defaults: old_blocks_time 0, no page cleaner, one instance,
+    read_ahead_threshold 0 means most aggressive."""
+    return _make("5.5", dict(old_blocks_time_ms=0, read_ahead_threshold=56,
+                             adaptive_hash_index=True), overrides)
+
+
+def mysql56(**overrides) -> PoolConfig:
+    """MySQL 5.6 defaults: old_blocks_time 1000, lru_scan_depth 1024, 8 instances
+    from 1 GiB up (1 below)."""
+    return _make("5.6", dict(old_blocks_time_ms=1000, lru_scan_depth=1024,
+                             adaptive_hash_index=True), overrides)
+
+
+def mysql57(**overrides) -> PoolConfig:
+    """MySQL 5.7 defaults: as 5.6; the user-thread scan looks at 100 tail pages first."""
+    return _make("5.7", dict(old_blocks_time_ms=1000, lru_scan_depth=1024,
+                             adaptive_hash_index=True), overrides)
+
+
+def mariadb105(**overrides) -> PoolConfig:
+    """MariaDB 10.5 defaults: one pool, lru_scan_depth 1536, adaptive hash index off."""
+    return _make("mariadb10.5", dict(old_blocks_time_ms=1000, lru_scan_depth=1536,
+                                     adaptive_hash_index=False), overrides)
+
+
+PRESETS = {"mysql55": mysql55, "mysql56": mysql56, "mysql57": mysql57, "mariadb105": mariadb105}
+
+
+def preset(name: str, **overrides) -> PoolConfig:
+    """A preset by name (``'mysql55'``, ``'mysql56'``, ``'mysql57'``, ``'mariadb105'``)."""
+    if name not in PRESETS:
+        raise ValueError(f"preset={name!r} is unknown; allowed: {', '.join(PRESETS)}")
+    return PRESETS[name](**overrides)

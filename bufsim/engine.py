@@ -1,0 +1,481 @@
+"""The replay engine: streams interleaved in virtual time over one pool and one device.
+
+:func:`replay` is the public entry point.  It validates everything, allocates the
+array state (:class:`PoolState`), then feeds trace chunks to one jitted kernel,
+:func:`_run`, which keeps its state between chunks so a trace of billions of gets
+replays in bounded memory.
+
+Virtual time
+    Each stream has a nanosecond clock.  The kernel always advances the stream
+    whose clock is smallest (ties: the lowest stream id), so streams interleave in
+    virtual-time order.  One event (a run of ``count`` gets of one page) is
+    processed at once.  Each get costs the event's ``cpu_ns`` plus the cost model's
+    extras; a miss waits for the device.  The device serves one request at a time
+    in issue order, shared by every stream; read-ahead is asynchronous and a get of
+    a page whose read is in flight waits for it to land.
+Page cleaner (5.6+)
+    At every whole virtual second, if any get happened since the previous pass,
+    the page cleaner refills each instance's free list (see
+    :func:`bufsim.policies.innodb.page_cleaner`).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Iterable, Sequence
+
+import numpy as np
+import pandas as pd
+from numba import njit
+
+from .config import PoolConfig, preset
+from .pages import Tablespaces
+from .policies import registry
+from .policies.innodb import background, device_read, get as innodb_get
+from .policies.registry import policy_hit, policy_miss
+from .policies._state import (
+    C_EVICT, C_GETS, C_READ, C_READS, COUNTER_NAMES, G_ACTIVE, G_DEVBUSY, G_DEVLAST, G_FIXED,
+    G_NEXT_TICK, G_TICKS, I_AREA, I_CAP, I_CLOCK, I_FREE, I_OLD, I_OLDLEN, I_SIZE, I_W,
+    K_AHI, K_CLEANER, K_COST_CLOCK, K_COST_EVICT, K_COST_MISS, K_COST_YOUNG,
+    K_DEV_RAND, K_DEV_SEQ, K_DEV_WRITE, K_NINST, K_OLDTIME, K_POLICY, K_RATHRESH,
+    K_RATIO, K_SCANDEPTH, K_VERSION, N_C, N_G, N_I, N_K, N_S, N_T, NS_PER_S, P_WHERE,
+    POLICY_CODES, S_GROUP, S_INST, S_NEXTLEAF, S_PAGENO, S_PREVLEAF, S_SPACE, T_CLOCK,
+    T_CPU, T_END, T_EVENTS, T_GETS, T_IOWAIT, T_MISSES, T_POS, VERSION_CODES,
+    new_page_state, walk,
+)
+
+__all__ = ["replay", "ReplayResult", "PoolState"]
+
+DONE, STOP_TIME, STOP_EVENTS = 0, -1, -2
+
+
+@njit(cache=True, inline="always")
+def _generic_get(pst, stat, ist, grp, cnt, sst, glob, cfg, p, k, t_ns):
+    """A get under a comparison policy: the policy decides the lists, the engine
+    counts and charges the miss."""
+    i = stat[S_INST, p]
+    cnt[i, C_GETS] += 1
+    glob[G_ACTIVE] = 1
+    w = pst[P_WHERE, p]
+    if w == 1 or w == 2:
+        policy_hit(cfg[K_POLICY], pst, ist, i, p)
+        return t_ns
+    sst[k, T_MISSES] += 1
+    cnt[i, C_READS] += 1
+    cnt[i, C_READ] += 1
+    victim = policy_miss(cfg[K_POLICY], pst, ist, i, p)
+    if victim >= 0:
+        grp[stat[S_GROUP, victim], 0] -= 1
+        cnt[i, C_EVICT] += 1
+        ist[i, I_CLOCK] += 1
+    grp[stat[S_GROUP, p], 0] += 1
+    done = device_read(stat, glob, cfg, p, t_ns)
+    sst[k, T_IOWAIT] += done - t_ns
+    sst[k, T_CPU] += cfg[K_COST_MISS]
+    return done + cfg[K_COST_MISS]
+
+
+@njit(cache=True)
+def _run(pages, counts, cpus, flags, pst, stat, ist, grp, cnt, sst, glob, cfg,
+         space_base, space_size, exhausted, stop_ns, max_events):
+    """Process events until an input buffer runs dry, a stream reaches ``stop_ns``
+    (if >= 0) or ``max_events`` (if >= 0) events are done.
+
+    Stream s's buffered events are ``[sst[s, T_POS], sst[s, T_END])`` of the event
+    arrays.  Returns DONE (0) when every stream is exhausted, ``1 + s`` when stream s
+    needs its next chunk, STOP_TIME (-1) or STOP_EVENTS (-2).
+    """
+    K = sst.shape[0]
+    policy = cfg[K_POLICY]
+    cleaner = cfg[K_CLEANER] != 0 and policy == 0
+    n_done = 0
+    while True:
+        best = -1
+        for s in range(K):
+            if sst[s, T_POS] < sst[s, T_END]:
+                if best < 0 or sst[s, T_CLOCK] < sst[best, T_CLOCK]:
+                    best = s
+            elif exhausted[s] == 0:
+                return 1 + s
+        if best < 0:
+            return DONE
+        t = sst[best, T_CLOCK]
+        if stop_ns >= 0 and t >= stop_ns:
+            return STOP_TIME
+        if max_events >= 0 and n_done >= max_events:
+            return STOP_EVENTS
+        if cleaner:
+            background(pst, stat, ist, grp, cnt, glob, cfg, t)
+        e = sst[best, T_POS]
+        p = pages[e]
+        c = counts[e]
+        cpu = cpus[e]
+        fl = flags[e]
+        for _ in range(c):
+            if policy == 0:
+                t = innodb_get(pst, stat, ist, grp, cnt, sst, glob, cfg, space_base,
+                               space_size, p, fl, best, t)
+            else:
+                t = _generic_get(pst, stat, ist, grp, cnt, sst, glob, cfg, p, best, t)
+            t += cpu
+        sst[best, T_CPU] += cpu * c
+        sst[best, T_GETS] += c
+        sst[best, T_EVENTS] += 1
+        sst[best, T_POS] = e + 1
+        sst[best, T_CLOCK] = t
+        n_done += 1
+
+
+def _config_array(cfg: PoolConfig) -> np.ndarray:
+    a = np.zeros(N_K, dtype=np.int64)
+    a[K_POLICY] = POLICY_CODES[cfg.policy]
+    a[K_VERSION] = VERSION_CODES[cfg.version]
+    a[K_OLDTIME] = cfg.old_blocks_time_ms
+    a[K_RATIO] = cfg.old_ratio
+    a[K_RATHRESH] = cfg.read_ahead_threshold
+    a[K_SCANDEPTH] = cfg.lru_scan_depth
+    a[K_AHI] = int(cfg.adaptive_hash_index)
+    a[K_CLEANER] = int(cfg.page_cleaner)
+    a[K_COST_CLOCK] = cfg.cost.clock_read_ns
+    a[K_COST_YOUNG] = cfg.cost.make_young_ns
+    a[K_COST_MISS] = cfg.cost.miss_cpu_ns
+    a[K_COST_EVICT] = cfg.cost.evict_ns
+    a[K_DEV_RAND] = cfg.device.random_read_ns
+    a[K_DEV_SEQ] = cfg.device.seq_read_ns
+    a[K_DEV_WRITE] = cfg.device.write_ns
+    a[K_NINST] = cfg.instances
+    return a
+
+
+class PoolState:
+    """The complete array state of one replay, between calls of the kernel.
+
+    Most users call :func:`replay`; tests and notebooks that need to look inside
+    (step one event at a time, read the LRU order) use this class directly.
+    """
+
+    def __init__(self, config: PoolConfig, tablespaces: Tablespaces, n_streams: int = 1,
+                 start_ns: Sequence[int] | None = None, stream_names: Sequence[str] | None = None):
+        if n_streams < 1:
+            raise ValueError(f"n_streams={n_streams} is out of range; allowed: >= 1")
+        self.start_ns = np.zeros(n_streams, dtype=np.int64) if start_ns is None else \
+            np.asarray(start_ns, dtype=np.int64)
+        if self.start_ns.shape != (n_streams,) or (self.start_ns < 0).any():
+            raise ValueError(f"start_ns must hold {n_streams} times >= 0, got {start_ns!r}")
+        self.stream_names = [str(s) for s in range(n_streams)] if stream_names is None \
+            else [str(x) for x in stream_names]
+        self.config = config
+        self.tablespaces = tablespaces
+        n = tablespaces.n_pages
+        self.pst = new_page_state(n)
+        stat = np.zeros((N_S, n), dtype=np.int64)
+        stat[S_INST] = tablespaces.instance_of(config.instances)
+        stat[S_GROUP] = tablespaces.page_group
+        stat[S_SPACE] = tablespaces.page_space_idx
+        stat[S_PAGENO] = tablespaces.page_no
+        stat[S_PREVLEAF] = tablespaces.prev_leaf
+        stat[S_NEXTLEAF] = tablespaces.next_leaf
+        self.stat = stat
+        self.space_base = np.ascontiguousarray(tablespaces.space_base, dtype=np.int64)
+        self.space_size = np.ascontiguousarray(tablespaces.space_size, dtype=np.int64)
+        ni = config.instances
+        ist = np.zeros((ni, N_I), dtype=np.int64)
+        ist[:, 0:12:3] = -1
+        ist[:, 1:12:3] = -1
+        ist[:, I_OLD] = -1
+        size = config.instance_pages
+        cap = size - config.misc_pages
+        ist[:, I_SIZE] = size
+        ist[:, I_FREE] = cap
+        ist[:, I_W] = config.young_window
+        ist[:, I_AREA] = config.read_ahead_area
+        module = registry.module(config.policy)
+        for i in range(ni):
+            if module is not None:
+                module.init(ist, i, cap)
+            else:
+                ist[i, I_CAP] = cap
+        self.ist = ist
+        self.cnt = np.zeros((ni, N_C), dtype=np.int64)
+        self.grp = np.zeros((len(tablespaces.group_names), 2), dtype=np.int64)
+        self.sst = np.zeros((n_streams, N_T), dtype=np.int64)
+        self.sst[:, T_CLOCK] = self.start_ns
+        self.glob = np.zeros(N_G, dtype=np.int64)
+        self.glob[G_DEVLAST] = -1
+        self.glob[G_FIXED] = -1
+        self.glob[G_NEXT_TICK] = NS_PER_S
+        self.cfg = _config_array(config)
+        self.exhausted = np.zeros(n_streams, dtype=np.int64)
+        self._buf = [_empty_events() for _ in range(n_streams)]
+        self._arrays = _empty_events()
+
+    @property
+    def n_streams(self) -> int:
+        return self.sst.shape[0]
+
+    # ---- feeding events ---------------------------------------------------------------
+    def feed(self, stream: int, chunk) -> None:
+        """Append a chunk's events to a stream's buffer."""
+        n = self.tablespaces.n_pages
+        if len(chunk) and (chunk.page.min() < 0 or chunk.page.max() >= n):
+            bad = int(np.flatnonzero((chunk.page < 0) | (chunk.page >= n))[0])
+            raise ValueError(f"trace column 'page' row {bad}: page index {int(chunk.page[bad])} "
+                             f"is outside the tablespaces (allowed 0..{n - 1})")
+        rest = self._remaining(stream)
+        self._buf[stream] = tuple(np.concatenate([r, np.asarray(a, dtype=np.int64)])
+                                  for r, a in zip(rest, (chunk.page, chunk.count, chunk.cpu_ns,
+                                                         chunk.flags)))
+        self._layout()
+
+    def _remaining(self, s):
+        a, b = self.sst[s, T_POS], self.sst[s, T_END]
+        return tuple(x[a:b] for x in self._arrays) if b > a else _empty_events()
+
+    def _layout(self):
+        """Lay the streams' buffers end to end in one set of arrays for the kernel."""
+        bufs = [self._buf[s] for s in range(self.n_streams)]
+        off = 0
+        for s, b in enumerate(bufs):
+            self.sst[s, T_POS] = off
+            off += len(b[0])
+            self.sst[s, T_END] = off
+        self._arrays = tuple(np.ascontiguousarray(np.concatenate([b[j] for b in bufs]))
+                             for j in range(4))
+        for s in range(self.n_streams):
+            self._buf[s] = self._remaining(s)
+
+    def close(self, stream: int) -> None:
+        """Mark a stream's source as exhausted."""
+        self.exhausted[stream] = 1
+
+    def run(self, stop_ns: int = -1, max_events: int = -1) -> int:
+        """Run the kernel on the buffered events; see :func:`_run` for the return codes."""
+        pages, counts, cpus, flags = self._arrays
+        code = _run(pages, counts, cpus, flags, self.pst, self.stat, self.ist, self.grp,
+                    self.cnt, self.sst, self.glob, self.cfg, self.space_base,
+                    self.space_size, self.exhausted, int(stop_ns), int(max_events))
+        for s in range(self.n_streams):
+            self._buf[s] = self._remaining(s)
+        return int(code)
+
+    # ---- reading the state ---------------------------------------------------------------
+    def lru(self, instance: int = 0, l: int = 1) -> list[int]:
+        """Pages of list ``l`` of an instance, head (most recent) first."""
+        return walk(self.pst, self.ist, instance, l)
+
+    def stats(self) -> pd.DataFrame:
+        """One row per instance, columns as INFORMATION_SCHEMA.INNODB_BUFFER_POOL_STATS."""
+        ist, cnt = self.ist, self.cnt
+        df = pd.DataFrame(cnt, columns=list(COUNTER_NAMES))
+        resident = ist[:, 2] + ist[:, 5]
+        df.insert(0, "POOL_ID", np.arange(len(ist)))
+        df.insert(1, "POOL_SIZE", ist[:, I_SIZE])
+        free = ist[:, I_FREE] if self.config.policy == "innodb" else ist[:, I_CAP] - resident
+        df.insert(2, "FREE_BUFFERS", free)
+        df.insert(3, "DATABASE_PAGES", resident)
+        df.insert(4, "OLD_DATABASE_PAGES", ist[:, I_OLDLEN])
+        df["HIT_RATE"] = [hit_rate(r, g) for r, g in zip(cnt[:, C_READ], cnt[:, C_GETS])]
+        return df
+
+    def streams(self) -> pd.DataFrame:
+        s = self.sst
+        return pd.DataFrame({
+            "stream": np.arange(len(s)), "name": self.stream_names, "start_ns": self.start_ns,
+            "end_ns": s[:, T_CLOCK], "elapsed_ns": s[:, T_CLOCK] - self.start_ns, "cpu_ns": s[:, T_CPU],
+            "io_wait_ns": s[:, T_IOWAIT], "gets": s[:, T_GETS], "misses": s[:, T_MISSES],
+            "events": s[:, T_EVENTS]})
+
+    def contents(self) -> pd.DataFrame:
+        """Resident pages per index (group), like INNODB_BUFFER_PAGE_LRU grouped."""
+        ts = self.tablespaces
+        gs = np.asarray(ts.group_space)
+        return pd.DataFrame({
+            "space_id": np.asarray(ts.space_ids)[gs], "index": list(ts.group_names),
+            "pages": self.grp[:, 0], "old_pages": self.grp[:, 1],
+            "young_pages": self.grp[:, 0] - self.grp[:, 1]})
+
+
+def hit_rate(reads: int, gets: int) -> int:
+    """HIT_RATE of buf_stats_get_pool_info: 1000 - 1000 * reads / gets in unsigned
+    64-bit arithmetic (it wraps when read-ahead makes reads exceed gets), 0 if no gets."""
+    if gets == 0:
+        return 0
+    return (1000 - (1000 * int(reads)) // int(gets)) % (1 << 64)
+
+
+def _empty_events():
+    return tuple(np.zeros(0, dtype=np.int64) for _ in range(4))
+
+
+@dataclass
+class ReplayResult:
+    """What a replay leaves behind.
+
+    Attributes
+    ----------
+    config
+        The effective configuration.
+    stats
+        Per instance, INNODB_BUFFER_POOL_STATS columns plus
+        Innodb_buffer_pool_reads, evictions, wait_free, write requests, AHI hits.
+    totals
+        The same summed over instances (the global status variables), HIT_RATE
+        recomputed from the sums.
+    streams
+        Per stream: name, start and end of its virtual time, elapsed time, CPU,
+        I/O wait, gets, misses, events.
+    contents
+        Resident, old and young pages per index at the end.
+    timeline
+        One row per sample (``sample_every_ns``): time, per-index resident pages,
+        and the cumulative counters; empty without sampling.
+    device_busy_ns, cleaner_passes
+        Total device service time and page-cleaner passes.
+    """
+
+    config: PoolConfig
+    stats: pd.DataFrame
+    totals: pd.Series
+    streams: pd.DataFrame
+    contents: pd.DataFrame
+    timeline: pd.DataFrame = field(default_factory=pd.DataFrame)
+    device_busy_ns: int = 0
+    cleaner_passes: int = 0
+
+    @property
+    def hit_ratio(self) -> float:
+        """1 - synchronous misses / gets over all streams (read-ahead not counted as a miss)."""
+        g = self.streams["gets"].sum()
+        return float(1 - self.streams["misses"].sum() / g) if g else float("nan")
+
+
+def _sources(trace) -> tuple[list, list[int], list[str]]:
+    """One source of chunks per stream, with its start time and name."""
+    if isinstance(trace, (list, tuple)):
+        if not trace:
+            raise ValueError("trace: an empty list of traces; give at least one")
+        ts = trace[0].tablespaces
+        for j, t in enumerate(trace[1:], 1):
+            if t.tablespaces is not ts and t.tablespaces != ts:
+                raise ValueError(f"trace[{j}] has other tablespaces than trace[0]; "
+                                 "every stream must share one tablespace map")
+        return list(trace), [0] * len(trace), [t.name or str(j) for j, t in enumerate(trace)]
+    if trace.is_materialized:
+        ids = trace.streams()
+        if len(ids) > 1:
+            starts = trace.stream_start_ns
+            names = trace.stream_names
+            return (trace.split_streams(),
+                    [int(starts[s]) if starts is not None else 0 for s in ids],
+                    [names[s] if names else str(s) for s in ids])
+        if len(ids) == 1 and trace.stream_start_ns is not None:
+            s = int(ids[0])
+            name = trace.stream_names[s] if trace.stream_names else trace.name or "0"
+            return [trace], [int(trace.stream_start_ns[s])], [name]
+    return [trace], [0], [trace.name or "0"]
+
+
+def replay(trace, config: PoolConfig | str | None = None, *, sample_every_ns: int | None = None,
+           start_ns: Sequence[int] | None = None, progress: bool = False,
+           **overrides) -> ReplayResult:
+    """Replay a trace through a buffer pool under the virtual clock.
+
+    Parameters
+    ----------
+    trace
+        A :class:`bufsim.Trace`, or a list of traces, one per stream (for example
+        a sysbench thread and a mysqldump scan).  An in-memory trace whose events
+        carry several stream ids (e.g. the threads of :func:`bufsim.read_trace`) is
+        split by stream, each stream starting at its ``stream_start_ns``; a lazily
+        generated trace is one stream.  Every trace must share one
+        :class:`bufsim.Tablespaces`.
+    config
+        A :class:`PoolConfig`, a preset name (``'mysql56'``...) or None for
+        ``PoolConfig()`` (a 5.6 InnoDB pool of 8192 pages).
+    sample_every_ns
+        If given, record the pool contents and counters every that many
+        nanoseconds of virtual time into ``result.timeline``.
+    start_ns
+        Virtual time at which each stream starts (one value per stream, >= 0),
+        e.g. a scan that begins once the pool is warm.  Default: the traces'
+        own ``stream_start_ns``, else 0.
+    progress
+        Show a progress bar over chunks.
+    **overrides
+        Fields of the configuration to change, e.g. ``old_blocks_time_ms=0``.
+
+    Returns
+    -------
+    ReplayResult
+    """
+    if config is None:
+        config = PoolConfig(**overrides) if overrides else PoolConfig()
+    elif isinstance(config, str):
+        config = preset(config, **overrides)
+    elif isinstance(config, PoolConfig):
+        config = config.replace(**overrides) if overrides else config
+    else:
+        raise ValueError(f"config must be a PoolConfig, a preset name or None, got {type(config).__name__}")
+    if sample_every_ns is not None and (not isinstance(sample_every_ns, (int, np.integer))
+                                        or sample_every_ns < 1):
+        raise ValueError(f"sample_every_ns={sample_every_ns!r} is out of range; allowed: integer >= 1")
+    sources, starts, names = _sources(trace)
+    if start_ns is not None:
+        starts = list(start_ns)
+        if len(starts) != len(sources) or any(int(x) != x or x < 0 for x in starts):
+            raise ValueError(f"start_ns={start_ns!r}: give one integer >= 0 per stream "
+                             f"({len(sources)} streams)")
+    state = PoolState(config, sources[0].tablespaces, len(sources), start_ns=starts,
+                      stream_names=names)
+    iters = [iter(s) for s in sources]
+    bar = None
+    if progress:
+        from tqdm.auto import tqdm
+        bar = tqdm(desc="replay", unit="chunk")
+
+    samples = []
+    next_sample = sample_every_ns if sample_every_ns else -1
+
+    def refill(s):
+        for chunk in iters[s]:
+            if len(chunk):
+                state.feed(s, chunk)
+                if bar is not None:
+                    bar.update(1)
+                return
+        state.close(s)
+
+    for s in range(len(sources)):
+        refill(s)
+    while True:
+        code = state.run(stop_ns=next_sample)
+        if code > 0:
+            refill(code - 1)
+        elif code == STOP_TIME:
+            samples.append(_sample(state, next_sample))
+            next_sample += sample_every_ns
+        else:
+            break
+    if bar is not None:
+        bar.close()
+    if sample_every_ns:
+        samples.append(_sample(state, int(state.sst[:, T_CLOCK].max())))
+    stats = state.stats()
+    totals = stats.drop(columns=["POOL_ID", "HIT_RATE"]).sum()
+    totals["HIT_RATE"] = hit_rate(totals["NUMBER_PAGES_READ"], totals["NUMBER_PAGES_GET"])
+    return ReplayResult(config=config, stats=stats, totals=totals, streams=state.streams(),
+                        contents=state.contents(),
+                        timeline=pd.DataFrame(samples) if samples else pd.DataFrame(),
+                        device_busy_ns=int(state.glob[G_DEVBUSY]), cleaner_passes=int(state.glob[G_TICKS]))
+
+
+def _sample(state: PoolState, t_ns: int) -> dict:
+    row = {"time_ns": t_ns}
+    for name, pages, old in zip(state.tablespaces.group_names, state.grp[:, 0], state.grp[:, 1]):
+        row[f"pages:{name}"] = int(pages)
+        row[f"old:{name}"] = int(old)
+    tot = state.cnt.sum(axis=0)
+    for name, v in zip(COUNTER_NAMES, tot):
+        row[name] = int(v)
+    for s in range(state.n_streams):
+        row[f"gets:{s}"] = int(state.sst[s, T_GETS])
+    return row

@@ -1,0 +1,160 @@
+"""Array state shared by every policy kernel, and the list primitives over it.
+
+All replay state lives in a handful of int64 NumPy arrays so that the jitted
+kernels see no Python objects:
+
+``pst[field, page]``   mutable per-page state (rows ``P_*``)
+``stat[field, page]``  static per-page facts from the tablespace map (rows ``S_*``)
+``ist[inst, field]``   per-instance state: up to four array-linked lists, the
+                       InnoDB old-sublist pointer, free blocks, freed_page_clock...
+``cnt[inst, field]``   per-instance counters (``C_*``), named after
+                       INFORMATION_SCHEMA.INNODB_BUFFER_POOL_STATS
+``sst[stream, field]`` per-stream clock and counts (``T_*``)
+``glob[field]``        device queue, page-cleaner tick, the buffer-fixed page
+``cfg[field]``         the configuration as integers (``K_*``)
+``grp[group, 2]``      resident and old pages per index (group)
+
+A page is in at most one list at a time; ``pst[P_WHERE, p]`` names it (0: none).
+Lists 1 and 2 hold resident pages, lists 3 and 4 are ghost lists (2Q, ARC).
+"""
+import numpy as np
+from numba import njit
+
+# ---- per-page mutable state ------------------------------------------------------------
+P_PREV, P_NEXT, P_WHERE, P_OLD, P_ACCESS, P_STAMP, P_READY, P_DIRTY, P_REF = range(9)
+N_P = 9
+# ---- per-page static facts -------------------------------------------------------------
+S_INST, S_GROUP, S_SPACE, S_PAGENO, S_PREVLEAF, S_NEXTLEAF = range(6)
+N_S = 6
+# ---- per-instance state: list l in 1..4 uses columns 3(l-1) .. 3(l-1)+2 -----------------
+I_OLD, I_OLDLEN, I_FREE, I_CLOCK, I_SIZE, I_CAP, I_W, I_AREA, I_P, I_K1, I_K2 = range(12, 23)
+N_I = 23
+# ---- per-instance counters -------------------------------------------------------------
+(C_GETS, C_READ, C_RA, C_RA_EVICTED, C_YOUNG, C_NOT_YOUNG, C_WRITTEN, C_READS,
+ C_EVICT, C_WAIT_FREE, C_WRITE_REQ, C_AHI) = range(12)
+N_C = 12
+COUNTER_NAMES = (
+    "NUMBER_PAGES_GET", "NUMBER_PAGES_READ", "NUMBER_PAGES_READ_AHEAD",
+    "NUMBER_READ_AHEAD_EVICTED", "PAGES_MADE_YOUNG", "PAGES_NOT_MADE_YOUNG",
+    "NUMBER_PAGES_WRITTEN", "Innodb_buffer_pool_reads", "evictions",
+    "Innodb_buffer_pool_wait_free", "Innodb_buffer_pool_write_requests", "ahi_hits",
+)
+# ---- per-stream state ------------------------------------------------------------------
+T_CLOCK, T_CPU, T_IOWAIT, T_GETS, T_MISSES, T_EVENTS, T_POS, T_END = range(8)
+N_T = 8
+# ---- global state ----------------------------------------------------------------------
+G_DEVFREE, G_DEVLAST, G_NEXT_TICK, G_ACTIVE, G_FIXED, G_DEVBUSY, G_TICKS = range(7)
+N_G = 7
+# ---- configuration ---------------------------------------------------------------------
+(K_POLICY, K_VERSION, K_OLDTIME, K_RATIO, K_RATHRESH, K_SCANDEPTH, K_AHI, K_CLEANER,
+ K_COST_CLOCK, K_COST_YOUNG, K_COST_MISS, K_COST_EVICT, K_DEV_RAND, K_DEV_SEQ,
+ K_DEV_WRITE, K_NINST) = range(16)
+N_K = 16
+
+POLICY_CODES = {"innodb": 0, "lru": 1, "fifo": 2, "clock": 3, "two_q": 4, "arc": 5}
+VERSION_CODES = {"5.5": 55, "5.6": 56, "5.7": 57, "mariadb10.5": 105}
+
+# InnoDB constants (include/buf0lru.h, buf/buf0lru.cc)
+OLD_MIN_LEN = 512
+OLD_TOLERANCE = 20
+NON_OLD_MIN_LEN = 5
+RATIO_DIV = 1024
+LRU_MIN_LEN = 256          # BUF_LRU_MIN_LEN: the page cleaner stops below it
+STAMP_MASK = (1 << 31) - 1  # buf_page_t::freed_page_clock is a 31-bit field
+NS_PER_MS = 1_000_000
+NS_PER_S = 1_000_000_000
+
+
+@njit(cache=True, inline="always")
+def list_len(ist, i, l):
+    return ist[i, 3 * (l - 1) + 2]
+
+
+@njit(cache=True, inline="always")
+def list_head(ist, i, l):
+    return ist[i, 3 * (l - 1)]
+
+
+@njit(cache=True, inline="always")
+def list_tail(ist, i, l):
+    return ist[i, 3 * (l - 1) + 1]
+
+
+@njit(cache=True, inline="always")
+def push_head(pst, ist, i, l, p):
+    """Link page p at the head of list l of instance i."""
+    b = 3 * (l - 1)
+    h = ist[i, b]
+    pst[P_PREV, p] = -1
+    pst[P_NEXT, p] = h
+    if h >= 0:
+        pst[P_PREV, h] = p
+    else:
+        ist[i, b + 1] = p
+    ist[i, b] = p
+    ist[i, b + 2] += 1
+    pst[P_WHERE, p] = l
+
+
+@njit(cache=True, inline="always")
+def insert_after(pst, ist, i, l, a, p):
+    """Link page p right after page a (towards the tail) in list l."""
+    b = 3 * (l - 1)
+    n = pst[P_NEXT, a]
+    pst[P_PREV, p] = a
+    pst[P_NEXT, p] = n
+    pst[P_NEXT, a] = p
+    if n >= 0:
+        pst[P_PREV, n] = p
+    else:
+        ist[i, b + 1] = p
+    ist[i, b + 2] += 1
+    pst[P_WHERE, p] = l
+
+
+@njit(cache=True, inline="always")
+def unlink(pst, ist, i, p):
+    """Unlink page p from whichever list holds it."""
+    l = pst[P_WHERE, p]
+    b = 3 * (l - 1)
+    pr = pst[P_PREV, p]
+    nx = pst[P_NEXT, p]
+    if pr >= 0:
+        pst[P_NEXT, pr] = nx
+    else:
+        ist[i, b] = nx
+    if nx >= 0:
+        pst[P_PREV, nx] = pr
+    else:
+        ist[i, b + 1] = pr
+    ist[i, b + 2] -= 1
+    pst[P_PREV, p] = -1
+    pst[P_NEXT, p] = -1
+    pst[P_WHERE, p] = 0
+
+
+@njit(cache=True, inline="always")
+def move_to_head(pst, ist, i, p):
+    """Move page p to the head of the list it is in."""
+    l = pst[P_WHERE, p]
+    if ist[i, 3 * (l - 1)] == p:
+        return
+    unlink(pst, ist, i, p)
+    push_head(pst, ist, i, l, p)
+
+
+def walk(pst, ist, i, l):
+    """Pages of list l from head to tail (plain Python; for tests and snapshots)."""
+    out = []
+    p = int(ist[i, 3 * (l - 1)])
+    while p >= 0:
+        out.append(p)
+        p = int(pst[P_NEXT, p])
+    return out
+
+
+def new_page_state(n_pages: int) -> np.ndarray:
+    pst = np.zeros((N_P, n_pages), dtype=np.int64)
+    pst[P_PREV] = -1
+    pst[P_NEXT] = -1
+    return pst

@@ -1,0 +1,450 @@
+"""InnoDB's buffer pool: midpoint-insertion LRU, make-young rules, free blocks,
+page cleaner and linear read-ahead, as jitted functions over the array state of
+:mod:`bufsim.policies._state`.
+
+Each function cites the InnoDB function it follows; the semantics are those of
+``shared/design/innodb-buffer-pool.md`` (MySQL 5.5/5.6/5.7, MariaDB 10.5).  The
+pure-Python twin is :class:`bufsim.reference.InnoDBInstance`; tests compare the
+two event by event.
+
+Simplifications, all documented in the README:
+
+* a page dirtied by a get is written only when the LRU tail needs its block (the
+  page cleaner's LRU batch or a user thread's single-page flush); flush-list
+  (checkpoint) flushing is not modelled, and a page under write is not I/O-fixed;
+* the pending-read limit of read-ahead (``n_pend_reads > curr_size / 2``), random
+  read-ahead, compressed pages (unzip_LRU) and 5.7's remembered LRU scan
+  position are not modelled;
+* ``NUMBER_PAGES_READ`` counts a read when it is issued, not when it completes.
+"""
+from numba import njit
+
+from ._state import (
+    C_AHI, C_EVICT, C_GETS, C_NOT_YOUNG, C_RA, C_RA_EVICTED, C_READ, C_READS,
+    C_WAIT_FREE, C_WRITE_REQ, C_WRITTEN, C_YOUNG, G_ACTIVE, G_DEVBUSY, G_DEVFREE,
+    G_DEVLAST, G_FIXED, G_NEXT_TICK, G_TICKS, I_AREA, I_CLOCK, I_FREE, I_OLD, I_OLDLEN, I_SIZE, I_W,
+    K_AHI, K_COST_CLOCK, K_COST_EVICT, K_COST_MISS, K_COST_YOUNG, K_DEV_RAND,
+    K_DEV_SEQ, K_DEV_WRITE, K_OLDTIME, K_RATHRESH, K_RATIO, K_SCANDEPTH, K_VERSION,
+    LRU_MIN_LEN, NON_OLD_MIN_LEN, NS_PER_MS, NS_PER_S, OLD_MIN_LEN, OLD_TOLERANCE, P_ACCESS,
+    P_DIRTY, P_NEXT, P_OLD, P_PREV, P_READY, P_STAMP, P_WHERE, RATIO_DIV, S_GROUP,
+    S_INST, S_NEXTLEAF, S_PAGENO, S_PREVLEAF, S_SPACE, STAMP_MASK, T_CPU, T_IOWAIT,
+    T_MISSES, insert_after, push_head, unlink,
+)
+
+IBUF_BITMAP_PERIOD = 16384  # an ibuf bitmap page every 16384 pages (16 KiB pages), at offset 1
+
+
+@njit(cache=True, inline="always")
+def now_ms(t_ns):
+    """ut_time_ms() of a virtual time.  +1 so that no access is stamped 0 (0 = never)."""
+    return t_ns // NS_PER_MS + 1
+
+
+# ---- the old sublist ---------------------------------------------------------------------
+@njit(cache=True, inline="always")
+def set_old(pst, stat, grp, p, v):
+    if pst[P_OLD, p] != v:
+        pst[P_OLD, p] = v
+        grp[stat[S_GROUP, p], 1] += 1 if v else -1
+
+
+@njit(cache=True)
+def old_adjust_len(pst, stat, ist, grp, cfg, i):
+    """buf_LRU_old_adjust_len: keep LRU_old_len within +-20 of the target."""
+    L = ist[i, 2]
+    new_len = min(L * cfg[K_RATIO] // RATIO_DIV, L - (OLD_TOLERANCE + NON_OLD_MIN_LEN))
+    while True:
+        old = ist[i, I_OLD]
+        if ist[i, I_OLDLEN] + OLD_TOLERANCE < new_len:
+            old = pst[P_PREV, old]
+            ist[i, I_OLD] = old
+            ist[i, I_OLDLEN] += 1
+            set_old(pst, stat, grp, old, 1)
+        elif ist[i, I_OLDLEN] > new_len + OLD_TOLERANCE:
+            ist[i, I_OLD] = pst[P_NEXT, old]
+            ist[i, I_OLDLEN] -= 1
+            set_old(pst, stat, grp, old, 0)
+        else:
+            return
+
+
+@njit(cache=True)
+def old_init(pst, stat, ist, grp, cfg, i):
+    """buf_LRU_old_init: mark every page old, LRU_old = head, then adjust."""
+    p = ist[i, 0]
+    while p >= 0:
+        set_old(pst, stat, grp, p, 1)
+        p = pst[P_NEXT, p]
+    ist[i, I_OLD] = ist[i, 0]
+    ist[i, I_OLDLEN] = ist[i, 2]
+    old_adjust_len(pst, stat, ist, grp, cfg, i)
+
+
+@njit(cache=True)
+def add_block(pst, stat, ist, grp, cfg, i, p, old):
+    """buf_LRU_add_block_low: at the head (stamping freed_page_clock) unless this is a
+    read and the list has 512 pages, then right after LRU_old (no stamp)."""
+    if (not old) or ist[i, 2] < OLD_MIN_LEN:
+        push_head(pst, ist, i, 1, p)
+        pst[P_STAMP, p] = ist[i, I_CLOCK] & STAMP_MASK
+    else:
+        insert_after(pst, ist, i, 1, ist[i, I_OLD], p)
+        ist[i, I_OLDLEN] += 1
+    L = ist[i, 2]
+    if L > OLD_MIN_LEN:
+        set_old(pst, stat, grp, p, 1 if old else 0)
+        old_adjust_len(pst, stat, ist, grp, cfg, i)
+    elif L == OLD_MIN_LEN:
+        old_init(pst, stat, ist, grp, cfg, i)
+    else:
+        set_old(pst, stat, grp, p, 1 if ist[i, I_OLD] >= 0 else 0)
+
+
+@njit(cache=True)
+def remove_block(pst, stat, ist, grp, cfg, i, p):
+    """buf_LRU_remove_block.  The page's old flag is cleared afterwards (it has left
+    the list; every insertion sets the flag again)."""
+    if p == ist[i, I_OLD]:
+        prev = pst[P_PREV, p]
+        ist[i, I_OLD] = prev
+        set_old(pst, stat, grp, prev, 1)
+        ist[i, I_OLDLEN] += 1
+    unlink(pst, ist, i, p)
+    if ist[i, 2] < OLD_MIN_LEN:
+        q = ist[i, 0]
+        while q >= 0:
+            set_old(pst, stat, grp, q, 0)
+            q = pst[P_NEXT, q]
+        ist[i, I_OLD] = -1
+        ist[i, I_OLDLEN] = 0
+        set_old(pst, stat, grp, p, 0)
+        return
+    if pst[P_OLD, p]:
+        ist[i, I_OLDLEN] -= 1
+    set_old(pst, stat, grp, p, 0)
+    old_adjust_len(pst, stat, ist, grp, cfg, i)
+
+
+@njit(cache=True)
+def make_block_young(pst, stat, ist, grp, cnt, cfg, i, p):
+    """buf_LRU_make_block_young: counted in PAGES_MADE_YOUNG only if the page was old."""
+    if pst[P_OLD, p]:
+        cnt[i, C_YOUNG] += 1
+    remove_block(pst, stat, ist, grp, cfg, i, p)
+    add_block(pst, stat, ist, grp, cfg, i, p, False)
+
+
+@njit(cache=True, inline="always")
+def peek_if_too_old(pst, ist, cnt, cfg, i, p, t_ns):
+    """buf_page_peek_if_too_old.  Returns bit 0: move the page; bit 1: the clock was read."""
+    if ist[i, I_CLOCK] == 0:
+        return 0  # warm-up: nothing evicted from this instance yet
+    if cfg[K_OLDTIME] != 0 and pst[P_OLD, p]:
+        acc = pst[P_ACCESS, p]
+        if acc > 0:
+            if now_ms(t_ns) - acc >= cfg[K_OLDTIME]:
+                return 3
+            cnt[i, C_NOT_YOUNG] += 1
+            return 2
+        cnt[i, C_NOT_YOUNG] += 1
+        return 0
+    # buf_page_peek_if_young: (clock mod 2^31) < stamp + W
+    young = (ist[i, I_CLOCK] & STAMP_MASK) < pst[P_STAMP, p] + ist[i, I_W]
+    return 0 if young else 1
+
+
+# ---- the device ----------------------------------------------------------------------------
+@njit(cache=True, inline="always")
+def device_read(stat, glob, cfg, p, t_ns):
+    """Queue a 16 KiB read of page p at time t_ns; return its completion time."""
+    last = glob[G_DEVLAST]
+    if last >= 0 and p == last + 1 and stat[S_SPACE, p] == stat[S_SPACE, last]:
+        svc = cfg[K_DEV_SEQ]
+    else:
+        svc = cfg[K_DEV_RAND]
+    start = max(t_ns, glob[G_DEVFREE])
+    glob[G_DEVFREE] = start + svc
+    glob[G_DEVLAST] = p
+    glob[G_DEVBUSY] += svc
+    return start + svc
+
+
+@njit(cache=True)
+def device_write(glob, cfg, t_ns):
+    """Queue a page write at time t_ns; return its completion time."""
+    start = max(t_ns, glob[G_DEVFREE])
+    glob[G_DEVFREE] = start + cfg[K_DEV_WRITE]
+    glob[G_DEVLAST] = -1
+    glob[G_DEVBUSY] += cfg[K_DEV_WRITE]
+    return start + cfg[K_DEV_WRITE]
+
+
+# ---- freeing blocks ------------------------------------------------------------------------
+@njit(cache=True)
+def evict_page(pst, stat, ist, grp, cnt, cfg, i, p):
+    """buf_LRU_free_page + buf_LRU_block_remove_hashed: the block goes to the free
+    list and freed_page_clock advances."""
+    remove_block(pst, stat, ist, grp, cfg, i, p)
+    grp[stat[S_GROUP, p], 0] -= 1
+    pst[P_ACCESS, p] = 0
+    pst[P_STAMP, p] = 0
+    pst[P_READY, p] = 0
+    ist[i, I_CLOCK] += 1
+    ist[i, I_FREE] += 1
+    cnt[i, C_EVICT] += 1
+
+
+@njit(cache=True, inline="always")
+def replaceable(pst, glob, p, t_ns):
+    """buf_flush_ready_for_replace: clean, not I/O-fixed, not buffer-fixed."""
+    return pst[P_DIRTY, p] == 0 and pst[P_READY, p] <= t_ns and p != glob[G_FIXED]
+
+
+@njit(cache=True)
+def free_from_common_lru(pst, stat, ist, grp, cnt, glob, cfg, i, limit, t_ns):
+    """buf_LRU_free_from_common_LRU_list: scan at most ``limit`` pages from the tail
+    (all if limit < 0) and free the first replaceable one; a freed page that was
+    never accessed counts in NUMBER_READ_AHEAD_EVICTED."""
+    p = ist[i, 1]
+    scanned = 0
+    while p >= 0 and (limit < 0 or scanned < limit):
+        prev = pst[P_PREV, p]
+        if replaceable(pst, glob, p, t_ns):
+            if pst[P_ACCESS, p] == 0:
+                cnt[i, C_RA_EVICTED] += 1
+            evict_page(pst, stat, ist, grp, cnt, cfg, i, p)
+            return True
+        scanned += 1
+        p = prev
+    return False
+
+
+@njit(cache=True)
+def get_free_block(pst, stat, ist, grp, cnt, sst, glob, cfg, i, k, t_ns):
+    """buf_LRU_get_free_block for a user thread of stream k at time t_ns.  Returns the
+    time at which the block is had (later than t_ns if a page had to be flushed)."""
+    while True:
+        if ist[i, I_FREE] > 0:
+            ist[i, I_FREE] -= 1
+            return t_ns
+        v = cfg[K_VERSION]
+        if v == 55:
+            first = 100 + ist[i, I_SIZE] // 10
+        elif v == 56:
+            first = cfg[K_SCANDEPTH]
+        else:
+            first = 100  # BUF_LRU_SEARCH_SCAN_THRESHOLD (5.7, MariaDB)
+        if free_from_common_lru(pst, stat, ist, grp, cnt, glob, cfg, i, first, t_ns) or \
+                free_from_common_lru(pst, stat, ist, grp, cnt, glob, cfg, i, -1, t_ns):
+            t_ns += cfg[K_COST_EVICT]
+            sst[k, T_CPU] += cfg[K_COST_EVICT]
+            continue
+        # Nothing clean: flush one dirty page from the tail and wait for the write
+        # (buf_flush_single_page_from_LRU / 5.5's buf_flush_free_margin).
+        cnt[i, C_WAIT_FREE] += 1
+        p = ist[i, 1]
+        earliest = -1
+        while p >= 0:
+            if pst[P_DIRTY, p] and pst[P_READY, p] <= t_ns and p != glob[G_FIXED]:
+                break
+            if pst[P_READY, p] > t_ns and (earliest < 0 or pst[P_READY, p] < earliest):
+                earliest = pst[P_READY, p]
+            p = pst[P_PREV, p]
+        if p >= 0:
+            done = device_write(glob, cfg, t_ns)
+            sst[k, T_IOWAIT] += done - t_ns
+            t_ns = done
+            pst[P_DIRTY, p] = 0
+            cnt[i, C_WRITTEN] += 1
+        elif earliest >= 0:
+            # every candidate is being read: wait for the first read to land
+            sst[k, T_IOWAIT] += earliest - t_ns
+            t_ns = earliest
+        else:
+            raise RuntimeError("no block can be freed: the pool is too small for the streams")
+
+
+@njit(cache=True)
+def page_cleaner(pst, stat, ist, grp, cnt, glob, cfg, n_inst, t_ns):
+    """One pass of the 5.6/5.7 page cleaner's LRU batch (buf_flush_LRU_tail): for each
+    instance walk from the tail, at most min(lru_scan_depth, LRU length) pages, freeing
+    clean pages (no read_ahead_evicted count) and writing dirty ones, until the free
+    list holds lru_scan_depth blocks or the LRU is down to 256 pages."""
+    depth = cfg[K_SCANDEPTH]
+    for i in range(n_inst):
+        quota = min(depth, ist[i, 2])
+        p = ist[i, 1]
+        scanned = 0
+        while p >= 0 and scanned < quota and ist[i, I_FREE] < depth and ist[i, 2] > LRU_MIN_LEN:
+            prev = pst[P_PREV, p]
+            if replaceable(pst, glob, p, t_ns):
+                evict_page(pst, stat, ist, grp, cnt, cfg, i, p)
+            elif pst[P_DIRTY, p] and pst[P_READY, p] <= t_ns and p != glob[G_FIXED]:
+                device_write(glob, cfg, t_ns)
+                pst[P_DIRTY, p] = 0
+                cnt[i, C_WRITTEN] += 1
+            scanned += 1
+            p = prev
+
+
+@njit(cache=True)
+def background(pst, stat, ist, grp, cnt, glob, cfg, t_ns):
+    """Run the page-cleaner pass due by t_ns: at the first whole virtual second not
+    yet handled, if there was a get since the previous pass.  Later seconds up to
+    t_ns saw no get (this is called before every event), so they are skipped.
+
+    (Written without a loop over the seconds: LLVM turns such a loop into a 128-bit
+    division that numba cannot link.)"""
+    tick = glob[G_NEXT_TICK]
+    if tick > t_ns:
+        return
+    if glob[G_ACTIVE] != 0:
+        page_cleaner(pst, stat, ist, grp, cnt, glob, cfg, ist.shape[0], tick)
+        glob[G_ACTIVE] = 0
+        glob[G_TICKS] += 1
+    glob[G_NEXT_TICK] = (t_ns // NS_PER_S + 1) * NS_PER_S
+
+
+# ---- reads -----------------------------------------------------------------------------------
+@njit(cache=True)
+def init_for_read(pst, stat, ist, grp, cnt, sst, glob, cfg, p, k, t_ns):
+    """buf_page_init_for_read: take a free block (possibly evicting), put the page in
+    the LRU as a read (old = true), unaccessed and unstamped.  Returns the time."""
+    i = stat[S_INST, p]
+    t_ns = get_free_block(pst, stat, ist, grp, cnt, sst, glob, cfg, i, k, t_ns)
+    pst[P_ACCESS, p] = 0
+    pst[P_STAMP, p] = 0
+    pst[P_DIRTY, p] = 0
+    add_block(pst, stat, ist, grp, cfg, i, p, True)
+    grp[stat[S_GROUP, p], 0] += 1
+    cnt[i, C_READ] += 1
+    return t_ns
+
+
+@njit(cache=True)
+def is_ibuf_bitmap(page_no):
+    return page_no % IBUF_BITMAP_PERIOD == 1
+
+
+@njit(cache=True)
+def read_ahead_linear(pst, stat, ist, grp, cnt, sst, glob, cfg, space_base, space_size,
+                      p, k, t_ns):
+    """buf_read_ahead_linear, called on the first access to page p.  Returns the time
+    (later than t_ns only if freeing a block for a read-ahead page had to wait)."""
+    thr = cfg[K_RATHRESH]
+    if thr == 0 and cfg[K_VERSION] != 55:
+        return t_ns  # 5.6+: 0 switches linear read-ahead off (5.5: most aggressive)
+    i = stat[S_INST, p]
+    area = ist[i, I_AREA]
+    pn = stat[S_PAGENO, p]
+    sp = stat[S_SPACE, p]
+    base = space_base[sp]
+    size = space_size[sp]
+    low = (pn // area) * area
+    high = low + area
+    if pn != low and pn != high - 1:
+        return t_ns
+    if is_ibuf_bitmap(pn):
+        return t_ns
+    if high > size:
+        return t_ns
+    asc = 1
+    if pn == low:
+        asc = -1
+    limit = min(64 - thr, area)
+    fails = 0
+    pred = 0
+    for j in range(low, high):
+        q = base + j
+        acc = pst[P_ACCESS, q] if pst[P_WHERE, q] == 1 else 0
+        if acc == 0:
+            fails += 1
+        elif pred > 0:
+            res = 0
+            if acc > pred:
+                res = 1
+            elif acc < pred:
+                res = -1
+            if res != 0 and res != asc:
+                fails += 1
+        if fails > limit:
+            return t_ns
+        if acc > 0:
+            pred = acc
+    prev_leaf = stat[S_PREVLEAF, p]
+    next_leaf = stat[S_NEXTLEAF, p]
+    if pn == low and next_leaf == p + 1:
+        target = prev_leaf
+    elif pn == high - 1 and prev_leaf == p - 1:
+        target = next_leaf
+    else:
+        return t_ns
+    if target < 0:
+        return t_ns  # FIL_NULL: the area would lie outside the file
+    tpn = target - base
+    low = (tpn // area) * area
+    high = low + area
+    if tpn != low and tpn != high - 1:
+        return t_ns
+    if high > size:
+        return t_ns
+    count = 0
+    for j in range(low, high):
+        q = base + j
+        if is_ibuf_bitmap(j) or pst[P_WHERE, q] == 1:
+            continue
+        t_ns = init_for_read(pst, stat, ist, grp, cnt, sst, glob, cfg, q, k, t_ns)
+        pst[P_READY, q] = device_read(stat, glob, cfg, q, t_ns)
+        count += 1
+    cnt[i, C_RA] += count
+    return t_ns
+
+
+@njit(cache=True, inline="always")
+def get(pst, stat, ist, grp, cnt, sst, glob, cfg, space_base, space_size, p, flags, k, t_ns):
+    """One page get (buf_page_get_gen / optimistic get / AHI hit) by stream k at t_ns.
+    Returns the time when the page is latched and checked, before the get's own CPU."""
+    i = stat[S_INST, p]
+    glob[G_ACTIVE] = 1
+    resident = pst[P_WHERE, p] == 1
+    ahi = (flags & 1) != 0 and cfg[K_AHI] != 0 and resident and pst[P_ACCESS, p] > 0
+    if ahi:
+        cnt[i, C_GETS] += 2
+        cnt[i, C_AHI] += 1
+    else:
+        cnt[i, C_GETS] += 1
+    glob[G_FIXED] = p
+    if not resident:
+        sst[k, T_MISSES] += 1
+        cnt[i, C_READS] += 1
+        t_ns = init_for_read(pst, stat, ist, grp, cnt, sst, glob, cfg, p, k, t_ns)
+        done = device_read(stat, glob, cfg, p, t_ns)
+        pst[P_READY, p] = done
+        sst[k, T_IOWAIT] += done - t_ns
+        t_ns = done + cfg[K_COST_MISS]
+        sst[k, T_CPU] += cfg[K_COST_MISS]
+    elif pst[P_READY, p] > t_ns:
+        sst[k, T_IOWAIT] += pst[P_READY, p] - t_ns
+        t_ns = pst[P_READY, p]
+    first = pst[P_ACCESS, p] == 0
+    if first:
+        pst[P_ACCESS, p] = now_ms(t_ns)
+        t_ns += cfg[K_COST_CLOCK]
+        sst[k, T_CPU] += cfg[K_COST_CLOCK]
+    for _ in range(2 if ahi else 1):
+        r = peek_if_too_old(pst, ist, cnt, cfg, i, p, t_ns)
+        if r & 2:
+            t_ns += cfg[K_COST_CLOCK]
+            sst[k, T_CPU] += cfg[K_COST_CLOCK]
+        if r & 1:
+            make_block_young(pst, stat, ist, grp, cnt, cfg, i, p)
+            t_ns += cfg[K_COST_YOUNG]
+            sst[k, T_CPU] += cfg[K_COST_YOUNG]
+    if first and not ahi:
+        t_ns = read_ahead_linear(pst, stat, ist, grp, cnt, sst, glob, cfg, space_base,
+                                 space_size, p, k, t_ns)
+    if flags & 2:
+        pst[P_DIRTY, p] = 1
+        cnt[i, C_WRITE_REQ] += 1
+    glob[G_FIXED] = -1
+    return t_ns

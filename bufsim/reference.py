@@ -1,0 +1,437 @@
+"""A small pure-Python reference of the whole replay engine, for tests.
+
+Written from ``shared/design/innodb-buffer-pool.md`` independently of the jitted
+kernel's representation: an instance's LRU is a Python list (index 0 = head), and
+the old sublist is not a pointer but a length, because the old pages are always
+exactly the last ``old_len`` pages of the list (§2.4, §2.6).  Slow (list
+operations are O(n)); meant for traces of a few thousand events.
+
+The tests feed the same events to :class:`ReferencePool` and to the kernel, one
+event at a time, and compare hit/miss, every list, every counter and every
+stream clock after each event.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .config import PoolConfig
+from .policies._state import COUNTER_NAMES
+
+MASK31 = (1 << 31) - 1
+C = {name: j for j, name in enumerate(COUNTER_NAMES)}
+
+
+def _ms(t_ns: int) -> int:
+    return t_ns // 1_000_000 + 1
+
+
+class RefPage:
+    __slots__ = ("access", "stamp", "ready", "dirty")
+
+    def __init__(self):
+        self.access = 0
+        self.stamp = 0
+        self.ready = 0
+        self.dirty = False
+
+
+class InnoDBInstance:
+    """One buffer-pool instance: LRU list, old-sublist length, free count, clock."""
+
+    def __init__(self, pool: "ReferencePool", idx: int):
+        cfg = pool.config
+        self.pool = pool
+        self.idx = idx
+        self.lru: list[int] = []
+        self.old_len = 0
+        self.size = cfg.instance_pages
+        self.free = cfg.instance_pages - cfg.misc_pages
+        self.clock = 0
+        self.ratio = cfg.old_ratio
+        self.window = cfg.young_window
+        self.area = cfg.read_ahead_area
+        self.pages: dict[int, RefPage] = {}
+        self.counters = [0] * len(COUNTER_NAMES)
+
+    def count(self, name, n=1):
+        self.counters[C[name]] += n
+
+    # ---- old sublist (§2) --------------------------------------------------------------
+    def is_old(self, p: int) -> bool:
+        if len(self.lru) < 512:
+            return False
+        return self.lru.index(p) >= len(self.lru) - self.old_len
+
+    def old_pages(self) -> set[int]:
+        if len(self.lru) < 512:
+            return set()
+        return set(self.lru[len(self.lru) - self.old_len:])
+
+    def adjust(self):
+        L = len(self.lru)
+        target = min(L * self.ratio // 1024, L - 25)
+        while self.old_len + 20 < target:
+            self.old_len += 1
+        while self.old_len > target + 20:
+            self.old_len -= 1
+
+    def add(self, p: int, old: bool):
+        L = len(self.lru)
+        if not old or L < 512:
+            self.lru.insert(0, p)
+            self.pages[p].stamp = self.clock & MASK31
+        else:
+            self.lru.insert(L - self.old_len + 1, p)
+            self.old_len += 1
+        L += 1
+        if L == 512:
+            self.old_len = 512
+        if L >= 512:
+            self.adjust()
+
+    def remove(self, p: int):
+        L = len(self.lru)
+        idx = self.lru.index(p)
+        first_old = L - self.old_len if L >= 512 else L
+        self.lru.pop(idx)
+        if L - 1 < 512:
+            self.old_len = 0
+            return
+        if idx > first_old:
+            self.old_len -= 1  # an old page that was not the boundary page
+        self.adjust()
+
+    def make_young(self, p: int):
+        if self.is_old(p):
+            self.count("PAGES_MADE_YOUNG")
+        self.remove(p)
+        self.add(p, False)
+
+    def too_old(self, p: int, t_ns: int) -> tuple[bool, bool]:
+        """(move?, clock read?) per buf_page_peek_if_too_old."""
+        if self.clock == 0:
+            return False, False
+        pg = self.pages[p]
+        if self.pool.config.old_blocks_time_ms and self.is_old(p):
+            if pg.access > 0:
+                if _ms(t_ns) - pg.access >= self.pool.config.old_blocks_time_ms:
+                    return True, True
+                self.count("PAGES_NOT_MADE_YOUNG")
+                return False, True
+            self.count("PAGES_NOT_MADE_YOUNG")
+            return False, False
+        young = (self.clock & MASK31) < pg.stamp + self.window
+        return (not young), False
+
+    # ---- freeing (§4) ---------------------------------------------------------------------
+    def replaceable(self, p, t_ns):
+        pg = self.pages[p]
+        return (not pg.dirty) and pg.ready <= t_ns and p != self.pool.fixed
+
+    def evict(self, p):
+        self.remove(p)
+        del self.pages[p]
+        self.clock += 1
+        self.free += 1
+        self.count("evictions")
+
+    def free_from_tail(self, limit, t_ns) -> bool:
+        candidates = self.lru[::-1] if limit < 0 else self.lru[::-1][:limit]
+        for p in candidates:
+            if self.replaceable(p, t_ns):
+                if self.pages[p].access == 0:
+                    self.count("NUMBER_READ_AHEAD_EVICTED")
+                self.evict(p)
+                return True
+        return False
+
+    def get_free_block(self, stream: "RefStream", t_ns: int) -> int:
+        cfg = self.pool.config
+        while True:
+            if self.free > 0:
+                self.free -= 1
+                return t_ns
+            first = {"5.5": 100 + self.size // 10, "5.6": cfg.lru_scan_depth}.get(cfg.version, 100)
+            if self.free_from_tail(first, t_ns) or self.free_from_tail(-1, t_ns):
+                t_ns += cfg.cost.evict_ns
+                stream.cpu += cfg.cost.evict_ns
+                continue
+            self.count("Innodb_buffer_pool_wait_free")
+            dirty = [p for p in reversed(self.lru) if self.pages[p].dirty
+                     and self.pages[p].ready <= t_ns and p != self.pool.fixed]
+            if dirty:
+                done = self.pool.device_write(t_ns)
+                stream.io_wait += done - t_ns
+                t_ns = done
+                self.pages[dirty[0]].dirty = False
+                self.count("NUMBER_PAGES_WRITTEN")
+                continue
+            pending = [self.pages[p].ready for p in self.lru if self.pages[p].ready > t_ns]
+            if not pending:
+                raise RuntimeError("no block can be freed")
+            stream.io_wait += min(pending) - t_ns
+            t_ns = min(pending)
+
+    def cleaner_pass(self, t_ns):
+        cfg = self.pool.config
+        depth = cfg.lru_scan_depth
+        quota = min(depth, len(self.lru))
+        for p in list(reversed(self.lru))[:quota]:
+            if self.free >= depth or len(self.lru) <= 256:
+                break
+            if self.replaceable(p, t_ns):
+                self.evict(p)
+            elif self.pages[p].dirty and self.pages[p].ready <= t_ns and p != self.pool.fixed:
+                self.pool.device_write(t_ns)
+                self.pages[p].dirty = False
+                self.count("NUMBER_PAGES_WRITTEN")
+
+
+class RefStream:
+    def __init__(self, events):
+        self.events = events  # list of (page, count, cpu_ns, flags)
+        self.pos = 0
+        self.clock = 0
+        self.cpu = 0
+        self.io_wait = 0
+        self.gets = 0
+        self.misses = 0
+
+
+class ReferencePool:
+    """Reference replay of whole per-stream event lists.
+
+    Parameters
+    ----------
+    config
+        The pool configuration (any policy).
+    tablespaces
+        The :class:`bufsim.Tablespaces` of the pages.
+    streams
+        One list of ``(page, count, cpu_ns, flags)`` per stream.
+    """
+
+    def __init__(self, config: PoolConfig, tablespaces, streams):
+        self.config = config
+        self.ts = tablespaces
+        self.inst_of = tablespaces.instance_of(config.instances)
+        self.streams = [RefStream(list(ev)) for ev in streams]
+        self.fixed = -1
+        self.dev_free = 0
+        self.dev_last = -1
+        self.dev_busy = 0
+        self.next_tick = 1_000_000_000
+        self.active = False
+        self.ticks = 0
+        if config.policy == "innodb":
+            self.inst = [InnoDBInstance(self, i) for i in range(config.instances)]
+        else:
+            from .policies import registry
+            twin = registry.twin(config.policy)
+            cap = config.instance_pages - config.misc_pages
+            self.inst = [_TwinInstance(twin(cap)) for _ in range(config.instances)]
+
+    # ---- device --------------------------------------------------------------------------
+    def device_read(self, p, t_ns):
+        d = self.config.device
+        seq = (self.dev_last >= 0 and p == self.dev_last + 1
+               and self.ts.page_space_idx[p] == self.ts.page_space_idx[self.dev_last])
+        svc = d.seq_read_ns if seq else d.random_read_ns
+        start = max(t_ns, self.dev_free)
+        self.dev_free = start + svc
+        self.dev_last = p
+        self.dev_busy += svc
+        return start + svc
+
+    def device_write(self, t_ns):
+        d = self.config.device
+        start = max(t_ns, self.dev_free)
+        self.dev_free = start + d.write_ns
+        self.dev_last = -1
+        self.dev_busy += d.write_ns
+        return start + d.write_ns
+
+    # ---- one event -------------------------------------------------------------------------
+    def step(self) -> bool:
+        """Process the next event in virtual-time order; False when all are done."""
+        live = [s for s in range(len(self.streams))
+                if self.streams[s].pos < len(self.streams[s].events)]
+        if not live:
+            return False
+        k = min(live, key=lambda s: (self.streams[s].clock, s))
+        st = self.streams[k]
+        t = st.clock
+        if self.config.policy == "innodb" and self.config.page_cleaner:
+            while self.next_tick <= t:
+                if self.active:
+                    for inst in self.inst:
+                        inst.cleaner_pass(self.next_tick)
+                    self.active = False
+                    self.ticks += 1
+                self.next_tick += 1_000_000_000
+        page, count, cpu, flags = st.events[st.pos]
+        for _ in range(count):
+            if self.config.policy == "innodb":
+                t = self._innodb_get(page, flags, st, t)
+            else:
+                t = self._twin_get(page, st, t)
+            t += cpu
+            st.cpu += cpu
+        st.gets += count
+        st.pos += 1
+        st.clock = t
+        return True
+
+    def run(self):
+        while self.step():
+            pass
+
+    def _innodb_get(self, p, flags, st, t):
+        cfg = self.config
+        inst = self.inst[self.inst_of[p]]
+        self.active = True
+        resident = p in inst.pages
+        ahi = bool(flags & 1) and cfg.adaptive_hash_index and resident and inst.pages[p].access > 0
+        inst.count("NUMBER_PAGES_GET", 2 if ahi else 1)
+        if ahi:
+            inst.count("ahi_hits")
+        self.fixed = p
+        if not resident:
+            st.misses += 1
+            inst.count("Innodb_buffer_pool_reads")
+            t = self._read(p, st, t)
+            done = self.device_read(p, t)
+            inst.pages[p].ready = done
+            st.io_wait += done - t
+            t = done + cfg.cost.miss_cpu_ns
+            st.cpu += cfg.cost.miss_cpu_ns
+        elif inst.pages[p].ready > t:
+            st.io_wait += inst.pages[p].ready - t
+            t = inst.pages[p].ready
+        pg = inst.pages[p]
+        first = pg.access == 0
+        if first:
+            pg.access = _ms(t)
+            t += cfg.cost.clock_read_ns
+            st.cpu += cfg.cost.clock_read_ns
+        for _ in range(2 if ahi else 1):
+            move, clock_read = inst.too_old(p, t)
+            if clock_read:
+                t += cfg.cost.clock_read_ns
+                st.cpu += cfg.cost.clock_read_ns
+            if move:
+                inst.make_young(p)
+                t += cfg.cost.make_young_ns
+                st.cpu += cfg.cost.make_young_ns
+        if first and not ahi:
+            t = self._read_ahead(p, st, t)
+        if flags & 2:
+            pg.dirty = True
+            inst.count("Innodb_buffer_pool_write_requests")
+        self.fixed = -1
+        return t
+
+    def _read(self, p, st, t):
+        """buf_page_init_for_read."""
+        inst = self.inst[self.inst_of[p]]
+        t = inst.get_free_block(st, t)
+        inst.pages[p] = RefPage()
+        inst.add(p, True)
+        inst.count("NUMBER_PAGES_READ")
+        return t
+
+    def _read_ahead(self, p, st, t):
+        cfg = self.config
+        thr = cfg.read_ahead_threshold
+        if thr == 0 and cfg.version != "5.5":
+            return t
+        inst = self.inst[self.inst_of[p]]
+        area = inst.area
+        ts = self.ts
+        sp = ts.page_space_idx[p]
+        base, size = int(ts.space_base[sp]), int(ts.space_size[sp])
+        pn = p - base
+        low = pn - pn % area
+        high = low + area
+        if pn not in (low, high - 1) or pn % 16384 == 1 or high > size:
+            return t
+        direction = -1 if pn == low else 1
+        limit = min(64 - thr, area)
+        fails = 0
+        pred = None
+        for j in range(low, high):
+            q = base + j
+            qi = self.inst[self.inst_of[q]]
+            acc = qi.pages[q].access if q in qi.pages else 0
+            if acc == 0:
+                fails += 1
+            elif pred is not None and acc != pred and (1 if acc > pred else -1) != direction:
+                fails += 1
+            if fails > limit:
+                return t
+            if acc:
+                pred = acc
+        prev_leaf, next_leaf = int(ts.prev_leaf[p]), int(ts.next_leaf[p])
+        if pn == low and next_leaf == p + 1:
+            target = prev_leaf
+        elif pn == high - 1 and prev_leaf == p - 1:
+            target = next_leaf
+        else:
+            return t
+        if target < 0:
+            return t
+        tpn = target - base
+        low = tpn - tpn % area
+        high = low + area
+        if tpn not in (low, high - 1) or high > size:
+            return t
+        n = 0
+        for j in range(low, high):
+            q = base + j
+            if j % 16384 == 1 or q in self.inst[self.inst_of[q]].pages:
+                continue
+            t = self._read(q, st, t)
+            self.inst[self.inst_of[q]].pages[q].ready = self.device_read(q, t)
+            n += 1
+        inst.count("NUMBER_PAGES_READ_AHEAD", n)
+        return t
+
+    def _twin_get(self, p, st, t):
+        cfg = self.config
+        inst = self.inst[self.inst_of[p]]
+        inst.count("NUMBER_PAGES_GET")
+        hit, victim = inst.twin.access(p)
+        if hit:
+            return t
+        st.misses += 1
+        inst.count("Innodb_buffer_pool_reads")
+        inst.count("NUMBER_PAGES_READ")
+        if victim >= 0:
+            inst.count("evictions")
+        done = self.device_read(p, t)
+        st.io_wait += done - t
+        st.cpu += cfg.cost.miss_cpu_ns
+        return done + cfg.cost.miss_cpu_ns
+
+    # ---- reading the state ----------------------------------------------------------------
+    def counters(self) -> np.ndarray:
+        return np.array([inst.counters for inst in self.inst], dtype=np.int64)
+
+    def lists(self, i: int) -> list[list[int]]:
+        inst = self.inst[i]
+        if isinstance(inst, _TwinInstance):
+            return inst.twin.lists()
+        return [list(inst.lru), [], [], []]
+
+    def stream_table(self) -> np.ndarray:
+        return np.array([[s.clock, s.cpu, s.io_wait, s.gets, s.misses, s.pos]
+                         for s in self.streams], dtype=np.int64)
+
+
+class _TwinInstance:
+    def __init__(self, twin):
+        self.twin = twin
+        self.counters = [0] * len(COUNTER_NAMES)
+
+    def count(self, name, n=1):
+        self.counters[C[name]] += n
