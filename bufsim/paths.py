@@ -122,14 +122,25 @@ def notebooks_dir() -> Path:
     return repo_root() / "notebooks"
 
 
+#: Environment variables that redirect the outputs (the tests run the notebooks in
+#: quick mode with these pointing at a temporary folder, so that the figures and
+#: results of a full run are left as they are).
+FIGURES_ENV_VAR = "BUFSIM_FIGURES_DIR"
+BUILD_ENV_VAR = "BUFSIM_BUILD_DIR"
+
+
 def figures_dir() -> Path:
-    """Return ``ROOT/figures``, where figures are exported; created if missing."""
-    return _output_dir(repo_root() / "figures")
+    """Return ``ROOT/figures`` (or ``$BUFSIM_FIGURES_DIR``), where figures are exported;
+    created if missing."""
+    override = os.environ.get(FIGURES_ENV_VAR, "")
+    return _output_dir(Path(override).resolve() if override else repo_root() / "figures")
 
 
 def build_dir() -> Path:
-    """Return ``ROOT/build``, for executed notebooks and the summary; created if missing."""
-    return _output_dir(repo_root() / "build")
+    """Return ``ROOT/build`` (or ``$BUFSIM_BUILD_DIR``), for executed notebooks, results and
+    the summary; created if missing."""
+    override = os.environ.get(BUILD_ENV_VAR, "")
+    return _output_dir(Path(override).resolve() if override else repo_root() / "build")
 
 
 def results_dir() -> Path:
