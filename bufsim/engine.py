@@ -48,14 +48,14 @@ __all__ = ["replay", "ReplayResult", "PoolState"]
 DONE, STOP_TIME, STOP_EVENTS = 0, -1, -2
 
 
-@njit(cache=True, inline="always")
+@njit(_nrt=False, cache=True, inline="always")
 def _generic_get(pst, stat, ist, grp, cnt, sst, glob, cfg, p, k, t_ns):
     """A get under a comparison policy: the policy decides the lists, the engine
     counts and charges the miss."""
-    i = stat[S_INST, p]
+    i = stat[p, S_INST]
     cnt[i, C_GETS] += 1
     glob[G_ACTIVE] = 1
-    w = pst[P_WHERE, p]
+    w = pst[p, P_WHERE]
     if w == 1 or w == 2:
         policy_hit(cfg[K_POLICY], pst, ist, i, p)
         return t_ns
@@ -64,17 +64,17 @@ def _generic_get(pst, stat, ist, grp, cnt, sst, glob, cfg, p, k, t_ns):
     cnt[i, C_READ] += 1
     victim = policy_miss(cfg[K_POLICY], pst, ist, i, p)
     if victim >= 0:
-        grp[stat[S_GROUP, victim], 0] -= 1
+        grp[stat[victim, S_GROUP], 0] -= 1
         cnt[i, C_EVICT] += 1
         ist[i, I_CLOCK] += 1
-    grp[stat[S_GROUP, p], 0] += 1
+    grp[stat[p, S_GROUP], 0] += 1
     done = device_read(stat, glob, cfg, p, t_ns)
     sst[k, T_IOWAIT] += done - t_ns
     sst[k, T_CPU] += cfg[K_COST_MISS]
     return done + cfg[K_COST_MISS]
 
 
-@njit(cache=True)
+@njit(_nrt=False, cache=True)
 def _run(pages, counts, cpus, flags, pst, stat, ist, grp, cnt, sst, glob, cfg,
          space_base, space_size, exhausted, stop_ns, max_events):
     """Process events until an input buffer runs dry, a stream reaches ``stop_ns``
@@ -167,13 +167,13 @@ class PoolState:
         self.tablespaces = tablespaces
         n = tablespaces.n_pages
         self.pst = new_page_state(n)
-        stat = np.zeros((N_S, n), dtype=np.int64)
-        stat[S_INST] = tablespaces.instance_of(config.instances)
-        stat[S_GROUP] = tablespaces.page_group
-        stat[S_SPACE] = tablespaces.page_space_idx
-        stat[S_PAGENO] = tablespaces.page_no
-        stat[S_PREVLEAF] = tablespaces.prev_leaf
-        stat[S_NEXTLEAF] = tablespaces.next_leaf
+        stat = np.zeros((n, N_S), dtype=np.int64)
+        stat[:, S_INST] = tablespaces.instance_of(config.instances)
+        stat[:, S_GROUP] = tablespaces.page_group
+        stat[:, S_SPACE] = tablespaces.page_space_idx
+        stat[:, S_PAGENO] = tablespaces.page_no
+        stat[:, S_PREVLEAF] = tablespaces.prev_leaf
+        stat[:, S_NEXTLEAF] = tablespaces.next_leaf
         self.stat = stat
         self.space_base = np.ascontiguousarray(tablespaces.space_base, dtype=np.int64)
         self.space_size = np.ascontiguousarray(tablespaces.space_size, dtype=np.int64)
@@ -460,8 +460,9 @@ def replay(trace, config: PoolConfig | str | None = None, *, sample_every_ns: in
     if sample_every_ns:
         samples.append(_sample(state, int(state.sst[:, T_CLOCK].max())))
     stats = state.stats()
-    totals = stats.drop(columns=["POOL_ID", "HIT_RATE"]).sum()
-    totals["HIT_RATE"] = hit_rate(totals["NUMBER_PAGES_READ"], totals["NUMBER_PAGES_GET"])
+    sums = {k: int(v) for k, v in stats.drop(columns=["POOL_ID", "HIT_RATE"]).sum().items()}
+    sums["HIT_RATE"] = hit_rate(sums["NUMBER_PAGES_READ"], sums["NUMBER_PAGES_GET"])
+    totals = pd.Series(sums)
     return ReplayResult(config=config, stats=stats, totals=totals, streams=state.streams(),
                         contents=state.contents(),
                         timeline=pd.DataFrame(samples) if samples else pd.DataFrame(),

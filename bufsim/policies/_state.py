@@ -3,8 +3,8 @@
 All replay state lives in a handful of int64 NumPy arrays so that the jitted
 kernels see no Python objects:
 
-``pst[field, page]``   mutable per-page state (rows ``P_*``)
-``stat[field, page]``  static per-page facts from the tablespace map (rows ``S_*``)
+``pst[page, field]``   mutable per-page state (columns ``P_*``)
+``stat[page, field]``  static per-page facts from the tablespace map (columns ``S_*``)
 ``ist[inst, field]``   per-instance state: up to four array-linked lists, the
                        InnoDB old-sublist pointer, free blocks, freed_page_clock...
 ``cnt[inst, field]``   per-instance counters (``C_*``), named after
@@ -14,7 +14,15 @@ kernels see no Python objects:
 ``cfg[field]``         the configuration as integers (``K_*``)
 ``grp[group, 2]``      resident and old pages per index (group)
 
-A page is in at most one list at a time; ``pst[P_WHERE, p]`` names it (0: none).
+Every kernel is compiled with ``_nrt=False``: it allocates nothing, and without
+numba's reference counting of array arguments a replay runs about 4x faster
+(measured: 3.5 -> 14 M gets/s for ``innodb`` on a 1M-page Zipf trace).
+
+Per-page arrays are page-major so that one page's state shares one or two cache
+lines: a miss on a trace over a million pages then costs 2-3 cache misses, not
+one per field.
+
+A page is in at most one list at a time; ``pst[p, P_WHERE]`` names it (0: none).
 Lists 1 and 2 hold resident pages, lists 3 and 4 are ghost lists (2Q, ARC).
 """
 import numpy as np
@@ -65,78 +73,78 @@ NS_PER_MS = 1_000_000
 NS_PER_S = 1_000_000_000
 
 
-@njit(cache=True, inline="always")
+@njit(_nrt=False, cache=True, inline="always")
 def list_len(ist, i, l):
     return ist[i, 3 * (l - 1) + 2]
 
 
-@njit(cache=True, inline="always")
+@njit(_nrt=False, cache=True, inline="always")
 def list_head(ist, i, l):
     return ist[i, 3 * (l - 1)]
 
 
-@njit(cache=True, inline="always")
+@njit(_nrt=False, cache=True, inline="always")
 def list_tail(ist, i, l):
     return ist[i, 3 * (l - 1) + 1]
 
 
-@njit(cache=True, inline="always")
+@njit(_nrt=False, cache=True, inline="always")
 def push_head(pst, ist, i, l, p):
     """Link page p at the head of list l of instance i."""
     b = 3 * (l - 1)
     h = ist[i, b]
-    pst[P_PREV, p] = -1
-    pst[P_NEXT, p] = h
+    pst[p, P_PREV] = -1
+    pst[p, P_NEXT] = h
     if h >= 0:
-        pst[P_PREV, h] = p
+        pst[h, P_PREV] = p
     else:
         ist[i, b + 1] = p
     ist[i, b] = p
     ist[i, b + 2] += 1
-    pst[P_WHERE, p] = l
+    pst[p, P_WHERE] = l
 
 
-@njit(cache=True, inline="always")
+@njit(_nrt=False, cache=True, inline="always")
 def insert_after(pst, ist, i, l, a, p):
     """Link page p right after page a (towards the tail) in list l."""
     b = 3 * (l - 1)
-    n = pst[P_NEXT, a]
-    pst[P_PREV, p] = a
-    pst[P_NEXT, p] = n
-    pst[P_NEXT, a] = p
+    n = pst[a, P_NEXT]
+    pst[p, P_PREV] = a
+    pst[p, P_NEXT] = n
+    pst[a, P_NEXT] = p
     if n >= 0:
-        pst[P_PREV, n] = p
+        pst[n, P_PREV] = p
     else:
         ist[i, b + 1] = p
     ist[i, b + 2] += 1
-    pst[P_WHERE, p] = l
+    pst[p, P_WHERE] = l
 
 
-@njit(cache=True, inline="always")
+@njit(_nrt=False, cache=True, inline="always")
 def unlink(pst, ist, i, p):
     """Unlink page p from whichever list holds it."""
-    l = pst[P_WHERE, p]
+    l = pst[p, P_WHERE]
     b = 3 * (l - 1)
-    pr = pst[P_PREV, p]
-    nx = pst[P_NEXT, p]
+    pr = pst[p, P_PREV]
+    nx = pst[p, P_NEXT]
     if pr >= 0:
-        pst[P_NEXT, pr] = nx
+        pst[pr, P_NEXT] = nx
     else:
         ist[i, b] = nx
     if nx >= 0:
-        pst[P_PREV, nx] = pr
+        pst[nx, P_PREV] = pr
     else:
         ist[i, b + 1] = pr
     ist[i, b + 2] -= 1
-    pst[P_PREV, p] = -1
-    pst[P_NEXT, p] = -1
-    pst[P_WHERE, p] = 0
+    pst[p, P_PREV] = -1
+    pst[p, P_NEXT] = -1
+    pst[p, P_WHERE] = 0
 
 
-@njit(cache=True, inline="always")
+@njit(_nrt=False, cache=True, inline="always")
 def move_to_head(pst, ist, i, p):
     """Move page p to the head of the list it is in."""
-    l = pst[P_WHERE, p]
+    l = pst[p, P_WHERE]
     if ist[i, 3 * (l - 1)] == p:
         return
     unlink(pst, ist, i, p)
@@ -149,12 +157,12 @@ def walk(pst, ist, i, l):
     p = int(ist[i, 3 * (l - 1)])
     while p >= 0:
         out.append(p)
-        p = int(pst[P_NEXT, p])
+        p = int(pst[p, P_NEXT])
     return out
 
 
 def new_page_state(n_pages: int) -> np.ndarray:
-    pst = np.zeros((N_P, n_pages), dtype=np.int64)
-    pst[P_PREV] = -1
-    pst[P_NEXT] = -1
+    pst = np.zeros((n_pages, N_P), dtype=np.int64)
+    pst[:, P_PREV] = -1
+    pst[:, P_NEXT] = -1
     return pst

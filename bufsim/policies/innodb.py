@@ -34,21 +34,21 @@ from ._state import (
 IBUF_BITMAP_PERIOD = 16384  # an ibuf bitmap page every 16384 pages (16 KiB pages), at offset 1
 
 
-@njit(cache=True, inline="always")
+@njit(_nrt=False, cache=True, inline="always")
 def now_ms(t_ns):
     """ut_time_ms() of a virtual time.  +1 so that no access is stamped 0 (0 = never)."""
     return t_ns // NS_PER_MS + 1
 
 
 # ---- the old sublist ---------------------------------------------------------------------
-@njit(cache=True, inline="always")
+@njit(_nrt=False, cache=True, inline="always")
 def set_old(pst, stat, grp, p, v):
-    if pst[P_OLD, p] != v:
-        pst[P_OLD, p] = v
-        grp[stat[S_GROUP, p], 1] += 1 if v else -1
+    if pst[p, P_OLD] != v:
+        pst[p, P_OLD] = v
+        grp[stat[p, S_GROUP], 1] += 1 if v else -1
 
 
-@njit(cache=True)
+@njit(_nrt=False, cache=True)
 def old_adjust_len(pst, stat, ist, grp, cfg, i):
     """buf_LRU_old_adjust_len: keep LRU_old_len within +-20 of the target."""
     L = ist[i, 2]
@@ -56,37 +56,37 @@ def old_adjust_len(pst, stat, ist, grp, cfg, i):
     while True:
         old = ist[i, I_OLD]
         if ist[i, I_OLDLEN] + OLD_TOLERANCE < new_len:
-            old = pst[P_PREV, old]
+            old = pst[old, P_PREV]
             ist[i, I_OLD] = old
             ist[i, I_OLDLEN] += 1
             set_old(pst, stat, grp, old, 1)
         elif ist[i, I_OLDLEN] > new_len + OLD_TOLERANCE:
-            ist[i, I_OLD] = pst[P_NEXT, old]
+            ist[i, I_OLD] = pst[old, P_NEXT]
             ist[i, I_OLDLEN] -= 1
             set_old(pst, stat, grp, old, 0)
         else:
             return
 
 
-@njit(cache=True)
+@njit(_nrt=False, cache=True)
 def old_init(pst, stat, ist, grp, cfg, i):
     """buf_LRU_old_init: mark every page old, LRU_old = head, then adjust."""
     p = ist[i, 0]
     while p >= 0:
         set_old(pst, stat, grp, p, 1)
-        p = pst[P_NEXT, p]
+        p = pst[p, P_NEXT]
     ist[i, I_OLD] = ist[i, 0]
     ist[i, I_OLDLEN] = ist[i, 2]
     old_adjust_len(pst, stat, ist, grp, cfg, i)
 
 
-@njit(cache=True)
+@njit(_nrt=False, cache=True)
 def add_block(pst, stat, ist, grp, cfg, i, p, old):
     """buf_LRU_add_block_low: at the head (stamping freed_page_clock) unless this is a
     read and the list has 512 pages, then right after LRU_old (no stamp)."""
     if (not old) or ist[i, 2] < OLD_MIN_LEN:
         push_head(pst, ist, i, 1, p)
-        pst[P_STAMP, p] = ist[i, I_CLOCK] & STAMP_MASK
+        pst[p, P_STAMP] = ist[i, I_CLOCK] & STAMP_MASK
     else:
         insert_after(pst, ist, i, 1, ist[i, I_OLD], p)
         ist[i, I_OLDLEN] += 1
@@ -100,12 +100,12 @@ def add_block(pst, stat, ist, grp, cfg, i, p, old):
         set_old(pst, stat, grp, p, 1 if ist[i, I_OLD] >= 0 else 0)
 
 
-@njit(cache=True)
+@njit(_nrt=False, cache=True)
 def remove_block(pst, stat, ist, grp, cfg, i, p):
     """buf_LRU_remove_block.  The page's old flag is cleared afterwards (it has left
     the list; every insertion sets the flag again)."""
     if p == ist[i, I_OLD]:
-        prev = pst[P_PREV, p]
+        prev = pst[p, P_PREV]
         ist[i, I_OLD] = prev
         set_old(pst, stat, grp, prev, 1)
         ist[i, I_OLDLEN] += 1
@@ -114,33 +114,33 @@ def remove_block(pst, stat, ist, grp, cfg, i, p):
         q = ist[i, 0]
         while q >= 0:
             set_old(pst, stat, grp, q, 0)
-            q = pst[P_NEXT, q]
+            q = pst[q, P_NEXT]
         ist[i, I_OLD] = -1
         ist[i, I_OLDLEN] = 0
         set_old(pst, stat, grp, p, 0)
         return
-    if pst[P_OLD, p]:
+    if pst[p, P_OLD]:
         ist[i, I_OLDLEN] -= 1
     set_old(pst, stat, grp, p, 0)
     old_adjust_len(pst, stat, ist, grp, cfg, i)
 
 
-@njit(cache=True)
+@njit(_nrt=False, cache=True)
 def make_block_young(pst, stat, ist, grp, cnt, cfg, i, p):
     """buf_LRU_make_block_young: counted in PAGES_MADE_YOUNG only if the page was old."""
-    if pst[P_OLD, p]:
+    if pst[p, P_OLD]:
         cnt[i, C_YOUNG] += 1
     remove_block(pst, stat, ist, grp, cfg, i, p)
     add_block(pst, stat, ist, grp, cfg, i, p, False)
 
 
-@njit(cache=True, inline="always")
+@njit(_nrt=False, cache=True, inline="always")
 def peek_if_too_old(pst, ist, cnt, cfg, i, p, t_ns):
     """buf_page_peek_if_too_old.  Returns bit 0: move the page; bit 1: the clock was read."""
     if ist[i, I_CLOCK] == 0:
         return 0  # warm-up: nothing evicted from this instance yet
-    if cfg[K_OLDTIME] != 0 and pst[P_OLD, p]:
-        acc = pst[P_ACCESS, p]
+    if cfg[K_OLDTIME] != 0 and pst[p, P_OLD]:
+        acc = pst[p, P_ACCESS]
         if acc > 0:
             if now_ms(t_ns) - acc >= cfg[K_OLDTIME]:
                 return 3
@@ -149,16 +149,16 @@ def peek_if_too_old(pst, ist, cnt, cfg, i, p, t_ns):
         cnt[i, C_NOT_YOUNG] += 1
         return 0
     # buf_page_peek_if_young: (clock mod 2^31) < stamp + W
-    young = (ist[i, I_CLOCK] & STAMP_MASK) < pst[P_STAMP, p] + ist[i, I_W]
+    young = (ist[i, I_CLOCK] & STAMP_MASK) < pst[p, P_STAMP] + ist[i, I_W]
     return 0 if young else 1
 
 
 # ---- the device ----------------------------------------------------------------------------
-@njit(cache=True, inline="always")
+@njit(_nrt=False, cache=True, inline="always")
 def device_read(stat, glob, cfg, p, t_ns):
     """Queue a 16 KiB read of page p at time t_ns; return its completion time."""
     last = glob[G_DEVLAST]
-    if last >= 0 and p == last + 1 and stat[S_SPACE, p] == stat[S_SPACE, last]:
+    if last >= 0 and p == last + 1 and stat[p, S_SPACE] == stat[last, S_SPACE]:
         svc = cfg[K_DEV_SEQ]
     else:
         svc = cfg[K_DEV_RAND]
@@ -169,7 +169,7 @@ def device_read(stat, glob, cfg, p, t_ns):
     return start + svc
 
 
-@njit(cache=True)
+@njit(_nrt=False, cache=True)
 def device_write(glob, cfg, t_ns):
     """Queue a page write at time t_ns; return its completion time."""
     start = max(t_ns, glob[G_DEVFREE])
@@ -180,27 +180,27 @@ def device_write(glob, cfg, t_ns):
 
 
 # ---- freeing blocks ------------------------------------------------------------------------
-@njit(cache=True)
+@njit(_nrt=False, cache=True)
 def evict_page(pst, stat, ist, grp, cnt, cfg, i, p):
     """buf_LRU_free_page + buf_LRU_block_remove_hashed: the block goes to the free
     list and freed_page_clock advances."""
     remove_block(pst, stat, ist, grp, cfg, i, p)
-    grp[stat[S_GROUP, p], 0] -= 1
-    pst[P_ACCESS, p] = 0
-    pst[P_STAMP, p] = 0
-    pst[P_READY, p] = 0
+    grp[stat[p, S_GROUP], 0] -= 1
+    pst[p, P_ACCESS] = 0
+    pst[p, P_STAMP] = 0
+    pst[p, P_READY] = 0
     ist[i, I_CLOCK] += 1
     ist[i, I_FREE] += 1
     cnt[i, C_EVICT] += 1
 
 
-@njit(cache=True, inline="always")
+@njit(_nrt=False, cache=True, inline="always")
 def replaceable(pst, glob, p, t_ns):
     """buf_flush_ready_for_replace: clean, not I/O-fixed, not buffer-fixed."""
-    return pst[P_DIRTY, p] == 0 and pst[P_READY, p] <= t_ns and p != glob[G_FIXED]
+    return pst[p, P_DIRTY] == 0 and pst[p, P_READY] <= t_ns and p != glob[G_FIXED]
 
 
-@njit(cache=True)
+@njit(_nrt=False, cache=True)
 def free_from_common_lru(pst, stat, ist, grp, cnt, glob, cfg, i, limit, t_ns):
     """buf_LRU_free_from_common_LRU_list: scan at most ``limit`` pages from the tail
     (all if limit < 0) and free the first replaceable one; a freed page that was
@@ -208,9 +208,9 @@ def free_from_common_lru(pst, stat, ist, grp, cnt, glob, cfg, i, limit, t_ns):
     p = ist[i, 1]
     scanned = 0
     while p >= 0 and (limit < 0 or scanned < limit):
-        prev = pst[P_PREV, p]
+        prev = pst[p, P_PREV]
         if replaceable(pst, glob, p, t_ns):
-            if pst[P_ACCESS, p] == 0:
+            if pst[p, P_ACCESS] == 0:
                 cnt[i, C_RA_EVICTED] += 1
             evict_page(pst, stat, ist, grp, cnt, cfg, i, p)
             return True
@@ -219,7 +219,7 @@ def free_from_common_lru(pst, stat, ist, grp, cnt, glob, cfg, i, limit, t_ns):
     return False
 
 
-@njit(cache=True)
+@njit(_nrt=False, cache=True)
 def get_free_block(pst, stat, ist, grp, cnt, sst, glob, cfg, i, k, t_ns):
     """buf_LRU_get_free_block for a user thread of stream k at time t_ns.  Returns the
     time at which the block is had (later than t_ns if a page had to be flushed)."""
@@ -245,16 +245,16 @@ def get_free_block(pst, stat, ist, grp, cnt, sst, glob, cfg, i, k, t_ns):
         p = ist[i, 1]
         earliest = -1
         while p >= 0:
-            if pst[P_DIRTY, p] and pst[P_READY, p] <= t_ns and p != glob[G_FIXED]:
+            if pst[p, P_DIRTY] and pst[p, P_READY] <= t_ns and p != glob[G_FIXED]:
                 break
-            if pst[P_READY, p] > t_ns and (earliest < 0 or pst[P_READY, p] < earliest):
-                earliest = pst[P_READY, p]
-            p = pst[P_PREV, p]
+            if pst[p, P_READY] > t_ns and (earliest < 0 or pst[p, P_READY] < earliest):
+                earliest = pst[p, P_READY]
+            p = pst[p, P_PREV]
         if p >= 0:
             done = device_write(glob, cfg, t_ns)
             sst[k, T_IOWAIT] += done - t_ns
             t_ns = done
-            pst[P_DIRTY, p] = 0
+            pst[p, P_DIRTY] = 0
             cnt[i, C_WRITTEN] += 1
         elif earliest >= 0:
             # every candidate is being read: wait for the first read to land
@@ -264,7 +264,7 @@ def get_free_block(pst, stat, ist, grp, cnt, sst, glob, cfg, i, k, t_ns):
             raise RuntimeError("no block can be freed: the pool is too small for the streams")
 
 
-@njit(cache=True)
+@njit(_nrt=False, cache=True)
 def page_cleaner(pst, stat, ist, grp, cnt, glob, cfg, n_inst, t_ns):
     """One pass of the 5.6/5.7 page cleaner's LRU batch (buf_flush_LRU_tail): for each
     instance walk from the tail, at most min(lru_scan_depth, LRU length) pages, freeing
@@ -276,18 +276,18 @@ def page_cleaner(pst, stat, ist, grp, cnt, glob, cfg, n_inst, t_ns):
         p = ist[i, 1]
         scanned = 0
         while p >= 0 and scanned < quota and ist[i, I_FREE] < depth and ist[i, 2] > LRU_MIN_LEN:
-            prev = pst[P_PREV, p]
+            prev = pst[p, P_PREV]
             if replaceable(pst, glob, p, t_ns):
                 evict_page(pst, stat, ist, grp, cnt, cfg, i, p)
-            elif pst[P_DIRTY, p] and pst[P_READY, p] <= t_ns and p != glob[G_FIXED]:
+            elif pst[p, P_DIRTY] and pst[p, P_READY] <= t_ns and p != glob[G_FIXED]:
                 device_write(glob, cfg, t_ns)
-                pst[P_DIRTY, p] = 0
+                pst[p, P_DIRTY] = 0
                 cnt[i, C_WRITTEN] += 1
             scanned += 1
             p = prev
 
 
-@njit(cache=True)
+@njit(_nrt=False, cache=True)
 def background(pst, stat, ist, grp, cnt, glob, cfg, t_ns):
     """Run the page-cleaner pass due by t_ns: at the first whole virtual second not
     yet handled, if there was a get since the previous pass.  Later seconds up to
@@ -306,27 +306,27 @@ def background(pst, stat, ist, grp, cnt, glob, cfg, t_ns):
 
 
 # ---- reads -----------------------------------------------------------------------------------
-@njit(cache=True)
+@njit(_nrt=False, cache=True)
 def init_for_read(pst, stat, ist, grp, cnt, sst, glob, cfg, p, k, t_ns):
     """buf_page_init_for_read: take a free block (possibly evicting), put the page in
     the LRU as a read (old = true), unaccessed and unstamped.  Returns the time."""
-    i = stat[S_INST, p]
+    i = stat[p, S_INST]
     t_ns = get_free_block(pst, stat, ist, grp, cnt, sst, glob, cfg, i, k, t_ns)
-    pst[P_ACCESS, p] = 0
-    pst[P_STAMP, p] = 0
-    pst[P_DIRTY, p] = 0
+    pst[p, P_ACCESS] = 0
+    pst[p, P_STAMP] = 0
+    pst[p, P_DIRTY] = 0
     add_block(pst, stat, ist, grp, cfg, i, p, True)
-    grp[stat[S_GROUP, p], 0] += 1
+    grp[stat[p, S_GROUP], 0] += 1
     cnt[i, C_READ] += 1
     return t_ns
 
 
-@njit(cache=True)
+@njit(_nrt=False, cache=True)
 def is_ibuf_bitmap(page_no):
     return page_no % IBUF_BITMAP_PERIOD == 1
 
 
-@njit(cache=True)
+@njit(_nrt=False, cache=True)
 def read_ahead_linear(pst, stat, ist, grp, cnt, sst, glob, cfg, space_base, space_size,
                       p, k, t_ns):
     """buf_read_ahead_linear, called on the first access to page p.  Returns the time
@@ -334,10 +334,10 @@ def read_ahead_linear(pst, stat, ist, grp, cnt, sst, glob, cfg, space_base, spac
     thr = cfg[K_RATHRESH]
     if thr == 0 and cfg[K_VERSION] != 55:
         return t_ns  # 5.6+: 0 switches linear read-ahead off (5.5: most aggressive)
-    i = stat[S_INST, p]
+    i = stat[p, S_INST]
     area = ist[i, I_AREA]
-    pn = stat[S_PAGENO, p]
-    sp = stat[S_SPACE, p]
+    pn = stat[p, S_PAGENO]
+    sp = stat[p, S_SPACE]
     base = space_base[sp]
     size = space_size[sp]
     low = (pn // area) * area
@@ -356,7 +356,7 @@ def read_ahead_linear(pst, stat, ist, grp, cnt, sst, glob, cfg, space_base, spac
     pred = 0
     for j in range(low, high):
         q = base + j
-        acc = pst[P_ACCESS, q] if pst[P_WHERE, q] == 1 else 0
+        acc = pst[q, P_ACCESS] if pst[q, P_WHERE] == 1 else 0
         if acc == 0:
             fails += 1
         elif pred > 0:
@@ -371,8 +371,8 @@ def read_ahead_linear(pst, stat, ist, grp, cnt, sst, glob, cfg, space_base, spac
             return t_ns
         if acc > 0:
             pred = acc
-    prev_leaf = stat[S_PREVLEAF, p]
-    next_leaf = stat[S_NEXTLEAF, p]
+    prev_leaf = stat[p, S_PREVLEAF]
+    next_leaf = stat[p, S_NEXTLEAF]
     if pn == low and next_leaf == p + 1:
         target = prev_leaf
     elif pn == high - 1 and prev_leaf == p - 1:
@@ -391,23 +391,23 @@ def read_ahead_linear(pst, stat, ist, grp, cnt, sst, glob, cfg, space_base, spac
     count = 0
     for j in range(low, high):
         q = base + j
-        if is_ibuf_bitmap(j) or pst[P_WHERE, q] == 1:
+        if is_ibuf_bitmap(j) or pst[q, P_WHERE] == 1:
             continue
         t_ns = init_for_read(pst, stat, ist, grp, cnt, sst, glob, cfg, q, k, t_ns)
-        pst[P_READY, q] = device_read(stat, glob, cfg, q, t_ns)
+        pst[q, P_READY] = device_read(stat, glob, cfg, q, t_ns)
         count += 1
     cnt[i, C_RA] += count
     return t_ns
 
 
-@njit(cache=True, inline="always")
+@njit(_nrt=False, cache=True, inline="always")
 def get(pst, stat, ist, grp, cnt, sst, glob, cfg, space_base, space_size, p, flags, k, t_ns):
     """One page get (buf_page_get_gen / optimistic get / AHI hit) by stream k at t_ns.
     Returns the time when the page is latched and checked, before the get's own CPU."""
-    i = stat[S_INST, p]
+    i = stat[p, S_INST]
     glob[G_ACTIVE] = 1
-    resident = pst[P_WHERE, p] == 1
-    ahi = (flags & 1) != 0 and cfg[K_AHI] != 0 and resident and pst[P_ACCESS, p] > 0
+    resident = pst[p, P_WHERE] == 1
+    ahi = (flags & 1) != 0 and cfg[K_AHI] != 0 and resident and pst[p, P_ACCESS] > 0
     if ahi:
         cnt[i, C_GETS] += 2
         cnt[i, C_AHI] += 1
@@ -419,16 +419,16 @@ def get(pst, stat, ist, grp, cnt, sst, glob, cfg, space_base, space_size, p, fla
         cnt[i, C_READS] += 1
         t_ns = init_for_read(pst, stat, ist, grp, cnt, sst, glob, cfg, p, k, t_ns)
         done = device_read(stat, glob, cfg, p, t_ns)
-        pst[P_READY, p] = done
+        pst[p, P_READY] = done
         sst[k, T_IOWAIT] += done - t_ns
         t_ns = done + cfg[K_COST_MISS]
         sst[k, T_CPU] += cfg[K_COST_MISS]
-    elif pst[P_READY, p] > t_ns:
-        sst[k, T_IOWAIT] += pst[P_READY, p] - t_ns
-        t_ns = pst[P_READY, p]
-    first = pst[P_ACCESS, p] == 0
+    elif pst[p, P_READY] > t_ns:
+        sst[k, T_IOWAIT] += pst[p, P_READY] - t_ns
+        t_ns = pst[p, P_READY]
+    first = pst[p, P_ACCESS] == 0
     if first:
-        pst[P_ACCESS, p] = now_ms(t_ns)
+        pst[p, P_ACCESS] = now_ms(t_ns)
         t_ns += cfg[K_COST_CLOCK]
         sst[k, T_CPU] += cfg[K_COST_CLOCK]
     for _ in range(2 if ahi else 1):
@@ -444,7 +444,7 @@ def get(pst, stat, ist, grp, cnt, sst, glob, cfg, space_base, space_size, p, fla
         t_ns = read_ahead_linear(pst, stat, ist, grp, cnt, sst, glob, cfg, space_base,
                                  space_size, p, k, t_ns)
     if flags & 2:
-        pst[P_DIRTY, p] = 1
+        pst[p, P_DIRTY] = 1
         cnt[i, C_WRITE_REQ] += 1
     glob[G_FIXED] = -1
     return t_ns

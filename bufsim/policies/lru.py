@@ -26,12 +26,12 @@ def init(ist, i, capacity):
     ist[i, I_CAP] = capacity
 
 
-@njit(cache=True, inline="always")
+@njit(_nrt=False, cache=True, inline="always")
 def hit(pst, ist, i, p):
     move_to_head(pst, ist, i, p)
 
 
-@njit(cache=True, inline="always")
+@njit(_nrt=False, cache=True, inline="always")
 def miss(pst, ist, i, p):
     victim = -1
     if ist[i, 2] >= ist[i, I_CAP]:

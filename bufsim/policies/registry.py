@@ -6,10 +6,10 @@ and add a branch to :func:`policy_hit` and :func:`policy_miss`.
 """
 from numba import njit
 
-from . import lru
+from . import arc, clock, fifo, lru, two_q
 
 #: comparison-policy modules by name; ``'innodb'`` is handled by the engine itself.
-MODULES = {"lru": lru}
+MODULES = {"lru": lru, "fifo": fifo, "clock": clock, "two_q": two_q, "arc": arc}
 
 
 def twin(name: str):
@@ -30,14 +30,30 @@ def module(name: str):
     return MODULES[name]
 
 
-@njit(cache=True, inline="always")
+@njit(_nrt=False, cache=True, inline="always")
 def policy_hit(code, pst, ist, i, p):
     if code == 1:
         lru.hit(pst, ist, i, p)
+    elif code == 2:
+        fifo.hit(pst, ist, i, p)
+    elif code == 3:
+        clock.hit(pst, ist, i, p)
+    elif code == 4:
+        two_q.hit(pst, ist, i, p)
+    elif code == 5:
+        arc.hit(pst, ist, i, p)
 
 
-@njit(cache=True, inline="always")
+@njit(_nrt=False, cache=True, inline="always")
 def policy_miss(code, pst, ist, i, p):
     if code == 1:
         return lru.miss(pst, ist, i, p)
+    if code == 2:
+        return fifo.miss(pst, ist, i, p)
+    if code == 3:
+        return clock.miss(pst, ist, i, p)
+    if code == 4:
+        return two_q.miss(pst, ist, i, p)
+    if code == 5:
+        return arc.miss(pst, ist, i, p)
     return -1
