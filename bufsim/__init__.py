@@ -8,7 +8,7 @@ FIFO, CLOCK, 2Q, ARC) under a virtual clock, a cost model and a device model::
     result = bufsim.replay(trace, bufsim.mysql56(pool_pages=8192))
     result.totals["PAGES_MADE_YOUNG"], result.hit_ratio
 """
-from . import synthetic
+from . import analytic, synthetic
 from .config import (
     CostModel, DeviceModel, PoolConfig, mariadb105, mysql55, mysql56, mysql57,
     pages_from_bytes, preset,
@@ -23,5 +23,5 @@ __all__ = [
     "CostModel", "DeviceModel", "PoolConfig", "mysql55", "mysql56", "mysql57", "mariadb105",
     "pages_from_bytes", "preset", "PoolState", "ReplayResult", "replay", "IndexSpec",
     "SpaceSpec", "Tablespaces", "FLAG_AHI", "FLAG_MODIFY", "Chunk", "Trace", "read_trace",
-    "synthetic",
+    "synthetic", "analytic",
 ]

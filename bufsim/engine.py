@@ -30,14 +30,14 @@ from numba import njit
 from .config import PoolConfig, preset
 from .pages import Tablespaces
 from .policies import registry
-from .policies.innodb import background, device_read, get as innodb_get
+from .policies.innodb import background, device_read, get as innodb_get, instance_of
 from .policies.registry import policy_hit, policy_miss
 from .policies._state import (
     C_EVICT, C_GETS, C_READ, C_READS, COUNTER_NAMES, G_ACTIVE, G_DEVBUSY, G_DEVLAST, G_FIXED,
     G_NEXT_TICK, G_TICKS, I_AREA, I_CAP, I_CLOCK, I_FREE, I_OLD, I_OLDLEN, I_SIZE, I_W,
     K_AHI, K_CLEANER, K_COST_CLOCK, K_COST_EVICT, K_COST_MISS, K_COST_YOUNG,
     K_DEV_RAND, K_DEV_SEQ, K_DEV_WRITE, K_NINST, K_OLDTIME, K_POLICY, K_RATHRESH,
-    K_RATIO, K_SCANDEPTH, K_VERSION, N_C, N_G, N_I, N_K, N_S, N_T, NS_PER_S, P_WHERE,
+    K_RATIO, K_SCANDEPTH, K_VERSION, N_C, N_G, N_I, N_K, N_S, N_T, NS_PER_S, P_OLD, P_WHERE,
     POLICY_CODES, S_GROUP, S_INST, S_NEXTLEAF, S_PAGENO, S_PREVLEAF, S_SPACE, T_CLOCK,
     T_CPU, T_END, T_EVENTS, T_GETS, T_IOWAIT, T_MISSES, T_POS, VERSION_CODES,
     new_page_state, walk,
@@ -49,10 +49,10 @@ DONE, STOP_TIME, STOP_EVENTS = 0, -1, -2
 
 
 @njit(_nrt=False, cache=True, inline="always")
-def _generic_get(pst, stat, ist, grp, cnt, sst, glob, cfg, p, k, t_ns):
+def _generic_get(pst, stat, ist, cnt, sst, glob, cfg, p, k, t_ns):
     """A get under a comparison policy: the policy decides the lists, the engine
     counts and charges the miss."""
-    i = stat[p, S_INST]
+    i = instance_of(stat, cfg, p)
     cnt[i, C_GETS] += 1
     glob[G_ACTIVE] = 1
     w = pst[p, P_WHERE]
@@ -64,10 +64,8 @@ def _generic_get(pst, stat, ist, grp, cnt, sst, glob, cfg, p, k, t_ns):
     cnt[i, C_READ] += 1
     victim = policy_miss(cfg[K_POLICY], pst, ist, i, p)
     if victim >= 0:
-        grp[stat[victim, S_GROUP], 0] -= 1
         cnt[i, C_EVICT] += 1
         ist[i, I_CLOCK] += 1
-    grp[stat[p, S_GROUP], 0] += 1
     done = device_read(stat, glob, cfg, p, t_ns)
     sst[k, T_IOWAIT] += done - t_ns
     sst[k, T_CPU] += cfg[K_COST_MISS]
@@ -75,7 +73,7 @@ def _generic_get(pst, stat, ist, grp, cnt, sst, glob, cfg, p, k, t_ns):
 
 
 @njit(_nrt=False, cache=True)
-def _run(pages, counts, cpus, flags, pst, stat, ist, grp, cnt, sst, glob, cfg,
+def _run(pages, counts, cpus, flags, pst, stat, ist, cnt, sst, glob, cfg,
          space_base, space_size, exhausted, stop_ns, max_events):
     """Process events until an input buffer runs dry, a stream reaches ``stop_ns``
     (if >= 0) or ``max_events`` (if >= 0) events are done.
@@ -104,7 +102,7 @@ def _run(pages, counts, cpus, flags, pst, stat, ist, grp, cnt, sst, glob, cfg,
         if max_events >= 0 and n_done >= max_events:
             return STOP_EVENTS
         if cleaner:
-            background(pst, stat, ist, grp, cnt, glob, cfg, t)
+            background(pst, stat, ist, cnt, glob, cfg, t)
         e = sst[best, T_POS]
         p = pages[e]
         c = counts[e]
@@ -112,10 +110,10 @@ def _run(pages, counts, cpus, flags, pst, stat, ist, grp, cnt, sst, glob, cfg,
         fl = flags[e]
         for _ in range(c):
             if policy == 0:
-                t = innodb_get(pst, stat, ist, grp, cnt, sst, glob, cfg, space_base,
+                t = innodb_get(pst, stat, ist, cnt, sst, glob, cfg, space_base,
                                space_size, p, fl, best, t)
             else:
-                t = _generic_get(pst, stat, ist, grp, cnt, sst, glob, cfg, p, best, t)
+                t = _generic_get(pst, stat, ist, cnt, sst, glob, cfg, p, best, t)
             t += cpu
         sst[best, T_CPU] += cpu * c
         sst[best, T_GETS] += c
@@ -196,7 +194,6 @@ class PoolState:
                 ist[i, I_CAP] = cap
         self.ist = ist
         self.cnt = np.zeros((ni, N_C), dtype=np.int64)
-        self.grp = np.zeros((len(tablespaces.group_names), 2), dtype=np.int64)
         self.sst = np.zeros((n_streams, N_T), dtype=np.int64)
         self.sst[:, T_CLOCK] = self.start_ns
         self.glob = np.zeros(N_G, dtype=np.int64)
@@ -250,7 +247,7 @@ class PoolState:
     def run(self, stop_ns: int = -1, max_events: int = -1) -> int:
         """Run the kernel on the buffered events; see :func:`_run` for the return codes."""
         pages, counts, cpus, flags = self._arrays
-        code = _run(pages, counts, cpus, flags, self.pst, self.stat, self.ist, self.grp,
+        code = _run(pages, counts, cpus, flags, self.pst, self.stat, self.ist,
                     self.cnt, self.sst, self.glob, self.cfg, self.space_base,
                     self.space_size, self.exhausted, int(stop_ns), int(max_events))
         for s in range(self.n_streams):
@@ -284,14 +281,25 @@ class PoolState:
             "io_wait_ns": s[:, T_IOWAIT], "gets": s[:, T_GETS], "misses": s[:, T_MISSES],
             "events": s[:, T_EVENTS]})
 
+    def group_counts(self) -> tuple[np.ndarray, np.ndarray]:
+        """Resident and old pages per group (index), counted from the page state."""
+        where = self.pst[:, P_WHERE]
+        resident = (where == 1) | (where == 2)
+        old = resident & (self.pst[:, P_OLD] != 0) if self.config.policy == "innodb" else \
+            np.zeros_like(resident)
+        g = self.stat[:, S_GROUP]
+        n = len(self.tablespaces.group_names)
+        return (np.bincount(g[resident], minlength=n), np.bincount(g[old], minlength=n))
+
     def contents(self) -> pd.DataFrame:
-        """Resident pages per index (group), like INNODB_BUFFER_PAGE_LRU grouped."""
+        """Resident pages per index (group), like INNODB_BUFFER_PAGE_LRU grouped;
+        ``old_pages`` are pages in InnoDB's old sublist (0 for other policies)."""
         ts = self.tablespaces
         gs = np.asarray(ts.group_space)
+        pages, old = self.group_counts()
         return pd.DataFrame({
             "space_id": np.asarray(ts.space_ids)[gs], "index": list(ts.group_names),
-            "pages": self.grp[:, 0], "old_pages": self.grp[:, 1],
-            "young_pages": self.grp[:, 0] - self.grp[:, 1]})
+            "pages": pages, "old_pages": old, "young_pages": pages - old})
 
 
 def hit_rate(reads: int, gets: int) -> int:
@@ -471,7 +479,8 @@ def replay(trace, config: PoolConfig | str | None = None, *, sample_every_ns: in
 
 def _sample(state: PoolState, t_ns: int) -> dict:
     row = {"time_ns": t_ns}
-    for name, pages, old in zip(state.tablespaces.group_names, state.grp[:, 0], state.grp[:, 1]):
+    pages_by_group, old_by_group = state.group_counts()
+    for name, pages, old in zip(state.tablespaces.group_names, pages_by_group, old_by_group):
         row[f"pages:{name}"] = int(pages)
         row[f"old:{name}"] = int(old)
     tot = state.cnt.sum(axis=0)

@@ -23,7 +23,7 @@ from ._state import (
     C_AHI, C_EVICT, C_GETS, C_NOT_YOUNG, C_RA, C_RA_EVICTED, C_READ, C_READS,
     C_WAIT_FREE, C_WRITE_REQ, C_WRITTEN, C_YOUNG, G_ACTIVE, G_DEVBUSY, G_DEVFREE,
     G_DEVLAST, G_FIXED, G_NEXT_TICK, G_TICKS, I_AREA, I_CLOCK, I_FREE, I_OLD, I_OLDLEN, I_SIZE, I_W,
-    K_AHI, K_COST_CLOCK, K_COST_EVICT, K_COST_MISS, K_COST_YOUNG, K_DEV_RAND,
+    K_AHI, K_COST_CLOCK, K_NINST, K_COST_EVICT, K_COST_MISS, K_COST_YOUNG, K_DEV_RAND,
     K_DEV_SEQ, K_DEV_WRITE, K_OLDTIME, K_RATHRESH, K_RATIO, K_SCANDEPTH, K_VERSION,
     LRU_MIN_LEN, NON_OLD_MIN_LEN, NS_PER_MS, NS_PER_S, OLD_MIN_LEN, OLD_TOLERANCE, P_ACCESS,
     P_DIRTY, P_NEXT, P_OLD, P_PREV, P_READY, P_STAMP, P_WHERE, RATIO_DIV, S_GROUP,
@@ -40,16 +40,21 @@ def now_ms(t_ns):
     return t_ns // NS_PER_MS + 1
 
 
+@njit(_nrt=False, cache=True, inline="always")
+def instance_of(stat, cfg, p):
+    """The instance of page p (read from the tablespace map only if there are several:
+    one cold cache line less per miss)."""
+    return 0 if cfg[K_NINST] == 1 else stat[p, S_INST]
+
+
 # ---- the old sublist ---------------------------------------------------------------------
 @njit(_nrt=False, cache=True, inline="always")
-def set_old(pst, stat, grp, p, v):
-    if pst[p, P_OLD] != v:
-        pst[p, P_OLD] = v
-        grp[stat[p, S_GROUP], 1] += 1 if v else -1
+def set_old(pst, p, v):
+    pst[p, P_OLD] = v
 
 
-@njit(_nrt=False, cache=True)
-def old_adjust_len(pst, stat, ist, grp, cfg, i):
+@njit(_nrt=False, cache=True, inline="always")
+def old_adjust_len(pst, stat, ist, cfg, i):
     """buf_LRU_old_adjust_len: keep LRU_old_len within +-20 of the target."""
     L = ist[i, 2]
     new_len = min(L * cfg[K_RATIO] // RATIO_DIV, L - (OLD_TOLERANCE + NON_OLD_MIN_LEN))
@@ -59,29 +64,29 @@ def old_adjust_len(pst, stat, ist, grp, cfg, i):
             old = pst[old, P_PREV]
             ist[i, I_OLD] = old
             ist[i, I_OLDLEN] += 1
-            set_old(pst, stat, grp, old, 1)
+            set_old(pst, old, 1)
         elif ist[i, I_OLDLEN] > new_len + OLD_TOLERANCE:
             ist[i, I_OLD] = pst[old, P_NEXT]
             ist[i, I_OLDLEN] -= 1
-            set_old(pst, stat, grp, old, 0)
+            set_old(pst, old, 0)
         else:
             return
 
 
 @njit(_nrt=False, cache=True)
-def old_init(pst, stat, ist, grp, cfg, i):
+def old_init(pst, stat, ist, cfg, i):
     """buf_LRU_old_init: mark every page old, LRU_old = head, then adjust."""
     p = ist[i, 0]
     while p >= 0:
-        set_old(pst, stat, grp, p, 1)
+        set_old(pst, p, 1)
         p = pst[p, P_NEXT]
     ist[i, I_OLD] = ist[i, 0]
     ist[i, I_OLDLEN] = ist[i, 2]
-    old_adjust_len(pst, stat, ist, grp, cfg, i)
+    old_adjust_len(pst, stat, ist, cfg, i)
 
 
-@njit(_nrt=False, cache=True)
-def add_block(pst, stat, ist, grp, cfg, i, p, old):
+@njit(_nrt=False, cache=True, inline="always")
+def add_block(pst, stat, ist, cfg, i, p, old):
     """buf_LRU_add_block_low: at the head (stamping freed_page_clock) unless this is a
     read and the list has 512 pages, then right after LRU_old (no stamp)."""
     if (not old) or ist[i, 2] < OLD_MIN_LEN:
@@ -92,46 +97,46 @@ def add_block(pst, stat, ist, grp, cfg, i, p, old):
         ist[i, I_OLDLEN] += 1
     L = ist[i, 2]
     if L > OLD_MIN_LEN:
-        set_old(pst, stat, grp, p, 1 if old else 0)
-        old_adjust_len(pst, stat, ist, grp, cfg, i)
+        set_old(pst, p, 1 if old else 0)
+        old_adjust_len(pst, stat, ist, cfg, i)
     elif L == OLD_MIN_LEN:
-        old_init(pst, stat, ist, grp, cfg, i)
+        old_init(pst, stat, ist, cfg, i)
     else:
-        set_old(pst, stat, grp, p, 1 if ist[i, I_OLD] >= 0 else 0)
+        set_old(pst, p, 1 if ist[i, I_OLD] >= 0 else 0)
 
 
-@njit(_nrt=False, cache=True)
-def remove_block(pst, stat, ist, grp, cfg, i, p):
+@njit(_nrt=False, cache=True, inline="always")
+def remove_block(pst, stat, ist, cfg, i, p):
     """buf_LRU_remove_block.  The page's old flag is cleared afterwards (it has left
     the list; every insertion sets the flag again)."""
     if p == ist[i, I_OLD]:
         prev = pst[p, P_PREV]
         ist[i, I_OLD] = prev
-        set_old(pst, stat, grp, prev, 1)
+        set_old(pst, prev, 1)
         ist[i, I_OLDLEN] += 1
     unlink(pst, ist, i, p)
     if ist[i, 2] < OLD_MIN_LEN:
         q = ist[i, 0]
         while q >= 0:
-            set_old(pst, stat, grp, q, 0)
+            set_old(pst, q, 0)
             q = pst[q, P_NEXT]
         ist[i, I_OLD] = -1
         ist[i, I_OLDLEN] = 0
-        set_old(pst, stat, grp, p, 0)
+        set_old(pst, p, 0)
         return
     if pst[p, P_OLD]:
         ist[i, I_OLDLEN] -= 1
-    set_old(pst, stat, grp, p, 0)
-    old_adjust_len(pst, stat, ist, grp, cfg, i)
+    set_old(pst, p, 0)
+    old_adjust_len(pst, stat, ist, cfg, i)
 
 
-@njit(_nrt=False, cache=True)
-def make_block_young(pst, stat, ist, grp, cnt, cfg, i, p):
+@njit(_nrt=False, cache=True, inline="always")
+def make_block_young(pst, stat, ist, cnt, cfg, i, p):
     """buf_LRU_make_block_young: counted in PAGES_MADE_YOUNG only if the page was old."""
     if pst[p, P_OLD]:
         cnt[i, C_YOUNG] += 1
-    remove_block(pst, stat, ist, grp, cfg, i, p)
-    add_block(pst, stat, ist, grp, cfg, i, p, False)
+    remove_block(pst, stat, ist, cfg, i, p)
+    add_block(pst, stat, ist, cfg, i, p, False)
 
 
 @njit(_nrt=False, cache=True, inline="always")
@@ -169,7 +174,7 @@ def device_read(stat, glob, cfg, p, t_ns):
     return start + svc
 
 
-@njit(_nrt=False, cache=True)
+@njit(_nrt=False, cache=True, inline="always")
 def device_write(glob, cfg, t_ns):
     """Queue a page write at time t_ns; return its completion time."""
     start = max(t_ns, glob[G_DEVFREE])
@@ -180,12 +185,11 @@ def device_write(glob, cfg, t_ns):
 
 
 # ---- freeing blocks ------------------------------------------------------------------------
-@njit(_nrt=False, cache=True)
-def evict_page(pst, stat, ist, grp, cnt, cfg, i, p):
+@njit(_nrt=False, cache=True, inline="always")
+def evict_page(pst, stat, ist, cnt, cfg, i, p):
     """buf_LRU_free_page + buf_LRU_block_remove_hashed: the block goes to the free
     list and freed_page_clock advances."""
-    remove_block(pst, stat, ist, grp, cfg, i, p)
-    grp[stat[p, S_GROUP], 0] -= 1
+    remove_block(pst, stat, ist, cfg, i, p)
     pst[p, P_ACCESS] = 0
     pst[p, P_STAMP] = 0
     pst[p, P_READY] = 0
@@ -200,8 +204,8 @@ def replaceable(pst, glob, p, t_ns):
     return pst[p, P_DIRTY] == 0 and pst[p, P_READY] <= t_ns and p != glob[G_FIXED]
 
 
-@njit(_nrt=False, cache=True)
-def free_from_common_lru(pst, stat, ist, grp, cnt, glob, cfg, i, limit, t_ns):
+@njit(_nrt=False, cache=True, inline="always")
+def free_from_common_lru(pst, stat, ist, cnt, glob, cfg, i, limit, t_ns):
     """buf_LRU_free_from_common_LRU_list: scan at most ``limit`` pages from the tail
     (all if limit < 0) and free the first replaceable one; a freed page that was
     never accessed counts in NUMBER_READ_AHEAD_EVICTED."""
@@ -212,15 +216,15 @@ def free_from_common_lru(pst, stat, ist, grp, cnt, glob, cfg, i, limit, t_ns):
         if replaceable(pst, glob, p, t_ns):
             if pst[p, P_ACCESS] == 0:
                 cnt[i, C_RA_EVICTED] += 1
-            evict_page(pst, stat, ist, grp, cnt, cfg, i, p)
+            evict_page(pst, stat, ist, cnt, cfg, i, p)
             return True
         scanned += 1
         p = prev
     return False
 
 
-@njit(_nrt=False, cache=True)
-def get_free_block(pst, stat, ist, grp, cnt, sst, glob, cfg, i, k, t_ns):
+@njit(_nrt=False, cache=True, inline="always")
+def get_free_block(pst, stat, ist, cnt, sst, glob, cfg, i, k, t_ns):
     """buf_LRU_get_free_block for a user thread of stream k at time t_ns.  Returns the
     time at which the block is had (later than t_ns if a page had to be flushed)."""
     while True:
@@ -234,8 +238,8 @@ def get_free_block(pst, stat, ist, grp, cnt, sst, glob, cfg, i, k, t_ns):
             first = cfg[K_SCANDEPTH]
         else:
             first = 100  # BUF_LRU_SEARCH_SCAN_THRESHOLD (5.7, MariaDB)
-        if free_from_common_lru(pst, stat, ist, grp, cnt, glob, cfg, i, first, t_ns) or \
-                free_from_common_lru(pst, stat, ist, grp, cnt, glob, cfg, i, -1, t_ns):
+        if free_from_common_lru(pst, stat, ist, cnt, glob, cfg, i, first, t_ns) or \
+                free_from_common_lru(pst, stat, ist, cnt, glob, cfg, i, -1, t_ns):
             t_ns += cfg[K_COST_EVICT]
             sst[k, T_CPU] += cfg[K_COST_EVICT]
             continue
@@ -265,7 +269,7 @@ def get_free_block(pst, stat, ist, grp, cnt, sst, glob, cfg, i, k, t_ns):
 
 
 @njit(_nrt=False, cache=True)
-def page_cleaner(pst, stat, ist, grp, cnt, glob, cfg, n_inst, t_ns):
+def page_cleaner(pst, stat, ist, cnt, glob, cfg, n_inst, t_ns):
     """One pass of the 5.6/5.7 page cleaner's LRU batch (buf_flush_LRU_tail): for each
     instance walk from the tail, at most min(lru_scan_depth, LRU length) pages, freeing
     clean pages (no read_ahead_evicted count) and writing dirty ones, until the free
@@ -278,7 +282,7 @@ def page_cleaner(pst, stat, ist, grp, cnt, glob, cfg, n_inst, t_ns):
         while p >= 0 and scanned < quota and ist[i, I_FREE] < depth and ist[i, 2] > LRU_MIN_LEN:
             prev = pst[p, P_PREV]
             if replaceable(pst, glob, p, t_ns):
-                evict_page(pst, stat, ist, grp, cnt, cfg, i, p)
+                evict_page(pst, stat, ist, cnt, cfg, i, p)
             elif pst[p, P_DIRTY] and pst[p, P_READY] <= t_ns and p != glob[G_FIXED]:
                 device_write(glob, cfg, t_ns)
                 pst[p, P_DIRTY] = 0
@@ -288,7 +292,7 @@ def page_cleaner(pst, stat, ist, grp, cnt, glob, cfg, n_inst, t_ns):
 
 
 @njit(_nrt=False, cache=True)
-def background(pst, stat, ist, grp, cnt, glob, cfg, t_ns):
+def background(pst, stat, ist, cnt, glob, cfg, t_ns):
     """Run the page-cleaner pass due by t_ns: at the first whole virtual second not
     yet handled, if there was a get since the previous pass.  Later seconds up to
     t_ns saw no get (this is called before every event), so they are skipped.
@@ -299,42 +303,41 @@ def background(pst, stat, ist, grp, cnt, glob, cfg, t_ns):
     if tick > t_ns:
         return
     if glob[G_ACTIVE] != 0:
-        page_cleaner(pst, stat, ist, grp, cnt, glob, cfg, ist.shape[0], tick)
+        page_cleaner(pst, stat, ist, cnt, glob, cfg, ist.shape[0], tick)
         glob[G_ACTIVE] = 0
         glob[G_TICKS] += 1
     glob[G_NEXT_TICK] = (t_ns // NS_PER_S + 1) * NS_PER_S
 
 
 # ---- reads -----------------------------------------------------------------------------------
-@njit(_nrt=False, cache=True)
-def init_for_read(pst, stat, ist, grp, cnt, sst, glob, cfg, p, k, t_ns):
+@njit(_nrt=False, cache=True, inline="always")
+def init_for_read(pst, stat, ist, cnt, sst, glob, cfg, p, k, t_ns):
     """buf_page_init_for_read: take a free block (possibly evicting), put the page in
     the LRU as a read (old = true), unaccessed and unstamped.  Returns the time."""
-    i = stat[p, S_INST]
-    t_ns = get_free_block(pst, stat, ist, grp, cnt, sst, glob, cfg, i, k, t_ns)
+    i = instance_of(stat, cfg, p)
+    t_ns = get_free_block(pst, stat, ist, cnt, sst, glob, cfg, i, k, t_ns)
     pst[p, P_ACCESS] = 0
     pst[p, P_STAMP] = 0
     pst[p, P_DIRTY] = 0
-    add_block(pst, stat, ist, grp, cfg, i, p, True)
-    grp[stat[p, S_GROUP], 0] += 1
+    add_block(pst, stat, ist, cfg, i, p, True)
     cnt[i, C_READ] += 1
     return t_ns
 
 
-@njit(_nrt=False, cache=True)
+@njit(_nrt=False, cache=True, inline="always")
 def is_ibuf_bitmap(page_no):
     return page_no % IBUF_BITMAP_PERIOD == 1
 
 
 @njit(_nrt=False, cache=True)
-def read_ahead_linear(pst, stat, ist, grp, cnt, sst, glob, cfg, space_base, space_size,
+def read_ahead_linear(pst, stat, ist, cnt, sst, glob, cfg, space_base, space_size,
                       p, k, t_ns):
     """buf_read_ahead_linear, called on the first access to page p.  Returns the time
     (later than t_ns only if freeing a block for a read-ahead page had to wait)."""
     thr = cfg[K_RATHRESH]
     if thr == 0 and cfg[K_VERSION] != 55:
         return t_ns  # 5.6+: 0 switches linear read-ahead off (5.5: most aggressive)
-    i = stat[p, S_INST]
+    i = instance_of(stat, cfg, p)
     area = ist[i, I_AREA]
     pn = stat[p, S_PAGENO]
     sp = stat[p, S_SPACE]
@@ -393,7 +396,7 @@ def read_ahead_linear(pst, stat, ist, grp, cnt, sst, glob, cfg, space_base, spac
         q = base + j
         if is_ibuf_bitmap(j) or pst[q, P_WHERE] == 1:
             continue
-        t_ns = init_for_read(pst, stat, ist, grp, cnt, sst, glob, cfg, q, k, t_ns)
+        t_ns = init_for_read(pst, stat, ist, cnt, sst, glob, cfg, q, k, t_ns)
         pst[q, P_READY] = device_read(stat, glob, cfg, q, t_ns)
         count += 1
     cnt[i, C_RA] += count
@@ -401,10 +404,10 @@ def read_ahead_linear(pst, stat, ist, grp, cnt, sst, glob, cfg, space_base, spac
 
 
 @njit(_nrt=False, cache=True, inline="always")
-def get(pst, stat, ist, grp, cnt, sst, glob, cfg, space_base, space_size, p, flags, k, t_ns):
+def get(pst, stat, ist, cnt, sst, glob, cfg, space_base, space_size, p, flags, k, t_ns):
     """One page get (buf_page_get_gen / optimistic get / AHI hit) by stream k at t_ns.
     Returns the time when the page is latched and checked, before the get's own CPU."""
-    i = stat[p, S_INST]
+    i = instance_of(stat, cfg, p)
     glob[G_ACTIVE] = 1
     resident = pst[p, P_WHERE] == 1
     ahi = (flags & 1) != 0 and cfg[K_AHI] != 0 and resident and pst[p, P_ACCESS] > 0
@@ -417,7 +420,7 @@ def get(pst, stat, ist, grp, cnt, sst, glob, cfg, space_base, space_size, p, fla
     if not resident:
         sst[k, T_MISSES] += 1
         cnt[i, C_READS] += 1
-        t_ns = init_for_read(pst, stat, ist, grp, cnt, sst, glob, cfg, p, k, t_ns)
+        t_ns = init_for_read(pst, stat, ist, cnt, sst, glob, cfg, p, k, t_ns)
         done = device_read(stat, glob, cfg, p, t_ns)
         pst[p, P_READY] = done
         sst[k, T_IOWAIT] += done - t_ns
@@ -437,11 +440,11 @@ def get(pst, stat, ist, grp, cnt, sst, glob, cfg, space_base, space_size, p, fla
             t_ns += cfg[K_COST_CLOCK]
             sst[k, T_CPU] += cfg[K_COST_CLOCK]
         if r & 1:
-            make_block_young(pst, stat, ist, grp, cnt, cfg, i, p)
+            make_block_young(pst, stat, ist, cnt, cfg, i, p)
             t_ns += cfg[K_COST_YOUNG]
             sst[k, T_CPU] += cfg[K_COST_YOUNG]
     if first and not ahi:
-        t_ns = read_ahead_linear(pst, stat, ist, grp, cnt, sst, glob, cfg, space_base,
+        t_ns = read_ahead_linear(pst, stat, ist, cnt, sst, glob, cfg, space_base,
                                  space_size, p, k, t_ns)
     if flags & 2:
         pst[p, P_DIRTY] = 1
