@@ -1,0 +1,29 @@
+"""Analytic models beside the replay: miss-ratio curves, Che-type estimates, MVA.
+
+* :mod:`~bufsim.analytic.mrc`: exact LRU miss-ratio curves from Mattson stack
+  distances (chunked, ``O(n_pages)`` memory) and SHARDS sampled curves.
+* :mod:`~bufsim.analytic.che`: characteristic-time estimates under the
+  independent reference model for LRU, FIFO/RANDOM, segmented LRU with ``h``
+  lists and InnoDB's midpoint LRU with ``innodb_old_blocks_time = 0``.
+* :mod:`~bufsim.analytic.mva`: exact and Bard-Schweitzer MVA of closed
+  networks with delay, queueing, multi-server and load-dependent stations;
+  asymptotic bounds; Universal Scalability Law fits.
+"""
+from . import che, mrc, mva
+from .che import (
+    CheResult, che_lru, fifo_random, innodb_midpoint_lru, rates_from_trace, segmented_lru,
+)
+from .mrc import (
+    ShardsCounter, StackDistanceCounter, exact_mrc, mrc_error, page_hash, shards_mrc,
+    stack_distances,
+)
+from .mva import MVAResult, USLFit, asymptotic_bounds, exact_mva, schweitzer_mva, usl_fit
+
+__all__ = [
+    "che", "mrc", "mva",
+    "CheResult", "che_lru", "fifo_random", "innodb_midpoint_lru", "rates_from_trace",
+    "segmented_lru",
+    "ShardsCounter", "StackDistanceCounter", "exact_mrc", "mrc_error", "page_hash",
+    "shards_mrc", "stack_distances",
+    "MVAResult", "USLFit", "asymptotic_bounds", "exact_mva", "schweitzer_mva", "usl_fit",
+]
