@@ -1,0 +1,195 @@
+"""Replay throughput of bufsim's kernels, with libCacheSim's LRU and Clock measured in the same run.
+
+Run with ``make bench`` (or ``python benchmarks/run.py [--quick]``) from the repo
+root.  Writes ``benchmarks/results/bench-<UTC timestamp>.json`` and
+``benchmarks/results/latest.json`` and prints a table.  Every bufsim rate is gets
+per second of wall time over the whole replay call (chunk feeding included);
+compile time is measured apart, on a tiny trace, before the timed runs.
+
+libCacheSim runs its own C loop (``cache.process_trace`` over an oracleGeneral
+binary trace file, see benchmarks/lcs.py): only that call is timed, not writing
+the file.  Ratios are bufsim's rate over libCacheSim's on the same trace at the
+same size, measured in this process: lru against libCacheSim's LRU, clock
+against its Clock, the InnoDB configurations against its LRU.  The hits of lru
+and clock must equal libCacheSim's exactly (column ``=lcs``).
+"""
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import os
+import platform
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # benchmarks/lcs.py, a sibling
+
+import lcs as lcs_bench  # noqa: E402  (benchmarks/lcs.py, not libcachesim)
+
+import bufsim  # noqa: E402
+from bufsim import CostModel, DeviceModel, PoolConfig, Trace, replay  # noqa: E402
+from bufsim.paths import atomic_path, repo_root  # noqa: E402
+
+NO_COST = CostModel(0, 0, 0, 0)
+#: bufsim configuration -> the libCacheSim policy it is compared with
+REFERENCE = {"lru": "lru", "clock": "clock", "innodb_t0": "lru", "innodb_t1000": "lru"}
+#: configurations that must hit exactly as often as their reference
+EXACT = ("lru", "clock")
+
+
+def configs():
+    common = dict(cost=NO_COST, device=DeviceModel.instant())
+    return {
+        "lru": lambda n: PoolConfig(policy="lru", pool_pages=n, **common),
+        "clock": lambda n: PoolConfig(policy="clock", pool_pages=n, **common),
+        "innodb_t0": lambda n: bufsim.mysql56(pool_pages=n, instances=1, old_blocks_time_ms=0, **common),
+        "innodb_t1000": lambda n: bufsim.mysql56(pool_pages=n, instances=1, old_blocks_time_ms=1000,
+                                                 **common),
+    }
+
+
+def materialize(trace: Trace) -> Trace:
+    """Generate the trace once so that generation is not timed."""
+    return Trace(list(trace), trace.tablespaces, name=trace.name)
+
+
+def time_replay(trace, cfg, repeat=1):
+    best = None
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        res = replay(trace, cfg)
+        dt_ = time.perf_counter() - t0
+        best = dt_ if best is None else min(best, dt_)
+    return best, res
+
+
+def libcachesim_runs(pages: np.ndarray, sizes):
+    """{(policy, size): (seconds, hits, hashpower)} of libCacheSim's C loop over a page
+    sequence written once, for policy in lru, clock; {} if libcachesim is absent.
+
+    One untimed LRU pass comes first, so that one-off costs of the first run in the
+    process (the file's pages, the allocator's arenas) land on no measured row, as
+    compile_seconds() does for bufsim's kernels."""
+    if lcs_bench.version() is None:
+        return {}
+    out = {}
+    with lcs_bench.OracleTrace(pages) as t:
+        t.run("lru", sizes[0])  # warm-up, not recorded
+        for size in sizes:
+            for policy in ("lru", "clock"):
+                secs, hits = t.run(policy, size)
+                out[policy, size] = (secs, hits, lcs_bench.default_hashpower(size))
+    return out
+
+
+def compile_seconds():
+    """Compile (or load from cache) the kernels on a tiny trace."""
+    trace = bufsim.synthetic.zipf_trace(2000, 1000, 0.9, seed=0)
+    out = {}
+    for name, make in configs().items():
+        t0 = time.perf_counter()
+        replay(trace, make(400))
+        out[name] = time.perf_counter() - t0
+    return out
+
+
+def warm_first_replay_seconds():
+    """Wall time of a fresh interpreter that imports bufsim and replays a small trace
+    (the compiled-kernel cache is warm by now)."""
+    code = ("import bufsim; t = bufsim.synthetic.zipf_trace(10000, 5000, 0.9, seed=1); "
+            "bufsim.replay(t, bufsim.mysql56(pool_pages=1000))")
+    t0 = time.perf_counter()
+    subprocess.run([sys.executable, "-c", code], check=True, env=os.environ.copy())
+    return time.perf_counter() - t0
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--quick", action="store_true", help="2M gets instead of 20M")
+    args = ap.parse_args(argv)
+    n_gets = 2_000_000 if args.quick else 20_000_000
+    n_pages = 1_000_000
+    sizes = [8192, 262_144]
+
+    compile_s = compile_seconds()
+    warm_s = warm_first_replay_seconds()
+    traces = {
+        "zipf0.9": materialize(bufsim.synthetic.zipf_trace(n_gets, n_pages, 0.9, seed=42)),
+        "scan+hot": materialize(bufsim.synthetic.hot_and_scan_trace(
+            n_gets_hot=n_gets // 2, hot_pages=20_000, alpha=0.8, scan_pages=200_000,
+            scan_every=n_gets // 10, seed=7)),
+    }
+    rows = []
+    for tname, trace in traces.items():
+        chunk = trace.materialize()
+        gets = int(chunk.count.sum())
+        flat = np.repeat(chunk.page, chunk.count)
+        del chunk
+        ref = libcachesim_runs(flat, sizes)
+        del flat
+        for size in sizes:
+            for lpol in ("lru", "clock"):
+                if (lpol, size) in ref:
+                    secs, hits, hp = ref[lpol, size]
+                    rows.append(dict(trace=tname, gets=gets, pool_pages=size,
+                                     policy=f"libcachesim_{lpol}", seconds=secs,
+                                     gets_per_s=gets / secs, hits=hits, libcachesim_hits=None,
+                                     hits_equal_libcachesim=None, ratio_vs_libcachesim=1.0,
+                                     libcachesim_hashpower=hp))
+            for pname, make in configs().items():
+                secs, res = time_replay(trace, make(size))
+                hits = int(res.streams["gets"].sum() - res.streams["misses"].sum())
+                lpol = REFERENCE[pname]
+                r = ref.get((lpol, size))
+                rows.append(dict(
+                    trace=tname, gets=gets, pool_pages=size, policy=pname, seconds=secs,
+                    gets_per_s=gets / secs, hits=hits, reference=f"libcachesim_{lpol}",
+                    libcachesim_hits=r[1] if r else None,
+                    hits_equal_libcachesim=(hits == r[1]) if r and pname in EXACT else None,
+                    ratio_vs_libcachesim=r[0] / secs if r else None))
+    out = dict(
+        when=dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+        machine=dict(python=platform.python_version(), cpu_count=os.cpu_count(),
+                     platform=platform.platform()),
+        libcachesim_version=lcs_bench.version(),
+        libcachesim_method=("cache.process_trace(TraceReader(oracleGeneral file)), obj_id "
+                            "page+1, obj_size 1, cache size in objects; only process_trace "
+                            "timed"),
+        quick=bool(args.quick), n_gets=n_gets, n_pages=n_pages,
+        compile_or_cache_load_seconds=compile_s,
+        warm_process_first_replay_seconds=warm_s, results=rows,
+    )
+    res_dir = repo_root() / "benchmarks" / "results"
+    res_dir.mkdir(parents=True, exist_ok=True)
+    stamp = dt.datetime.now(dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    for path in (res_dir / f"bench-{stamp}.json", res_dir / "latest.json"):
+        with atomic_path(path) as tmp:
+            Path(tmp).write_text(json.dumps(out, indent=2))
+    print(f"libcachesim {out['libcachesim_version'] or 'not installed'}; "
+          f"{n_gets} gets per trace")
+    print(f"compile (or cache load) s: {', '.join(f'{k} {v:.2f}' for k, v in compile_s.items())}")
+    print(f"warm process import + first small replay: {warm_s:.2f} s")
+    print(f"{'trace':10} {'pool':>8} {'policy':18} {'Mgets/s':>8} {'x lcs':>6} {'vs':>6} "
+          f"{'hits':>10} {'lcs hits':>10} {'=lcs':>5}")
+    for r in rows:
+        ratio = "-" if r["ratio_vs_libcachesim"] is None else f"{r['ratio_vs_libcachesim']:.2f}"
+        vs = r.get("reference", "").replace("libcachesim_", "") or "-"
+        lh = "-" if r["libcachesim_hits"] is None else str(r["libcachesim_hits"])
+        eq = {True: "yes", False: "NO", None: "-"}[r["hits_equal_libcachesim"]]
+        print(f"{r['trace']:10} {r['pool_pages']:>8} {r['policy']:18} {r['gets_per_s'] / 1e6:8.2f} "
+              f"{ratio:>6} {vs:>6} {r['hits']:>10} {lh:>10} {eq:>5}")
+    bad = [r for r in rows if r["hits_equal_libcachesim"] is False]
+    if bad:
+        print("MISMATCH: " + ", ".join(f"{r['trace']}/{r['pool_pages']}/{r['policy']}"
+                                       for r in bad))
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
