@@ -13,7 +13,11 @@ BENCH_STAMP := $(VENV)/.installed-bench
 QUICK ?=
 NOTEBOOKS ?=
 
-export NUMBA_CACHE_DIR := $(CURDIR)/.numba_cache
+# Numba keys a cached function on its own file only, so a kernel that inlines code
+# from another module could be served stale after that module changes: the cache
+# folder is named after a hash of the package sources instead.
+SRC_HASH := $(shell cat $(sort $(wildcard bufsim/*.py bufsim/*/*.py)) | sha1sum | cut -c1-12)
+export NUMBA_CACHE_DIR := $(CURDIR)/.numba_cache/$(SRC_HASH)
 export BUFSIM_ROOT := $(CURDIR)
 
 .DEFAULT_GOAL := help

@@ -8,7 +8,22 @@ FIFO, CLOCK, 2Q, ARC) under a virtual clock, a cost model and a device model::
     result = bufsim.replay(trace, bufsim.mysql56(pool_pages=8192))
     result.totals["PAGES_MADE_YOUNG"], result.hit_ratio
 """
-from . import analytic, synthetic
+import os as _os
+
+if "NUMBA_CACHE_DIR" not in _os.environ and "numba" not in __import__("sys").modules:
+    # Outside the Makefile (JupyterLab, scripts): cache compiled kernels per version of
+    # the sources, for the same reason as the Makefile (numba cannot see that a kernel
+    # inlined code from a module that changed).
+    import hashlib as _hashlib
+    from pathlib import Path as _Path
+
+    _h = _hashlib.sha1()
+    for _f in sorted(_Path(__file__).parent.rglob("*.py")):
+        _h.update(_f.read_bytes())
+    _os.environ["NUMBA_CACHE_DIR"] = str(_Path.home() / ".cache" / "bufsim" / "numba"
+                                         / _h.hexdigest()[:12])
+
+from . import synthetic  # noqa: E402
 from .config import (
     CostModel, DeviceModel, PoolConfig, mariadb105, mysql55, mysql56, mysql57,
     pages_from_bytes, preset,
@@ -18,6 +33,14 @@ from .pages import IndexSpec, SpaceSpec, Tablespaces
 from .trace import FLAG_AHI, FLAG_MODIFY, Chunk, Trace, read_trace
 
 __version__ = "0.1.0"
+
+
+def __getattr__(name):
+    # bufsim.analytic pulls in scipy.optimize (about 1 s): imported on first use
+    if name == "analytic":
+        import importlib
+        return importlib.import_module(".analytic", __name__)
+    raise AttributeError(f"module 'bufsim' has no attribute {name!r}")
 
 __all__ = [
     "CostModel", "DeviceModel", "PoolConfig", "mysql55", "mysql56", "mysql57", "mariadb105",

@@ -63,7 +63,7 @@ def init(ist, i, capacity):
     ist[i, I_P] = 0
 
 
-@njit(_nrt=False, cache=True)
+@njit(_nrt=False, cache=True, inline="always")
 def hit(pst, ist, i, p):
     """Case I: move ``p`` from T1 or within T2 to the head of T2."""
     if pst[p, P_WHERE] == 1:
@@ -73,7 +73,7 @@ def hit(pst, ist, i, p):
         move_to_head(pst, ist, i, p)
 
 
-@njit(_nrt=False, cache=True)
+@njit(_nrt=False, cache=True, inline="always")
 def _replace(pst, ist, i, in_b2):
     """REPLACE(x, p): demote the T1 or the T2 tail to its ghost list; return it."""
     t1 = ist[i, 2]
@@ -89,7 +89,7 @@ def _replace(pst, ist, i, in_b2):
     return v
 
 
-@njit(_nrt=False, cache=True)
+@njit(_nrt=False, cache=True, inline="always")
 def miss(pst, ist, i, p):
     """Cases II-IV: adapt ``p`` on a ghost hit, make room, insert ``p``.
 

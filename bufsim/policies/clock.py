@@ -27,13 +27,13 @@ def init(ist, i, capacity):
     ist[i, I_CAP] = capacity
 
 
-@njit(_nrt=False, cache=True)
+@njit(_nrt=False, cache=True, inline="always")
 def hit(pst, ist, i, p):
     """Set the reference bit of page ``p``; the page does not move."""
     pst[p, P_REF] = 1
 
 
-@njit(_nrt=False, cache=True)
+@njit(_nrt=False, cache=True, inline="always")
 def miss(pst, ist, i, p):
     """Advance the hand past referenced pages, evict, insert ``p`` with a clear bit.
 

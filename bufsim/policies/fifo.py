@@ -15,7 +15,8 @@ from collections import deque
 
 from numba import njit
 
-from ._state import I_CAP, push_head, unlink
+from . import lru
+from ._state import I_CAP
 
 
 def init(ist, i, capacity):
@@ -23,27 +24,15 @@ def init(ist, i, capacity):
     ist[i, I_CAP] = capacity
 
 
-@njit(_nrt=False, cache=True)
+@njit(_nrt=False, cache=True, inline="always")
 def hit(pst, ist, i, p):
     """A FIFO hit leaves the queue untouched."""
     return
 
 
-@njit(_nrt=False, cache=True)
-def miss(pst, ist, i, p):
-    """Insert page ``p`` at the head; evict the tail first if the pool is full.
-
-    Returns
-    -------
-    int
-        The evicted page, or -1.
-    """
-    victim = -1
-    if ist[i, 2] >= ist[i, I_CAP]:
-        victim = ist[i, 1]
-        unlink(pst, ist, i, victim)
-    push_head(pst, ist, i, 1, p)
-    return victim
+# A miss evicts the tail and inserts at the head exactly as in LRU; the two policies
+# differ only in what a hit does.
+miss = lru.miss
 
 
 class FIFOTwin:

@@ -57,14 +57,14 @@ def init(ist, i, capacity):
     ist[i, I_K2] = capacity // 2
 
 
-@njit(_nrt=False, cache=True)
+@njit(_nrt=False, cache=True, inline="always")
 def hit(pst, ist, i, p):
     """A hit in Am (list 2) moves ``p`` to the head; a hit in A1in does nothing."""
     if pst[p, P_WHERE] == 2:
         move_to_head(pst, ist, i, p)
 
 
-@njit(_nrt=False, cache=True)
+@njit(_nrt=False, cache=True, inline="always")
 def miss(pst, ist, i, p):
     """Reclaim a frame if the pool is full, then insert ``p`` into A1in or Am.
 
