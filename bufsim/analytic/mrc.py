@@ -60,6 +60,15 @@ def _fen_add(tree, i, v):
 
 
 @njit(cache=True)
+def _push(tree, owner, last, p, t):
+    """Put page p on top of the stack at time slot t; return the next free slot."""
+    _fen_add(tree, t + 1, 1)
+    owner[t] = p
+    last[p] = t
+    return t + 1
+
+
+@njit(cache=True)
 def _fen_prefix(tree, i):
     s = 0
     while i > 0:
@@ -121,10 +130,7 @@ def _stack_kernel(pages, counts, start, last, owner, tree, st, hist, out, record
             _fen_add(tree, lp + 1, -1)
             owner[lp] = -1
         if lp < 0 or lp != t - 1:
-            _fen_add(tree, t + 1, 1)
-            owner[t] = p
-            last[p] = t
-            t += 1
+            t = _push(tree, owner, last, p, t)
         hist[1] += counts[i] - 1
         if record:
             out[i] = d
@@ -242,10 +248,7 @@ def _shards_kernel(pages, counts, start, seed, smax, last, owner, tree, st,
             _fen_add(tree, lp + 1, -1)
             owner[lp] = -1
         if lp < 0 or lp != t - 1:
-            _fen_add(tree, t + 1, 1)
-            owner[t] = p
-            last[p] = t
-            t += 1
+            t = _push(tree, owner, last, p, t)
         hist[1] += (c - 1) * w
         fst[0] += c * w
         fst[1] += c
