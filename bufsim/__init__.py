@@ -36,8 +36,9 @@ __version__ = "0.1.0"
 
 
 def __getattr__(name):
-    # bufsim.analytic pulls in scipy.optimize (about 1 s): imported on first use
-    if name == "analytic":
+    # bufsim.analytic pulls in scipy.optimize (about 1 s): imported on first use, as are
+    # the workloads
+    if name in ("analytic", "workloads"):
         import importlib
         return importlib.import_module(".analytic", __name__)
     raise AttributeError(f"module 'bufsim' has no attribute {name!r}")
@@ -46,5 +47,5 @@ __all__ = [
     "CostModel", "DeviceModel", "PoolConfig", "mysql55", "mysql56", "mysql57", "mariadb105",
     "pages_from_bytes", "preset", "PoolState", "ReplayResult", "replay", "IndexSpec",
     "SpaceSpec", "Tablespaces", "FLAG_AHI", "FLAG_MODIFY", "Chunk", "Trace", "read_trace",
-    "synthetic", "analytic",
+    "synthetic", "analytic", "workloads",
 ]

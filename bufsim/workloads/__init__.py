@@ -1,0 +1,20 @@
+"""Workloads: table geometry and query plans that generate page-access traces.
+
+* :mod:`~bufsim.workloads.geometry`: COMPACT record sizes, B-tree levels and the
+  page layout of a file-per-table tablespace.
+* :mod:`~bufsim.workloads.plans`: plan operators (full and range scans, index
+  lookups, nested-loop joins, BKA and DS-MRR orderings, updates) yielding trace
+  chunks in bounded memory, each with the rows and page gets it should issue.
+"""
+from . import geometry, plans
+from .geometry import Column, Index, Table, layout_space, table_geometry
+from .plans import (
+    CpuCost, Database, Operator, batch_sort, dedupe_consecutive, full_scan, lookups, range_scan,
+    scan_join, secondary_range, sequence,
+)
+
+__all__ = [
+    "geometry", "plans", "Column", "Index", "Table", "layout_space", "table_geometry",
+    "CpuCost", "Database", "Operator", "batch_sort", "dedupe_consecutive", "full_scan", "lookups",
+    "range_scan", "scan_join", "secondary_range", "sequence",
+]

@@ -1,0 +1,438 @@
+"""Plan operators: how a query's rows become page gets, as trace chunks in bounded memory.
+
+The page gets each operator issues follow what InnoDB's row-search code does
+(``row0sel``; spec §14 of ``design/innodb-buffer-pool.md``):
+
+* **Full clustered-index scan** (``type: ALL``): a descent from the root to the
+  first leaf (one get per level), then one get per row (MySQL 5.5/5.6 restore the
+  cursor with an optimistic get for every row fetched, counted as a page get) and
+  one get to step onto each following leaf.  Gets of one leaf are consecutive,
+  so a leaf is one event of ``rows + 1`` gets.
+* **Index lookup** (``eq_ref``/``ref`` probe, primary-key point select): a
+  root-to-leaf descent, one get per level; with the adaptive hash index a probe
+  that the hash answers is one get of the leaf carrying :data:`bufsim.FLAG_AHI`
+  (the engine counts it twice and runs the make-young check twice, §3.2, and
+  treats it as a descent when the page is not resident).
+* **Index range scan**: a descent to the first entry, then one get per entry and
+  one per leaf step, as the full scan; on a secondary index each entry is
+  followed by the clustered lookup of its row (a descent by primary key or row id).
+* **Batched Key Access** and **Disk-Sweep MRR** reorder lookups: keys (or row
+  ids) are collected into a buffer of ``buffer_bytes`` and sorted before they are
+  probed, batch by batch (:func:`batch_sort`).
+* **Updates** carry :data:`bufsim.FLAG_MODIFY` on the leaf they change.
+
+Every operator is a :class:`Operator`: a generator factory of :class:`bufsim.Chunk`
+(bounded: at most ``batch`` rows are expanded at a time) and the rows and page
+gets it issues, computed from the plan's arithmetic, so tests can check the trace
+against its plan without the engine.  CPU: each row costs ``CpuCost.row_ns`` and
+each get ``CpuCost.get_ns``; an event of ``k`` gets covering ``r`` rows charges
+``get_ns + (r * row_ns) // k`` per get.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable, Iterator, Sequence
+
+import numpy as np
+
+from ..pages import Tablespaces
+from ..trace import FLAG_AHI, FLAG_MODIFY, Chunk, Trace
+from .geometry import SpaceLayout, Table, layout_space, table_geometry
+
+__all__ = ["CpuCost", "Database", "Operator", "full_scan", "lookups", "range_scan",
+           "secondary_range", "scan_join", "batch_sort", "dedupe_consecutive", "sequence"]
+
+#: rows expanded into events at a time
+BATCH = 1 << 16
+
+
+@dataclass(frozen=True)
+class CpuCost:
+    """CPU charged by the executor: per row produced and per page get (nanoseconds, >= 0)."""
+
+    row_ns: int = 0
+    get_ns: int = 0
+
+    def __post_init__(self):
+        for f in ("row_ns", "get_ns"):
+            v = getattr(self, f)
+            if not isinstance(v, (int, np.integer)) or v < 0:
+                raise ValueError(f"CpuCost.{f} = {v!r} is out of range; allowed: integer >= 0")
+
+
+class Database:
+    """Tables laid out one per tablespace, and the dense page map over all of them.
+
+    Parameters
+    ----------
+    tables : sequence of Table
+        Space ids are ``first_space_id, first_space_id + 1, ...`` in this order.
+    first_space_id : int
+    seed : int
+        Orders the leaves of randomly filled indexes (:func:`layout_space`).
+    """
+
+    def __init__(self, tables: Sequence[Table], *, first_space_id: int = 1, seed: int = 0):
+        tables = list(tables)
+        if not tables:
+            raise ValueError("tables must name at least one Table")
+        names = [t.name for t in tables]
+        if len(set(names)) != len(names):
+            raise ValueError(f"table names must be unique, got {names}")
+        self.layouts = {t.name: layout_space(table_geometry(t), first_space_id + k, seed=seed + k)
+                        for k, t in enumerate(tables)}
+        self.tablespaces = Tablespaces([lay.space_spec() for lay in self.layouts.values()])
+        self._base = dict(zip(names, self.tablespaces.bases.tolist()))
+
+    def table(self, name: str) -> SpaceLayout:
+        try:
+            return self.layouts[name]
+        except KeyError:
+            raise KeyError(f"no table {name!r}; tables: {list(self.layouts)}") from None
+
+    def index(self, table: str, index: str | None = None):
+        lay = self.table(table)
+        return lay.clustered if index is None else lay.index(index)
+
+    def dense(self, table: str, page_no) -> np.ndarray:
+        """Dense page indices of ``table``'s page numbers."""
+        return np.asarray(page_no, dtype=np.int64) + self._base[table]
+
+
+@dataclass(frozen=True, eq=False)
+class Operator:
+    """A plan fragment: its chunks (a generator factory) and what it should issue.
+
+    Attributes
+    ----------
+    name : str
+    factory : callable
+        ``factory(stream)`` returns an iterator of Chunk for that stream id.
+    rows : int
+        Rows the operator reads (``Innodb_rows_read``).
+    gets : int
+        Page gets it issues (AHI hits counted once; the engine counts them twice).
+    """
+
+    name: str
+    factory: Callable[[int], Iterator[Chunk]]
+    rows: int
+    gets: int
+    tablespaces: Tablespaces
+
+    def chunks(self, stream: int = 0) -> Iterator[Chunk]:
+        return self.factory(stream)
+
+    def trace(self, stream: int = 0, name: str | None = None) -> Trace:
+        """A lazily generated, re-iterable :class:`bufsim.Trace`."""
+        return Trace(lambda: self.factory(stream), self.tablespaces, name or self.name)
+
+
+def _emit(pages, rows, cpu: CpuCost, stream: int, flags) -> Chunk:
+    """One chunk from per-get arrays, consecutive gets of a page with equal flags merged.
+
+    ``pages``: dense page of every get; ``rows``: rows attributed to each get;
+    ``flags``: per get (array or scalar).
+    """
+    pages = np.asarray(pages, dtype=np.int64)
+    n = pages.size
+    flags = np.broadcast_to(np.asarray(flags, dtype=np.uint8), (n,))
+    rows = np.broadcast_to(np.asarray(rows, dtype=np.int64), (n,))
+    if n == 0:
+        return Chunk.empty()
+    start = np.ones(n, dtype=bool)
+    start[1:] = (pages[1:] != pages[:-1]) | (flags[1:] != flags[:-1])
+    idx = np.flatnonzero(start)
+    count = np.diff(np.append(idx, n))
+    r = np.add.reduceat(rows, idx)
+    per_get = cpu.get_ns + (r * cpu.row_ns) // count
+    return Chunk(pages[idx], count.astype(np.int64), per_get.astype(np.int64),
+                 np.full(idx.size, stream, dtype=np.int64), flags[idx].copy())
+
+
+def _batches(n: int, batch: int):
+    for lo in range(0, n, batch):
+        yield lo, min(n, lo + batch)
+
+
+# --------------------------------------------------------------------------------------
+# operators
+# --------------------------------------------------------------------------------------
+def lookups(db: Database, table: str, entries, *, index: str | None = None,
+            cpu: CpuCost = CpuCost(), ahi: bool = False, modify: bool = False,
+            rows_per_lookup: int = 1, batch: int = BATCH) -> Operator:
+    """One index probe per entry: a root-to-leaf descent of ``index`` (clustered by default).
+
+    ``entries`` are key-order positions of the probed records in the index
+    (a primary-key lookup of row ``r`` of a table loaded in key order is entry
+    ``r``).  With ``ahi`` each probe is one get of the leaf with FLAG_AHI;
+    ``modify`` marks the leaf get as modifying.  Each probe reads
+    ``rows_per_lookup`` rows.
+    """
+    ix = db.index(table, index)
+    entries = np.asarray(entries, dtype=np.int64)
+    n, h = entries.size, ix.height
+    if n and (entries.min() < 0 or entries.max() >= max(ix.geometry.rows, 1)):
+        raise ValueError(f"entries of {table}.{ix.name} must be in 0..{ix.geometry.rows - 1}")
+    leaf_flag = (FLAG_AHI if ahi else 0) | (FLAG_MODIFY if modify else 0)
+
+    def chunks(stream):
+        for lo, hi in _batches(n, batch):
+            paths = db.dense(table, ix.paths(ix.leaf_of(entries[lo:hi])))
+            if ahi:
+                paths = paths[:, -1:]
+            rows = np.zeros(paths.shape, dtype=np.int64)
+            rows[:, -1] = rows_per_lookup
+            flags = np.zeros(paths.shape, dtype=np.uint8)
+            flags[:, -1] = leaf_flag
+            yield _emit(paths.ravel(), rows.ravel(), cpu, stream, flags.ravel())
+
+    per = 1 if ahi else h
+    return Operator(f"lookups {table}.{ix.name}", chunks, n * rows_per_lookup, n * per,
+                    db.tablespaces)
+
+
+def _leaf_runs(ix, first: int, last: int):
+    """Per leaf touched by key-order entries ``[first, last)``: (leaf position, entries on it)."""
+    pl = ix.geometry.per_leaf
+    if last <= first:
+        return np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64)
+    leaf = np.arange(first // pl, (last - 1) // pl + 1, dtype=np.int64)
+    n = np.minimum(last, (leaf + 1) * pl) - np.maximum(first, leaf * pl)
+    return leaf, n
+
+
+def range_scan(db: Database, table: str, first: int, n_entries: int, *, index: str | None = None,
+               cpu: CpuCost = CpuCost(), read_past_end: bool = True, modify: bool = False,
+               batch: int = BATCH) -> Operator:
+    """Scan ``n_entries`` entries of ``index`` (clustered by default) from key-order position ``first``.
+
+    Gets: a descent to the first entry's leaf (``height``), one get per entry,
+    one to arrive on each further leaf, and with ``read_past_end`` one more
+    entry to see that the range ended (none at the end of the index).  Rows
+    read: ``n_entries``.  A full clustered scan is ``range_scan(db, t, 0, rows)``.
+    """
+    ix = db.index(table, index)
+    total = ix.geometry.rows
+    if not (0 <= first <= total and 0 <= n_entries <= total - first):
+        raise ValueError(f"range {first}..{first + n_entries} is outside {table}.{ix.name} "
+                         f"(entries 0..{total})")
+    last = first + n_entries
+    extra = 1 if read_past_end and last < total else 0
+    leaf, n = _leaf_runs(ix, first, last + extra)
+    if leaf.size == 0:                                   # an empty index or range: one descent
+        leaf, n = np.array([first // ix.geometry.per_leaf]), np.array([0])
+    upper = db.dense(table, ix.paths(leaf[:1])[0, :-1])
+    rows = n.copy()
+    if extra:
+        rows[-1] -= 1
+    count = n + 1                                        # each leaf: its entries and the arrival
+    leaves = db.dense(table, ix.leaves[leaf])
+    flag = FLAG_MODIFY if modify else 0
+
+    def chunks(stream):
+        if upper.size:
+            yield _emit(upper, 0, cpu, stream, 0)
+        for lo, hi in _batches(leaf.size, max(1, batch // ix.geometry.per_leaf)):
+            c = count[lo:hi]
+            yield Chunk(leaves[lo:hi], c, cpu.get_ns + (rows[lo:hi] * cpu.row_ns) // c,
+                        np.full(hi - lo, stream, dtype=np.int64),
+                        np.full(hi - lo, flag, dtype=np.uint8))
+
+    gets = int(upper.size + count.sum())
+    return Operator(f"range {table}.{ix.name}", chunks, int(n_entries), gets, db.tablespaces)
+
+
+def full_scan(db: Database, table: str, *, cpu: CpuCost = CpuCost(), modify: bool = False,
+              batch: int = BATCH) -> Operator:
+    """Scan the whole clustered index of ``table`` in key order (module docstring).
+
+    Gets: ``height - 1`` above the first leaf, then ``rows + 1`` per leaf (one
+    per row and the arrival).  ``modify`` marks every leaf get as modifying.
+    """
+    op = range_scan(db, table, 0, db.index(table).geometry.rows, cpu=cpu, modify=modify,
+                    batch=batch)
+    return Operator(f"full scan {table}", op.factory, op.rows, op.gets, op.tablespaces)
+
+
+def secondary_range(db: Database, table: str, index: str, first: int, rowids, *,
+                    cpu: CpuCost = CpuCost(), ahi: bool = False, mrr_bytes: int = 0,
+                    rowid_bytes: int = 6, read_past_end: bool = True,
+                    batch: int = BATCH) -> Operator:
+    """A secondary-index range scan from entry ``first`` with a clustered lookup per entry.
+
+    ``rowids[j]`` is the clustered key-order position of the row of entry
+    ``first + j``.  Without MRR every entry get is followed by the row's
+    clustered descent (or AHI probe).  With Disk-Sweep MRR (``mrr_bytes`` > 0,
+    ``read_rnd_buffer_size``) the scan fills a buffer of ``mrr_bytes //
+    (rowid_bytes + 8)`` row ids, sorts them, fetches the rows in clustered order
+    and goes on scanning.  Rows read: one per entry.
+    """
+    sec = db.index(table, index)
+    cl = db.index(table)
+    rowids = np.asarray(rowids, dtype=np.int64)
+    n = rowids.size
+    total = sec.geometry.rows
+    if not (0 <= first <= total - n):
+        raise ValueError(f"range {first}..{first + n} is outside {table}.{sec.name} (0..{total})")
+    last = first + n
+    extra = 1 if read_past_end and last < total else 0
+    pl = sec.geometry.per_leaf
+    h_cl = 1 if ahi else cl.height
+    cl_flag = FLAG_AHI if ahi else 0
+    upper = db.dense(table, sec.paths([first // pl])[0, :-1])
+    if mrr_bytes:
+        per_buf = max(1, int(mrr_bytes) // (rowid_bytes + 8))
+    else:
+        per_buf = 0
+
+    def entry_gets(e):
+        """Secondary gets for entries e (sorted): an arrival get on each new leaf."""
+        leaf = e // pl
+        new = np.ones(e.size, dtype=bool)
+        new[1:] = leaf[1:] != leaf[:-1]
+        new[0] = e[0] == first or e[0] % pl == 0   # the descent's leaf get, or an arrival
+        return db.dense(table, sec.leaves[leaf]), new
+
+    def cl_paths(r):
+        p = db.dense(table, cl.paths(cl.leaf_of(r)))
+        return p[:, -1:] if ahi else p
+
+    def chunks(stream):
+        if upper.size:
+            yield _emit(upper, 0, cpu, stream, 0)
+        step = per_buf if per_buf else batch
+        for lo, hi in _batches(n + extra, step):
+            e = np.arange(first + lo, first + hi, dtype=np.int64)
+            spage, new = entry_gets(e)
+            r = rowids[lo:min(hi, n)]
+            # secondary entry gets, with the arrival get merged before the entry's own
+            sec_cnt = 1 + new.astype(np.int64)
+            if per_buf:
+                yield _emit(np.repeat(spage, sec_cnt), 0, cpu, stream, 0)
+                r = np.sort(r)
+                paths = cl_paths(r)
+                rows = np.zeros(paths.shape, dtype=np.int64)
+                rows[:, -1] = 1
+                flags = np.zeros(paths.shape, dtype=np.uint8)
+                flags[:, -1] = cl_flag
+                yield _emit(paths.ravel(), rows.ravel(), cpu, stream, flags.ravel())
+            else:
+                k = e.size
+                width = 2 + h_cl
+                pg = np.full((k, width), -1, dtype=np.int64)
+                pg[:, 0] = np.where(new, spage, -1)
+                pg[:, 1] = spage
+                fl = np.zeros((k, width), dtype=np.uint8)
+                rw = np.zeros((k, width), dtype=np.int64)
+                if r.size:
+                    pg[:r.size, 2:] = cl_paths(r)
+                    fl[:r.size, -1] = cl_flag
+                    rw[:r.size, -1] = 1
+                keep = pg.ravel() >= 0
+                yield _emit(pg.ravel()[keep], rw.ravel()[keep], cpu, stream, fl.ravel()[keep])
+
+    leaves_touched = ((last + extra - 1) // pl - first // pl + 1) if n + extra else 1
+    gets = int(upper.size + (n + extra) + leaves_touched + n * h_cl)
+    return Operator(f"range {table}.{sec.name} + rows", chunks, n, gets, db.tablespaces)
+
+
+def batch_sort(keys, buffer_entries: int) -> np.ndarray:
+    """The order in which a Batched Key Access join probes ``keys``.
+
+    Keys fill a join buffer of ``buffer_entries`` outer rows; each full buffer
+    (and the last, partial one) is sorted before probing (MRR on the inner
+    index).  Returns the keys in probe order.
+    """
+    keys = np.asarray(keys)
+    b = int(buffer_entries)
+    if b < 1:
+        raise ValueError(f"buffer_entries = {buffer_entries} is out of range; allowed: >= 1")
+    out = keys.copy()
+    for lo in range(0, keys.size, b):
+        out[lo:lo + b].sort(kind="stable")
+    return out
+
+
+def dedupe_consecutive(keys) -> np.ndarray:
+    """Keys with consecutive repeats dropped: an ``eq_ref`` join skips a probe whose
+    key equals the previous probe's (it keeps the last row, spec §14)."""
+    keys = np.asarray(keys)
+    if keys.size == 0:
+        return keys
+    keep = np.ones(keys.size, dtype=bool)
+    keep[1:] = keys[1:] != keys[:-1]
+    return keys[keep]
+
+
+def sequence(ops: Sequence[Operator], name: str = "") -> Operator:
+    """Operators run one after another in one stream."""
+    ops = list(ops)
+    ts = ops[0].tablespaces
+
+    def chunks(stream):
+        for op in ops:
+            yield from op.factory(stream)
+
+    return Operator(name or " ; ".join(o.name for o in ops), chunks, sum(o.rows for o in ops),
+                    sum(o.gets for o in ops), ts)
+
+
+def scan_join(db: Database, outer: str, joins: Sequence[tuple], *, cpu: CpuCost = CpuCost(),
+              batch: int = BATCH) -> Operator:
+    """A full scan of ``outer``'s clustered index joined by nested loops to inner tables.
+
+    ``joins`` is a sequence of ``(table, index, entries, ahi)``: for every outer
+    row (in clustered order) ``entries[row]`` is the key-order entry of
+    ``index`` (None: the clustered index) that the row probes, or -1 when the
+    row does not reach that join (filtered out earlier, or its key repeats the
+    previous probe's, see :func:`dedupe_consecutive`).  The probes of a row
+    follow its own get, in the order of ``joins`` (the plan's join order).
+    Rows read: outer rows plus one per probe.
+    """
+    ix = db.index(outer)
+    g = ix.geometry
+    rows_n, pl = g.rows, g.per_leaf
+    inner = []
+    for t, iname, entries, ahi in joins:
+        jx = db.index(t, iname)
+        e = np.asarray(entries, dtype=np.int64)
+        if e.shape != (rows_n,):
+            raise ValueError(f"scan_join: entries for {t}.{jx.name} must have one value per "
+                             f"{outer} row ({rows_n}), got shape {e.shape}")
+        inner.append((t, jx, e, bool(ahi)))
+    upper = db.dense(outer, ix.paths([0])[0, :-1])
+    width = 2 + sum(1 if a else jx.height for _, jx, _, a in inner)
+
+    def chunks(stream):
+        if upper.size:
+            yield _emit(upper, 0, cpu, stream, 0)
+        for lo, hi in _batches(rows_n, batch):
+            r = np.arange(lo, hi, dtype=np.int64)
+            k = r.size
+            pg = np.full((k, width), -1, dtype=np.int64)
+            fl = np.zeros((k, width), dtype=np.uint8)
+            rw = np.zeros((k, width), dtype=np.int64)
+            leafpage = db.dense(outer, ix.leaves[r // pl])
+            pg[:, 0] = np.where(r % pl == 0, leafpage, -1)   # descent's leaf get / arrival on a leaf
+            pg[:, 1] = leafpage
+            rw[:, 1] = 1
+            col = 2
+            for t, jx, e, ahi in inner:
+                w = 1 if ahi else jx.height
+                sel = np.flatnonzero(e[lo:hi] >= 0)
+                if sel.size:
+                    p = db.dense(t, jx.paths(jx.leaf_of(e[lo:hi][sel])))
+                    pg[sel, col:col + w] = p[:, -1:] if ahi else p
+                    rw[sel, col + w - 1] = 1
+                    if ahi:
+                        fl[sel, col] = FLAG_AHI
+                col += w
+            keep = pg.ravel() >= 0
+            yield _emit(pg.ravel()[keep], rw.ravel()[keep], cpu, stream, fl.ravel()[keep])
+
+    probes = [(int((e >= 0).sum()), 1 if a else jx.height) for _, jx, e, a in inner]
+    rows = rows_n + sum(p for p, _ in probes)
+    gets = int(upper.size + rows_n + g.leaf_pages + sum(p * w for p, w in probes))
+    return Operator(f"scan {outer} join " + ", ".join(t for t, *_ in inner), chunks, rows, gets,
+                    db.tablespaces)

@@ -1,0 +1,401 @@
+"""The Star Schema Benchmark (SSB) at any scale factor: schema, data and the 13 queries' plans.
+
+Schema: the five tables and indexes of 000_fe2813b876a91991.txt (``lineorder``
+has no primary key, so its clustered index is ``GEN_CLUST_INDEX`` on the hidden
+row id; its six secondary indexes are ``LO_OrderKey (LO_OrderKey,
+LO_LineNumber)``, ``LO_CustKey``, ``LO_SuppKey``, ``LO_PartKey``,
+``LO_OrderDateKey``, ``LO_CommitDateKey``).  Character columns are latin1;
+``varchar`` average lengths follow SSB's dbgen text (priorities ``1-URGENT`` ..
+``5-LOW`` average 8.4 bytes, ship modes 4.3, and so on, see ``_TABLES``).
+
+Data (seeded, :class:`SSBData`), as dbgen generates it: 1,500,000 x SF orders
+in order-key order, each with 1-7 lines (uniform), so ``lineorder`` holds about
+6.0M x SF rows stored in order-key order (the load order); an order's lines share
+its customer and order date; order dates are uniform over the 2,406 days
+1992-01-01 .. 1998-08-02; parts, suppliers, quantity (1-50) and discount (0-10)
+are drawn per line.  Customers (30,000 x SF), suppliers (2,000 x SF) and parts
+(200,000 x (1 + floor(log2 SF))) get a region, nation (5 per region), city (10
+per nation), and for parts a manufacturer (5), category (5 per manufacturer) and
+brand (40 per category), uniformly.  ``dim_date`` has 2,556 days from 1992-01-01.
+
+Plans (write-down of what MySQL 5.5/5.6 run, see :data:`PLANS`):
+
+* ``scan`` (every query): a full scan of ``lineorder``'s clustered index; the
+  predicates on lineorder columns are checked on each row, and a row that passes
+  probes each dimension by ``eq_ref`` on its primary key, in the query's join
+  order, a later dimension only when the earlier ones matched.  A probe whose key
+  equals the previous probe's key into the same table is skipped (the join keeps
+  the last row, spec §14), so consecutive lines of one order probe ``dim_date``
+  and ``customer`` once.  This is the EXPLAIN the document shows for Q1.1
+  (lineorder ALL, dim_date eq_ref).
+* ``date_first`` (Q1.x): ``dim_date`` scanned first; each qualifying date reads
+  its ``lineorder`` rows through ``LO_OrderDateKey`` (``ref``), each index entry
+  followed by a clustered lookup by row id (a 3-level descent at SF1).  The
+  document's second Q1.1 plan.
+
+With the adaptive hash index (``ahi=True``) a dimension probe is one get of
+the dimension's leaf carrying FLAG_AHI; otherwise a root-to-leaf descent.
+Document check (Q1.1, SF1): the scan plan reads 6,001,171 lineorder rows and
+probes dim_date for the orders with a qualifying line: 1.5M x (1 - E[(1-p)^L]) =
+609,750 with p = 3/11 x 24/50 and L uniform 1..7; the document's
+``Innodb_rows_read`` 6,611,119 - 6,001,171 = 609,948.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from .geometry import FILL_RANDOM, Column, Index, Table
+from .plans import (
+    CpuCost, Database, Operator, dedupe_consecutive, scan_join, secondary_range, sequence,
+)
+
+__all__ = ["SSB", "SSBData", "QUERIES", "PLANS", "ssb_tables", "N_DATES", "N_ORDER_DATES"]
+
+#: days in dim_date (1992-01-01 .. 1998-12-30, as dbgen writes it)
+N_DATES = 2556
+#: order dates: 1992-01-01 .. 1998-08-02 (TPC-H's ENDDATE - 151 days)
+N_ORDER_DATES = 2406
+_DAYS_PER_YEAR = (366, 365, 365, 365, 366, 365, 365)   # 1992 .. 1998
+
+C = Column
+
+
+def ssb_tables(sf: float = 1.0, *, n_lineorder: int | None = None,
+               random_fill: float = FILL_RANDOM) -> list[Table]:
+    """The five SSB tables at scale factor ``sf`` (``n_lineorder`` overrides the row count)."""
+    n_cust, n_supp, n_part = _dim_sizes(sf)
+    lo_rows = int(round(6_000_000 * sf)) if n_lineorder is None else int(n_lineorder)
+    customer = Table("customer", [
+        C("C_CustomerKey", "int", False), C("C_Name", "varchar(25)", avg_len=18),
+        C("C_Address", "varchar(25)", avg_len=15), C("C_City", "varchar(10)", avg_len=10),
+        C("C_Nation", "varchar(15)", avg_len=8), C("C_Region", "varchar(12)", avg_len=6.8),
+        C("C_Phone", "varchar(15)", avg_len=15), C("C_MktSegment", "varchar(10)", avg_len=9),
+    ], n_cust, primary_key=("C_CustomerKey",), indexes=[
+        Index("C_Name", ("C_Name",), ordered=True), Index("C_City", ("C_City",)),
+        Index("C_Region", ("C_Region",)), Index("C_Phone", ("C_Phone",)),
+        Index("C_MktSegment", ("C_MktSegment",))], random_fill=random_fill)
+    part = Table("part", [
+        C("P_PartKey", "int", False), C("P_Name", "varchar(25)", avg_len=12),
+        C("P_MFGR", "varchar(10)", avg_len=6), C("P_Category", "varchar(10)", avg_len=7),
+        C("P_Brand", "varchar(15)", avg_len=9), C("P_Colour", "varchar(15)", avg_len=6),
+        C("P_Type", "varchar(25)", avg_len=20), C("P_Size", "tinyint"), C("P_Container", "char(10)"),
+    ], n_part, primary_key=("P_PartKey",), indexes=[
+        Index("P_Name", ("P_Name",)), Index("P_MFGR", ("P_MFGR",)),
+        Index("P_Category", ("P_Category",)), Index("P_Brand", ("P_Brand",))],
+        random_fill=random_fill)
+    supplier = Table("supplier", [
+        C("S_SuppKey", "int", False), C("S_Name", "char(25)"), C("S_Address", "varchar(25)", avg_len=15),
+        C("S_City", "char(10)"), C("S_Nation", "char(15)"), C("S_Region", "char(12)"),
+        C("S_Phone", "char(15)"),
+    ], n_supp, primary_key=("S_SuppKey",), indexes=[
+        Index("S_City", ("S_City",)), Index("S_Name", ("S_Name",), ordered=True),
+        Index("S_Phone", ("S_Phone",))], random_fill=random_fill)
+    dim_date = Table("dim_date", [
+        C("D_DateKey", "int", False), C("D_Date", "char(18)"), C("D_DayOfWeek", "char(9)"),
+        C("D_Month", "char(9)"), C("D_Year", "smallint"), C("D_YearMonthNum", "int"),
+        C("D_YearMonth", "char(7)"), C("D_DayNumInWeek", "tinyint"), C("D_DayNumInMonth", "tinyint"),
+        C("D_DayNumInYear", "smallint"), C("D_MonthNumInYear", "tinyint"),
+        C("D_WeekNumInYear", "tinyint"), C("D_SellingSeason", "char(12)"),
+        C("D_LastDayInWeekFl", "tinyint"), C("D_LastDayInMonthFl", "tinyint"),
+        C("D_HolidayFl", "tinyint"), C("D_WeekDayFl", "tinyint"),
+    ], N_DATES, primary_key=("D_DateKey",))
+    lineorder = Table("lineorder", [
+        C("LO_OrderKey", "bigint", False), C("LO_LineNumber", "tinyint", False),
+        C("LO_CustKey", "int", False), C("LO_PartKey", "int", False), C("LO_SuppKey", "int", False),
+        C("LO_OrderDateKey", "int", False), C("LO_OrderPriority", "varchar(15)", avg_len=8.4),
+        C("LO_ShipPriority", "char(1)"), C("LO_Quantity", "tinyint"), C("LO_ExtendedPrice", "decimal"),
+        C("LO_OrdTotalPrice", "decimal"), C("LO_Discount", "decimal"), C("LO_Revenue", "decimal"),
+        C("LO_SupplyCost", "decimal"), C("LO_Tax", "tinyint"), C("LO_CommitDateKey", "int", False),
+        C("LO_ShipMode", "varchar(10)", avg_len=4.29),
+    ], lo_rows, indexes=[
+        Index("LO_OrderKey", ("LO_OrderKey", "LO_LineNumber"), ordered=True),
+        Index("LO_CustKey", ("LO_CustKey",)), Index("LO_SuppKey", ("LO_SuppKey",)),
+        Index("LO_PartKey", ("LO_PartKey",)), Index("LO_OrderDateKey", ("LO_OrderDateKey",)),
+        Index("LO_CommitDateKey", ("LO_CommitDateKey",))], random_fill=random_fill)
+    return [customer, part, supplier, dim_date, lineorder]
+
+
+def _dim_sizes(sf: float):
+    return (int(round(30_000 * sf)) or 1, int(round(2_000 * sf)) or 1,
+            int(round(200_000 * (1 + math.floor(math.log2(sf))) if sf >= 1 else 200_000 * sf)) or 1)
+
+
+@dataclass(frozen=True, eq=False)
+class SSBData:
+    """Column values that decide which rows each query reads (see the module docstring).
+
+    lineorder arrays are per row in storage order; dimension arrays per key - 1.
+    """
+
+    order: np.ndarray          # order index of each lineorder row
+    orderdate: np.ndarray      # day index 0..N_ORDER_DATES-1 (into dim_date)
+    custkey: np.ndarray        # 0-based
+    partkey: np.ndarray
+    suppkey: np.ndarray
+    quantity: np.ndarray       # 1..50
+    discount: np.ndarray       # 0..10
+    c_region: np.ndarray       # 0..4; nation = region * 5 + 0..4; city = nation * 10 + 0..9
+    c_nation: np.ndarray
+    c_city: np.ndarray
+    s_region: np.ndarray
+    s_nation: np.ndarray
+    s_city: np.ndarray
+    p_mfgr: np.ndarray         # 0..4; category = mfgr * 5 + 0..4; brand = category * 40 + 0..39
+    p_category: np.ndarray
+    p_brand: np.ndarray
+
+    @classmethod
+    def generate(cls, sf: float, seed: int = 0) -> SSBData:
+        rng = np.random.default_rng(seed)
+        n_orders = max(1, int(round(1_500_000 * sf)))
+        n_cust, n_supp, n_part = _dim_sizes(sf)
+        lines = rng.integers(1, 8, n_orders)
+        order = np.repeat(np.arange(n_orders, dtype=np.int32), lines)
+        n = order.size
+        odate = rng.integers(0, N_ORDER_DATES, n_orders).astype(np.int16)
+        ocust = rng.integers(0, n_cust, n_orders).astype(np.int32)
+
+        def geo(k):
+            region = rng.integers(0, 5, k).astype(np.int8)
+            nation = (region * 5 + rng.integers(0, 5, k)).astype(np.int16)
+            city = (nation * 10 + rng.integers(0, 10, k)).astype(np.int16)
+            return region, nation, city
+
+        cr, cn, cc = geo(n_cust)
+        sr, sn, sc = geo(n_supp)
+        mfgr = rng.integers(0, 5, n_part).astype(np.int8)
+        cat = (mfgr * 5 + rng.integers(0, 5, n_part)).astype(np.int16)
+        brand = (cat * 40 + rng.integers(0, 40, n_part)).astype(np.int16)
+        return cls(order, odate[order], ocust[order],
+                   rng.integers(0, n_part, n).astype(np.int32),
+                   rng.integers(0, n_supp, n).astype(np.int32),
+                   rng.integers(1, 51, n).astype(np.int8), rng.integers(0, 11, n).astype(np.int8),
+                   cr, cn, cc, sr, sn, sc, mfgr, cat, brand)
+
+    @property
+    def rows(self) -> int:
+        return int(self.order.size)
+
+
+def _year_of_day(day: np.ndarray) -> np.ndarray:
+    edges = np.cumsum((0,) + _DAYS_PER_YEAR)
+    return 1992 + np.searchsorted(edges, day, side="right") - 1
+
+
+def _month_of_day(day: np.ndarray) -> np.ndarray:
+    """1..12 for each day index (Gregorian calendar from 1992-01-01)."""
+    d = np.datetime64("1992-01-01") + np.asarray(day).astype("timedelta64[D]")
+    return d.astype("datetime64[M]").astype(np.int64) % 12 + 1
+
+
+def _week_in_year(day: np.ndarray) -> np.ndarray:
+    """dbgen's d_weeknuminyear: (day of year - 1) // 7 + 1."""
+    year = _year_of_day(day)
+    start = np.cumsum((0,) + _DAYS_PER_YEAR)[year - 1992]
+    return (np.asarray(day) - start) // 7 + 1
+
+
+# Each query: predicates on lineorder columns, then the join order with each dimension's
+# predicate.  REGIONS: AFRICA 0, AMERICA 1, ASIA 2, EUROPE 3, MIDDLE EAST 4; nation 24 =
+# UNITED STATES (region 1), nation 23 = UNITED KINGDOM (region 3, cities UNITED KI0..9).
+_US, _UK = 1 * 5 + 4, 3 * 5 + 3
+_UK_CITIES = (_UK * 10 + 1, _UK * 10 + 5)
+
+
+def _date_pred(f):
+    return ("dim_date", f)
+
+
+PLANS = {
+    "Q1.1": dict(lo=lambda d: (d.discount >= 1) & (d.discount <= 3) & (d.quantity < 25),
+                 joins=[_date_pred(lambda day: _year_of_day(day) == 1993)]),
+    "Q1.2": dict(lo=lambda d: (d.discount >= 4) & (d.discount <= 6) & (d.quantity >= 26)
+                 & (d.quantity <= 35),
+                 joins=[_date_pred(lambda day: (_year_of_day(day) == 1994) & (_month_of_day(day) == 1))]),
+    "Q1.3": dict(lo=lambda d: (d.discount >= 5) & (d.discount <= 7) & (d.quantity >= 26)
+                 & (d.quantity <= 35),
+                 joins=[_date_pred(lambda day: (_year_of_day(day) == 1994) & (_week_in_year(day) == 6))]),
+    "Q2.1": dict(joins=[_date_pred(None), ("part", lambda d: d.p_category == 1),
+                        ("supplier", lambda d: d.s_region == 1)]),
+    "Q2.2": dict(joins=[_date_pred(None),
+                        ("part", lambda d: (d.p_brand >= 1 * 200 + 1 * 40 + 20)
+                         & (d.p_brand <= 1 * 200 + 1 * 40 + 27)),
+                        ("supplier", lambda d: d.s_region == 2)]),
+    "Q2.3": dict(joins=[_date_pred(None), ("part", lambda d: d.p_brand == 1 * 200 + 1 * 40 + 38),
+                        ("supplier", lambda d: d.s_region == 3)]),
+    "Q3.1": dict(joins=[("customer", lambda d: d.c_region == 2), ("supplier", lambda d: d.s_region == 2),
+                        _date_pred(lambda day: _year_of_day(day) <= 1997)]),
+    "Q3.2": dict(joins=[("customer", lambda d: d.c_nation == _US),
+                        ("supplier", lambda d: d.s_nation == _US),
+                        _date_pred(lambda day: _year_of_day(day) <= 1997)]),
+    "Q3.3": dict(joins=[("customer", lambda d: np.isin(d.c_city, _UK_CITIES)),
+                        ("supplier", lambda d: np.isin(d.s_city, _UK_CITIES)),
+                        _date_pred(lambda day: _year_of_day(day) <= 1997)]),
+    "Q3.4": dict(joins=[("customer", lambda d: np.isin(d.c_city, _UK_CITIES)),
+                        ("supplier", lambda d: np.isin(d.s_city, _UK_CITIES)),
+                        _date_pred(lambda day: (_year_of_day(day) == 1997) & (_month_of_day(day) == 12))]),
+    "Q4.1": dict(joins=[_date_pred(None), ("customer", lambda d: d.c_region == 1),
+                        ("supplier", lambda d: d.s_region == 1), ("part", lambda d: d.p_mfgr <= 1)]),
+    "Q4.2": dict(joins=[_date_pred(lambda day: _year_of_day(day) >= 1997),
+                        ("customer", lambda d: d.c_region == 1), ("supplier", lambda d: d.s_region == 1),
+                        ("part", lambda d: d.p_mfgr <= 1)]),
+    "Q4.3": dict(joins=[_date_pred(lambda day: _year_of_day(day) >= 1997),
+                        ("customer", lambda d: d.c_region == 1), ("supplier", lambda d: d.s_nation == _US),
+                        ("part", lambda d: d.p_category == 3)]),
+}
+#: the 13 queries in the benchmark's order
+QUERIES = tuple(PLANS)
+
+
+class SSB:
+    """SSB at a scale factor: the database layout, the data and the query plans.
+
+    Parameters
+    ----------
+    sf : float
+        Scale factor, > 0 (1 = the document's 6M-row lineorder).
+    seed : int
+        Seeds the data and the leaf order of randomly filled indexes.
+    random_fill : float
+        Fill of secondary indexes loaded in random key order (default ln 2).
+
+    Examples
+    --------
+    >>> ssb = SSB(0.01)
+    >>> op = ssb.query("Q1.1")
+    >>> op.rows == sum(1 for _ in ())  # doctest: +SKIP
+    """
+
+    def __init__(self, sf: float = 1.0, *, seed: int = 0, random_fill: float = FILL_RANDOM):
+        if not (isinstance(sf, (int, float)) and 0 < sf <= 100):
+            raise ValueError(f"sf = {sf!r} is out of range; allowed: 0 < sf <= 100")
+        self.sf = float(sf)
+        self.data = SSBData.generate(self.sf, seed)
+        self.tables = ssb_tables(self.sf, n_lineorder=self.data.rows, random_fill=random_fill)
+        self.db = Database(self.tables, seed=seed)
+        self.tablespaces = self.db.tablespaces
+        self._by_date = None
+
+    # ---- the data behind each dimension key --------------------------------------------
+    def _key_column(self, table: str) -> np.ndarray:
+        d = self.data
+        return {"dim_date": d.orderdate, "customer": d.custkey, "part": d.partkey,
+                "supplier": d.suppkey}[table]
+
+    def _dim_mask(self, table: str, pred) -> np.ndarray | None:
+        if pred is None:
+            return None
+        if table == "dim_date":
+            return pred(np.arange(N_DATES))
+        return pred(self.data)
+
+    def date_entries(self) -> tuple[np.ndarray, np.ndarray]:
+        """LO_OrderDateKey: row ids in index order and the first entry of each date."""
+        if self._by_date is None:
+            od = self.data.orderdate
+            order = np.argsort(od, kind="stable").astype(np.int64)
+            starts = np.searchsorted(od[order], np.arange(N_DATES + 1))
+            self._by_date = (order, starts.astype(np.int64))
+        return self._by_date
+
+    # ---- plans ---------------------------------------------------------------------------
+    def query(self, name: str, plan: str = "scan", *, cpu: CpuCost = CpuCost(),
+              ahi: bool = True) -> Operator:
+        """The access pattern of query ``name`` (``'Q1.1'`` .. ``'Q4.3'``) under ``plan``.
+
+        ``plan``: ``'scan'`` (all queries) or ``'date_first'`` (Q1.x); see the
+        module docstring.  ``ahi``: dimension probes answered by the adaptive
+        hash index.
+        """
+        if name not in PLANS:
+            raise ValueError(f"query = {name!r} is not an SSB query; allowed: {', '.join(QUERIES)}")
+        if plan == "scan":
+            return self._scan_plan(name, cpu, ahi)
+        if plan == "date_first":
+            if not name.startswith("Q1."):
+                raise ValueError(f"plan = 'date_first' exists for Q1.1-Q1.3 only, not {name}")
+            return self._date_first_plan(name, cpu)
+        raise ValueError(f"plan = {plan!r} is not a plan; allowed: 'scan', 'date_first'")
+
+    def probes(self, name: str) -> list[tuple[str, np.ndarray]]:
+        """Per dimension in join order, the key each lineorder row probes (-1: no probe)."""
+        spec = PLANS[name]
+        d = self.data
+        alive = spec["lo"](d) if "lo" in spec else np.ones(d.rows, dtype=bool)
+        out = []
+        for table, pred in spec["joins"]:
+            keys = self._key_column(table).astype(np.int64)
+            idx = np.flatnonzero(alive)
+            k = keys[idx]
+            keep = np.ones(k.size, dtype=bool)
+            keep[1:] = k[1:] != k[:-1]               # eq_ref keeps the last row
+            e = np.full(d.rows, -1, dtype=np.int64)
+            e[idx[keep]] = k[keep]
+            out.append((table, e))
+            m = self._dim_mask(table, pred)
+            if m is not None:
+                alive &= m[keys]
+        return out
+
+    def _scan_plan(self, name, cpu, ahi):
+        joins = [(t, None, e, ahi) for t, e in self.probes(name)]
+        op = scan_join(self.db, "lineorder", joins, cpu=cpu)
+        return Operator(f"{name} scan", op.factory, op.rows, op.gets, op.tablespaces)
+
+    def _date_first_plan(self, name, cpu):
+        spec = PLANS[name]
+        _, pred = spec["joins"][0]
+        dates = np.flatnonzero(pred(np.arange(N_DATES)))
+        rowids, starts = self.date_entries()
+        db = self.db
+        dim = db.index("dim_date")
+        per_leaf = dim.geometry.per_leaf
+        parts = []
+        # the dim_date scan, split before each qualifying date's ref range
+        prev = 0
+        for day in dates.tolist() + [N_DATES]:
+            hi = day + 1 if day < N_DATES else N_DATES
+            if hi > prev:
+                parts.append(_dim_slice(db, prev, hi, per_leaf, cpu))
+            if day < N_DATES:
+                lo_e, hi_e = int(starts[day]), int(starts[day + 1])
+                parts.append(secondary_range(db, "lineorder", "LO_OrderDateKey", lo_e,
+                                             rowids[lo_e:hi_e], cpu=cpu))
+            prev = hi
+        op = sequence(parts)
+        return Operator(f"{name} date_first", op.factory, op.rows, op.gets, op.tablespaces)
+
+    def expected_rows(self, name: str, plan: str = "scan") -> int:
+        """Rows read, from the data alone (lineorder rows + dimension probes or ref rows)."""
+        if plan == "scan":
+            return self.data.rows + sum(int((e >= 0).sum()) for _, e in self.probes(name))
+        _, pred = PLANS[name]["joins"][0]
+        dates = pred(np.arange(N_DATES))
+        return N_DATES + int(dates[self.data.orderdate].sum())
+
+
+def _dim_slice(db: Database, lo: int, hi: int, per_leaf: int, cpu: CpuCost) -> Operator:
+    """Rows ``[lo, hi)`` of the dim_date scan: the descent on row 0, a get per row, an
+    arrival get per leaf."""
+    from .plans import range_scan
+    if lo == 0:
+        return range_scan(db, "dim_date", 0, hi, cpu=cpu, read_past_end=False)
+    # continuing a scan: no descent, an arrival get on every leaf that starts in the slice
+    ix = db.index("dim_date")
+    r = np.arange(lo, hi, dtype=np.int64)
+    leaf = r // per_leaf
+    pages = db.dense("dim_date", ix.leaves[leaf])
+    arrive = r % per_leaf == 0
+    pg = np.repeat(pages, 1 + arrive)
+    rows = np.ones(pg.size, dtype=np.int64)
+    first = np.cumsum(1 + arrive) - (1 + arrive)
+    rows[first[arrive]] = 0
+    from .plans import _emit
+
+    def chunks(stream):
+        yield _emit(pg, rows, cpu, stream, 0)
+
+    return Operator("dim_date scan", chunks, int(r.size), int(pg.size), db.tablespaces)

@@ -1,0 +1,241 @@
+"""Geometry, page layout and plan operators against hand-computed counts; SSB against the document."""
+import numpy as np
+import pandas as pd
+import pytest
+
+import bufsim
+from bufsim import FLAG_AHI, FLAG_MODIFY
+from bufsim.paths import data_dir
+from bufsim.workloads import (
+    Column as C, CpuCost, Database, Index, Table, batch_sort, dedupe_consecutive, full_scan,
+    layout_space, lookups, range_scan, scan_join, secondary_range, table_geometry,
+)
+from bufsim.workloads.geometry import EXTENT_PAGES, PAGE_USABLE, XDES_PAGES, record_bytes
+from bufsim.workloads.ssb import N_ORDER_DATES, SSB, ssb_tables
+
+# t1: id int PK, a int (nullable, random-order index), pad char(100) (nullable)
+T1 = Table("t1", [C("id", "int", False), C("a", "int"), C("pad", "char(100)")], 5000,
+           primary_key=("id",), indexes=[Index("ia", ("a",))])
+# t2: no primary key: hidden row id and GEN_CLUST_INDEX
+T2 = Table("t2", [C("k", "bigint", False), C("v", "varchar(300)", avg_len=40)], 20_000,
+           indexes=[Index("ik", ("k",), ordered=True)])
+
+
+def gets_of(op, stream=0):
+    return sum(c.n_gets for c in op.chunks(stream))
+
+
+# ---- geometry ------------------------------------------------------------------------
+def test_t1_geometry_by_hand():
+    g = table_geometry(T1)
+    pk, ia = g.indexes
+    # leaf: 5 header + 1 null-bitmap byte (a, pad) + 4 + 4 + 100 + 6 trx id + 7 roll ptr
+    assert pk.leaf_record_bytes == 127
+    # 16256 * 15/16 = 15240 bytes; 127 + 1/3 directory byte per record -> 119 records
+    assert PAGE_USABLE == 16256 and pk.per_leaf == 119
+    # node pointer: 5 + 4 (id) + 4 (child) = 13 -> 15240 / 13.33 = 1143
+    assert pk.node_record_bytes == 13 and pk.per_node == 1143
+    assert pk.level_pages == (43, 1) and pk.height == 2          # ceil(5000 / 119) = 43
+    # secondary: 5 + 1 (a nullable) + 4 (a) + 4 (id) = 14, filled at ln 2: 16256*0.693/14.33
+    assert ia.leaf_record_bytes == 14 and ia.per_leaf == 786
+    assert ia.level_pages == (7, 1)
+
+
+def test_t2_geometry_by_hand():
+    g = table_geometry(T2)
+    assert [x.name for x in g.indexes] == ["GEN_CLUST_INDEX", "ik"]
+    cl, ik = g.indexes
+    # 5 + 1 null byte (v) + 2 length bytes (varchar(300) > 255) + 8 + 40 + 6 row id + 13
+    assert cl.leaf_record_bytes == 75
+    assert cl.per_leaf == int(15240 // (75 + 1 / 3)) == 202
+    assert cl.leaf_pages == -(-20_000 // 202) == 100
+    # secondary entries carry the 6-byte row id: 5 + 8 + 6, ordered fill 15/16
+    assert ik.leaf_record_bytes == 19 and ik.per_leaf == int(15240 // (19 + 1 / 3))
+
+
+def test_decimal_and_validation():
+    assert record_bytes([C("d", "decimal(10,2)", False)]) == 5 + 4 + 1   # 8 int digits: 4; 2 frac: 1
+    assert C("x", "decimal").max_bytes == 5
+    with pytest.raises(ValueError, match=r"Column\('x'\).type"):
+        C("x", "blob(3")
+    with pytest.raises(ValueError, match=r"avg_len = 50 is out of range; allowed: 0..10"):
+        C("x", "varchar(10)", avg_len=50)
+    with pytest.raises(ValueError, match=r"rows = -1 is out of range"):
+        Table("t", [C("a", "int")], -1)
+    with pytest.raises(ValueError, match=r"fill = 1.5 is out of range; allowed: 0.05..1"):
+        Table("t", [C("a", "int")], 1, fill=1.5)
+    with pytest.raises(ValueError, match="unknown column 'b'"):
+        Table("t", [C("a", "int")], 1, indexes=[Index("ib", ("b",))])
+
+
+# ---- layout ----------------------------------------------------------------------------
+def test_layout_rules():
+    lo = ssb_tables(1.0, n_lineorder=400_000)[-1]        # 7 indexes, > 16384 pages of file
+    lay = layout_space(table_geometry(lo), 9)
+    pages = np.concatenate([ix.pages() for ix in lay.indexes])
+    assert np.unique(pages).size == pages.size                        # no page twice
+    assert pages.min() == 3 and pages.max() < lay.n_pages
+    assert not np.isin(pages % XDES_PAGES, (0, 1)).any()              # descriptor/bitmap pages
+    assert [ix.root for ix in lay.indexes] == list(range(3, 10))      # roots in creation order
+    owner = np.full(lay.n_pages, -1)
+    for k, ix in enumerate(lay.indexes):
+        owner[ix.pages()] = k
+    # only fragment extents mix indexes: 7 indexes x 2 segments x 32 pages = 7 extents
+    mixed = [ext for ext in range(lay.n_pages // EXTENT_PAGES)
+             if np.unique(owner[ext * EXTENT_PAGES:(ext + 1) * EXTENT_PAGES]).size > 2]
+    assert 0 < len(mixed) <= 8
+    cl = lay.clustered.leaves
+    assert (np.diff(cl) > 0).all()                # loaded in key order: leaves in file order
+    spec = lay.space_spec()
+    assert spec.leaf_links[1][cl[0]] == cl[1] and spec.leaf_links[0][cl[1]] == cl[0]
+
+
+# ---- operators ---------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def db():
+    return Database([T1, T2])
+
+
+def test_full_scan_by_hand(db):
+    op = full_scan(db, "t1", cpu=CpuCost(row_ns=100, get_ns=10))
+    # 1 root get + 5000 row gets + one arrival get on each of the 43 leaves
+    assert (op.rows, op.gets) == (5000, 5044)
+    c = bufsim.Chunk.concat(op.chunks())
+    assert c.n_gets == 5044 and len(c) == 44
+    lay = db.index("t1")
+    assert c.page[0] == db.dense("t1", [lay.root])[0]
+    np.testing.assert_array_equal(c.page[1:], db.dense("t1", lay.leaves))
+    assert c.count[1] == 120 and c.count[-1] == 5000 - 42 * 119 + 1
+    assert c.cpu_ns[1] == 10 + 119 * 100 // 120
+
+
+def test_range_and_lookups_by_hand(db):
+    op = range_scan(db, "t1", 100, 300)
+    # descent (2) + 300 entries + 1 past the end; entries 100..400 touch leaves 0..3: 3 arrivals
+    assert op.gets == gets_of(op) == 2 + 300 + 1 + 3
+    entries = np.arange(0, 5000, 7)
+    plain, ahi = lookups(db, "t1", entries), lookups(db, "t1", entries, ahi=True, modify=True)
+    assert plain.gets == gets_of(plain) == 2 * entries.size
+    c = bufsim.Chunk.concat(ahi.chunks())
+    assert ahi.gets == c.n_gets == entries.size
+    assert (c.flags == FLAG_AHI | FLAG_MODIFY).all()
+    with pytest.raises(ValueError, match="entries of t1.PRIMARY must be in 0..4999"):
+        lookups(db, "t1", [5000])
+
+
+@pytest.mark.parametrize("mrr", [0, 2000])
+def test_secondary_range(db, mrr):
+    rng = np.random.default_rng(3)
+    rowids = rng.integers(0, 5000, 800)
+    op = secondary_range(db, "t1", "ia", 100, rowids, mrr_bytes=mrr)
+    c = bufsim.Chunk.concat(op.chunks())
+    assert op.gets == c.n_gets
+    # the root, 800 entries + 1 past the end, an arrival on leaves 0 (the descent's leaf
+    # get) and 1 (entries 100..900, 786 per leaf), a 2-level clustered descent per row
+    assert op.gets == 1 + 801 + 2 + 800 * 2
+    cl_leaves = set(db.dense("t1", db.index("t1").leaves).tolist())
+    fetched = np.repeat(c.page, c.count)
+    fetched = fetched[np.isin(fetched, list(cl_leaves))]
+    expect = db.dense("t1", db.index("t1").leaves[rowids // 119])
+    np.testing.assert_array_equal(np.sort(fetched), np.sort(expect))   # same rows either way
+    if mrr:       # 2000 // 14 = 142 row ids per buffer, each buffer fetched in row order
+        for lo in range(0, 800, 142):
+            assert (np.diff(fetched[lo:lo + 142]) >= 0).all()
+    else:         # index order: the rows come in random clustered order
+        assert (np.diff(fetched) < 0).sum() > 300
+
+
+def test_scan_join_counts(db):
+    rng = np.random.default_rng(5)
+    probe = np.where(rng.random(5000) < 0.3, rng.integers(0, 20_000, 5000), -1)
+    for ahi in (False, True):
+        op = scan_join(db, "t1", [("t2", None, probe, ahi)])
+        n = int((probe >= 0).sum())
+        per = 1 if ahi else db.index("t2").height
+        assert op.rows == 5000 + n
+        assert op.gets == gets_of(op) == 1 + 5000 + 43 + n * per
+
+
+def test_batch_sort_and_dedupe():
+    k = np.array([5, 3, 9, 1, 7, 2, 8])
+    np.testing.assert_array_equal(batch_sort(k, 3), [3, 5, 9, 1, 2, 7, 8])
+    np.testing.assert_array_equal(dedupe_consecutive([4, 4, 2, 2, 2, 4]), [4, 2, 4])
+    with pytest.raises(ValueError, match="buffer_entries = 0 is out of range"):
+        batch_sort(k, 0)
+
+
+def test_operators_bounded_and_deterministic(db):
+    op = full_scan(db, "t2", batch=1000)
+    chunks = list(op.chunks())
+    assert max(len(c) for c in chunks) <= 1000
+    again = bufsim.Chunk.concat(full_scan(db, "t2").chunks())
+    assert again == bufsim.Chunk.concat(chunks)
+
+
+# ---- SSB ---------------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def small_ssb():
+    return SSB(0.02, seed=4)
+
+
+def test_ssb_every_query_trace_matches_plan(small_ssb):
+    for q in bufsim.workloads.ssb.QUERIES:
+        op = small_ssb.query(q)
+        assert op.gets == gets_of(op), q
+        assert op.rows == small_ssb.expected_rows(q), q
+    for q in ("Q1.1", "Q1.2", "Q1.3"):
+        op = small_ssb.query(q, "date_first")
+        assert op.gets == gets_of(op) and op.rows == small_ssb.expected_rows(q, "date_first")
+    with pytest.raises(ValueError, match="query = 'Q5.1' is not an SSB query"):
+        small_ssb.query("Q5.1")
+    with pytest.raises(ValueError, match="date_first' exists for Q1.1-Q1.3 only"):
+        small_ssb.query("Q2.1", "date_first")
+
+
+def test_ssb_q11_probe_count_matches_closed_form(small_ssb):
+    """Orders with a qualifying line probe dim_date once: n_orders * (1 - E[(1-p)^L])."""
+    p = 3 / 11 * 24 / 50
+    q = 1 - p
+    expect = 1 - np.mean([q ** L for L in range(1, 8)])
+    n_orders = int(small_ssb.data.order[-1]) + 1
+    probes = int((small_ssb.probes("Q1.1")[0][1] >= 0).sum())
+    sd = np.sqrt(n_orders * expect * (1 - expect))
+    assert abs(probes - n_orders * expect) < 4 * sd
+
+
+def test_ssb_deterministic():
+    a, b = SSB(0.01, seed=1), SSB(0.01, seed=1)
+    assert bufsim.Chunk.concat(a.query("Q2.1").chunks()) == bufsim.Chunk.concat(b.query("Q2.1").chunks())
+    assert not np.array_equal(SSB(0.01, seed=2).data.partkey, a.data.partkey)
+
+
+@pytest.fixture(scope="module")
+def ssb1():
+    return SSB(1.0)
+
+
+@pytest.fixture(scope="module")
+def reported():
+    d = pd.read_csv(data_dir() / "ssb_q11_counters.csv")
+    assert (d.source == "000_fe2813b876a91991.txt").all()
+    return d.set_index(["plan", "old_blocks_time_ms", "metric"]).value
+
+
+@pytest.mark.parametrize("plan", ["scan", "date_first"])
+def test_ssb_sf1_q11_against_document(ssb1, reported, plan):
+    """Issue acceptance: Q1.1 on mysql56 in a 128M pool, gets within 10%, rows within 2%."""
+    op = ssb1.query("Q1.1", plan)
+    res = bufsim.replay(op.trace(), bufsim.mysql56(pool_pages="128M", device="fs_cache"))
+    gets = res.totals["NUMBER_PAGES_GET"]
+    assert abs(gets / reported[plan, 1000, "INNODB_BUFFER_POOL_READ_REQUESTS"] - 1) < 0.10
+    assert abs(op.rows / reported[plan, 1000, "INNODB_ROWS_READ"] - 1) < 0.02
+    read = res.totals["NUMBER_PAGES_READ"]
+    assert abs(read / reported[plan, 1000, "NUMBER_PAGES_READ"] - 1) < 0.10
+
+
+def test_ssb_sf1_lineorder_clustered_pages(ssb1, reported):
+    pages = ssb1.db.index("lineorder").pages().size
+    assert abs(pages / reported["scan", 1000, "NUMBER_PAGES_READ"] - 1) < 0.05
+    # the data: 6.0M rows, order dates over 2406 days
+    assert abs(ssb1.data.rows / 6_001_171 - 1) < 0.002
+    assert ssb1.data.orderdate.max() == N_ORDER_DATES - 1
