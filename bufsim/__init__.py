@@ -40,7 +40,7 @@ def __getattr__(name):
     # the workloads
     if name in ("analytic", "workloads"):
         import importlib
-        return importlib.import_module(".analytic", __name__)
+        return importlib.import_module("." + name, __name__)
     raise AttributeError(f"module 'bufsim' has no attribute {name!r}")
 
 __all__ = [
