@@ -10,11 +10,14 @@ FIFO, CLOCK, 2Q, ARC) under a virtual clock, a cost model and a device model::
 """
 import os as _os
 
-if "NUMBA_CACHE_DIR" not in _os.environ and "numba" not in __import__("sys").modules:
-    # Outside the Makefile (JupyterLab, scripts): cache compiled kernels per version of
-    # the sources, for the same reason as the Makefile (numba cannot see that a kernel
-    # inlined code from a module that changed).
+if "NUMBA_CACHE_DIR" not in _os.environ:
+    # Outside the Makefile (JupyterLab, scripts, bare pytest): cache compiled kernels per
+    # version of the sources, for the same reason as the Makefile (numba cannot see that a
+    # kernel inlined code from a module that changed).  numba reads the folder when it
+    # saves or loads a function, so this holds even if numba was imported first (pytest
+    # imports it to resolve the NumbaWarning filter).
     import hashlib as _hashlib
+    import sys as _sys
     from pathlib import Path as _Path
 
     _h = _hashlib.sha1()
@@ -22,6 +25,8 @@ if "NUMBA_CACHE_DIR" not in _os.environ and "numba" not in __import__("sys").mod
         _h.update(_f.read_bytes())
     _os.environ["NUMBA_CACHE_DIR"] = str(_Path.home() / ".cache" / "bufsim" / "numba"
                                          / _h.hexdigest()[:12])
+    if "numba" in _sys.modules:
+        _sys.modules["numba"].config.CACHE_DIR = _os.environ["NUMBA_CACHE_DIR"]
 
 from . import synthetic  # noqa: E402
 from .config import (
@@ -30,7 +35,7 @@ from .config import (
 )
 from .engine import PoolState, ReplayResult, replay
 from .pages import IndexSpec, SpaceSpec, Tablespaces
-from .trace import FLAG_AHI, FLAG_MODIFY, Chunk, Trace, read_trace
+from .trace import FLAG_AHI, FLAG_MODIFY, FLAG_SHORTCUT, Chunk, Trace, read_trace
 
 __version__ = "0.1.0"
 
@@ -46,6 +51,6 @@ def __getattr__(name):
 __all__ = [
     "CostModel", "DeviceModel", "PoolConfig", "mysql55", "mysql56", "mysql57", "mariadb105",
     "pages_from_bytes", "preset", "PoolState", "ReplayResult", "replay", "IndexSpec",
-    "SpaceSpec", "Tablespaces", "FLAG_AHI", "FLAG_MODIFY", "Chunk", "Trace", "read_trace",
+    "SpaceSpec", "Tablespaces", "FLAG_AHI", "FLAG_MODIFY", "FLAG_SHORTCUT", "Chunk", "Trace", "read_trace",
     "synthetic", "analytic", "workloads",
 ]

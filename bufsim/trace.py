@@ -27,14 +27,20 @@ import numpy as np
 
 from .pages import SpaceSpec, Tablespaces, _as_int64, _check_int
 
-__all__ = ["FLAG_AHI", "FLAG_MODIFY", "FLAG_MASK", "Chunk", "Trace", "read_trace", "TRACE_DTYPE"]
+__all__ = ["FLAG_AHI", "FLAG_MODIFY", "FLAG_SHORTCUT", "FLAG_MASK", "Chunk", "Trace", "read_trace", "TRACE_DTYPE"]
 
 #: The get takes the adaptive-hash-index path: it counts two gets when the page is resident.
 FLAG_AHI = 1
 #: The get modifies (dirties) the page.
 FLAG_MODIFY = 2
+#: The get is an adaptive-hash-index hit taken while the caller already holds the search
+#: latch (``row_sel_try_search_shortcut_for_mysql``: a unique lookup in a consistent
+#: read, such as an ``eq_ref`` probe of a SELECT): one get, no access-time stamp, no
+#: make-young check (spec §3.2).  A page that is not resident, or never accessed, or a
+#: pool without the adaptive hash index, takes the normal path instead.
+FLAG_SHORTCUT = 4
 #: All defined flag bits; other bits are rejected.
-FLAG_MASK = FLAG_AHI | FLAG_MODIFY
+FLAG_MASK = FLAG_AHI | FLAG_MODIFY | FLAG_SHORTCUT
 
 _COLUMNS = ("page", "count", "cpu_ns", "stream", "flags")
 #: Record layout of a saved ``.npy`` trace.
@@ -68,7 +74,7 @@ class Chunk:
     stream : numpy.ndarray of int64
         Stream id (>= 0).
     flags : numpy.ndarray of uint8
-        Bits of :data:`FLAG_AHI` and :data:`FLAG_MODIFY`.
+        Bits of :data:`FLAG_AHI`, :data:`FLAG_MODIFY` and :data:`FLAG_SHORTCUT`.
 
     Notes
     -----
@@ -118,7 +124,8 @@ class Chunk:
                   ("cpu_ns", self.cpu_ns < 0, "allowed: >= 0"),
                   ("stream", self.stream < 0, "allowed: >= 0"),
                   ("flags", (self.flags & ~np.uint8(FLAG_MASK)) != 0,
-                   f"allowed: bits of FLAG_AHI={FLAG_AHI} | FLAG_MODIFY={FLAG_MODIFY}"))
+                   f"allowed: bits of FLAG_AHI={FLAG_AHI} | FLAG_MODIFY={FLAG_MODIFY} | "
+                   f"FLAG_SHORTCUT={FLAG_SHORTCUT}"))
         for col, b, allowed in checks:
             if b.any():
                 i = _first(b)

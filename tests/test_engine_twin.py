@@ -91,7 +91,7 @@ def innodb_cases(draw):
         for _ in range(draw(st.integers(1, 5))):
             kind = draw(st.sampled_from(["scan", "random", "hot"]))
             cpu = draw(st.sampled_from([0, 1000, 300_000, 1_500_000]))
-            fl = draw(st.sampled_from([0, 0, 1, 2, 3]))
+            fl = draw(st.sampled_from([0, 0, 1, 2, 3, 4, 6]))
             if kind == "scan":
                 sp = draw(st.integers(0, 2))
                 base, size = int(SPACES.space_base[sp]), int(SPACES.space_size[sp])

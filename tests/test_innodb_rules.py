@@ -151,6 +151,22 @@ def test_ahi_hit_counts_two_gets_and_two_checks():
     assert stat(off, "PAGES_NOT_MADE_YOUNG") == 101
 
 
+def test_ahi_shortcut_counts_one_get_and_no_check():
+    """row_sel_try_search_shortcut_for_mysql: +1 get, no stamp, no make-young check."""
+    ts = unlinked(1000)
+    cfg = mysql55(pool_pages=600, old_blocks_time_ms=1000, cost=FREE, device=INSTANT)
+    pages = np.concatenate([np.arange(700), [699, 5]])
+    flags = np.zeros(702, dtype=np.uint8)
+    flags[-2:] = 4                   # 699: resident, accessed, old; 5: evicted long ago
+    state = run_events(cfg, ts, pages, flags=flags)
+    assert stat(state, "NUMBER_PAGES_GET") == 702
+    # 699 takes the shortcut (no check); 5 is not resident: a normal miss, checked
+    assert stat(state, "PAGES_NOT_MADE_YOUNG") == 101
+    assert stat(state, "Innodb_buffer_pool_reads") == 701
+    off = run_events(cfg.replace(adaptive_hash_index=False), ts, pages, flags=flags)
+    assert stat(off, "PAGES_NOT_MADE_YOUNG") == 102
+
+
 # ---- §5 linear read-ahead ------------------------------------------------------------------------
 @pytest.mark.parametrize("order", ["up", "down"])
 @pytest.mark.parametrize("preset_fn,threshold,expect_ra", [

@@ -405,12 +405,24 @@ def read_ahead_linear(pst, stat, ist, cnt, sst, glob, cfg, space_base, space_siz
 
 @njit(_nrt=False, cache=True, inline="always")
 def get(pst, stat, ist, cnt, sst, glob, cfg, space_base, space_size, p, flags, k, t_ns):
-    """One page get (buf_page_get_gen / optimistic get / AHI hit) by stream k at t_ns.
+    """One page get (buf_page_get_gen / optimistic get / AHI hit / AHI shortcut) by stream k at t_ns.
     Returns the time when the page is latched and checked, before the get's own CPU."""
     i = instance_of(stat, cfg, p)
     glob[G_ACTIVE] = 1
     resident = pst[p, P_WHERE] == 1
-    ahi = (flags & 1) != 0 and cfg[K_AHI] != 0 and resident and pst[p, P_ACCESS] > 0
+    hashed = cfg[K_AHI] != 0 and resident and pst[p, P_ACCESS] > 0
+    if (flags & 4) != 0 and hashed:
+        # AHI shortcut under the held search latch: one get, no stamp, no check
+        cnt[i, C_GETS] += 1
+        cnt[i, C_AHI] += 1
+        if pst[p, P_READY] > t_ns:
+            sst[k, T_IOWAIT] += pst[p, P_READY] - t_ns
+            t_ns = pst[p, P_READY]
+        if flags & 2:
+            pst[p, P_DIRTY] = 1
+            cnt[i, C_WRITE_REQ] += 1
+        return t_ns
+    ahi = (flags & 1) != 0 and hashed
     if ahi:
         cnt[i, C_GETS] += 2
         cnt[i, C_AHI] += 1
