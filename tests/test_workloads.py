@@ -4,7 +4,7 @@ import pandas as pd
 import pytest
 
 import bufsim
-from bufsim import FLAG_AHI, FLAG_MODIFY
+from bufsim import FLAG_AHI, FLAG_MODIFY, FLAG_SHORTCUT
 from bufsim.paths import data_dir
 from bufsim.workloads import (
     Column as C, CpuCost, Database, Index, Table, batch_sort, dedupe_consecutive, full_scan,
@@ -148,12 +148,18 @@ def test_secondary_range(db, mrr):
 def test_scan_join_counts(db):
     rng = np.random.default_rng(5)
     probe = np.where(rng.random(5000) < 0.3, rng.integers(0, 20_000, 5000), -1)
-    for ahi in (False, True):
+    n = int((probe >= 0).sum())
+    for ahi, flag in ((False, 0), (True, FLAG_AHI), ("shortcut", FLAG_SHORTCUT)):
         op = scan_join(db, "t1", [("t2", None, probe, ahi)])
-        n = int((probe >= 0).sum())
         per = 1 if ahi else db.index("t2").height
         assert op.rows == 5000 + n
         assert op.gets == gets_of(op) == 1 + 5000 + 43 + n * per
+        c = bufsim.Chunk.concat(op.chunks())
+        t2 = c.page >= db.tablespaces.bases[1]
+        assert (c.flags[t2] != 0).sum() == (n if ahi else 0)
+        assert set(np.unique(c.flags[t2])) <= {0, flag}
+    with pytest.raises(ValueError, match="ahi = 'yes' is not an AHI mode"):
+        scan_join(db, "t1", [("t2", None, probe, "yes")])
 
 
 def test_batch_sort_and_dedupe():

@@ -11,8 +11,10 @@ The page gets each operator issues follow what InnoDB's row-search code does
 * **Index lookup** (``eq_ref``/``ref`` probe, primary-key point select): a
   root-to-leaf descent, one get per level; with the adaptive hash index a probe
   that the hash answers is one get of the leaf carrying :data:`bufsim.FLAG_AHI`
-  (the engine counts it twice and runs the make-young check twice, §3.2, and
-  treats it as a descent when the page is not resident).
+  (``ahi=True``: the engine counts it twice and runs the make-young check twice,
+  §3.2) or :data:`bufsim.FLAG_SHORTCUT` (``ahi="shortcut"``: a unique lookup of a
+  consistent read under the held search latch, one get and no check); the engine
+  treats either as a normal get when the page is not resident.
 * **Index range scan**: a descent to the first entry, then one get per entry and
   one per leaf step, as the full scan; on a secondary index each entry is
   followed by the clustered lookup of its row (a descent by primary key or row id).
@@ -36,7 +38,7 @@ from typing import Callable, Iterator, Sequence
 import numpy as np
 
 from ..pages import Tablespaces
-from ..trace import FLAG_AHI, FLAG_MODIFY, Chunk, Trace
+from ..trace import FLAG_AHI, FLAG_MODIFY, FLAG_SHORTCUT, Chunk, Trace
 from .geometry import SpaceLayout, Table, layout_space, table_geometry
 
 __all__ = ["CpuCost", "Database", "Operator", "full_scan", "lookups", "range_scan",
@@ -150,6 +152,19 @@ def _emit(pages, rows, cpu: CpuCost, stream: int, flags) -> Chunk:
                  np.full(idx.size, stream, dtype=np.int64), flags[idx].copy())
 
 
+def _ahi_flag(ahi) -> int:
+    """The flag of a probe answered by the adaptive hash index: ``True`` (or ``"guess"``)
+    for ``btr_search_guess_on_hash`` (FLAG_AHI), ``"shortcut"`` for the unique-lookup
+    shortcut of a consistent read (FLAG_SHORTCUT), False for none."""
+    if ahi is False or ahi is None:
+        return 0
+    if ahi is True or ahi == "guess":
+        return FLAG_AHI
+    if ahi == "shortcut":
+        return FLAG_SHORTCUT
+    raise ValueError(f"ahi = {ahi!r} is not an AHI mode; allowed: False, True/'guess', 'shortcut'")
+
+
 def _batches(n: int, batch: int):
     for lo in range(0, n, batch):
         yield lo, min(n, lo + batch)
@@ -174,7 +189,7 @@ def lookups(db: Database, table: str, entries, *, index: str | None = None,
     n, h = entries.size, ix.height
     if n and (entries.min() < 0 or entries.max() >= max(ix.geometry.rows, 1)):
         raise ValueError(f"entries of {table}.{ix.name} must be in 0..{ix.geometry.rows - 1}")
-    leaf_flag = (FLAG_AHI if ahi else 0) | (FLAG_MODIFY if modify else 0)
+    leaf_flag = _ahi_flag(ahi) | (FLAG_MODIFY if modify else 0)
 
     def chunks(stream):
         for lo, hi in _batches(n, batch):
@@ -279,7 +294,7 @@ def secondary_range(db: Database, table: str, index: str, first: int, rowids, *,
     extra = 1 if read_past_end and last < total else 0
     pl = sec.geometry.per_leaf
     h_cl = 1 if ahi else cl.height
-    cl_flag = FLAG_AHI if ahi else 0
+    cl_flag = _ahi_flag(ahi)
     upper = db.dense(table, sec.paths([first // pl])[0, :-1])
     if mrr_bytes:
         per_buf = max(1, int(mrr_bytes) // (rowid_bytes + 8))
@@ -400,7 +415,7 @@ def scan_join(db: Database, outer: str, joins: Sequence[tuple], *, cpu: CpuCost 
         if e.shape != (rows_n,):
             raise ValueError(f"scan_join: entries for {t}.{jx.name} must have one value per "
                              f"{outer} row ({rows_n}), got shape {e.shape}")
-        inner.append((t, jx, e, bool(ahi)))
+        inner.append((t, jx, e, _ahi_flag(ahi)))
     upper = db.dense(outer, ix.paths([0])[0, :-1])
     width = 2 + sum(1 if a else jx.height for _, jx, _, a in inner)
 
@@ -426,7 +441,7 @@ def scan_join(db: Database, outer: str, joins: Sequence[tuple], *, cpu: CpuCost 
                     pg[sel, col:col + w] = p[:, -1:] if ahi else p
                     rw[sel, col + w - 1] = 1
                     if ahi:
-                        fl[sel, col] = FLAG_AHI
+                        fl[sel, col] = ahi
                 col += w
             keep = pg.ravel() >= 0
             yield _emit(pg.ravel()[keep], rw.ravel()[keep], cpu, stream, fl.ravel()[keep])
