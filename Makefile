@@ -15,8 +15,9 @@ NOTEBOOKS ?=
 
 # Numba keys a cached function on its own file only, so a kernel that inlines code
 # from another module could be served stale after that module changes: the cache
-# folder is named after a hash of the package sources instead.
-SRC_HASH := $(shell cat $(sort $(wildcard bufsim/*.py bufsim/*/*.py)) | sha1sum | cut -c1-12)
+# folder is named after a hash of the package sources that use numba instead (an
+# edit elsewhere, a workload say, does not recompile the kernels).
+SRC_HASH := $(shell cat $$(grep -l numba $(sort $(wildcard bufsim/*.py bufsim/*/*.py))) | sha1sum | cut -c1-12)
 export NUMBA_CACHE_DIR := $(CURDIR)/.numba_cache/$(SRC_HASH)
 export BUFSIM_ROOT := $(CURDIR)
 

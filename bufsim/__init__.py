@@ -12,7 +12,7 @@ import os as _os
 
 if "NUMBA_CACHE_DIR" not in _os.environ:
     # Outside the Makefile (JupyterLab, scripts, bare pytest): cache compiled kernels per
-    # version of the sources, for the same reason as the Makefile (numba cannot see that a
+    # version of the kernel sources, for the same reason as the Makefile (numba cannot see that a
     # kernel inlined code from a module that changed).  numba reads the folder when it
     # saves or loads a function, so this holds even if numba was imported first (pytest
     # imports it to resolve the NumbaWarning filter).
@@ -22,7 +22,9 @@ if "NUMBA_CACHE_DIR" not in _os.environ:
 
     _h = _hashlib.sha1()
     for _f in sorted(_Path(__file__).parent.rglob("*.py")):
-        _h.update(_f.read_bytes())
+        _src = _f.read_bytes()
+        if b"numba" in _src:              # the modules that hold (or inline) kernels
+            _h.update(_src)
     _os.environ["NUMBA_CACHE_DIR"] = str(_Path.home() / ".cache" / "bufsim" / "numba"
                                          / _h.hexdigest()[:12])
     if "numba" in _sys.modules:
