@@ -6,8 +6,14 @@
   lookups, nested-loop joins, BKA and DS-MRR orderings, updates) yielding trace
   chunks in bounded memory, each with the rows and page gets it should issue.
 * :mod:`~bufsim.workloads.ssb`: the Star Schema Benchmark at any scale factor.
+* :mod:`~bufsim.workloads.sysbench`: sysbench 0.4 OLTP read-only transactions on
+  ``sbtest`` and mysqldump scans (the side-load experiment of 001).
+* :mod:`~bufsim.workloads.rein`: the 300M-row table of 004, PK SELECT and UPDATE,
+  hot and uniform, with analytic page frequencies.
+* :mod:`~bufsim.workloads.dbstress`: dbSTRESS tables and SEL1 / SEL2 #1-#9 / UPDATE
+  transactions of 003, with exact page frequencies.
 """
-from . import geometry, plans, ssb
+from . import dbstress, geometry, plans, rein, ssb, sysbench
 from .geometry import Column, Index, Table, layout_space, table_geometry
 from .plans import (
     CpuCost, Database, Operator, batch_sort, dedupe_consecutive, full_scan, lookups, range_scan,
@@ -15,7 +21,7 @@ from .plans import (
 )
 
 __all__ = [
-    "geometry", "plans", "ssb", "Column", "Index", "Table", "layout_space", "table_geometry",
+    "dbstress", "geometry", "plans", "rein", "ssb", "sysbench", "Column", "Index", "Table", "layout_space", "table_geometry",
     "CpuCost", "Database", "Operator", "batch_sort", "dedupe_consecutive", "full_scan", "lookups",
     "range_scan", "scan_join", "secondary_range", "sequence",
 ]

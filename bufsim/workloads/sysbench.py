@@ -1,0 +1,499 @@
+"""sysbench 0.4 OLTP read-only on ``sbtest``, and mysqldump of a second table (seed 001).
+
+Schema (sysbench 0.4 ``oltp`` prepare, latin1, every column NOT NULL)::
+
+    CREATE TABLE sbtest (id int unsigned NOT NULL AUTO_INCREMENT, k int unsigned NOT NULL
+      DEFAULT 0, c char(120) NOT NULL DEFAULT '', pad char(60) NOT NULL DEFAULT '',
+      PRIMARY KEY (id), KEY k (k))
+
+Prepare inserts ids 1..N in order with ``k = 0``, so both indexes are filled in key
+order (``k`` entries are ``(0, id)``, ascending).  Geometry (COMPACT, see
+:mod:`bufsim.workloads.geometry`): a clustered record is 5 (header) + 4 (id) + 6
+(trx id) + 7 (roll ptr) + 4 (k) + 120 (c) + 60 (pad) = 206 bytes; at 15/16 fill a
+leaf holds floor(16256 x 15/16 / (206 + 1/3)) = 73 rows and a node page 1143
+pointers (13-byte records: 5 + 4 + 4); ``k`` records are 13 bytes, 1143 per leaf.
+
+Table sizes of 001_b3c329944515dee7.txt: the document's own command lines give
+``--oltp-table-size=1100000`` (the "200MB" table) and ``17600000`` (the "4GB"
+table), and we use them (:data:`SMALL_ROWS`, :data:`BIG_ROWS`).  The geometry agrees
+with what the document measured: 1.1M x 206 bytes of record data = 216.1 MiB
+against the 216.31 "DATA_SIZE_MB" it reports for the small PRIMARY (data size is
+record bytes, not page bytes); the index itself is 15,069 leaves + 15 node pages =
+235.7 MiB of 16 KiB pages.  The big table is 241,096 leaves (3.68 GiB of pages,
+3.38 GiB of records), larger than the 512 MB (32,768 page) pool.
+:func:`rows_for_size` derives N for any other target size.
+
+Transaction (sysbench 0.4 ``get_request_complex`` with ``--oltp-read-only``;
+defaults ``oltp-point-selects=10``, one each of simple/sum/order/distinct ranges,
+``oltp-range-size=100``)::
+
+    10 x  SELECT c FROM sbtest WHERE id=?                        (PK point select)
+          SELECT c FROM sbtest WHERE id BETWEEN ? AND ?+99       (100 rows)
+          SELECT SUM(K) FROM sbtest WHERE id BETWEEN ? AND ?+99  (100 rows)
+          SELECT c FROM sbtest WHERE id BETWEEN ? AND ?+99 ORDER BY c
+          SELECT DISTINCT c FROM sbtest WHERE id BETWEEN ? AND ?+100 ORDER BY c  (101 rows)
+
+A range start is a random id clipped to ``N - range_size`` (and to >= 1), as in
+the source.  Each range is a clustered range scan (:func:`bufsim.workloads.plans.range_scan`
+arithmetic: descent, one get per row and per leaf arrival, one past the end); each
+point select a root-to-leaf descent, or with ``ahi=True`` one leaf get carrying
+FLAG_AHI.  (Range starts always descend: the AHI shortcut of the point select,
+``row_sel_try_search_shortcut_for_mysql``, serves unique searches only.)  BEGIN and
+COMMIT touch no table page.  sysbench counts 14 read requests per transaction.
+
+Random ids (``rnd_func_uniform`` / ``rnd_func_special`` of sysbench 0.4):
+
+* ``uniform``: ``1 + rnd % N``.
+* ``special`` (``--oltp-dist-pct=1 --oltp-dist-res=75 --oltp-dist-iter=12``): draw
+  ``res`` uniform in ``1 .. N x (100 // (100 - dist_res))`` (integer division: 4N
+  for 75).  If ``res <= N`` (1/4 of draws) the id is Gaussian-like, the mean of
+  ``dist_iter`` uniform ids; otherwise it is ``N/2 - N*pct/200 + res % (N*pct/100)``:
+  uniform over a band of ``pct`` % of the ids centred in the middle of the table
+  (not at its start).  The band gets 3/4 of the draws plus the Gaussian draws that
+  fall into it (about 0.25 x 4.8 % more, :func:`special_hot_share`).
+
+CPU: ``CpuCost(row_ns, get_ns)`` per row and per get, ``query_ns`` once per
+statement (parse, network round trip, think time) and ``txn_ns`` once per
+transaction (BEGIN/COMMIT, think time), each charged on the statement's or
+transaction's first get, which is always an event of one get.
+
+The transaction-stream machinery here (:class:`_Events`, the vectorised
+descents and range scans, :class:`PageFrequency`) is shared with
+:mod:`~bufsim.workloads.rein` and :mod:`~bufsim.workloads.dbstress`.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+
+from ..pages import Tablespaces
+from ..trace import FLAG_AHI, FLAG_MODIFY, Chunk
+from .geometry import PAGE_SIZE, Column, Index, Table, table_geometry
+from .plans import CpuCost, Database, Operator, full_scan
+
+__all__ = [
+    "SMALL_ROWS", "BIG_ROWS", "SMALL_NAME", "BIG_NAME", "sbtest_table", "rows_for_size",
+    "side_load_database", "random_ids", "special_band", "special_hot_share", "oltp_read_only",
+    "oltp_expected", "mysqldump", "PageFrequency", "REQUESTS_PER_TXN",
+]
+
+#: ``--oltp-table-size`` of the small and the big table in 001_b3c329944515dee7.txt
+SMALL_ROWS = 1_100_000
+BIG_ROWS = 17_600_000
+SMALL_NAME = "md_cache_test_small"
+BIG_NAME = "md_cache_test_big"
+#: read requests of one read-only transaction with the default statement counts
+REQUESTS_PER_TXN = 14
+
+C = Column
+
+
+def sbtest_table(rows: int, name: str = "sbtest") -> Table:
+    """The sysbench 0.4 ``sbtest`` table with ``rows`` rows (module docstring)."""
+    return Table(name, [C("id", "int unsigned", False), C("k", "int unsigned", False),
+                        C("c", "char(120)", False), C("pad", "char(60)", False)],
+                 int(rows), primary_key=("id",), indexes=[Index("k", ("k",), ordered=True)])
+
+
+def rows_for_size(target_bytes: float, *, measure: str = "pages") -> int:
+    """Rows of ``sbtest`` whose clustered index is about ``target_bytes``.
+
+    ``measure="pages"``: leaf pages x 16 KiB (the file size of the index);
+    ``"data"``: record bytes (what INNODB_BUFFER_POOL_PAGES_INDEX calls
+    ``data_size``).  E.g. ``rows_for_size(216.31 * 2**20, measure="data")``
+    gives 1,101,040, the document's 1,100,000.
+    """
+    g = table_geometry(sbtest_table(1)).clustered
+    if measure == "pages":
+        return int(target_bytes // PAGE_SIZE) * g.per_leaf
+    if measure == "data":
+        return int(target_bytes // g.leaf_record_bytes)
+    raise ValueError(f"measure={measure!r} is unknown; allowed: 'pages', 'data'")
+
+
+def side_load_database(small_rows: int = SMALL_ROWS, big_rows: int = BIG_ROWS, *,
+                       small: str = SMALL_NAME, big: str = BIG_NAME, seed: int = 0) -> Database:
+    """Both tables of seed 001 in one :class:`Database` (one shared Tablespaces), so a
+    sysbench stream and a mysqldump stream can be replayed together."""
+    return Database([sbtest_table(small_rows, small), sbtest_table(big_rows, big)], seed=seed)
+
+
+# --------------------------------------------------------------------------------------
+# sysbench's random ids
+# --------------------------------------------------------------------------------------
+def special_band(n_rows: int, dist_pct: int = 1) -> tuple[int, int]:
+    """First and last id (inclusive) of the 'special' hot band of sysbench 0.4."""
+    d = max(1, n_rows * dist_pct // 100)
+    lo = n_rows // 2 - n_rows * dist_pct // 200
+    return lo, lo + d - 1
+
+
+def special_hot_share(n_rows: int, dist_pct: int = 1, dist_res: int = 75,
+                      dist_iter: int = 12) -> float:
+    """Expected share of 'special' draws that land in :func:`special_band`.
+
+    ``1 - 1/m`` of the draws go to the band directly (``m = 100 // (100 -
+    dist_res)``); the other ``1/m`` are means of ``dist_iter`` uniform ids,
+    approximately normal with mean ``(N+1)/2`` and variance ``(N^2-1)/(12 dist_iter)``
+    (central limit theorem; error well under 0.1 % of the share at 12 iterations),
+    and land in the band with the normal probability of the band.
+    """
+    m = 100 // (100 - dist_res)
+    lo, hi = special_band(n_rows, dist_pct)
+    mu = (n_rows + 1) / 2
+    sd = math.sqrt((n_rows ** 2 - 1) / (12 * dist_iter))
+    # the mean is floored (integer division): id <= x  <=>  mean < x + 1
+    def cdf(x):
+        return 0.5 * (1 + math.erf((x - mu) / (sd * math.sqrt(2))))
+    p_gauss = cdf(hi + 1) - cdf(lo)
+    return (1 - 1 / m) + p_gauss / m
+
+
+def random_ids(rng: np.random.Generator, n_rows: int, size, dist: str = "uniform", *,
+               dist_pct: int = 1, dist_res: int = 75, dist_iter: int = 12) -> np.ndarray:
+    """sysbench 0.4 ``GET_RANDOM_ID()``: ids in ``1..n_rows`` (module docstring).
+
+    ``rnd % k`` is drawn as a uniform integer in ``0..k-1``.  A special id that
+    would be 0 (tables of fewer than 2/pct rows) is clipped to 1.
+    """
+    if n_rows < 1:
+        raise ValueError(f"n_rows={n_rows} is out of range; allowed: >= 1")
+    if dist == "uniform":
+        return 1 + rng.integers(0, n_rows, size=size, dtype=np.int64)
+    if dist != "special":
+        raise ValueError(f"dist={dist!r} is unknown; allowed: 'uniform', 'special'")
+    if not 0 <= dist_res < 100 or not 0 < dist_pct <= 100 or dist_iter < 1:
+        raise ValueError("special distribution needs 0 <= dist_res < 100, 0 < dist_pct <= 100, "
+                         "dist_iter >= 1")
+    m = 100 // (100 - dist_res)
+    res = 1 + rng.integers(0, n_rows * m, size=size, dtype=np.int64)
+    gauss = (1 + rng.integers(0, n_rows, size=np.shape(res) + (dist_iter,),
+                              dtype=np.int64)).sum(axis=-1) // dist_iter
+    d = max(1, n_rows * dist_pct // 100)
+    band = res % d + (n_rows // 2 - n_rows * dist_pct // 200)
+    out = np.where(res <= n_rows, gauss, band)
+    return np.clip(out, 1, n_rows)
+
+
+# --------------------------------------------------------------------------------------
+# shared: events of a batch of transactions
+# --------------------------------------------------------------------------------------
+def _key(stmt, j, p):
+    """Order of an event inside its transaction: statement, step, position."""
+    return (np.asarray(stmt, np.int64) << 32) | (np.asarray(j, np.int64) << 8) | np.asarray(p, np.int64)
+
+
+class _Events:
+    """Events of a batch of transactions, added out of order and sorted on finish.
+
+    Every event belongs to a transaction ``txn`` and has a key (:func:`_key`);
+    :meth:`chunk` sorts by (txn, key) and charges CPU: ``get_ns + rows *
+    row_ns // count`` per get, plus ``query_ns`` on the first event of every
+    statement and ``txn_ns`` on the first event of every transaction (the
+    builders make those events single gets, so the charge is exact).
+    """
+
+    def __init__(self):
+        self.parts = []
+
+    def add(self, mask, txn, key, page, count=1, rows=0, flags=0):
+        mask = np.asarray(mask, dtype=bool)
+        shape = mask.shape
+        cols = [np.broadcast_to(np.asarray(a, dtype=np.int64), shape)[mask]
+                for a in (txn, key, page, count, rows, flags)]
+        if cols[0].size:
+            self.parts.append(cols)
+
+    def chunk(self, cpu: CpuCost, stream: int, query_ns: int = 0, txn_ns: int = 0) -> Chunk:
+        if not self.parts:
+            return Chunk.empty()
+        txn, key, page, count, rows, flags = (np.concatenate(c) for c in zip(*self.parts))
+        order = np.lexsort((key, txn))
+        txn, key, page, count, rows, flags = (a[order] for a in (txn, key, page, count, rows, flags))
+        cpu_ns = cpu.get_ns + (rows * cpu.row_ns) // count
+        if query_ns or txn_ns:
+            stmt = key >> 32
+            new_txn = np.ones(txn.size, dtype=bool)
+            new_txn[1:] = txn[1:] != txn[:-1]
+            new_stmt = new_txn.copy()
+            new_stmt[1:] |= stmt[1:] != stmt[:-1]
+            cpu_ns = cpu_ns + (query_ns * new_stmt + txn_ns * new_txn) // count
+        return Chunk(page, count, cpu_ns, np.full(page.size, stream, dtype=np.int64),
+                     flags.astype(np.uint8))
+
+
+def _descents(ev: _Events, db: Database, table: str, ix, entries, txn, stmt, j=0, p0=0, *,
+              ahi: bool = False, modify: bool = False, rows: int = 1, mask=None) -> None:
+    """Root-to-leaf descents to key-order ``entries`` of ``ix`` (or one FLAG_AHI leaf get
+    each with ``ahi``), the leaf carrying ``rows``; ``modify`` adds the optimistic
+    cursor restore of ``row_upd_clust_step``: one more leaf get with FLAG_MODIFY."""
+    entries = np.asarray(entries, dtype=np.int64)
+    shape = entries.shape
+    mask = np.ones(shape, dtype=bool) if mask is None else np.broadcast_to(mask, shape)
+    txn = np.broadcast_to(np.asarray(txn, np.int64), shape)
+    j = np.broadcast_to(np.asarray(j, np.int64), shape)
+    stmt = np.broadcast_to(np.asarray(stmt, np.int64), shape)
+    paths = db.dense(table, ix.paths(ix.leaf_of(entries.ravel()))).reshape(shape + (ix.height,))
+    if ahi:
+        paths = paths[..., -1:]
+    w = paths.shape[-1]
+    for lvl in range(w):
+        last = lvl == w - 1
+        ev.add(mask, txn, _key(stmt, j, p0 + lvl), paths[..., lvl], 1, rows if last else 0,
+               FLAG_AHI if (ahi and last) else 0)
+    if modify:
+        ev.add(mask, txn, _key(stmt, j, p0 + w), paths[..., -1], 1, 0, FLAG_MODIFY)
+
+
+def _descent_width(ix, ahi: bool, modify: bool) -> int:
+    return (1 if ahi else ix.height) + int(modify)
+
+
+def _clustered_ranges(ev: _Events, db: Database, table: str, ix, first, n, txn, stmt) -> None:
+    """Range scans of ``n`` entries from key-order ``first`` (arrays over statements),
+    with the gets of :func:`bufsim.workloads.plans.range_scan` (read past the end)."""
+    first = np.asarray(first, dtype=np.int64)
+    n = np.broadcast_to(np.asarray(n, np.int64), first.shape)
+    txn = np.broadcast_to(np.asarray(txn, np.int64), first.shape)
+    g = ix.geometry
+    pl, h, total = g.per_leaf, ix.height, g.rows
+    extra = (first + n < total).astype(np.int64)
+    l0 = first // pl
+    l1 = (first + n + extra - 1) // pl
+    if h > 1:
+        up = db.dense(table, ix.paths(l0)[:, :-1])
+        for lvl in range(h - 1):
+            ev.add(np.ones(first.shape, bool), txn, _key(stmt, 0, lvl), up[:, lvl])
+    L = int((l1 - l0).max()) + 1 if first.size else 0
+    leaf = l0[:, None] + np.arange(L)
+    valid = leaf <= l1[:, None]
+    lo = np.maximum(first[:, None], leaf * pl)
+    k = np.clip(np.minimum((first + n)[:, None], (leaf + 1) * pl) - lo, 0, None)
+    past = valid & (extra[:, None] == 1) & (leaf == l1[:, None])
+    pages = db.dense(table, ix.leaves[np.minimum(leaf, g.leaf_pages - 1)])
+    t2, j = txn[:, None], 1 + np.arange(L)[None, :]
+    ev.add(valid, t2, _key(stmt, j, 0), pages)
+    ev.add(valid & (k > 0), t2, _key(stmt, j, 1), pages, k, k)
+    ev.add(past, t2, _key(stmt, j, 2), pages)
+
+
+def _range_gets(ix, first, n) -> np.ndarray:
+    """Gets of each clustered range scan: (h-1) + leaves touched + n + past-end entry."""
+    first = np.asarray(first, np.int64)
+    g = ix.geometry
+    extra = (first + n < g.rows).astype(np.int64)
+    leaves = (first + n + extra - 1) // g.per_leaf - first // g.per_leaf + 1
+    return (ix.height - 1) + leaves + n + extra
+
+
+# --------------------------------------------------------------------------------------
+# shared: a stream of transactions as an Operator
+# --------------------------------------------------------------------------------------
+def _txn_operator(name: str, db: Database, n_txn: int, batch: int, seed: int,
+                  draw: Callable, build: Callable, count: Callable, cpu: CpuCost,
+                  query_ns: int, txn_ns: int) -> Operator:
+    """An Operator over ``n_txn`` transactions drawn ``batch`` at a time.
+
+    ``draw(rng, b, lo)`` returns the random parameters of transactions ``lo..lo+b-1``,
+    ``build(ev, params)`` adds their events, ``count(params)`` returns their
+    (rows, gets) by plan arithmetic, independently of the events.  Counting
+    draws the whole stream once (cheap: no events are built).
+    """
+    for f, v in (("n_txn", n_txn), ("batch", batch), ("query_ns", query_ns), ("txn_ns", txn_ns)):
+        if not isinstance(v, (int, np.integer)) or v < (1 if f == "batch" else 0):
+            raise ValueError(f"{f}={v!r} is out of range; allowed: integer >= "
+                             f"{1 if f == 'batch' else 0}")
+
+    def batches():
+        rng = np.random.default_rng(seed)
+        for lo in range(0, n_txn, batch):
+            yield draw(rng, min(batch, n_txn - lo), lo)
+
+    rows = gets = 0
+    for params in batches():
+        r, g = count(params)
+        rows += int(r)
+        gets += int(g)
+
+    def chunks(stream):
+        for params in batches():
+            ev = _Events()
+            build(ev, params)
+            yield ev.chunk(cpu, stream, query_ns, txn_ns)
+
+    return Operator(name, chunks, rows, gets, db.tablespaces)
+
+
+# --------------------------------------------------------------------------------------
+# sysbench OLTP read-only
+# --------------------------------------------------------------------------------------
+def _range_from(ids, n_rows, range_size):
+    f = np.where(ids + range_size > n_rows, n_rows - range_size, ids)
+    return np.maximum(f, 1)
+
+
+def oltp_read_only(db: Database, table: str, n_txn: int, *, dist: str = "uniform",
+                   seed: int = 0, cpu: CpuCost = CpuCost(), query_ns: int = 0, txn_ns: int = 0,
+                   ahi: bool = False, point_selects: int = 10, simple_ranges: int = 1,
+                   sum_ranges: int = 1, order_ranges: int = 1, distinct_ranges: int = 1,
+                   range_size: int = 100, dist_pct: int = 1, dist_res: int = 75,
+                   dist_iter: int = 12, batch: int = 1024) -> Operator:
+    """``n_txn`` sysbench 0.4 OLTP read-only transactions on ``table`` (module docstring).
+
+    Returns an :class:`~bufsim.workloads.plans.Operator` whose ``rows`` and
+    ``gets`` are the exact counts of the drawn stream (from the plan
+    arithmetic); ``.trace(stream)`` gives the lazily generated trace (seeded:
+    equal arguments give equal traces).
+    """
+    ix = db.index(table)
+    n_rows = ix.geometry.rows
+    for f, v in (("point_selects", point_selects), ("simple_ranges", simple_ranges),
+                 ("sum_ranges", sum_ranges), ("order_ranges", order_ranges),
+                 ("distinct_ranges", distinct_ranges), ("range_size", range_size)):
+        if not isinstance(v, (int, np.integer)) or v < (1 if f == "range_size" else 0):
+            raise ValueError(f"{f}={v!r} is out of range; allowed: integer >= "
+                             f"{1 if f == 'range_size' else 0}")
+    # statements after the point selects: (rows asked for: to - from + 1)
+    spans = ([range_size] * (simple_ranges + sum_ranges + order_ranges)
+             + [range_size + 1] * distinct_ranges)
+    n_stmt = point_selects + len(spans)
+    kw = dict(dist_pct=dist_pct, dist_res=dist_res, dist_iter=dist_iter)
+
+    def draw(rng, b, lo):
+        ids = random_ids(rng, n_rows, (b, n_stmt), dist, **kw)
+        first = _range_from(ids[:, point_selects:], n_rows, range_size) - 1   # entry positions
+        span = np.array(spans, dtype=np.int64)
+        n = np.minimum(span[None, :], n_rows - first)
+        return ids[:, :point_selects] - 1, first, n
+
+    def build(ev, params):
+        points, first, n = params
+        b = points.shape[0]
+        txn = np.arange(b)[:, None]
+        if point_selects:
+            _descents(ev, db, table, ix, points, txn, np.arange(point_selects)[None, :], ahi=ahi)
+        for s in range(first.shape[1]):
+            _clustered_ranges(ev, db, table, ix, first[:, s], n[:, s], np.arange(b),
+                              point_selects + s)
+
+    def count(params):
+        points, first, n = params
+        gets = points.size * (1 if ahi else ix.height) + _range_gets(ix, first, n).sum()
+        return points.size + n.sum(), gets
+
+    return _txn_operator(f"sysbench oltp read-only {table} ({dist})", db, int(n_txn), batch,
+                         seed, draw, build, count, cpu, query_ns, txn_ns)
+
+
+def oltp_expected(db: Database, table: str, *, ahi: bool = False, point_selects: int = 10,
+                  ranges: int = 3, distinct_ranges: int = 1, range_size: int = 100) -> dict:
+    """Mean rows and page gets of one transaction, by plan arithmetic.
+
+    A range of ``m`` entries (rows plus the one read past the end) starting at
+    a uniformly random offset in a leaf of ``P`` records touches
+    ``1 + (m - 1) / P`` leaves on average, so it costs ``(h - 1) + m + 1 + (m -
+    1) / P`` gets.  Ranges clipped at the end of the table are ignored (a
+    share of ``range_size / N`` of them).
+    """
+    ix = db.index(table)
+    g = ix.geometry
+    h, P = ix.height, g.per_leaf
+    spans = [range_size] * ranges + [range_size + 1] * distinct_ranges
+    rows = point_selects + sum(spans)
+    gets = point_selects * (1 if ahi else h)
+    for r in spans:
+        m = r + 1
+        gets += (h - 1) + m + 1 + (m - 1) / P
+    return {"rows": rows, "gets": gets, "requests": point_selects + len(spans)}
+
+
+def mysqldump(db: Database, table: str, *, cpu: CpuCost = CpuCost()) -> Operator:
+    """mysqldump of ``table``: ``SELECT /*!40001 SQL_NO_CACHE */ * FROM table``, a full
+    clustered scan in key order (:func:`~bufsim.workloads.plans.full_scan`); its own
+    stream.  ``cpu.row_ns`` covers sending and formatting each row."""
+    op = full_scan(db, table, cpu=cpu)
+    return Operator(f"mysqldump {table}", op.factory, op.rows, op.gets, op.tablespaces)
+
+
+# --------------------------------------------------------------------------------------
+# shared: expected page frequencies (for the contention models)
+# --------------------------------------------------------------------------------------
+@dataclass(frozen=True, eq=False)
+class PageFrequency:
+    """Expected gets per dense page for one transaction of a workload.
+
+    Attributes
+    ----------
+    gets : numpy.ndarray of float64
+        Expected page gets per transaction, one per dense page (an AHI lookup
+        counted once, as in a trace).
+    ahi_lookups : numpy.ndarray of float64
+        The part of ``gets`` that are AHI lookups (FLAG_AHI).
+    tablespaces : Tablespaces
+    name : str
+    """
+
+    gets: np.ndarray
+    ahi_lookups: np.ndarray
+    tablespaces: Tablespaces
+    name: str = ""
+
+    @property
+    def gets_per_txn(self) -> float:
+        return float(self.gets.sum())
+
+    def counts(self, n_transactions: int) -> tuple[np.ndarray, np.ndarray]:
+        """Integer gets and AHI lookups per page for ``n_transactions`` (rounded), for
+        :func:`bufsim.contention.instance_demand` (``source=gets,
+        ahi_lookups=ahi, n_transactions=n_transactions``)."""
+        t = float(n_transactions)
+        return (np.rint(self.gets * t).astype(np.int64),
+                np.rint(self.ahi_lookups * t).astype(np.int64))
+
+    def per_instance(self, n_instances: int) -> np.ndarray:
+        """Expected gets per transaction of each buffer-pool instance."""
+        inst = self.tablespaces.instance_of(n_instances)
+        return np.bincount(inst, weights=self.gets, minlength=n_instances)
+
+    def __add__(self, other: "PageFrequency") -> "PageFrequency":
+        return PageFrequency(self.gets + other.gets, self.ahi_lookups + other.ahi_lookups,
+                             self.tablespaces, f"{self.name} + {other.name}")
+
+    def scale(self, w: float) -> "PageFrequency":
+        return PageFrequency(self.gets * w, self.ahi_lookups * w, self.tablespaces, self.name)
+
+
+def _freq_zero(db: Database, name: str = "") -> PageFrequency:
+    n = db.tablespaces.n_pages
+    return PageFrequency(np.zeros(n), np.zeros(n), db.tablespaces, name)
+
+
+def _add_descent_freq(freq: PageFrequency, db: Database, table: str, ix, leaf_w, *,
+                      ahi: bool = False, modify: bool = False, leaf: bool = True) -> None:
+    """Add descents ending on each leaf position with weights ``leaf_w`` (length
+    ``leaf_pages``): every level of the path (or the leaf alone with ``ahi``), plus
+    the restore get of an update with ``modify``; ``leaf=False`` adds the levels
+    above the leaves only."""
+    w = np.asarray(leaf_w, dtype=np.float64)
+    leaves = db.dense(table, ix.leaves)
+    if leaf:
+        np.add.at(freq.gets, leaves, w * (1 + int(modify)))
+    if ahi:
+        if leaf:
+            np.add.at(freq.ahi_lookups, leaves, w)
+        return
+    pn = ix.geometry.per_node
+    for lvl in range(1, ix.height):
+        w = np.bincount(np.arange(w.size) // pn, weights=w)
+        np.add.at(freq.gets, db.dense(table, ix.levels[lvl]), w[:len(ix.levels[lvl])])
+
+
+def _leaf_weights_uniform(ix, lo: int, hi: int) -> np.ndarray:
+    """Probability that a uniformly random entry of ``[lo, hi)`` lies on each leaf."""
+    pl = ix.geometry.per_leaf
+    leaf = np.arange(ix.geometry.leaf_pages, dtype=np.int64)
+    k = np.clip(np.minimum(hi, (leaf + 1) * pl) - np.maximum(lo, leaf * pl), 0, None)
+    return k / max(hi - lo, 1)
