@@ -87,7 +87,7 @@ import numpy as np
 
 from .geometry import Column, Index, Table
 from .plans import CpuCost, Database, Operator
-from .sysbench import (
+from .txn import (
     PageFrequency, _add_descent_freq, _descent_width, _descents, _freq_zero, _key,
     _leaf_weights_uniform, _txn_operator,
 )

@@ -53,7 +53,7 @@ import numpy as np
 
 from .geometry import FILL_RANDOM, Column, Index, Table
 from .plans import (
-    CpuCost, Database, Operator, dedupe_consecutive, scan_join, secondary_range, sequence,
+    CpuCost, Database, Operator, scan_join, secondary_range, sequence,
 )
 
 __all__ = ["SSB", "SSBData", "QUERIES", "PLANS", "ssb_tables", "N_DATES", "N_ORDER_DATES"]

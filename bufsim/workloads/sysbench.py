@@ -57,22 +57,19 @@ statement (parse, network round trip, think time) and ``txn_ns`` once per
 transaction (BEGIN/COMMIT, think time), each charged on the statement's or
 transaction's first get, which is always an event of one get.
 
-The transaction-stream machinery here (:class:`_Events`, the vectorised
-descents and range scans, :class:`PageFrequency`) is shared with
+The transaction-stream machinery (the vectorised descents and range scans,
+:class:`PageFrequency`) lives in :mod:`~bufsim.workloads.txn`, shared with
 :mod:`~bufsim.workloads.rein` and :mod:`~bufsim.workloads.dbstress`.
 """
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
-from typing import Callable
 
 import numpy as np
 
-from ..pages import Tablespaces
-from ..trace import FLAG_AHI, FLAG_MODIFY, Chunk
 from .geometry import PAGE_SIZE, Column, Index, Table, table_geometry
 from .plans import CpuCost, Database, Operator, full_scan
+from .txn import PageFrequency, _clustered_ranges, _descents, _range_gets, _txn_operator
 
 __all__ = [
     "SMALL_ROWS", "BIG_ROWS", "SMALL_NAME", "BIG_NAME", "sbtest_table", "rows_for_size",
@@ -179,155 +176,6 @@ def random_ids(rng: np.random.Generator, n_rows: int, size, dist: str = "uniform
 
 
 # --------------------------------------------------------------------------------------
-# shared: events of a batch of transactions
-# --------------------------------------------------------------------------------------
-def _key(stmt, j, p):
-    """Order of an event inside its transaction: statement, step, position."""
-    return (np.asarray(stmt, np.int64) << 32) | (np.asarray(j, np.int64) << 8) | np.asarray(p, np.int64)
-
-
-class _Events:
-    """Events of a batch of transactions, added out of order and sorted on finish.
-
-    Every event belongs to a transaction ``txn`` and has a key (:func:`_key`);
-    :meth:`chunk` sorts by (txn, key) and charges CPU: ``get_ns + rows *
-    row_ns // count`` per get, plus ``query_ns`` on the first event of every
-    statement and ``txn_ns`` on the first event of every transaction (the
-    builders make those events single gets, so the charge is exact).
-    """
-
-    def __init__(self):
-        self.parts = []
-
-    def add(self, mask, txn, key, page, count=1, rows=0, flags=0):
-        mask = np.asarray(mask, dtype=bool)
-        shape = mask.shape
-        cols = [np.broadcast_to(np.asarray(a, dtype=np.int64), shape)[mask]
-                for a in (txn, key, page, count, rows, flags)]
-        if cols[0].size:
-            self.parts.append(cols)
-
-    def chunk(self, cpu: CpuCost, stream: int, query_ns: int = 0, txn_ns: int = 0) -> Chunk:
-        if not self.parts:
-            return Chunk.empty()
-        txn, key, page, count, rows, flags = (np.concatenate(c) for c in zip(*self.parts))
-        order = np.lexsort((key, txn))
-        txn, key, page, count, rows, flags = (a[order] for a in (txn, key, page, count, rows, flags))
-        cpu_ns = cpu.get_ns + (rows * cpu.row_ns) // count
-        if query_ns or txn_ns:
-            stmt = key >> 32
-            new_txn = np.ones(txn.size, dtype=bool)
-            new_txn[1:] = txn[1:] != txn[:-1]
-            new_stmt = new_txn.copy()
-            new_stmt[1:] |= stmt[1:] != stmt[:-1]
-            cpu_ns = cpu_ns + (query_ns * new_stmt + txn_ns * new_txn) // count
-        return Chunk(page, count, cpu_ns, np.full(page.size, stream, dtype=np.int64),
-                     flags.astype(np.uint8))
-
-
-def _descents(ev: _Events, db: Database, table: str, ix, entries, txn, stmt, j=0, p0=0, *,
-              ahi: bool = False, modify: bool = False, rows: int = 1, mask=None) -> None:
-    """Root-to-leaf descents to key-order ``entries`` of ``ix`` (or one FLAG_AHI leaf get
-    each with ``ahi``), the leaf carrying ``rows``; ``modify`` adds the optimistic
-    cursor restore of ``row_upd_clust_step``: one more leaf get with FLAG_MODIFY."""
-    entries = np.asarray(entries, dtype=np.int64)
-    shape = entries.shape
-    mask = np.ones(shape, dtype=bool) if mask is None else np.broadcast_to(mask, shape)
-    txn = np.broadcast_to(np.asarray(txn, np.int64), shape)
-    j = np.broadcast_to(np.asarray(j, np.int64), shape)
-    stmt = np.broadcast_to(np.asarray(stmt, np.int64), shape)
-    paths = db.dense(table, ix.paths(ix.leaf_of(entries.ravel()))).reshape(shape + (ix.height,))
-    if ahi:
-        paths = paths[..., -1:]
-    w = paths.shape[-1]
-    for lvl in range(w):
-        last = lvl == w - 1
-        ev.add(mask, txn, _key(stmt, j, p0 + lvl), paths[..., lvl], 1, rows if last else 0,
-               FLAG_AHI if (ahi and last) else 0)
-    if modify:
-        ev.add(mask, txn, _key(stmt, j, p0 + w), paths[..., -1], 1, 0, FLAG_MODIFY)
-
-
-def _descent_width(ix, ahi: bool, modify: bool) -> int:
-    return (1 if ahi else ix.height) + int(modify)
-
-
-def _clustered_ranges(ev: _Events, db: Database, table: str, ix, first, n, txn, stmt) -> None:
-    """Range scans of ``n`` entries from key-order ``first`` (arrays over statements),
-    with the gets of :func:`bufsim.workloads.plans.range_scan` (read past the end)."""
-    first = np.asarray(first, dtype=np.int64)
-    n = np.broadcast_to(np.asarray(n, np.int64), first.shape)
-    txn = np.broadcast_to(np.asarray(txn, np.int64), first.shape)
-    g = ix.geometry
-    pl, h, total = g.per_leaf, ix.height, g.rows
-    extra = (first + n < total).astype(np.int64)
-    l0 = first // pl
-    l1 = (first + n + extra - 1) // pl
-    if h > 1:
-        up = db.dense(table, ix.paths(l0)[:, :-1])
-        for lvl in range(h - 1):
-            ev.add(np.ones(first.shape, bool), txn, _key(stmt, 0, lvl), up[:, lvl])
-    L = int((l1 - l0).max()) + 1 if first.size else 0
-    leaf = l0[:, None] + np.arange(L)
-    valid = leaf <= l1[:, None]
-    lo = np.maximum(first[:, None], leaf * pl)
-    k = np.clip(np.minimum((first + n)[:, None], (leaf + 1) * pl) - lo, 0, None)
-    past = valid & (extra[:, None] == 1) & (leaf == l1[:, None])
-    pages = db.dense(table, ix.leaves[np.minimum(leaf, g.leaf_pages - 1)])
-    t2, j = txn[:, None], 1 + np.arange(L)[None, :]
-    ev.add(valid, t2, _key(stmt, j, 0), pages)
-    ev.add(valid & (k > 0), t2, _key(stmt, j, 1), pages, k, k)
-    ev.add(past, t2, _key(stmt, j, 2), pages)
-
-
-def _range_gets(ix, first, n) -> np.ndarray:
-    """Gets of each clustered range scan: (h-1) + leaves touched + n + past-end entry."""
-    first = np.asarray(first, np.int64)
-    g = ix.geometry
-    extra = (first + n < g.rows).astype(np.int64)
-    leaves = (first + n + extra - 1) // g.per_leaf - first // g.per_leaf + 1
-    return (ix.height - 1) + leaves + n + extra
-
-
-# --------------------------------------------------------------------------------------
-# shared: a stream of transactions as an Operator
-# --------------------------------------------------------------------------------------
-def _txn_operator(name: str, db: Database, n_txn: int, batch: int, seed: int,
-                  draw: Callable, build: Callable, count: Callable, cpu: CpuCost,
-                  query_ns: int, txn_ns: int) -> Operator:
-    """An Operator over ``n_txn`` transactions drawn ``batch`` at a time.
-
-    ``draw(rng, b, lo)`` returns the random parameters of transactions ``lo..lo+b-1``,
-    ``build(ev, params)`` adds their events, ``count(params)`` returns their
-    (rows, gets) by plan arithmetic, independently of the events.  Counting
-    draws the whole stream once (cheap: no events are built).
-    """
-    for f, v in (("n_txn", n_txn), ("batch", batch), ("query_ns", query_ns), ("txn_ns", txn_ns)):
-        if not isinstance(v, (int, np.integer)) or v < (1 if f == "batch" else 0):
-            raise ValueError(f"{f}={v!r} is out of range; allowed: integer >= "
-                             f"{1 if f == 'batch' else 0}")
-
-    def batches():
-        rng = np.random.default_rng(seed)
-        for lo in range(0, n_txn, batch):
-            yield draw(rng, min(batch, n_txn - lo), lo)
-
-    rows = gets = 0
-    for params in batches():
-        r, g = count(params)
-        rows += int(r)
-        gets += int(g)
-
-    def chunks(stream):
-        for params in batches():
-            ev = _Events()
-            build(ev, params)
-            yield ev.chunk(cpu, stream, query_ns, txn_ns)
-
-    return Operator(name, chunks, rows, gets, db.tablespaces)
-
-
-# --------------------------------------------------------------------------------------
 # sysbench OLTP read-only
 # --------------------------------------------------------------------------------------
 def _range_from(ids, n_rows, range_size):
@@ -417,83 +265,3 @@ def mysqldump(db: Database, table: str, *, cpu: CpuCost = CpuCost()) -> Operator
     op = full_scan(db, table, cpu=cpu)
     return Operator(f"mysqldump {table}", op.factory, op.rows, op.gets, op.tablespaces)
 
-
-# --------------------------------------------------------------------------------------
-# shared: expected page frequencies (for the contention models)
-# --------------------------------------------------------------------------------------
-@dataclass(frozen=True, eq=False)
-class PageFrequency:
-    """Expected gets per dense page for one transaction of a workload.
-
-    Attributes
-    ----------
-    gets : numpy.ndarray of float64
-        Expected page gets per transaction, one per dense page (an AHI lookup
-        counted once, as in a trace).
-    ahi_lookups : numpy.ndarray of float64
-        The part of ``gets`` that are AHI lookups (FLAG_AHI).
-    tablespaces : Tablespaces
-    name : str
-    """
-
-    gets: np.ndarray
-    ahi_lookups: np.ndarray
-    tablespaces: Tablespaces
-    name: str = ""
-
-    @property
-    def gets_per_txn(self) -> float:
-        return float(self.gets.sum())
-
-    def counts(self, n_transactions: int) -> tuple[np.ndarray, np.ndarray]:
-        """Integer gets and AHI lookups per page for ``n_transactions`` (rounded), for
-        :func:`bufsim.contention.instance_demand` (``source=gets,
-        ahi_lookups=ahi, n_transactions=n_transactions``)."""
-        t = float(n_transactions)
-        return (np.rint(self.gets * t).astype(np.int64),
-                np.rint(self.ahi_lookups * t).astype(np.int64))
-
-    def per_instance(self, n_instances: int) -> np.ndarray:
-        """Expected gets per transaction of each buffer-pool instance."""
-        inst = self.tablespaces.instance_of(n_instances)
-        return np.bincount(inst, weights=self.gets, minlength=n_instances)
-
-    def __add__(self, other: "PageFrequency") -> "PageFrequency":
-        return PageFrequency(self.gets + other.gets, self.ahi_lookups + other.ahi_lookups,
-                             self.tablespaces, f"{self.name} + {other.name}")
-
-    def scale(self, w: float) -> "PageFrequency":
-        return PageFrequency(self.gets * w, self.ahi_lookups * w, self.tablespaces, self.name)
-
-
-def _freq_zero(db: Database, name: str = "") -> PageFrequency:
-    n = db.tablespaces.n_pages
-    return PageFrequency(np.zeros(n), np.zeros(n), db.tablespaces, name)
-
-
-def _add_descent_freq(freq: PageFrequency, db: Database, table: str, ix, leaf_w, *,
-                      ahi: bool = False, modify: bool = False, leaf: bool = True) -> None:
-    """Add descents ending on each leaf position with weights ``leaf_w`` (length
-    ``leaf_pages``): every level of the path (or the leaf alone with ``ahi``), plus
-    the restore get of an update with ``modify``; ``leaf=False`` adds the levels
-    above the leaves only."""
-    w = np.asarray(leaf_w, dtype=np.float64)
-    leaves = db.dense(table, ix.leaves)
-    if leaf:
-        np.add.at(freq.gets, leaves, w * (1 + int(modify)))
-    if ahi:
-        if leaf:
-            np.add.at(freq.ahi_lookups, leaves, w)
-        return
-    pn = ix.geometry.per_node
-    for lvl in range(1, ix.height):
-        w = np.bincount(np.arange(w.size) // pn, weights=w)
-        np.add.at(freq.gets, db.dense(table, ix.levels[lvl]), w[:len(ix.levels[lvl])])
-
-
-def _leaf_weights_uniform(ix, lo: int, hi: int) -> np.ndarray:
-    """Probability that a uniformly random entry of ``[lo, hi)`` lies on each leaf."""
-    pl = ix.geometry.per_leaf
-    leaf = np.arange(ix.geometry.leaf_pages, dtype=np.int64)
-    k = np.clip(np.minimum(hi, (leaf + 1) * pl) - np.maximum(lo, leaf * pl), 0, None)
-    return k / max(hi - lo, 1)
