@@ -10,10 +10,12 @@
   ``sbtest`` and mysqldump scans (the side-load experiment of 001).
 * :mod:`~bufsim.workloads.rein`: the 300M-row table of 004, PK SELECT and UPDATE,
   hot and uniform, with analytic page frequencies.
+* :mod:`~bufsim.workloads.dbt3`: DBT-3 (TPC-H) at a scale factor, queries 2-21 of 002
+  as plain nested loops, DS-MRR and Batched Key Access.
 * :mod:`~bufsim.workloads.dbstress`: dbSTRESS tables and SEL1 / SEL2 #1-#9 / UPDATE
   transactions of 003, with exact page frequencies.
 """
-from . import dbstress, geometry, plans, rein, ssb, sysbench
+from . import dbstress, dbt3, geometry, plans, rein, ssb, sysbench
 from .geometry import Column, Index, Table, layout_space, table_geometry
 from .plans import (
     CpuCost, Database, Operator, batch_sort, dedupe_consecutive, full_scan, lookups, range_scan,
@@ -21,7 +23,7 @@ from .plans import (
 )
 
 __all__ = [
-    "dbstress", "geometry", "plans", "rein", "ssb", "sysbench", "Column", "Index", "Table", "layout_space", "table_geometry",
+    "dbstress", "dbt3", "geometry", "plans", "rein", "ssb", "sysbench", "Column", "Index", "Table", "layout_space", "table_geometry",
     "CpuCost", "Database", "Operator", "batch_sort", "dedupe_consecutive", "full_scan", "lookups",
     "range_scan", "scan_join", "secondary_range", "sequence",
 ]
