@@ -25,6 +25,10 @@ def gets_of(op, stream=0):
     return sum(c.n_gets for c in op.chunks(stream))
 
 
+def distinct_of(op):
+    return np.unique(np.concatenate([c.page for c in op.chunks()])).size
+
+
 # ---- geometry ------------------------------------------------------------------------
 def test_t1_geometry_by_hand():
     g = table_geometry(T1)
@@ -100,6 +104,7 @@ def test_full_scan_by_hand(db):
     op = full_scan(db, "t1", cpu=CpuCost(row_ns=100, get_ns=10))
     # 1 root get + 5000 row gets + one arrival get on each of the 43 leaves
     assert (op.rows, op.gets) == (5000, 5044)
+    assert op.distinct_pages() == distinct_of(op) == 44
     c = bufsim.Chunk.concat(op.chunks())
     assert c.n_gets == 5044 and len(c) == 44
     lay = db.index("t1")
@@ -113,9 +118,12 @@ def test_range_and_lookups_by_hand(db):
     op = range_scan(db, "t1", 100, 300)
     # descent (2) + 300 entries + 1 past the end; entries 100..400 touch leaves 0..3: 3 arrivals
     assert op.gets == gets_of(op) == 2 + 300 + 1 + 3
+    assert op.distinct_pages() == distinct_of(op) == 1 + 4
     entries = np.arange(0, 5000, 7)
     plain, ahi = lookups(db, "t1", entries), lookups(db, "t1", entries, ahi=True, modify=True)
     assert plain.gets == gets_of(plain) == 2 * entries.size
+    assert plain.distinct_pages() == distinct_of(plain) == 1 + 43
+    assert ahi.distinct_pages() == distinct_of(ahi) == 43
     c = bufsim.Chunk.concat(ahi.chunks())
     assert ahi.gets == c.n_gets == entries.size
     assert (c.flags == FLAG_AHI | FLAG_MODIFY).all()
@@ -130,6 +138,7 @@ def test_secondary_range(db, mrr):
     op = secondary_range(db, "t1", "ia", 100, rowids, mrr_bytes=mrr)
     c = bufsim.Chunk.concat(op.chunks())
     assert op.gets == c.n_gets
+    assert op.distinct_pages() == distinct_of(op)
     # the root, 800 entries + 1 past the end, an arrival on leaves 0 (the descent's leaf
     # get) and 1 (entries 100..900, 786 per leaf), a 2-level clustered descent per row
     assert op.gets == 1 + 801 + 2 + 800 * 2
@@ -154,6 +163,7 @@ def test_scan_join_counts(db):
         per = 1 if ahi else db.index("t2").height
         assert op.rows == 5000 + n
         assert op.gets == gets_of(op) == 1 + 5000 + 43 + n * per
+        assert op.distinct_pages() == distinct_of(op)
         c = bufsim.Chunk.concat(op.chunks())
         t2 = c.page >= db.tablespaces.bases[1]
         assert (c.flags[t2] != 0).sum() == (n if ahi else 0)
@@ -189,9 +199,11 @@ def test_ssb_every_query_trace_matches_plan(small_ssb):
         op = small_ssb.query(q)
         assert op.gets == gets_of(op), q
         assert op.rows == small_ssb.expected_rows(q), q
+        assert op.distinct_pages() == distinct_of(op), q
     for q in ("Q1.1", "Q1.2", "Q1.3"):
         op = small_ssb.query(q, "date_first")
         assert op.gets == gets_of(op) and op.rows == small_ssb.expected_rows(q, "date_first")
+        assert op.distinct_pages() == distinct_of(op), q
     with pytest.raises(ValueError, match="query = 'Q5.1' is not an SSB query"):
         small_ssb.query("Q5.1")
     with pytest.raises(ValueError, match="date_first' exists for Q1.1-Q1.3 only"):

@@ -32,7 +32,7 @@ each get ``CpuCost.get_ns``; an event of ``k`` gets covering ``r`` rows charges
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Callable, Iterator, Sequence
 
 import numpy as np
@@ -114,6 +114,10 @@ class Operator:
         Rows the operator reads (``Innodb_rows_read``).
     gets : int
         Page gets it issues (AHI hits counted once; the engine counts them twice).
+    pages : callable or None
+        ``pages()`` returns the dense pages the plan touches (with repeats), derived
+        from the plan's entries and B-tree paths, not from the chunks; None where
+        an operator does not provide it.
     """
 
     name: str
@@ -121,9 +125,19 @@ class Operator:
     rows: int
     gets: int
     tablespaces: Tablespaces
+    pages: Callable[[], np.ndarray] | None = None
 
     def chunks(self, stream: int = 0) -> Iterator[Chunk]:
         return self.factory(stream)
+
+    def distinct_pages(self) -> int:
+        """Distinct pages the plan touches (see ``pages``)."""
+        if self.pages is None:
+            raise ValueError(f"operator {self.name!r} does not list its pages")
+        return int(np.unique(self.pages()).size)
+
+    def renamed(self, name: str) -> Operator:
+        return replace(self, name=name)
 
     def trace(self, stream: int = 0, name: str | None = None) -> Trace:
         """A lazily generated, re-iterable :class:`bufsim.Trace`."""
@@ -202,9 +216,14 @@ def lookups(db: Database, table: str, entries, *, index: str | None = None,
             flags[:, -1] = leaf_flag
             yield _emit(paths.ravel(), rows.ravel(), cpu, stream, flags.ravel())
 
+    def pages():
+        leaves = np.unique(ix.leaf_of(entries))
+        p = db.dense(table, ix.paths(leaves))
+        return p[:, -1] if ahi else p.ravel()
+
     per = 1 if ahi else h
     return Operator(f"lookups {table}.{ix.name}", chunks, n * rows_per_lookup, n * per,
-                    db.tablespaces)
+                    db.tablespaces, pages)
 
 
 def _leaf_runs(ix, first: int, last: int):
@@ -255,7 +274,8 @@ def range_scan(db: Database, table: str, first: int, n_entries: int, *, index: s
                         np.full(hi - lo, flag, dtype=np.uint8))
 
     gets = int(upper.size + count.sum())
-    return Operator(f"range {table}.{ix.name}", chunks, int(n_entries), gets, db.tablespaces)
+    return Operator(f"range {table}.{ix.name}", chunks, int(n_entries), gets, db.tablespaces,
+                    lambda: np.concatenate([upper, leaves]))
 
 
 def full_scan(db: Database, table: str, *, cpu: CpuCost = CpuCost(), modify: bool = False,
@@ -267,7 +287,7 @@ def full_scan(db: Database, table: str, *, cpu: CpuCost = CpuCost(), modify: boo
     """
     op = range_scan(db, table, 0, db.index(table).geometry.rows, cpu=cpu, modify=modify,
                     batch=batch)
-    return Operator(f"full scan {table}", op.factory, op.rows, op.gets, op.tablespaces)
+    return op.renamed(f"full scan {table}")
 
 
 def secondary_range(db: Database, table: str, index: str, first: int, rowids, *,
@@ -349,7 +369,15 @@ def secondary_range(db: Database, table: str, index: str, first: int, rowids, *,
 
     leaves_touched = ((last + extra - 1) // pl - first // pl + 1) if n + extra else 1
     gets = int(upper.size + (n + extra) + leaves_touched + n * h_cl)
-    return Operator(f"range {table}.{sec.name} + rows", chunks, n, gets, db.tablespaces)
+
+    def pages():
+        sl = np.arange(first // pl, (last + extra - 1) // pl + 1) if n + extra else []
+        cl_leaves = np.unique(cl.leaf_of(rowids))
+        p = db.dense(table, cl.paths(cl_leaves))
+        return np.concatenate([upper, db.dense(table, sec.leaves[sl]),
+                               p[:, -1] if ahi else p.ravel()])
+
+    return Operator(f"range {table}.{sec.name} + rows", chunks, n, gets, db.tablespaces, pages)
 
 
 def batch_sort(keys, buffer_entries: int) -> np.ndarray:
@@ -389,8 +417,12 @@ def sequence(ops: Sequence[Operator], name: str = "") -> Operator:
         for op in ops:
             yield from op.factory(stream)
 
+    def pages():
+        return np.concatenate([o.pages() for o in ops])
+
+    listed = all(o.pages is not None for o in ops)
     return Operator(name or " ; ".join(o.name for o in ops), chunks, sum(o.rows for o in ops),
-                    sum(o.gets for o in ops), ts)
+                    sum(o.gets for o in ops), ts, pages if listed else None)
 
 
 def scan_join(db: Database, outer: str, joins: Sequence[tuple], *, cpu: CpuCost = CpuCost(),
@@ -449,5 +481,13 @@ def scan_join(db: Database, outer: str, joins: Sequence[tuple], *, cpu: CpuCost 
     probes = [(int((e >= 0).sum()), 1 if a else jx.height) for _, jx, e, a in inner]
     rows = rows_n + sum(p for p, _ in probes)
     gets = int(upper.size + rows_n + g.leaf_pages + sum(p * w for p, w in probes))
+
+    def pages():
+        out = [upper, db.dense(outer, ix.leaves)]
+        for t, jx, e, ahi in inner:
+            p = db.dense(t, jx.paths(np.unique(jx.leaf_of(e[e >= 0]))))
+            out.append(p[:, -1] if ahi else p.ravel())
+        return np.concatenate(out)
+
     return Operator(f"scan {outer} join " + ", ".join(t for t, *_ in inner), chunks, rows, gets,
-                    db.tablespaces)
+                    db.tablespaces, pages)

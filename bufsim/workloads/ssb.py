@@ -347,7 +347,7 @@ class SSB:
     def _scan_plan(self, name, cpu, ahi):
         joins = [(t, None, e, ahi) for t, e in self.probes(name)]
         op = scan_join(self.db, "lineorder", joins, cpu=cpu)
-        return Operator(f"{name} scan", op.factory, op.rows, op.gets, op.tablespaces)
+        return op.renamed(f"{name} scan")
 
     def _date_first_plan(self, name, cpu):
         spec = PLANS[name]
@@ -370,7 +370,7 @@ class SSB:
                                              rowids[lo_e:hi_e], cpu=cpu))
             prev = hi
         op = sequence(parts)
-        return Operator(f"{name} date_first", op.factory, op.rows, op.gets, op.tablespaces)
+        return op.renamed(f"{name} date_first")
 
     def expected_rows(self, name: str, plan: str = "scan") -> int:
         """Rows read, from the data alone (lineorder rows + dimension probes or ref rows)."""
@@ -402,4 +402,5 @@ def _dim_slice(db: Database, lo: int, hi: int, per_leaf: int, cpu: CpuCost) -> O
     def chunks(stream):
         yield _emit(pg, rows, cpu, stream, 0)
 
-    return Operator("dim_date scan", chunks, int(r.size), int(pg.size), db.tablespaces)
+    return Operator("dim_date scan", chunks, int(r.size), int(pg.size), db.tablespaces,
+                    lambda: pages)
