@@ -4,15 +4,18 @@
   distances (chunked, ``O(n_pages)`` memory) and SHARDS sampled curves.
 * :mod:`~bufsim.analytic.che`: characteristic-time estimates under the
   independent reference model for LRU, FIFO/RANDOM, segmented LRU with ``h``
-  lists and InnoDB's midpoint LRU with ``innodb_old_blocks_time = 0``.
+  lists and InnoDB's midpoint LRU as two lists.
+* :mod:`~bufsim.analytic.midpoint`: InnoDB's midpoint LRU with ``innodb_old_blocks_time``,
+  for an independent-reference hot set mixed with a scan (the side-load experiment).
 * :mod:`~bufsim.analytic.mva`: exact and Bard-Schweitzer MVA of closed
   networks with delay, queueing, multi-server and load-dependent stations;
   asymptotic bounds; Universal Scalability Law fits.
 """
-from . import che, mrc, mva
+from . import che, midpoint, mrc, mva
 from .che import (
     CheResult, che_lru, fifo_random, innodb_midpoint_lru, rates_from_trace, segmented_lru,
 )
+from .midpoint import MidpointResult, ScanClass, midpoint_lru, old_capacity
 from .mrc import (
     ShardsCounter, StackDistanceCounter, exact_mrc, mrc_error, page_hash, shards_mrc,
     stack_distances,
@@ -20,7 +23,7 @@ from .mrc import (
 from .mva import MVAResult, USLFit, asymptotic_bounds, exact_mva, schweitzer_mva, usl_fit
 
 __all__ = [
-    "che", "mrc", "mva",
+    "che", "midpoint", "mrc", "mva", "MidpointResult", "ScanClass", "midpoint_lru", "old_capacity",
     "CheResult", "che_lru", "fifo_random", "innodb_midpoint_lru", "rates_from_trace",
     "segmented_lru",
     "ShardsCounter", "StackDistanceCounter", "exact_mrc", "mrc_error", "page_hash",
