@@ -12,6 +12,10 @@ the file.  Ratios are bufsim's rate over libCacheSim's on the same trace at the
 same size, measured in this process: lru against libCacheSim's LRU, clock
 against its Clock, the InnoDB configurations against its LRU.  The hits of lru
 and clock must equal libCacheSim's exactly (column ``=lcs``).
+
+A second section (benchmarks/mrc_vs_replay.py, key ``mrc_vs_replay`` of the
+JSON) times one exact LRU miss-ratio curve against 20 LRU replays on a Zipf(0.9)
+trace of the same length, whose hits must agree at every size.
 """
 from __future__ import annotations
 
@@ -30,6 +34,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # benchmarks/lcs.py, a sibling
 
 import lcs as lcs_bench  # noqa: E402  (benchmarks/lcs.py, not libcachesim)
+import mrc_vs_replay as mrc_bench  # noqa: E402  (benchmarks/mrc_vs_replay.py)
 
 import bufsim  # noqa: E402
 from bufsim import CostModel, DeviceModel, PoolConfig, Trace, replay  # noqa: E402
@@ -152,6 +157,7 @@ def main(argv=None):
                     libcachesim_hits=r[1] if r else None,
                     hits_equal_libcachesim=(hits == r[1]) if r and pname in EXACT else None,
                     ratio_vs_libcachesim=r[0] / secs if r else None))
+    mrc = mrc_bench.run(quick=args.quick)
     out = dict(
         when=dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
         machine=dict(python=platform.python_version(), cpu_count=os.cpu_count(),
@@ -162,7 +168,7 @@ def main(argv=None):
                             "timed"),
         quick=bool(args.quick), n_gets=n_gets, n_pages=n_pages,
         compile_or_cache_load_seconds=compile_s,
-        warm_process_first_replay_seconds=warm_s, results=rows,
+        warm_process_first_replay_seconds=warm_s, results=rows, mrc_vs_replay=mrc,
     )
     res_dir = repo_root() / "benchmarks" / "results"
     res_dir.mkdir(parents=True, exist_ok=True)
@@ -183,10 +189,14 @@ def main(argv=None):
         eq = {True: "yes", False: "NO", None: "-"}[r["hits_equal_libcachesim"]]
         print(f"{r['trace']:10} {r['pool_pages']:>8} {r['policy']:18} {r['gets_per_s'] / 1e6:8.2f} "
               f"{ratio:>6} {vs:>6} {r['hits']:>10} {lh:>10} {eq:>5}")
+    print(mrc_bench.report(mrc))
     bad = [r for r in rows if r["hits_equal_libcachesim"] is False]
     if bad:
         print("MISMATCH: " + ", ".join(f"{r['trace']}/{r['pool_pages']}/{r['policy']}"
                                        for r in bad))
+        return 1
+    if not mrc["hits_equal"]:
+        print("MISMATCH: exact_mrc hits differ from the LRU replays")
         return 1
     return 0
 

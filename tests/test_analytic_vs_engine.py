@@ -1,0 +1,195 @@
+"""Che-type estimates (IRM) against the replay engine on Zipf traces.
+
+``tests/test_che.py`` checks the estimates against tiny pure-Python simulators;
+here the simulator is :func:`bufsim.replay`'s kernel itself, on the grid of
+issue 4: Zipf ``alpha`` in {0.6, 0.9, 1.2} over 100,000 pages, 10 pool sizes
+spread log-uniformly over 1%..50% of the pages (1000..50000), the rates being
+the exact probabilities of the trace (:func:`bufsim.synthetic.zipf_probabilities`
+with the trace's seed, so the same rank-to-page permutation).
+
+Steady state.  The estimates describe a warm pool, so every replay runs in two
+phases through :class:`bufsim.PoolState`: a warm-up prefix of ``3 T`` gets,
+with ``T`` Che's characteristic time at the largest size (an LRU pool of ``C``
+pages is full after about ``T`` gets: ``T`` solves "expected distinct pages in
+``T`` gets = ``C``"), then 1,000,000 measured gets; the hit ratio is the
+difference of the counters.  Warm-ups: 283,664, 613,244 and 3,460,800 gets for
+alpha 0.6, 0.9, 1.2.
+
+Sampling error.  The binomial standard error of a hit ratio over 10**6 gets is
+at most ``0.5 / sqrt(10**6) = 0.0005``; batch means of the LRU hits over 100
+batches of 10,000 gets gave 0.00016..0.00065 on this grid (hits are correlated,
+by at most a factor 1.3 here), so the bound 0.005 is at least 7.7 standard
+errors and 0.01 at least 15.
+
+Findings (numbers in the assertion messages, see also the issue 4 report):
+
+* Che's LRU estimate is within 0.0006 of the engine's ``lru`` at every point.
+* :func:`bufsim.analytic.che.innodb_midpoint_lru` (the two-list LRU(m), a miss
+  entering the old sublist and the *next* get promoting) is 0.002..0.085 above
+  the engine's ``innodb`` with ``old_blocks_time = 0`` (27 of the 30 points
+  miss 0.01; the gap shrinks as the pool grows): in InnoDB the get that
+  misses is itself the page's first access and, with a time threshold of 0,
+  makes the page young at once (``buf_page_get_gen``: read, then
+  ``buf_page_make_young_if_needed``; the MySQL manual: "If the page was read
+  because it was required by a user-initiated operation, the first access
+  occurs immediately and the page is made young").  With ``old_blocks_time =
+  0`` InnoDB is an LRU whose young pages are not moved on a hit until W
+  evictions after their last move (the quarter rule); it is 0.0003..0.0019
+  below Che's LRU estimate.  That acceptance check is kept as a strict xfail.
+* The LRU(m) estimate does describe InnoDB when the missing get does not
+  promote: with ``old_blocks_time = 1 ms`` and gets 1 ms apart, a page's first
+  access leaves it old and any later access promotes it, and the estimate is
+  within 0.0028 of the engine.
+"""
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import bufsim
+from bufsim import Chunk, CostModel, DeviceModel, PoolConfig, PoolState
+from bufsim.analytic import che
+
+N_PAGES = 100_000
+SEED = 7
+ALPHAS = (0.6, 0.9, 1.2)
+#: 1000, 1544, 2385, 3684, 5690, 8788, 13572, 20961, 32374, 50000
+SIZES = tuple(int(s) for s in np.round(np.geomspace(0.01 * N_PAGES, 0.5 * N_PAGES, 10)))
+MEASURED = 1_000_000
+WARM_T = 3          # warm-up in multiples of Che's T at the largest size
+LRU_TOL = 0.005
+MIDPOINT_TOL = 0.01
+
+NO_COST = CostModel(0, 0, 0, 0)
+INSTANT = DeviceModel.instant()
+#: gets 1 ms apart: with old_blocks_time_ms=1 a page's first access (the get that
+#: missed) leaves it old and every later access finds it >= 1 ms old
+MS = 1_000_000
+
+
+def lru_config(size: int) -> PoolConfig:
+    return PoolConfig(policy="lru", pool_pages=size, cost=NO_COST, device=INSTANT)
+
+
+def innodb_t0_config(size: int) -> PoolConfig:
+    """5.6, one instance, ``old_blocks_time = 0``, no costs, an instant device.
+
+    The whole pool is LRU capacity: the 5.6 page cleaner, which keeps up to
+    ``lru_scan_depth`` (1024) blocks free and so out of the LRU, runs once per
+    whole second of virtual time, and this clock never leaves 0 (the trace has
+    ``cpu_ns = 0``, the costs and the device take no time).  So the pool holds
+    ``pool_pages`` data pages and no free block once warm (``misc_pages`` is 0);
+    :func:`test_innodb_t0_lru_holds_the_whole_pool` checks it.
+    """
+    return bufsim.mysql56(pool_pages=size, instances=1, old_blocks_time_ms=0,
+                          cost=NO_COST, device=INSTANT)
+
+
+def innodb_first_access_old_config(size: int) -> PoolConfig:
+    """5.5 with ``old_blocks_time = 1 ms`` (for a trace with gets 1 ms apart).
+
+    5.5 has no page cleaner, so no free-list reserve: the LRU holds the whole
+    pool here although the clock advances.  Read-ahead threshold 64 allows no
+    out-of-order access in an area (none is triggered on this trace).
+    """
+    return bufsim.mysql55(pool_pages=size, old_blocks_time_ms=1, read_ahead_threshold=64,
+                          cost=NO_COST, device=INSTANT)
+
+
+def warm_replay(config: PoolConfig, tablespaces, warm: Chunk, measured: Chunk):
+    """Replay ``warm`` then ``measured``; (gets, hits) of the measured part and the state."""
+    state = PoolState(config, tablespaces)
+    state.feed(0, warm)
+    assert state.run() == 1          # stream 0 wants its next chunk
+    before = state.streams().iloc[0]
+    state.feed(0, measured)
+    state.close(0)
+    assert state.run() == 0          # done
+    after = state.streams().iloc[0]
+    gets = int(after["gets"] - before["gets"])
+    misses = int(after["misses"] - before["misses"])
+    return gets, gets - misses, state
+
+
+@functools.cache
+def grid(alpha: float) -> pd.DataFrame:
+    """One row per pool size: the estimates and the measured steady-state hit ratios.
+
+    Columns ``size, warm_gets, che_lru, lru, midpoint, innodb_t0,
+    innodb_first_access_old`` plus the pool contents of the ``innodb_t0``
+    replay at the end (``t0_free``, ``t0_database_pages``).
+    """
+    rates = bufsim.synthetic.zipf_probabilities(N_PAGES, alpha, seed=SEED)
+    lru_est = {s: che.che_lru(rates, s) for s in SIZES}
+    warm_n = int(WARM_T * lru_est[max(SIZES)].characteristic_time)
+    trace = bufsim.synthetic.zipf_trace(warm_n + MEASURED, N_PAGES, alpha, seed=SEED)
+    ts = trace.tablespaces
+    whole = trace.materialize()
+    warm, measured = whole.take(slice(0, warm_n)), whole.take(slice(warm_n, None))
+    slow = [Chunk.from_arrays(c.page, 1, MS) for c in (warm, measured)]
+    rows = []
+    for s in SIZES:
+        g, h, _ = warm_replay(lru_config(s), ts, warm, measured)
+        g0, h0, st0 = warm_replay(innodb_t0_config(s), ts, warm, measured)
+        g1, h1, st1 = warm_replay(innodb_first_access_old_config(s), ts, *slow)
+        assert g == g0 == g1 == MEASURED
+        assert st1.stats()["NUMBER_PAGES_READ_AHEAD"].sum() == 0
+        pool = st0.stats().iloc[0]
+        rows.append(dict(
+            size=s, warm_gets=warm_n, che_lru=lru_est[s].hit_ratio, lru=h / g,
+            midpoint=che.innodb_midpoint_lru(rates, s, 37).hit_ratio,
+            innodb_t0=h0 / g0, innodb_first_access_old=h1 / g1,
+            t0_free=int(pool["FREE_BUFFERS"]), t0_database_pages=int(pool["DATABASE_PAGES"])))
+    return pd.DataFrame(rows)
+
+
+def _table(df: pd.DataFrame, est: str, sim: str) -> str:
+    t = df[["size", est, sim]].assign(error=df[est] - df[sim])
+    return t.to_string(index=False, float_format=lambda x: f"{x:.4f}")
+
+
+@pytest.mark.parametrize("alpha", ALPHAS)
+def test_che_lru_matches_engine_lru(alpha):
+    df = grid(alpha)
+    err = (df["che_lru"] - df["lru"]).abs()
+    assert err.max() < LRU_TOL, f"alpha={alpha}\n{_table(df, 'che_lru', 'lru')}"
+
+
+@pytest.mark.parametrize("alpha", ALPHAS)
+def test_innodb_t0_lru_holds_the_whole_pool(alpha):
+    """No free-list reserve in the t=0 replays: the model's capacity is ``pool_pages``."""
+    df = grid(alpha)
+    assert (df["t0_free"] == 0).all()
+    assert (df["t0_database_pages"] == df["size"]).all()
+
+
+@pytest.mark.xfail(strict=True, raises=AssertionError, reason=(
+    "issue 4 acceptance 1b as stated: innodb_midpoint_lru models a miss entering the old "
+    "sublist and the next get promoting, but with old_blocks_time=0 the get that misses "
+    "already makes the page young (buf_page_get_gen), so InnoDB t=0 is an LRU; errors "
+    "0.002..0.085, 27 of 30 points above 0.01"))
+@pytest.mark.parametrize("alpha", ALPHAS)
+def test_midpoint_estimate_matches_innodb_t0(alpha):
+    df = grid(alpha)
+    err = (df["midpoint"] - df["innodb_t0"]).abs()
+    assert err.max() < MIDPOINT_TOL, f"alpha={alpha}\n{_table(df, 'midpoint', 'innodb_t0')}"
+
+
+@pytest.mark.parametrize("alpha", ALPHAS)
+def test_innodb_t0_is_an_lru(alpha):
+    """The get that misses promotes, so t=0 is LRU but for the quarter rule (<= 0.0019 here)."""
+    df = grid(alpha)
+    err = (df["che_lru"] - df["innodb_t0"]).abs()
+    assert err.max() < LRU_TOL, f"alpha={alpha}\n{_table(df, 'che_lru', 'innodb_t0')}"
+
+
+@pytest.mark.parametrize("alpha", ALPHAS)
+def test_midpoint_estimate_matches_innodb_when_first_access_keeps_page_old(alpha):
+    """LRU(m) with h = 2 is InnoDB when only a second, later access promotes."""
+    df = grid(alpha)
+    err = (df["midpoint"] - df["innodb_first_access_old"]).abs()
+    assert err.max() < MIDPOINT_TOL, \
+        f"alpha={alpha}\n{_table(df, 'midpoint', 'innodb_first_access_old')}"
