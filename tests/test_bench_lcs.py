@@ -1,12 +1,10 @@
 """benchmarks/lcs.py (libCacheSim's C ``process_trace`` over an oracleGeneral file) counts
 the same hits as libCacheSim's per-request ``get`` and as bufsim's lru and clock kernels."""
-import importlib.util
 import os
-import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
+from _bench import load_benchmark
 
 import bufsim
 from bufsim import CostModel, DeviceModel, PoolConfig
@@ -20,12 +18,7 @@ SIZES = (100, 1000)
 
 
 def load_adapter():
-    path = Path(__file__).resolve().parents[1] / "benchmarks" / "lcs.py"
-    spec = importlib.util.spec_from_file_location("bufsim_bench_lcs", path)
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = mod
-    spec.loader.exec_module(mod)
-    return mod
+    return load_benchmark("lcs")
 
 
 adapter = load_adapter()

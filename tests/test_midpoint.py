@@ -1,12 +1,10 @@
 """The midpoint-LRU model with an old-blocks time (bufsim.analytic.midpoint): limits
 against the Che-type models, input checks, and agreement with the replay engine on
 hot-set + scan mixtures (a few points here, the full grid under ``-m slow``)."""
-import importlib.util
-import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
+from _bench import load_benchmark
 
 from bufsim.analytic.che import che_lru, innodb_midpoint_lru
 from bufsim.analytic.midpoint import ScanClass, midpoint_lru, old_capacity
@@ -14,12 +12,7 @@ from bufsim.synthetic import zipf_probabilities
 
 
 def load_grid():
-    path = Path(__file__).resolve().parents[1] / "benchmarks" / "midpoint_grid.py"
-    spec = importlib.util.spec_from_file_location("bufsim_bench_midpoint_grid", path)
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = mod
-    spec.loader.exec_module(mod)
-    return mod
+    return load_benchmark("midpoint_grid")
 
 
 @pytest.mark.parametrize("alpha,pool,pct", [(0.8, 1000, 37), (1.0, 2000, 5), (0.6, 1500, 95)])

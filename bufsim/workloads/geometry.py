@@ -335,14 +335,18 @@ class TableGeometry:
         return self.indexes[0]
 
     def index(self, name: str) -> IndexGeometry:
-        for g in self.indexes:
-            if g.name.lower() == name.lower():
-                return g
-        raise KeyError(f"table {self.table.name!r} has no index {name!r}; it has "
-                       f"{[g.name for g in self.indexes]}")
+        return _by_name(self.indexes, name, self.table)
 
 
-_ROW_ID = Column("DB_ROW_ID", "bigint", nullable=False)  # 6 bytes, added as extra
+def _by_name(indexes, name: str, table: Table):
+    """The index called ``name`` (case-insensitive, as MySQL), or a KeyError listing them."""
+    for ix in indexes:
+        if ix.name.lower() == name.lower():
+            return ix
+    raise KeyError(f"table {table.name!r} has no index {name!r}; it has "
+                   f"{[ix.name for ix in indexes]}")
+
+
 
 
 def table_geometry(table: Table) -> TableGeometry:
@@ -425,11 +429,7 @@ class SpaceLayout:
     n_pages: int
 
     def index(self, name: str) -> IndexLayout:
-        for ix in self.indexes:
-            if ix.name.lower() == name.lower():
-                return ix
-        raise KeyError(f"table {self.table.name!r} has no index {name!r}; it has "
-                       f"{[ix.name for ix in self.indexes]}")
+        return _by_name(self.indexes, name, self.table)
 
     @property
     def clustered(self) -> IndexLayout:
