@@ -1,0 +1,22 @@
+"""Mutex contention of buffer-pool instances: demand, MVA networks, simulation.
+
+* :mod:`~bufsim.contention.demand`: per-instance and global-latch mutex
+  demand of a trace or page-frequency vector, by MySQL version
+  (:func:`instance_demand`, :class:`HoldTimes`), and the closed network it
+  implies (:func:`network`, :class:`Network`) for
+  :func:`bufsim.analytic.mva.exact_mva`.
+* :mod:`~bufsim.contention.des`: a compiled discrete-event simulation of
+  threads contending for cores and mutexes (:func:`simulate`), with a
+  pure-Python twin (:func:`simulate_reference`).
+"""
+from . import demand, des
+from .demand import (
+    VERSIONS, ContentionDemand, HoldTimes, Network, instance_demand, network,
+)
+from .des import SimResult, simulate, simulate_reference
+
+__all__ = [
+    "demand", "des",
+    "VERSIONS", "ContentionDemand", "HoldTimes", "Network", "instance_demand", "network",
+    "SimResult", "simulate", "simulate_reference",
+]

@@ -1,0 +1,515 @@
+"""Per-instance mutex demand: from page gets to the stations of a queueing network.
+
+A transaction of a workload touches pages; each page belongs to one buffer-pool
+instance (``fold(space, page_no >> 6) mod N``, :meth:`bufsim.Tablespaces.instance_of`),
+and the work InnoDB does under that instance's mutex depends on the version
+(``shared/design/innodb-buffer-pool.md`` §6.2):
+
+* **5.5**: every ``buf_page_get_gen`` does its page-hash lookup under
+  ``buf_pool->mutex``, so every get holds the instance mutex, and make-young
+  moves and misses (free-list take, LRU insertion, I/O completion) hold it
+  again.  A get that takes the adaptive-hash-index path
+  (:data:`bufsim.FLAG_AHI`: ``btr_search_guess_on_hash`` then
+  ``buf_page_get_known_nowait``) takes only the block mutex and the AHI latch,
+  which is why switching the AHI off moved the contention of the dbSTRESS test
+  (seed 003) from ``btr_search_latch`` onto one buffer-pool mutex.
+* **5.6 / 5.7**: a plain hit takes the instance's page-hash rw-lock in S mode
+  and no pool mutex; only make-young moves and misses take ``buf_pool->mutex``.
+
+The page-hash latch is **not a station**.  Lookups take it in S mode (readers
+do not exclude one another), there are 16 of them per instance, and X mode is
+taken only on insert/remove, i.e. inside the miss path whose pool-mutex hold is
+already charged; its cost is CPU time per get, which belongs in
+``HoldTimes.cpu_ns``.
+
+Global latches are stations of their own:
+
+* ``ahi``: the adaptive hash index latch ``btr_search_latch``, one global
+  rw-latch in 5.5 and 5.6, held ``ahi_ns`` per AHI lookup.  5.7 splits it into
+  ``innodb_adaptive_hash_index_parts`` latches chosen by index; here the index
+  is the page's group (:attr:`bufsim.Tablespaces.page_group`) and the part is
+  ``group mod parts`` (InnoDB folds the index id; a workload hot on one index
+  still lands on one part).  Modelling an rw-latch as an exclusive server is
+  pessimistic for pure readers but captures what makes it hot in practice: the
+  X-mode holders (hash updates, evictions of hashed pages) and the cache line
+  every S-locker writes.
+* ``kernel``: ``kernel_mutex`` in 5.5 (``srv/srv0srv.c``, the
+  ``srv0srv.c:987`` line of seed 003's ``SHOW ENGINE INNODB MUTEX``),
+  ``lock_sys->mutex`` / ``trx_sys->mutex`` from 5.6, held ``kernel_ns`` once
+  per transaction.
+
+Demands are in seconds per transaction (hold time times acquisitions divided
+by the number of transactions the counts describe), ready for
+:func:`bufsim.analytic.mva.exact_mva` through :meth:`ContentionDemand.network`.
+"""
+from __future__ import annotations
+
+import math
+import numbers
+from dataclasses import dataclass, field, fields
+
+import numpy as np
+import pandas as pd
+
+from ..pages import MAX_BUFFER_POOLS, Tablespaces, _as_int64, _check_int
+from ..trace import FLAG_AHI, Trace
+
+__all__ = ["HoldTimes", "ContentionDemand", "Network", "instance_demand", "network",
+           "VERSIONS"]
+
+#: Versions whose mutex rules are modelled (§6.2 of the design note).
+VERSIONS = ("5.5", "5.6", "5.7")
+#: Largest hold time accepted, in nanoseconds (one second).
+MAX_HOLD_NS = 1e9
+NS_PER_S = 1e9
+
+
+# --------------------------------------------------------------------------------------
+# hold times
+# --------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class HoldTimes:
+    """Time spent inside each mutex per acquisition, and CPU per transaction.
+
+    All values are nanoseconds, finite, in ``0 .. 1e9``.  The defaults are
+    orders of magnitude for a 2010-era x86 server, not measurements: calibrate
+    them against a measured TPS curve (the notebooks mark such numbers
+    ``fitted``).
+
+    Parameters
+    ----------
+    get_ns : float
+        Pool-mutex hold per page get in 5.5 (page-hash lookup and buffer-fix
+        under ``buf_pool->mutex``).  Unused in 5.6/5.7.
+    move_ns : float
+        Pool-mutex hold per make-young move (unlink and relink at the LRU head).
+    miss_ns : float
+        Pool-mutex hold per page read: free-list take, ``buf_page_init_for_read``,
+        LRU insertion, I/O completion (possibly an eviction), summed.
+    ahi_ns : float
+        AHI latch hold per AHI lookup.
+    kernel_ns : float
+        Kernel (lock-sys) mutex hold per transaction.
+    cpu_ns : float
+        CPU per transaction outside every mutex (parsing, row handling, page
+        latches, page-hash S-locks), on one core.
+
+    Raises
+    ------
+    ValueError
+        Naming the field, the value and the allowed range.
+    """
+
+    get_ns: float = 100.0
+    move_ns: float = 200.0
+    miss_ns: float = 2_000.0
+    ahi_ns: float = 50.0
+    kernel_ns: float = 1_000.0
+    cpu_ns: float = 100_000.0
+
+    def __post_init__(self):
+        for f in fields(self):
+            v = getattr(self, f.name)
+            ok = isinstance(v, numbers.Real) and not isinstance(v, (bool, np.bool_))
+            if not ok or not math.isfinite(v) or not 0 <= v <= MAX_HOLD_NS:
+                raise ValueError(f"HoldTimes.{f.name}={v!r} is out of range; allowed: finite "
+                                 f"nanoseconds in 0..{MAX_HOLD_NS:.0e}")
+            object.__setattr__(self, f.name, float(v))
+
+
+# --------------------------------------------------------------------------------------
+# results
+# --------------------------------------------------------------------------------------
+@dataclass(frozen=True, eq=False)
+class Network:
+    """A closed single-class network: stations with demands, visits and servers.
+
+    Attributes
+    ----------
+    names : tuple of str
+        Station names.
+    demands : numpy.ndarray of float, shape (K,)
+        Service demand per transaction in seconds (visits times mean service).
+    visits : numpy.ndarray of float, shape (K,)
+        Mean visits per transaction; ``demands / visits`` is the mean service
+        time of one visit (0 where a station is never visited).
+    servers : numpy.ndarray of int64, shape (K,)
+        1 for a mutex, ``C`` for the CPU, 0 for a delay station.
+    think_time : float
+        Mean think time ``Z`` in seconds.
+    """
+
+    names: tuple
+    demands: np.ndarray
+    visits: np.ndarray
+    servers: np.ndarray
+    think_time: float
+
+    def __post_init__(self):
+        d = np.asarray(self.demands, dtype=np.float64)
+        v = np.asarray(self.visits, dtype=np.float64)
+        m = np.asarray(self.servers)
+        k = d.shape[0] if d.ndim == 1 else -1
+        if k < 1 or v.shape != (k,) or m.shape != (k,) or len(self.names) != k:
+            raise ValueError("names, demands, visits and servers must be one-dimensional of one "
+                             f"length; got {len(self.names)}, {d.shape}, {v.shape}, {m.shape}")
+        if not (np.all(np.isfinite(d)) and np.all(np.isfinite(v))) or d.min() < 0 or v.min() < 0:
+            raise ValueError("demands and visits must be finite and >= 0")
+        if np.any((v == 0) & (d > 0)):
+            k0 = int(np.flatnonzero((v == 0) & (d > 0))[0])
+            raise ValueError(f"station {self.names[k0]!r} has a demand but no visits")
+        if not np.all(np.isfinite(m.astype(float))) or np.any(m != np.round(m)) or m.min() < 0:
+            raise ValueError("servers must be integers >= 0 (0 = delay station)")
+        z = float(self.think_time)
+        if not math.isfinite(z) or z < 0:
+            raise ValueError(f"think_time={self.think_time!r} is out of range; allowed: finite "
+                             "seconds >= 0")
+        for name, a in (("demands", d), ("visits", v), ("servers", m.astype(np.int64))):
+            a = a.copy()
+            a.flags.writeable = False
+            object.__setattr__(self, name, a)
+        object.__setattr__(self, "names", tuple(str(s) for s in self.names))
+        object.__setattr__(self, "think_time", z)
+
+    @property
+    def service(self) -> np.ndarray:
+        """Mean service time per visit in seconds (0 for unvisited stations)."""
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return np.where(self.visits > 0, self.demands / np.where(self.visits > 0,
+                                                                     self.visits, 1.0), 0.0)
+
+    def mva(self, n_users: int):
+        """Exact MVA for populations ``1..n_users``
+        (:func:`bufsim.analytic.mva.exact_mva`)."""
+        from ..analytic.mva import exact_mva
+        return exact_mva(self.demands, self.think_time, n_users, servers=self.servers)
+
+    def simulate(self, n_users: int, **kwargs):
+        """Discrete-event simulation at one population (:func:`bufsim.contention.simulate`)."""
+        from .des import simulate
+        return simulate(self.service, self.think_time, n_users, visits=self.visits,
+                        servers=self.servers, names=self.names, **kwargs)
+
+    def frame(self) -> pd.DataFrame:
+        """One row per station: ``station, servers, visits, service_s, demand_s``."""
+        return pd.DataFrame({"station": list(self.names), "servers": self.servers,
+                             "visits": self.visits, "service_s": self.service,
+                             "demand_s": self.demands})
+
+
+@dataclass(frozen=True, eq=False)
+class ContentionDemand:
+    """Mutex demand of a workload, per buffer-pool instance and per global latch.
+
+    Attributes
+    ----------
+    version : str
+        ``"5.5"``, ``"5.6"`` or ``"5.7"``.
+    n_instances : int
+    n_transactions : float
+        Transactions the counts describe; every ``*_per_txn`` value and demand
+        is divided by it.
+    hold : HoldTimes
+    gets, ahi_lookups, moves, misses, acquisitions : numpy.ndarray of int64, shape (N,)
+        Per instance: page gets (trace gets; an AHI hit counts once here, twice
+        in ``NUMBER_PAGES_GET``), the gets among them that took the AHI path,
+        make-young moves, page reads, and acquisitions of the instance mutex.
+    pool_demand : numpy.ndarray, shape (N,)
+        Instance-mutex demand in seconds per transaction.
+    latch_names : tuple of str
+        ``("ahi", "kernel")`` in 5.5/5.6, ``("ahi[0]", ..., "kernel")`` in 5.7.
+    latch_acquisitions : numpy.ndarray of int64
+        Per global latch, acquisitions in the counts.
+    latch_demand : numpy.ndarray
+        Per global latch, seconds per transaction.
+    cpu_demand : float
+        CPU seconds per transaction (``hold.cpu_ns``).
+    """
+
+    version: str
+    n_instances: int
+    n_transactions: float
+    hold: HoldTimes
+    gets: np.ndarray
+    ahi_lookups: np.ndarray
+    moves: np.ndarray
+    misses: np.ndarray
+    acquisitions: np.ndarray
+    pool_demand: np.ndarray
+    latch_names: tuple
+    latch_acquisitions: np.ndarray
+    latch_demand: np.ndarray
+    cpu_demand: float = field(default=0.0)
+
+    @property
+    def hottest(self) -> int:
+        """The instance with the largest mutex demand (the lowest id on ties)."""
+        return int(np.argmax(self.pool_demand))
+
+    def frame(self) -> pd.DataFrame:
+        """One row per instance: ``instance, gets, ahi_lookups, moves, misses,
+        acquisitions, acquisitions_per_txn, demand_s, share`` (``share``: the
+        instance's fraction of all instance-mutex demand)."""
+        tot = self.pool_demand.sum()
+        return pd.DataFrame({
+            "instance": np.arange(self.n_instances), "gets": self.gets,
+            "ahi_lookups": self.ahi_lookups, "moves": self.moves, "misses": self.misses,
+            "acquisitions": self.acquisitions,
+            "acquisitions_per_txn": self.acquisitions / self.n_transactions,
+            "demand_s": self.pool_demand,
+            "share": self.pool_demand / tot if tot > 0 else np.zeros(self.n_instances)})
+
+    def network(self, cores: int, think_time: float = 0.0, *, cpu_visits: float = 1.0,
+                drop_idle: bool = False) -> Network:
+        """The closed network of this demand: see :func:`network`."""
+        return network(self, cores, think_time, cpu_visits=cpu_visits, drop_idle=drop_idle)
+
+
+# --------------------------------------------------------------------------------------
+# counting
+# --------------------------------------------------------------------------------------
+def _page_counts(source, n_pages: int) -> tuple[np.ndarray, np.ndarray]:
+    """Gets and AHI-flagged gets per dense page, chunk by chunk (O(n_pages) memory)."""
+    gets = np.zeros(n_pages, dtype=np.int64)
+    ahi = np.zeros(n_pages, dtype=np.int64)
+    for chunk in source:
+        if not len(chunk):
+            continue
+        gets += np.bincount(chunk.page, weights=chunk.count, minlength=n_pages).astype(np.int64)
+        sel = (chunk.flags & np.uint8(FLAG_AHI)) != 0
+        if sel.any():
+            ahi += np.bincount(chunk.page[sel], weights=chunk.count[sel],
+                               minlength=n_pages).astype(np.int64)
+    return gets, ahi
+
+
+def _per_page(values, n_pages: int, name: str) -> np.ndarray:
+    a = _as_int64(values, name)
+    if a.shape != (n_pages,):
+        raise ValueError(f"{name} must hold one count per dense page, shape ({n_pages},); "
+                         f"got {a.shape}")
+    if a.size and a.min() < 0:
+        i = int(np.flatnonzero(a < 0)[0])
+        raise ValueError(f"{name} row {i} = {int(a[i])} is out of range; allowed: >= 0")
+    return a
+
+
+def _per_instance_from_replay(replay, n: int) -> tuple[np.ndarray, np.ndarray]:
+    stats = getattr(replay, "stats", replay)
+    if not isinstance(stats, pd.DataFrame):
+        raise ValueError("replay must be a ReplayResult or its per-instance stats DataFrame; "
+                         f"got {type(replay).__name__}")
+    for col in ("NUMBER_PAGES_READ", "PAGES_MADE_YOUNG"):
+        if col not in stats.columns:
+            raise ValueError(f"replay stats lack the column {col!r}")
+    if len(stats) != n:
+        raise ValueError(f"replay has {len(stats)} instances but n_instances={n}; replay with "
+                         f"instances={n}")
+    return (stats["NUMBER_PAGES_READ"].to_numpy(np.int64),
+            stats["PAGES_MADE_YOUNG"].to_numpy(np.int64))
+
+
+def instance_demand(source, tablespaces: Tablespaces | None = None, n_instances: int = 1, *,
+                    version: str = "5.6", hold: HoldTimes | None = None,
+                    n_transactions: float = 1.0, misses=None, moves=None, replay=None,
+                    ahi_lookups=None, adaptive_hash_index: bool = True,
+                    ahi_parts: int = 8) -> ContentionDemand:
+    """Acquisitions and service demand of every instance mutex and global latch.
+
+    Parameters
+    ----------
+    source : Trace or array_like of int
+        A :class:`bufsim.Trace` (its ``count`` summed per page, chunk by chunk,
+        in memory proportional to the number of pages; gets with
+        :data:`bufsim.FLAG_AHI` are AHI lookups), or a page-frequency vector:
+        gets per dense page, length ``tablespaces.n_pages``.
+    tablespaces : Tablespaces, optional
+        The page map; defaults to the trace's.  Required with a frequency vector.
+    n_instances : int
+        ``innodb_buffer_pool_instances``, 1..64.
+    version : {"5.5", "5.6", "5.7"}
+    hold : HoldTimes, optional
+        Hold times; ``HoldTimes()`` by default.
+    n_transactions : float
+        Number of transactions the counts describe (> 0); demands are per
+        transaction.  Use 1 when the counts are already per transaction.
+    misses, moves : array_like of int, optional
+        Page reads and make-young moves per dense page (e.g. from a replay
+        with per-page bookkeeping); zero if not given.
+    replay : ReplayResult or DataFrame, optional
+        A replay of the same trace with ``instances=n_instances``: its
+        per-instance ``NUMBER_PAGES_READ`` and ``PAGES_MADE_YOUNG`` are used as
+        misses and moves.  Exclusive with ``misses`` / ``moves``.
+    ahi_lookups : array_like of int, optional
+        AHI lookups per dense page for a frequency vector (a subset of the
+        gets).  Ignored with a Trace, whose flags say it.
+    adaptive_hash_index : bool
+        ``innodb_adaptive_hash_index``.  Off: no AHI lookups; every get takes
+        the normal path (in 5.5, the pool mutex).
+    ahi_parts : int
+        ``innodb_adaptive_hash_index_parts`` (5.7 only), 1..512.
+
+    Returns
+    -------
+    ContentionDemand
+
+    Notes
+    -----
+    With ``g_i`` gets, ``a_i`` AHI lookups, ``y_i`` moves and ``r_i`` reads of
+    instance ``i``, and ``T`` transactions, the instance mutex is acquired
+
+    * 5.5: ``A_i = (g_i - a_i) + y_i + r_i`` times, demand
+      ``D_i = ((g_i - a_i) t_get + y_i t_move + r_i t_miss) / T``;
+    * 5.6/5.7: ``A_i = y_i + r_i``, ``D_i = (y_i t_move + r_i t_miss) / T``.
+
+    The AHI latch (or 5.7 part) is acquired ``a`` times with demand
+    ``a t_ahi / T``; the kernel mutex once per transaction, ``t_kernel``.
+    An AHI lookup is counted as a hit of the hash: the rare fallback to
+    ``buf_page_get_gen`` after a failed guess is not charged to the pool mutex.
+
+    Examples
+    --------
+    >>> from bufsim import Tablespaces
+    >>> ts = Tablespaces.single(256, space_id=0)
+    >>> d = instance_demand(np.ones(256, dtype=int), ts, 4, version="5.5",
+    ...                     hold=HoldTimes(get_ns=100.0))
+    >>> d.gets.tolist(), d.pool_demand.tolist()
+    ([64, 64, 64, 64], [6.4e-06, 6.4e-06, 6.4e-06, 6.4e-06])
+    """
+    # ---- validation, before any work ----------------------------------------------------
+    if version not in VERSIONS:
+        raise ValueError(f"version={version!r} is not supported; allowed: {', '.join(VERSIONS)}")
+    n = _check_int("n_instances", n_instances, 1, MAX_BUFFER_POOLS)
+    hold = HoldTimes() if hold is None else hold
+    if not isinstance(hold, HoldTimes):
+        raise ValueError(f"hold must be a HoldTimes, got {type(hold).__name__}")
+    ok = isinstance(n_transactions, numbers.Real) and not isinstance(n_transactions, bool)
+    if not ok or not math.isfinite(n_transactions) or n_transactions <= 0:
+        raise ValueError(f"n_transactions={n_transactions!r} is out of range; allowed: finite > 0")
+    if not isinstance(adaptive_hash_index, (bool, np.bool_)):
+        raise ValueError(f"adaptive_hash_index must be a bool, got {adaptive_hash_index!r}")
+    parts = _check_int("ahi_parts", ahi_parts, 1, 512) if version == "5.7" else 1
+    if replay is not None and (misses is not None or moves is not None):
+        raise ValueError("give either replay or misses/moves, not both")
+    is_trace = isinstance(source, Trace)
+    if is_trace:
+        if tablespaces is None:
+            tablespaces = source.tablespaces
+        elif tablespaces != source.tablespaces:
+            raise ValueError("tablespaces differ from the trace's own; omit tablespaces")
+    elif tablespaces is None:
+        raise ValueError("tablespaces is required with a page-frequency vector")
+    if not isinstance(tablespaces, Tablespaces):
+        raise ValueError(f"tablespaces must be a Tablespaces, got {type(tablespaces).__name__}")
+    n_pages = tablespaces.n_pages
+    if not is_trace:
+        page_gets = _per_page(source, n_pages, "source")
+        page_ahi = (np.zeros(n_pages, dtype=np.int64) if ahi_lookups is None
+                    else _per_page(ahi_lookups, n_pages, "ahi_lookups"))
+        if np.any(page_ahi > page_gets):
+            i = int(np.flatnonzero(page_ahi > page_gets)[0])
+            raise ValueError(f"ahi_lookups row {i} = {int(page_ahi[i])} is out of range; "
+                             f"allowed: 0..{int(page_gets[i])} (the page's gets)")
+    page_miss = None if misses is None else _per_page(misses, n_pages, "misses")
+    page_move = None if moves is None else _per_page(moves, n_pages, "moves")
+    if replay is not None:
+        inst_miss, inst_move = _per_instance_from_replay(replay, n)
+
+    # ---- counting ---------------------------------------------------------------------
+    if is_trace:
+        page_gets, page_ahi = _page_counts(source, n_pages)
+    if not adaptive_hash_index:
+        page_ahi = np.zeros(n_pages, dtype=np.int64)
+    inst = tablespaces.instance_of(n)
+
+    def per_instance(a):
+        return np.bincount(inst, weights=a, minlength=n).astype(np.int64)
+
+    gets, ahi = per_instance(page_gets), per_instance(page_ahi)
+    if replay is None:
+        inst_miss = np.zeros(n, np.int64) if page_miss is None else per_instance(page_miss)
+        inst_move = np.zeros(n, np.int64) if page_move is None else per_instance(page_move)
+    if version == "5.5":
+        pool_gets = gets - ahi
+        acq = pool_gets + inst_move + inst_miss
+        hold_ns = pool_gets * hold.get_ns + inst_move * hold.move_ns + inst_miss * hold.miss_ns
+    else:
+        acq = inst_move + inst_miss
+        hold_ns = inst_move * hold.move_ns + inst_miss * hold.miss_ns
+    txn = float(n_transactions)
+    if parts == 1:
+        ahi_acq = np.array([page_ahi.sum()], dtype=np.int64)
+        names = ("ahi", "kernel")
+    else:
+        part = tablespaces.page_group % parts
+        ahi_acq = np.bincount(part, weights=page_ahi, minlength=parts).astype(np.int64)
+        names = tuple(f"ahi[{p}]" for p in range(parts)) + ("kernel",)
+    kernel_acq = int(round(txn))
+    latch_acq = np.concatenate([ahi_acq, [kernel_acq]]).astype(np.int64)
+    latch_demand = np.concatenate([ahi_acq * hold.ahi_ns / txn / NS_PER_S,
+                                   [hold.kernel_ns / NS_PER_S]])
+    return ContentionDemand(
+        version=version, n_instances=n, n_transactions=txn, hold=hold, gets=gets,
+        ahi_lookups=ahi, moves=inst_move, misses=inst_miss, acquisitions=acq,
+        pool_demand=hold_ns / txn / NS_PER_S, latch_names=names,
+        latch_acquisitions=latch_acq, latch_demand=latch_demand,
+        cpu_demand=hold.cpu_ns / NS_PER_S)
+
+
+def network(demand: ContentionDemand, cores: int, think_time: float = 0.0, *,
+            cpu_visits: float = 1.0, drop_idle: bool = False) -> Network:
+    """The closed network of a :class:`ContentionDemand`: CPU, instance mutexes, latches.
+
+    Parameters
+    ----------
+    demand : ContentionDemand
+    cores : int
+        CPU cores ``C`` (>= 1): the CPU is one ``C``-server station.
+    think_time : float
+        Mean think time between transactions in seconds (>= 0).
+    cpu_visits : float
+        CPU bursts per transaction (> 0).  It does not change MVA (only the
+        demand matters in product form); it sets the burst length in the
+        discrete-event simulation.
+    drop_idle : bool
+        Leave out stations with no visits (e.g. the 63 idle mutexes of a
+        workload hot on one instance), which makes a simulation cheaper.
+
+    Returns
+    -------
+    Network
+        Stations ``cpu``, ``pool[0..N-1]``, then ``demand.latch_names``; the
+        demands and ``servers`` are the arrays :func:`bufsim.analytic.mva.exact_mva`
+        takes (``net.mva(n_users)`` calls it).
+
+    Notes
+    -----
+    Product form: a thread waiting for or holding a mutex does not occupy a
+    core, so the CPU demand is ``hold.cpu_ns`` per transaction and the
+    mutex hold times are not added to it.  Visits to a mutex are its
+    acquisitions per transaction.
+    """
+    if not isinstance(demand, ContentionDemand):
+        raise ValueError(f"demand must be a ContentionDemand, got {type(demand).__name__}")
+    c = _check_int("cores", cores, 1)
+    z = float(think_time)
+    if not math.isfinite(z) or z < 0:
+        raise ValueError(f"think_time={think_time!r} is out of range; allowed: finite seconds >= 0")
+    cv = float(cpu_visits)
+    if not math.isfinite(cv) or cv <= 0:
+        raise ValueError(f"cpu_visits={cpu_visits!r} is out of range; allowed: finite > 0")
+    txn = demand.n_transactions
+    names = ("cpu",) + tuple(f"pool[{i}]" for i in range(demand.n_instances)) + demand.latch_names
+    demands = np.concatenate([[demand.cpu_demand], demand.pool_demand, demand.latch_demand])
+    latch_visits = demand.latch_acquisitions / txn
+    latch_visits[-1] = 1.0                                  # the kernel mutex: once per transaction
+    visits = np.concatenate([[cv if demand.cpu_demand > 0 else 0.0], demand.acquisitions / txn,
+                             latch_visits])
+    # a station with visits but no hold time keeps its visits (zero-length service)
+    servers = np.concatenate([[c], np.ones(len(names) - 1, dtype=np.int64)]).astype(np.int64)
+    if drop_idle:
+        keep = visits > 0
+        keep[0] = True
+        names = tuple(nm for nm, k in zip(names, keep) if k)
+        demands, visits, servers = demands[keep], visits[keep], servers[keep]
+    return Network(names, demands, visits, servers, z)
