@@ -281,3 +281,21 @@ def test_usl_with_noise_and_peak():
 def test_validation(call, match):
     with pytest.raises(ValueError, match=match):
         call()
+
+
+def test_multiserver_stays_exact_in_saturation():
+    """8 cores at 20 us per transaction and six small mutex demands: throughput climbs to the
+    8 / 20us = 400k/s bound and stays there (the P(0) = 1 - rest recursion gave 145k/s at
+    N = 64); where that recursion is still accurate (N <= 32) both agree."""
+    from bufsim.analytic.mva import _check_network, _exact_mva_kernel
+    d = [2e-5, 7e-7, 1.85e-6, 5e-8, 2e-7, 1.5e-7, 1e-6]
+    servers = [8, 1, 1, 1, 1, 1, 1]
+    res = mva.exact_mva(d, 0.0, 256, servers=servers)
+    x = res.throughput
+    assert np.all(np.diff(x) >= -1e-9 * x[1:])
+    assert x[63] == pytest.approx(400_000, rel=1e-6) and x[-1] <= 400_000 * (1 + 1e-9)
+    dd, z, n, m, kind, alpha = _check_network(d, 0.0, 32, servers, None)
+    old = _exact_mva_kernel(dd, z, n, kind, m, alpha)[0]
+    np.testing.assert_allclose(x[:32], old, rtol=1e-8)
+    # Little's law at every population
+    np.testing.assert_allclose(res.queue_length.sum(axis=1), x * res.response_time, rtol=1e-9)
