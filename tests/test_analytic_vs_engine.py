@@ -49,9 +49,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-import bufsim
-from bufsim import Chunk, CostModel, DeviceModel, PoolConfig, PoolState
-from bufsim.analytic import che
+from bufsim.analytic import validation
 
 N_PAGES = 100_000
 SEED = 7
@@ -63,87 +61,15 @@ WARM_T = 3          # warm-up in multiples of Che's T at the largest size
 LRU_TOL = 0.005
 MIDPOINT_TOL = 0.01
 
-NO_COST = CostModel(0, 0, 0, 0)
-INSTANT = DeviceModel.instant()
-#: gets 1 ms apart: with old_blocks_time_ms=1 a page's first access (the get that
-#: missed) leaves it old and every later access finds it >= 1 ms old
-MS = 1_000_000
-
-
-def lru_config(size: int) -> PoolConfig:
-    return PoolConfig(policy="lru", pool_pages=size, cost=NO_COST, device=INSTANT)
-
-
-def innodb_t0_config(size: int) -> PoolConfig:
-    """5.6, one instance, ``old_blocks_time = 0``, no costs, an instant device.
-
-    The whole pool is LRU capacity: the 5.6 page cleaner, which keeps up to
-    ``lru_scan_depth`` (1024) blocks free and so out of the LRU, runs once per
-    whole second of virtual time, and this clock never leaves 0 (the trace has
-    ``cpu_ns = 0``, the costs and the device take no time).  So the pool holds
-    ``pool_pages`` data pages and no free block once warm (``misc_pages`` is 0);
-    :func:`test_innodb_t0_lru_holds_the_whole_pool` checks it.
-    """
-    return bufsim.mysql56(pool_pages=size, instances=1, old_blocks_time_ms=0,
-                          cost=NO_COST, device=INSTANT)
-
-
-def innodb_first_access_old_config(size: int) -> PoolConfig:
-    """5.5 with ``old_blocks_time = 1 ms`` (for a trace with gets 1 ms apart).
-
-    5.5 has no page cleaner, so no free-list reserve: the LRU holds the whole
-    pool here although the clock advances.  Read-ahead threshold 64 allows no
-    out-of-order access in an area (none is triggered on this trace).
-    """
-    return bufsim.mysql55(pool_pages=size, old_blocks_time_ms=1, read_ahead_threshold=64,
-                          cost=NO_COST, device=INSTANT)
-
-
-def warm_replay(config: PoolConfig, tablespaces, warm: Chunk, measured: Chunk):
-    """Replay ``warm`` then ``measured``; (gets, hits) of the measured part and the state."""
-    state = PoolState(config, tablespaces)
-    state.feed(0, warm)
-    assert state.run() == 1          # stream 0 wants its next chunk
-    before = state.streams().iloc[0]
-    state.feed(0, measured)
-    state.close(0)
-    assert state.run() == 0          # done
-    after = state.streams().iloc[0]
-    gets = int(after["gets"] - before["gets"])
-    misses = int(after["misses"] - before["misses"])
-    return gets, gets - misses, state
-
 
 @functools.cache
 def grid(alpha: float) -> pd.DataFrame:
-    """One row per pool size: the estimates and the measured steady-state hit ratios.
-
-    Columns ``size, warm_gets, che_lru, lru, midpoint, innodb_t0,
-    innodb_first_access_old`` plus the pool contents of the ``innodb_t0``
-    replay at the end (``t0_free``, ``t0_database_pages``).
-    """
-    rates = bufsim.synthetic.zipf_probabilities(N_PAGES, alpha, seed=SEED)
-    lru_est = {s: che.che_lru(rates, s) for s in SIZES}
-    warm_n = int(WARM_T * lru_est[max(SIZES)].characteristic_time)
-    trace = bufsim.synthetic.zipf_trace(warm_n + MEASURED, N_PAGES, alpha, seed=SEED)
-    ts = trace.tablespaces
-    whole = trace.materialize()
-    warm, measured = whole.take(slice(0, warm_n)), whole.take(slice(warm_n, None))
-    slow = [Chunk.from_arrays(c.page, 1, MS) for c in (warm, measured)]
-    rows = []
-    for s in SIZES:
-        g, h, _ = warm_replay(lru_config(s), ts, warm, measured)
-        g0, h0, st0 = warm_replay(innodb_t0_config(s), ts, warm, measured)
-        g1, h1, st1 = warm_replay(innodb_first_access_old_config(s), ts, *slow)
-        assert g == g0 == g1 == MEASURED
-        assert st1.stats()["NUMBER_PAGES_READ_AHEAD"].sum() == 0
-        pool = st0.stats().iloc[0]
-        rows.append(dict(
-            size=s, warm_gets=warm_n, che_lru=lru_est[s].hit_ratio, lru=h / g,
-            midpoint=che.innodb_midpoint_lru(rates, s, 37).hit_ratio,
-            innodb_t0=h0 / g0, innodb_first_access_old=h1 / g1,
-            t0_free=int(pool["FREE_BUFFERS"]), t0_database_pages=int(pool["DATABASE_PAGES"])))
-    return pd.DataFrame(rows)
+    """One row per pool size: the estimates and the replayed steady-state hit ratios."""
+    df = validation.che_grid(alpha, SIZES, n_pages=N_PAGES, measured=MEASURED, warm_t=WARM_T,
+                             seed=SEED)
+    assert (df["measured_gets"] == MEASURED).all()
+    assert (df["first_access_old_read_ahead"] == 0).all()
+    return df
 
 
 def _table(df: pd.DataFrame, est: str, sim: str) -> str:

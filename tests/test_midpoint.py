@@ -4,7 +4,6 @@ hot-set + scan mixtures (a few points here, the full grid under ``-m slow``)."""
 
 import numpy as np
 import pytest
-from _bench import load_benchmark
 
 from bufsim.analytic.che import che_lru, innodb_midpoint_lru
 from bufsim.analytic.midpoint import ScanClass, midpoint_lru, old_capacity
@@ -12,7 +11,8 @@ from bufsim.synthetic import zipf_probabilities
 
 
 def load_grid():
-    return load_benchmark("midpoint_grid")
+    from bufsim.analytic import validation
+    return validation
 
 
 @pytest.mark.parametrize("alpha,pool,pct", [(0.8, 1000, 37), (1.0, 2000, 5), (0.6, 1500, 95)])

@@ -1,0 +1,303 @@
+"""Analytic estimates against the replay engine: the harnesses shared by the tests,
+``benchmarks/midpoint_grid.py`` and ``notebooks/06_analytic_vs_simulated.ipynb``.
+
+* :func:`che_grid`: steady-state hit ratios of replayed ``lru`` and ``innodb`` beside
+  Che's LRU estimate and the two-list (segmented) estimate, on an IRM Zipf trace.
+* :class:`Mixture`, :func:`simulate`, :func:`model`, :func:`run_grid`: an
+  independent-reference hot set mixed with a periodic scan (the side load of
+  ``shared/seeds/001``), replayed and estimated by
+  :func:`~bufsim.analytic.midpoint.midpoint_lru`.
+
+Steady state (:func:`che_grid`).  The estimates describe a warm pool, so every
+replay runs in two phases through :class:`bufsim.PoolState`: a warm-up prefix of
+``warm_t`` times Che's characteristic time ``T`` at the largest size (an LRU pool of
+``C`` pages is full after about ``T`` gets), then ``measured`` gets; the hit ratio is
+the difference of the counters.  The rates are the exact probabilities of the trace
+(:func:`bufsim.synthetic.zipf_probabilities` with the trace's seed).
+
+Mixtures (:func:`simulate`).  A hot stream (Zipf or uniform over ``hot_pages``,
+one get every ``hot_gap_ns``) runs alone until the hot set is warm; then a second
+stream scans ``scan_pages`` pages pass after pass, each page touched ``scan_k`` times
+in a burst (``scan_get_ns`` per get), with ``pass_gap_ns`` idle between passes.
+Hit ratios are measured over a window that starts ``settle_ns`` after the scan began.
+The replay is MySQL 5.5 (no page cleaner, so the LRU fills the pool), one instance,
+no adaptive hash index, no CPU extras and an instant device: virtual time is the
+trace's CPU alone; read-ahead never fires (no leaf links).
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+import bufsim
+from bufsim import Chunk, CostModel, DeviceModel, PoolConfig, PoolState, SpaceSpec, Tablespaces, Trace
+from bufsim.analytic import che
+from bufsim.analytic.midpoint import ScanClass, midpoint_lru
+from bufsim.engine import STOP_TIME
+from bufsim.policies._state import C_NOT_YOUNG, C_YOUNG, T_GETS, T_MISSES
+from bufsim.synthetic import zipf_probabilities, zipf_trace
+
+__all__ = ["Mixture", "MIXTURES", "TIMES_MS", "PCTS", "che_grid", "simulate", "model",
+           "run_grid", "traces", "tablespaces"]
+
+NO_COST = CostModel(0, 0, 0, 0)
+#: a millisecond; in che_grid gets 1 ms apart: with old_blocks_time_ms=1 a page's first
+#: access (the get that missed) leaves it old and every later access finds it >= 1 ms old
+MS = 1_000_000
+S = 1_000_000_000
+
+
+@dataclass(frozen=True)
+class Mixture:
+    """A hot set plus a periodic scan, timed in virtual nanoseconds."""
+
+    name: str
+    pool_pages: int
+    hot_pages: int
+    alpha: float          # 0 = uniform
+    hot_gap_ns: int       # CPU per hot get
+    scan_pages: int
+    scan_k: int           # gets per scan page, in one burst
+    scan_get_ns: int      # CPU per scan get
+    pass_gap_ns: int = 0  # idle time between scan passes
+    warm_ns: int = 2 * S  # hot stream alone
+    settle_ns: int = 3 * S  # after the scan starts, before measuring
+    measure_ns: int = 8 * S
+    seed: int = 7
+
+    @property
+    def hot_rate(self) -> float:
+        """Hot gets per second."""
+        return S / self.hot_gap_ns
+
+    def hot_rates(self) -> np.ndarray:
+        """Per-page reference rates of the hot set (per second)."""
+        return zipf_probabilities(self.hot_pages, self.alpha, seed=self.seed) * self.hot_rate
+
+    def scan_class(self) -> ScanClass:
+        return ScanClass(pages=self.scan_pages, gets_per_page=self.scan_k,
+                         get_time=self.scan_get_ns / S, pass_gap=self.pass_gap_ns / S)
+
+    @property
+    def window(self) -> tuple[float, float]:
+        """Seconds after the scan started over which hit ratios are measured."""
+        return (self.settle_ns / S, (self.settle_ns + self.measure_ns) / S)
+
+
+MIXTURES = (
+    # uniform hot set of 40% of the pool, continuous scan of 5x the pool (a mysqldump)
+    Mixture("uniform40+scan5x", pool_pages=4000, hot_pages=1600, alpha=0.0, hot_gap_ns=50_000,
+            scan_pages=20_000, scan_k=64, scan_get_ns=1_000),
+    # Zipf(0.8) hot set of 40% of the pool, scan of 3x the pool, 100 gets per page,
+    # 0.5 s idle between passes
+    Mixture("zipf0.8x40+scan3x", pool_pages=4000, hot_pages=1600, alpha=0.8, hot_gap_ns=20_000,
+            scan_pages=12_000, scan_k=100, scan_get_ns=1_000, pass_gap_ns=S // 2),
+)
+TIMES_MS = (0, 100, 1000)
+PCTS = (5, 37, 95)
+
+
+def _no_leaf_links(n: int):
+    none = np.full(n, -1, dtype=np.int64)
+    return none, none.copy()
+
+
+def tablespaces(mix: Mixture) -> Tablespaces:
+    """Hot and scanned spaces without B-tree leaf links, so that linear read-ahead
+    never fires (its step 7 needs the neighbour leaf)."""
+    return Tablespaces([SpaceSpec(1, mix.hot_pages, "hot", leaf_links=_no_leaf_links(mix.hot_pages)),
+                        SpaceSpec(2, mix.scan_pages, "scan",
+                                  leaf_links=_no_leaf_links(mix.scan_pages))])
+
+
+def traces(mix: Mixture) -> list[Trace]:
+    """The hot stream (0) and the scan stream (1), over one tablespace map."""
+    ts = tablespaces(mix)
+    end = mix.warm_ns + mix.settle_ns + mix.measure_ns
+    n_hot = end // mix.hot_gap_ns + 1
+    hot = zipf_trace(n_hot, mix.hot_pages, mix.alpha, seed=mix.seed, cpu_ns=mix.hot_gap_ns,
+                     stream=0)
+    pass_ns = mix.scan_pages * mix.scan_k * mix.scan_get_ns + mix.pass_gap_ns
+    n_pass = (end - mix.warm_ns) // pass_ns + 1
+    base = mix.hot_pages
+    n = mix.scan_pages
+    page = np.arange(base, base + n, dtype=np.int64)
+    count = np.full(n, mix.scan_k, dtype=np.int64)
+    cpu = np.full(n, mix.scan_get_ns, dtype=np.int64)
+    if mix.pass_gap_ns:
+        # one more get of the last page, charged with the idle time
+        page = np.append(page, base + n - 1)
+        count = np.append(count, 1)
+        cpu = np.append(cpu, mix.pass_gap_ns)
+    one = Chunk.from_arrays(page, count, cpu, 1, 0)
+
+    def scan_chunks():
+        for _ in range(n_pass):
+            yield one
+    return [Trace(lambda: iter(hot), ts, "hot"), Trace(scan_chunks, ts, "scan")]
+
+
+def config(mix: Mixture, pct: int, tau_ms: int):
+    """MySQL 5.5 (the seed's server; no page cleaner, so the LRU fills the pool), one
+    instance, no adaptive hash index, no CPU extras and an instant device: virtual
+    time is the trace's CPU alone.  Read-ahead is off through the tablespaces."""
+    return bufsim.mysql55(pool_pages=mix.pool_pages, instances=1, old_blocks_pct=pct,
+                          old_blocks_time_ms=tau_ms, adaptive_hash_index=False, cost=NO_COST,
+                          device=DeviceModel.instant())
+
+
+def simulate(mix: Mixture, pct: int, tau_ms: int) -> dict:
+    """Replay the mixture; hit ratios and counters over the measurement window."""
+    ts = traces(mix)
+    state = PoolState(config(mix, pct, tau_ms), ts[0].tablespaces, 2, start_ns=[0, mix.warm_ns])
+    iters = [iter(t) for t in ts]
+
+    def refill(s):
+        for chunk in iters[s]:
+            if len(chunk):
+                state.feed(s, chunk)
+                return
+        state.close(s)
+
+    def run_to(t_ns):
+        while True:
+            code = state.run(stop_ns=t_ns)
+            if code > 0:
+                refill(code - 1)
+            else:
+                return code
+
+    for s in range(2):
+        refill(s)
+    t0 = mix.warm_ns + mix.settle_ns
+    t1 = t0 + mix.measure_ns
+    assert run_to(t0) == STOP_TIME
+    a_sst, a_cnt = state.sst.copy(), state.cnt.sum(axis=0)
+    assert run_to(t1) == STOP_TIME
+    d = state.sst - a_sst
+    dc = state.cnt.sum(axis=0) - a_cnt
+    gets, miss = d[:, T_GETS].astype(float), d[:, T_MISSES].astype(float)
+    pages, old = state.group_counts()
+    secs = mix.measure_ns / S
+    return dict(hit=1 - miss.sum() / gets.sum(), hot_hit=1 - miss[0] / gets[0],
+                scan_hit=1 - miss[1] / gets[1], made_young=dc[C_YOUNG] / secs,
+                not_made_young=dc[C_NOT_YOUNG] / secs, hot_resident=int(pages[0]),
+                hot_old=int(old[0]), scan_resident=int(pages[1]), scan_old=int(old[1]))
+
+
+def model(mix: Mixture, pct: int, tau_ms: int):
+    return midpoint_lru(mix.hot_rates(), [mix.scan_class()], pool_pages=mix.pool_pages,
+                        old_blocks_pct=pct, old_blocks_time_ms=tau_ms, start="warm", window=mix.window)
+
+
+def run_grid(mixtures=MIXTURES, times=TIMES_MS, pcts=PCTS, verbose=False) -> pd.DataFrame:
+    """Model and simulation at every (mixture, old_blocks_time, old_blocks_pct); one row each."""
+    rows = []
+    for mix in mixtures:
+        for tau in times:
+            for pct in pcts:
+                w = time.perf_counter()
+                sim = simulate(mix, pct, tau)
+                w_sim = time.perf_counter() - w
+                m = model(mix, pct, tau)
+                row = dict(mixture=mix.name, old_blocks_time_ms=tau, old_blocks_pct=pct,
+                           model=m.hit_ratio, sim=sim["hit"], err=m.hit_ratio - sim["hit"],
+                           model_hot=m.class_hit_ratio[0], sim_hot=sim["hot_hit"],
+                           model_scan=m.class_hit_ratio[1], sim_scan=sim["scan_hit"],
+                           regime=m.regime, T_old_ms=1e3 * m.t_old, T_young_ms=1e3 * m.t_young,
+                           model_made_young=m.made_young, sim_made_young=sim["made_young"],
+                           model_not_made_young=m.not_made_young,
+                           sim_not_made_young=sim["not_made_young"], sim_seconds=w_sim)
+                rows.append(row)
+                if verbose:
+                    print(f"{mix.name:20s} tau={tau:5d} pct={pct:2d}  model {m.hit_ratio:.4f} "
+                          f"sim {sim['hit']:.4f} err {row['err']:+.4f}  hot {row['model_hot']:.3f}/"
+                          f"{row['sim_hot']:.3f} scan {row['model_scan']:.4f}/{row['sim_scan']:.4f}"
+                          f"  {m.regime}  ({w_sim:.2f}s)", flush=True)
+    return pd.DataFrame(rows)
+
+
+def _warm_replay(config: PoolConfig, ts, warm: Chunk, measured: Chunk):
+    """Replay ``warm`` then ``measured``; (gets, hits) of the measured part and the state."""
+    state = PoolState(config, ts)
+    state.feed(0, warm)
+    if state.run() != 1:                 # stream 0 wants its next chunk
+        raise RuntimeError("warm-up replay did not stop for its next chunk")
+    before = state.streams().iloc[0]
+    state.feed(0, measured)
+    state.close(0)
+    if state.run() != 0:
+        raise RuntimeError("measured replay did not finish")
+    after = state.streams().iloc[0]
+    gets = int(after["gets"] - before["gets"])
+    misses = int(after["misses"] - before["misses"])
+    return gets, gets - misses, state
+
+
+def che_grid(alpha: float, sizes, *, n_pages: int = 100_000, measured: int = 1_000_000,
+             warm_t: float = 3.0, seed: int = 7, old_blocks_pct: int = 37) -> pd.DataFrame:
+    """Steady-state hit ratios on a Zipf(``alpha``) IRM trace, estimated and replayed.
+
+    Parameters
+    ----------
+    alpha : float
+        Zipf exponent (> 0).
+    sizes : sequence of int
+        Pool sizes in pages (each >= 512, below ``n_pages``).
+    n_pages, measured, warm_t, seed, old_blocks_pct
+        Pages in the trace, gets measured after the warm-up, warm-up length in
+        multiples of Che's characteristic time at the largest size, the trace's
+        seed, and InnoDB's ``old_blocks_pct`` for the two-list estimate.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per size: ``che_lru`` (Che's estimate), ``lru`` (replayed),
+        ``midpoint`` (two-list LRU(m) estimate, a miss entering old and the next
+        get promoting), ``innodb_t0`` (5.6, ``old_blocks_time`` 0, replayed),
+        ``innodb_first_access_old`` (5.5 with ``old_blocks_time`` 1 ms and gets
+        1 ms apart: the get that missed leaves the page old, a later get promotes),
+        ``t0_free`` and ``t0_database_pages`` (pool contents after the t=0 replay),
+        ``first_access_old_read_ahead`` (pages read ahead in the 1 ms replay: 0 on
+        an IRM trace, checked by the tests).
+        The replays have no CPU cost and an instant device, so the 5.6 page
+        cleaner (once per virtual second) never runs and the LRU holds the pool.
+    """
+    if not alpha > 0:
+        raise ValueError(f"alpha must be > 0, got {alpha!r}")
+    sizes = [int(s) for s in sizes]
+    if not sizes or min(sizes) < 512 or max(sizes) >= n_pages:
+        raise ValueError(f"sizes must lie in [512, n_pages={n_pages}), got {sizes}")
+    rates = zipf_probabilities(n_pages, alpha, seed=seed)
+    lru_est = {s: che.che_lru(rates, s) for s in sizes}
+    warm_n = int(warm_t * lru_est[max(sizes)].characteristic_time)
+    trace = zipf_trace(warm_n + measured, n_pages, alpha, seed=seed)
+    ts = trace.tablespaces
+    whole = trace.materialize()
+    warm, meas = whole.take(slice(0, warm_n)), whole.take(slice(warm_n, None))
+    slow = [Chunk.from_arrays(c.page, 1, MS) for c in (warm, meas)]
+    instant = DeviceModel.instant()
+    rows = []
+    for s in sizes:
+        lru = PoolConfig(policy="lru", pool_pages=s, cost=NO_COST, device=instant)
+        t0 = bufsim.mysql56(pool_pages=s, instances=1, old_blocks_time_ms=0, cost=NO_COST,
+                            device=instant)
+        # 5.5 has no page cleaner; read-ahead threshold 64 allows no out-of-order area
+        t1 = bufsim.mysql55(pool_pages=s, old_blocks_time_ms=1, read_ahead_threshold=64,
+                            cost=NO_COST, device=instant)
+        g, h, _ = _warm_replay(lru, ts, warm, meas)
+        g0, h0, st0 = _warm_replay(t0, ts, warm, meas)
+        g1, h1, st1 = _warm_replay(t1, ts, *slow)
+        if not g == g0 == g1:
+            raise RuntimeError(f"replays measured different gets: {g}, {g0}, {g1}")
+        pool = st0.stats().iloc[0]
+        rows.append(dict(
+            size=s, warm_gets=warm_n, measured_gets=g, che_lru=lru_est[s].hit_ratio,
+            lru=h / g, midpoint=che.innodb_midpoint_lru(rates, s, old_blocks_pct).hit_ratio,
+            innodb_t0=h0 / g0, innodb_first_access_old=h1 / g1,
+            t0_free=int(pool["FREE_BUFFERS"]), t0_database_pages=int(pool["DATABASE_PAGES"]),
+            first_access_old_read_ahead=int(st1.stats()["NUMBER_PAGES_READ_AHEAD"].sum())))
+    return pd.DataFrame(rows)
