@@ -78,9 +78,6 @@ def test_engine_side_load_points(tau, pct):
     assert abs(m.class_hit_ratio[1] - sim["scan_hit"]) < 0.01
 
 
-#: grid points where the hot-class hit ratio misses by more than 0.03 (see the
-#: Limits section of bufsim/analytic/midpoint.py)
-KNOWN_HOT_MISSES = {("uniform40+scan5x", 100, 37)}
 
 
 @pytest.mark.slow
@@ -91,4 +88,4 @@ def test_engine_full_grid():
     hot_err = (df["model_hot"] - df["sim_hot"]).abs()
     bad = {(r.mixture, r.old_blocks_time_ms, r.old_blocks_pct)
            for r, e in zip(df.itertuples(), hot_err) if e >= 0.03}
-    assert bad <= KNOWN_HOT_MISSES, df
+    assert bad <= grid.KNOWN_HOT_MISSES, df
