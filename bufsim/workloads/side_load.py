@@ -76,6 +76,11 @@ def fit_monotone(fn, target: float, lo: float, hi: float, *, rtol: float = 1e-3,
     raise ValueError(f"no x with fn(x) within rtol={rtol} of {target} after {max_iter} halvings")
 
 
+def _check_ms(v):
+    if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or not 0 <= v <= 2**32 - 1:
+        raise ValueError(f"old_blocks_time_ms={v!r} is out of range; allowed: integer 0..2**32-1")
+
+
 def requests_per_second(timeline: pd.DataFrame, stream: int, gets_per_request: float,
                         t0_ns: int, t1_ns: int) -> float:
     """sysbench requests per second of ``stream`` between two sample times, from its
@@ -142,32 +147,47 @@ class SideLoad:
     # ---- the runs ---------------------------------------------------------------------
     def run(self, old_blocks_time_ms: int, *, query_ns: int, device: DeviceModel,
             sysbench: bool = True, dump: bool = True, dump_at_s: float | None = None,
-            sysbench_s: float | None = None, dump_row_ns: int = 0,
-            sample_every_ns: int | None = None) -> SideLoadRun:
-        """Replay one configuration.  ``sysbench_s``: virtual seconds of sysbench to
-        generate (at 330 req/s; default covers the dump twice over); ``dump_at_s``:
-        start of the dump (default ``600 / scale`` s, after the warm-up reads)."""
+            switch_at_s: float | None = None, sysbench_s: float | None = None,
+            dump_row_ns: int = 0, sample_every_ns: int | None = None) -> SideLoadRun:
+        """Replay one configuration (module docstring for the history).
+
+        The two tables are read once under ``innodb_old_blocks_time = 0`` (the 5.5
+        default in force when they were prepared); at ``switch_at_s`` (default
+        ``150 / scale``, after those reads) the setting becomes
+        ``old_blocks_time_ms`` (``SET GLOBAL``).  mysqldump starts at ``dump_at_s``
+        (default ``800 / scale``, once sysbench has the small table resident).
+        ``sysbench_s``: virtual seconds of sysbench to generate at 330 req/s
+        (default: up to the dump plus twice its reported length).
+        """
         db = self.db
-        dump_at = float(600 / self.scale if dump_at_s is None else dump_at_s)
+        _check_ms(old_blocks_time_ms)
+        dump_at = float(800 / self.scale if dump_at_s is None else dump_at_s)
+        switch_at = float(150 / self.scale if switch_at_s is None else switch_at_s)
+        if not 0 <= switch_at <= dump_at:
+            raise ValueError(f"switch_at_s={switch_at} is out of range; allowed: 0..dump_at_s={dump_at}")
         sample = sample_every_ns or max(NS // self.scale, 50_000_000)
-        scans = [full_scan(db, sb.SMALL_NAME)]
+        prep = [full_scan(db, sb.SMALL_NAME), full_scan(db, sb.BIG_NAME)]
+        prep_gets = sum(o.gets for o in prep)
         if sysbench:
-            scans.append(full_scan(db, sb.BIG_NAME))
             secs = sysbench_s if sysbench_s is not None else dump_at + 2 * 200 / self.scale
             n_txn = max(1, int(secs * 330 / sb.REQUESTS_PER_TXN))
             oltp = sb.oltp_read_only(db, sb.SMALL_NAME, n_txn, seed=self.seed, query_ns=query_ns)
-            s0 = sequence(scans + [oltp])
+            s0 = sequence(prep + [oltp])
             gpr = oltp.gets / (n_txn * sb.REQUESTS_PER_TXN)
         else:
-            s0 = sequence(scans)
+            s0 = sequence(prep)
             gpr = float("nan")
         traces, starts = [s0.trace(0, "sysbench")], [0]
         if dump:
             traces.append(sb.mysqldump(db, sb.BIG_NAME, cpu=CpuCost(dump_row_ns, 0)).trace(1, "dump"))
             starts.append(int(dump_at * NS))
-        res = replay(traces, self.config(old_blocks_time_ms, device), start_ns=starts,
-                     sample_every_ns=sample)
+        res = replay(traces, self.config(0, device), start_ns=starts, sample_every_ns=sample,
+                     old_blocks_time_at=[(int(switch_at * NS), int(old_blocks_time_ms))])
         tl = res.timeline
+        at_switch = tl[tl.time_ns <= switch_at * NS]
+        if old_blocks_time_ms and (at_switch.empty or at_switch["gets:0"].iloc[-1] < prep_gets):
+            raise ValueError(f"switch_at_s={switch_at} falls before the tables were read; "
+                             "give a later switch_at_s")
         col = f"pages:{sb.SMALL_NAME}.PRIMARY"
         st = res.streams.set_index("name")
         if dump:
@@ -199,6 +219,12 @@ class SideLoad:
         """Seconds of mysqldump alone (the small table warm in the pool)."""
         dev = DeviceModel("fitted", int(random_read_ns), int(seq_read_ns), int(random_read_ns))
         return self.run(0, query_ns=0, device=dev, sysbench=False).dump_seconds * self.scale
+
+    def data_mb(self, leaves: float) -> float:
+        """INNODB_BUFFER_POOL_PAGES_INDEX ``data_size`` in MiB of ``leaves`` full leaves of
+        the small table, at the document's size (x ``scale``): record bytes, not page bytes."""
+        g = self.db.index(sb.SMALL_NAME).geometry
+        return leaves * g.per_leaf * g.leaf_record_bytes / 2**20 * self.scale
 
 
 @functools.lru_cache(maxsize=4)
