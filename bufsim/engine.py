@@ -334,8 +334,9 @@ class ReplayResult:
     contents
         Resident, old and young pages per index at the end.
     timeline
-        One row per sample (``sample_every_ns``): time, per-index resident pages,
-        and the cumulative counters; empty without sampling.
+        One row per sample (``sample_every_ns``): time, per-index resident (and
+        old) pages, the cumulative counters, and per stream ``s`` the cumulative
+        ``gets:s``, ``misses:s`` and ``io_wait_ns:s``; empty without sampling.
     device_busy_ns, cleaner_passes
         Total device service time and page-cleaner passes.
     """
@@ -506,4 +507,6 @@ def _sample(state: PoolState, t_ns: int) -> dict:
         row[name] = int(v)
     for s in range(state.n_streams):
         row[f"gets:{s}"] = int(state.sst[s, T_GETS])
+        row[f"misses:{s}"] = int(state.sst[s, T_MISSES])
+        row[f"io_wait_ns:{s}"] = int(state.sst[s, T_IOWAIT])
     return row
