@@ -51,10 +51,11 @@ def test_fitted_constants_reproduce_the_alone_runs_at_scale_64():
     assert 2e5 < seq < 6e5          # about 40 MB/s: I/O bound, not a CPU artefact
 
 
-def test_scaled_side_load_old_blocks_time_0_washes_out_the_small_table():
-    """The acceptance directions at 1/16 scale (the notebook's quick mode): with
-    old_blocks_time 0 the dump evicts all but a few % of the small table and
-    sysbench falls far below its alone rate; with 1000 more of it stays."""
+def test_scaled_side_load_acceptance():
+    """The acceptance points at 1/16 scale (the notebook's quick mode), except
+    sysbench's concurrent rate with 0 (issue: <= 5% of alone; the FIFO device
+    queue gives about 10%, see the notebook): with old_blocks_time 0 the dump
+    evicts all but a few % of the small table; with 1000 it all stays."""
     sl = SideLoad(16)
     q = fit_monotone(sl.sysbench_alone_rate, 330, 1e4, 1e8)
     dev = DeviceModel("fitted", 12_780_000, 376_000, 12_780_000)
@@ -65,5 +66,23 @@ def test_scaled_side_load_old_blocks_time_0_washes_out_the_small_table():
     assert r0.sysbench_req_s < 0.2 * 330
     ratio0 = r0.dump_seconds * 16 / 95
     assert abs(ratio0 / (180 / 95) - 1) < 0.3            # acceptance: within 30% of reported
-    assert r1.small_pages_min > 2 * r0.small_pages_min
-    assert r1.sysbench_req_s > 3 * r0.sysbench_req_s
+    assert r1.small_pages_min >= 0.95 * r1.small_pages_before   # acceptance: 95% stays
+    assert r1.sysbench_req_s >= 0.9 * 330                           # acceptance: >= 90%
+    assert abs((r1.dump_seconds * 16 / 95) / (100 / 95) - 1) < 0.3
+    assert 0.5 < sl.data_mb(r0.small_pages_min) / 12.10487175 < 2   # within a factor 2 of 12 MB
+    f = r0.frame()
+    assert list(f.columns) == ["t_s", "small_pages", "req_s"]
+    assert f.small_pages.iloc[-1] >= 0.99 * sl.small_leaves          # recovered after the dump
+    assert r0.sysbench_misses > 0 and r0.sysbench_io_wait_s > 0
+
+
+def test_leaf_touches_and_the_analytic_estimate():
+    from bufsim.workloads.side_load import analytic_estimate, leaf_touches_per_txn
+    assert abs(leaf_touches_per_txn(1) - (10 + 4 * (1 + 101 / 73))) < 1e-12
+    sl = SideLoad(16)
+    _, low = analytic_estimate(sl, 0, 30.0, 180 / 16)
+    m, high = analytic_estimate(sl, 1000, 330.0, 95 / 16)
+    assert low < 0.2 < high            # a scan washes an LRU; the time rule protects
+    assert m.regime == "frozen"
+    with pytest.raises(ValueError):
+        analytic_estimate(sl, 0, 0.0, 10.0)

@@ -32,7 +32,8 @@ from ..engine import ReplayResult, replay
 from .plans import CpuCost, full_scan, sequence
 from . import sysbench as sb
 
-__all__ = ["fit_monotone", "SideLoad", "SideLoadRun", "requests_per_second"]
+__all__ = ["fit_monotone", "SideLoad", "SideLoadRun", "requests_per_second",
+           "leaf_touches_per_txn", "analytic_estimate"]
 
 NS = 1_000_000_000
 
@@ -102,7 +103,12 @@ def requests_per_second(timeline: pd.DataFrame, stream: int, gets_per_request: f
 
 @dataclass
 class SideLoadRun:
-    """One replay of the side load and what the notebook reads from it."""
+    """One replay of the side load and what the notebook reads from it.
+
+    Times are virtual and at the replayed scale (a 1/16 dump takes about 1/16 of
+    the time); ``window_ns`` is the dump's start and end (or, without a dump, the
+    last minute/scale of sysbench).
+    """
 
     result: ReplayResult
     dump_seconds: float            # elapsed virtual time of mysqldump (nan without it)
@@ -110,6 +116,23 @@ class SideLoadRun:
     small_pages_before: int        # small PRIMARY resident just before the dump
     small_pages_min: int           # lowest small PRIMARY resident while the dump ran
     small_pages_end_of_dump: int   # small PRIMARY resident at the dump's last sample
+    small_pages_mean: float = float("nan")   # mean small PRIMARY resident during the window
+    gets_per_request: float = float("nan")
+    window_ns: tuple = (0, 0)
+    sysbench_misses: int = 0       # sysbench's synchronous misses in the window
+    sysbench_io_wait_s: float = 0.0  # and the I/O wait they cost
+
+    def frame(self) -> pd.DataFrame:
+        """Per sample: seconds since the dump started, small PRIMARY resident pages,
+        and sysbench req/s over the interval ending at the sample."""
+        tl = self.result.timeline
+        t = tl.time_ns.to_numpy()
+        g = tl["gets:0"].to_numpy()
+        dt = np.diff(t, prepend=t[0] - 1) / NS
+        rate = np.diff(g, prepend=g[0]) / self.gets_per_request / np.where(dt > 0, dt, np.nan)
+        return pd.DataFrame({"t_s": (t - self.window_ns[0]) / NS,
+                             "small_pages": tl[f"pages:{sb.SMALL_NAME}.PRIMARY"].to_numpy(),
+                             "req_s": rate})
 
 
 @dataclass(frozen=True)
@@ -200,9 +223,15 @@ class SideLoad:
         during = tl[(tl.time_ns > a) & (tl.time_ns <= b)]
         before = tl[tl.time_ns <= a]
         rate = requests_per_second(tl, 0, gpr, a, b) if sysbench else float("nan")
+        pre = before.iloc[-1] if len(before) else None
+        last = during.iloc[-1] if len(during) else None
+        misses = int(last["misses:0"] - pre["misses:0"]) if pre is not None and last is not None else 0
+        wait = float(last["io_wait_ns:0"] - pre["io_wait_ns:0"]) / NS if misses else 0.0
         return SideLoadRun(res, dump_s, rate, int(before[col].iloc[-1]) if len(before) else 0,
                            int(during[col].min()) if len(during) else 0,
-                           int(during[col].iloc[-1]) if len(during) else 0)
+                           int(during[col].iloc[-1]) if len(during) else 0,
+                           float(during[col].mean()) if len(during) else float("nan"),
+                           gpr, (a, b), misses, wait)
 
     # ---- calibration --------------------------------------------------------------------
     def sysbench_alone_rate(self, query_ns: float) -> float:
@@ -231,3 +260,39 @@ class SideLoad:
 def _db(scale: int):
     """Both tables of the document divided by ``scale`` (one shared Tablespaces)."""
     return sb.side_load_database(sb.SMALL_ROWS // scale, sb.BIG_ROWS // scale)
+
+
+def leaf_touches_per_txn(scale: int = 1, *, point_selects: int = 10, ranges: int = 4,
+                         range_size: int = 100) -> float:
+    """Expected leaf *visits* of one sysbench transaction on the small table: one per
+    point select, and ``1 + (m - 1) / P`` per range of ``m`` entries (``P`` rows per
+    leaf).  A visit is a burst of gets microseconds apart, which the old-blocks time
+    rule sees as one reference."""
+    P = _db(scale).index(sb.SMALL_NAME).geometry.per_leaf
+    return point_selects + ranges * (1 + (range_size + 1) / P)
+
+
+def analytic_estimate(side: SideLoad, old_blocks_time_ms: float, req_s: float,
+                      dump_seconds: float):
+    """:func:`bufsim.analytic.midpoint_lru` for the side load: the small table's
+    leaves as a uniform hot set referenced at ``req_s / 14`` transactions per second
+    (:func:`leaf_touches_per_txn` visits each), the dump as one continuous scan of
+    the big table's leaves (``per_leaf + 1`` gets each) lasting ``dump_seconds``
+    (at the replayed scale), averaged over the dump (``window=(0, dump_seconds)``).
+
+    Returns the model result and the expected share of the small table resident
+    (the hot hit ratio: Poisson references see the time average).
+    """
+    from ..analytic.midpoint import ScanClass, midpoint_lru
+    if not (req_s > 0 and dump_seconds > 0):
+        raise ValueError(f"req_s={req_s!r} and dump_seconds={dump_seconds!r} must be > 0")
+    db = side.db
+    small, big = db.index(sb.SMALL_NAME).geometry, db.index(sb.BIG_NAME).geometry
+    lam = np.full(small.leaf_pages, req_s / sb.REQUESTS_PER_TXN
+                  * leaf_touches_per_txn(side.scale) / small.leaf_pages)
+    k = big.per_leaf + 1
+    scan = ScanClass(pages=int(big.leaf_pages), gets_per_page=int(k),
+                     get_time=float(dump_seconds) / (big.leaf_pages * k))
+    m = midpoint_lru(lam, [scan], pool_pages=side.pool_pages,
+                     old_blocks_time_ms=float(old_blocks_time_ms), window=(0.0, float(dump_seconds)))
+    return m, float(m.class_hit_ratio[0])
