@@ -86,3 +86,28 @@ def test_leaf_touches_and_the_analytic_estimate():
     assert m.regime == "frozen"
     with pytest.raises(ValueError):
         analytic_estimate(sl, 0, 0.0, 10.0)
+
+
+def test_the_history_not_the_engine_decides_the_loss_with_1000():
+    """Stop 9's loss, reproduced and removed (notebook 02, first section): tables read
+    into an empty pool under 1000 (switch at 0 s) leave the big table's first pages
+    resident; sysbench demotes them into the old sublist, the dump meets them more
+    than 1 s after their first access and makes them young, and each move pushes a
+    small-table page out.  Read under the 5.5 default 0 first (the document's
+    prepare), then switched to 1000, nothing of the small table is lost."""
+    sl = SideLoad(16)
+    dev = DeviceModel("fitted", 12_780_000, 376_000, 12_780_000)
+    bad = sl.run(1000, query_ns=3_030_000, device=dev, switch_at_s=0)
+    good = sl.run(1000, query_ns=3_030_000, device=dev)
+    assert bad.small_pages_before >= 0.99 * sl.small_leaves
+    assert bad.small_pages_min < 0.8 * bad.small_pages_before
+    assert good.small_pages_min >= good.small_pages_before >= 0.99 * sl.small_leaves
+
+
+def test_a_switch_during_the_prepare_reads_is_refused():
+    sl = SideLoad(16)
+    dev = DeviceModel("fitted", 12_780_000, 376_000, 12_780_000)
+    with pytest.raises(ValueError, match="switch_at_s"):
+        sl.run(1000, query_ns=3_030_000, device=dev, switch_at_s=0.5)
+    with pytest.raises(ValueError, match="old_blocks_time_ms"):
+        sl.run(-1, query_ns=3_030_000, device=dev)

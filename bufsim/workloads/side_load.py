@@ -177,7 +177,8 @@ class SideLoad:
         The two tables are read once under ``innodb_old_blocks_time = 0`` (the 5.5
         default in force when they were prepared); at ``switch_at_s`` (default
         ``150 / scale``, after those reads) the setting becomes
-        ``old_blocks_time_ms`` (``SET GLOBAL``).  mysqldump starts at ``dump_at_s``
+        ``old_blocks_time_ms`` (``SET GLOBAL``); ``switch_at_s=0`` applies it from the
+        start (the history of stop 9, see notebook 02).  mysqldump starts at ``dump_at_s``
         (default ``800 / scale``, once sysbench has the small table resident).
         ``sysbench_s``: virtual seconds of sysbench to generate at 330 req/s
         (default: up to the dump plus twice its reported length).
@@ -208,7 +209,8 @@ class SideLoad:
                      old_blocks_time_at=[(int(switch_at * NS), int(old_blocks_time_ms))])
         tl = res.timeline
         at_switch = tl[tl.time_ns <= switch_at * NS]
-        if old_blocks_time_ms and (at_switch.empty or at_switch["gets:0"].iloc[-1] < prep_gets):
+        if old_blocks_time_ms and switch_at > 0 and (
+                at_switch.empty or at_switch["gets:0"].iloc[-1] < prep_gets):
             raise ValueError(f"switch_at_s={switch_at} falls before the tables were read; "
                              "give a later switch_at_s")
         col = f"pages:{sb.SMALL_NAME}.PRIMARY"
