@@ -52,10 +52,9 @@ def test_fitted_constants_reproduce_the_alone_runs_at_scale_64():
 
 
 def test_scaled_side_load_acceptance():
-    """The acceptance points at 1/16 scale (the notebook's quick mode), except
-    sysbench's concurrent rate with 0 (issue: <= 5% of alone; the FIFO device
-    queue gives about 10%, see the notebook): with old_blocks_time 0 the dump
-    evicts all but a few % of the small table; with 1000 it all stays."""
+    """The acceptance points at 1/16 scale (the notebook's quick mode).  sysbench
+    with 0 is at most 5% of its alone rate only in the steady second half of the
+    dump; over the whole dump (the drain included) it is about 10% (notebook)."""
     sl = SideLoad(16)
     q = fit_monotone(sl.sysbench_alone_rate, 330, 1e4, 1e8)
     dev = DeviceModel("fitted", 12_780_000, 376_000, 12_780_000)
@@ -63,7 +62,8 @@ def test_scaled_side_load_acceptance():
     r1 = sl.run(1000, query_ns=int(q), device=dev)
     assert r0.small_pages_before >= 0.99 * sl.small_leaves
     assert r0.small_pages_min <= 0.10 * sl.small_leaves
-    assert r0.sysbench_req_s < 0.2 * 330
+    alone = sl.sysbench_alone_rate(q)
+    assert r0.sysbench_req_s_steady <= 0.05 * alone < r0.sysbench_req_s
     ratio0 = r0.dump_seconds * 16 / 95
     assert abs(ratio0 / (180 / 95) - 1) < 0.3            # acceptance: within 30% of reported
     assert r1.small_pages_min >= 0.95 * r1.small_pages_before   # acceptance: 95% stays

@@ -121,6 +121,7 @@ class SideLoadRun:
     window_ns: tuple = (0, 0)
     sysbench_misses: int = 0       # sysbench's synchronous misses in the window
     sysbench_io_wait_s: float = 0.0  # and the I/O wait they cost
+    sysbench_req_s_steady: float = float("nan")   # req/s over the window's second half
 
     def frame(self) -> pd.DataFrame:
         """Per sample: seconds since the dump started, small PRIMARY resident pages,
@@ -225,6 +226,7 @@ class SideLoad:
         during = tl[(tl.time_ns > a) & (tl.time_ns <= b)]
         before = tl[tl.time_ns <= a]
         rate = requests_per_second(tl, 0, gpr, a, b) if sysbench else float("nan")
+        steady = requests_per_second(tl, 0, gpr, a + (b - a) // 2, b) if sysbench else float("nan")
         pre = before.iloc[-1] if len(before) else None
         last = during.iloc[-1] if len(during) else None
         misses = int(last["misses:0"] - pre["misses:0"]) if pre is not None and last is not None else 0
@@ -233,7 +235,7 @@ class SideLoad:
                            int(during[col].min()) if len(during) else 0,
                            int(during[col].iloc[-1]) if len(during) else 0,
                            float(during[col].mean()) if len(during) else float("nan"),
-                           gpr, (a, b), misses, wait)
+                           gpr, (a, b), misses, wait, steady)
 
     # ---- calibration --------------------------------------------------------------------
     def sysbench_alone_rate(self, query_ns: float) -> float:
