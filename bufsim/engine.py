@@ -334,8 +334,9 @@ class ReplayResult:
     contents
         Resident, old and young pages per index at the end.
     timeline
-        One row per sample (``sample_every_ns``): time, per-index resident pages,
-        and the cumulative counters; empty without sampling.
+        One row per sample (``sample_every_ns``): time, per-index resident (and
+        old) pages, the cumulative counters, and per stream ``s`` the cumulative
+        ``gets:s``, ``misses:s`` and ``io_wait_ns:s``; empty without sampling.
     device_busy_ns, cleaner_passes
         Total device service time and page-cleaner passes.
     """
@@ -384,6 +385,7 @@ def _sources(trace) -> tuple[list, list[int], list[str]]:
 
 def replay(trace, config: PoolConfig | str | None = None, *, sample_every_ns: int | None = None,
            start_ns: Sequence[int] | None = None, progress: bool = False,
+           old_blocks_time_at: Sequence[tuple[int, int]] | None = None,
            **overrides) -> ReplayResult:
     """Replay a trace through a buffer pool under the virtual clock.
 
@@ -408,6 +410,11 @@ def replay(trace, config: PoolConfig | str | None = None, *, sample_every_ns: in
         own ``stream_start_ns``, else 0.
     progress
         Show a progress bar over chunks.
+    old_blocks_time_at
+        ``[(time_ns, ms), ...]``: ``SET GLOBAL innodb_old_blocks_time = ms`` when the
+        virtual clock reaches ``time_ns`` (the variable is dynamic; the new value
+        applies to every later make-young check).  ``result.config`` keeps the
+        starting value.
     **overrides
         Fields of the configuration to change, e.g. ``old_blocks_time_ms=0``.
 
@@ -442,6 +449,11 @@ def replay(trace, config: PoolConfig | str | None = None, *, sample_every_ns: in
 
     samples = []
     next_sample = sample_every_ns if sample_every_ns else -1
+    switches = sorted((int(t), int(v)) for t, v in (old_blocks_time_at or ()))
+    for t, v in switches:
+        if t < 0 or v < 0 or v > 2**32 - 1 or config.policy != "innodb":
+            raise ValueError(f"old_blocks_time_at entry ({t}, {v}): need time_ns >= 0, "
+                             "0 <= ms <= 2**32-1 and policy 'innodb'")
 
     def refill(s):
         for chunk in iters[s]:
@@ -455,10 +467,17 @@ def replay(trace, config: PoolConfig | str | None = None, *, sample_every_ns: in
     for s in range(len(sources)):
         refill(s)
     while True:
-        code = state.run(stop_ns=next_sample)
+        stop = next_sample
+        if switches and (stop < 0 or switches[0][0] < stop):
+            stop = switches[0][0]
+        code = state.run(stop_ns=stop)
         if code > 0:
             refill(code - 1)
         elif code == STOP_TIME:
+            if switches and stop == switches[0][0]:
+                state.cfg[K_OLDTIME] = switches.pop(0)[1]
+                if stop != next_sample:
+                    continue
             samples.append(_sample(state, next_sample))
             next_sample += sample_every_ns
         else:
@@ -488,4 +507,6 @@ def _sample(state: PoolState, t_ns: int) -> dict:
         row[name] = int(v)
     for s in range(state.n_streams):
         row[f"gets:{s}"] = int(state.sst[s, T_GETS])
+        row[f"misses:{s}"] = int(state.sst[s, T_MISSES])
+        row[f"io_wait_ns:{s}"] = int(state.sst[s, T_IOWAIT])
     return row

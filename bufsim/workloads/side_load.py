@@ -1,0 +1,302 @@
+"""The side load of 001_b3c329944515dee7.txt: sysbench on a small table while mysqldump
+reads a big one, set up, calibrated and measured (notebook 02).
+
+Setup (one pool, one device, the ``mysql55`` preset: Percona Server 5.5.15, O_DIRECT,
+so every miss goes to the disk).  Stream 0 first reads the small and then the big
+table once (the order of the document's two ``sysbench prepare`` runs, as reads: the
+engine has no page-create path), then runs ``n_txn`` sysbench 0.4 OLTP read-only
+transactions (uniform ids, one thread).  Stream 1 is mysqldump of the big table,
+starting at ``dump_at_s``.  Without sysbench ("dump alone") stream 0 only reads the
+small table and stops; without the dump ("sysbench alone") stream 1 is left out.
+
+``scale`` divides both tables' rows and the pool by the same factor (the quick
+mode of the notebook uses 16), so the pool/table ratios stay those of the document;
+the device and CPU constants are per page and per statement and do not scale, so a
+scaled dump takes about ``1/scale`` of the time.
+
+Calibration (:func:`fit_monotone`): the sysbench CPU per statement (``query_ns``) is
+fitted to the reported rate of sysbench alone, the device's sequential read time to
+the reported time of the dump alone.  Everything concurrent is predicted.
+"""
+from __future__ import annotations
+
+import functools
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from ..config import DeviceModel, mysql55
+from ..engine import ReplayResult, replay
+from .plans import CpuCost, full_scan, sequence
+from . import sysbench as sb
+
+__all__ = ["fit_monotone", "SideLoad", "SideLoadRun", "requests_per_second",
+           "leaf_touches_per_txn", "analytic_estimate"]
+
+NS = 1_000_000_000
+
+
+def fit_monotone(fn, target: float, lo: float, hi: float, *, rtol: float = 1e-3,
+                 max_iter: int = 60, log: bool = True) -> float:
+    """``x`` in ``[lo, hi]`` with ``fn(x)`` within ``rtol`` (relative) of ``target``.
+
+    ``fn`` must be monotone (either direction) on the interval; the root is
+    bracketed and found by bisection, in ``log(x)`` when ``log`` (``lo > 0``).
+    Raises ValueError when the interval does not bracket the target, or when
+    ``max_iter`` halvings do not reach ``rtol``.
+    """
+    if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi):
+        raise ValueError(f"lo={lo!r}, hi={hi!r}: need finite lo < hi")
+    if log and lo <= 0:
+        raise ValueError(f"lo={lo!r} is out of range for log=True; allowed: > 0")
+    if not (math.isfinite(target)) or not (0 < rtol < 1):
+        raise ValueError(f"target={target!r} must be finite and rtol={rtol!r} in (0, 1)")
+    if not isinstance(max_iter, int) or max_iter < 1:
+        raise ValueError(f"max_iter={max_iter!r} is out of range; allowed: integer >= 1")
+    f_lo, f_hi = fn(lo) - target, fn(hi) - target
+    if f_lo == 0:
+        return float(lo)
+    if f_hi == 0:
+        return float(hi)
+    if (f_lo > 0) == (f_hi > 0):
+        raise ValueError(f"fn does not cross target={target} on [{lo}, {hi}] "
+                         f"(fn(lo)={f_lo + target}, fn(hi)={f_hi + target})")
+    a, b = (math.log(lo), math.log(hi)) if log else (lo, hi)
+    for _ in range(max_iter):
+        m = 0.5 * (a + b)
+        x = math.exp(m) if log else m
+        f = fn(x) - target
+        if abs(f) <= rtol * abs(target) or f == 0:
+            return float(x)
+        if (f > 0) == (f_lo > 0):
+            a, f_lo = m, f
+        else:
+            b = m
+    raise ValueError(f"no x with fn(x) within rtol={rtol} of {target} after {max_iter} halvings")
+
+
+def _check_ms(v):
+    if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or not 0 <= v <= 2**32 - 1:
+        raise ValueError(f"old_blocks_time_ms={v!r} is out of range; allowed: integer 0..2**32-1")
+
+
+def requests_per_second(timeline: pd.DataFrame, stream: int, gets_per_request: float,
+                        t0_ns: int, t1_ns: int) -> float:
+    """sysbench requests per second of ``stream`` between two sample times, from its
+    cumulative gets in ``timeline`` (the samples nearest below ``t0`` and ``t1``)."""
+    if t1_ns <= t0_ns:
+        raise ValueError(f"t1_ns={t1_ns} must be > t0_ns={t0_ns}")
+    if not gets_per_request > 0:
+        raise ValueError(f"gets_per_request={gets_per_request!r} must be > 0")
+    col = f"gets:{stream}"
+    a = timeline[timeline.time_ns <= t0_ns]
+    b = timeline[timeline.time_ns <= t1_ns]
+    if a.empty or b.empty:
+        raise ValueError("the timeline has no sample before t0_ns")
+    ta, tb = int(a.time_ns.iloc[-1]), int(b.time_ns.iloc[-1])
+    if tb <= ta:
+        raise ValueError("t0_ns and t1_ns fall between the same two samples")
+    return float((b[col].iloc[-1] - a[col].iloc[-1]) / gets_per_request / ((tb - ta) / NS))
+
+
+@dataclass
+class SideLoadRun:
+    """One replay of the side load and what the notebook reads from it.
+
+    Times are virtual and at the replayed scale (a 1/16 dump takes about 1/16 of
+    the time); ``window_ns`` is the dump's start and end (or, without a dump, the
+    last minute/scale of sysbench).
+    """
+
+    result: ReplayResult
+    dump_seconds: float            # elapsed virtual time of mysqldump (nan without it)
+    sysbench_req_s: float          # req/s while the dump ran (or in the window when alone)
+    small_pages_before: int        # small PRIMARY resident just before the dump
+    small_pages_min: int           # lowest small PRIMARY resident while the dump ran
+    small_pages_end_of_dump: int   # small PRIMARY resident at the dump's last sample
+    small_pages_mean: float = float("nan")   # mean small PRIMARY resident during the window
+    gets_per_request: float = float("nan")
+    window_ns: tuple = (0, 0)
+    sysbench_misses: int = 0       # sysbench's synchronous misses in the window
+    sysbench_io_wait_s: float = 0.0  # and the I/O wait they cost
+    sysbench_req_s_steady: float = float("nan")   # req/s over the window's second half
+
+    def frame(self) -> pd.DataFrame:
+        """Per sample: seconds since the dump started, small PRIMARY resident pages,
+        and sysbench req/s over the interval ending at the sample."""
+        tl = self.result.timeline
+        t = tl.time_ns.to_numpy()
+        g = tl["gets:0"].to_numpy()
+        dt = np.diff(t, prepend=t[0] - 1) / NS
+        rate = np.diff(g, prepend=g[0]) / self.gets_per_request / np.where(dt > 0, dt, np.nan)
+        return pd.DataFrame({"t_s": (t - self.window_ns[0]) / NS,
+                             "small_pages": tl[f"pages:{sb.SMALL_NAME}.PRIMARY"].to_numpy(),
+                             "req_s": rate})
+
+
+@dataclass(frozen=True)
+class SideLoad:
+    """The tables, pool and timing of the experiment at ``scale`` (module docstring)."""
+
+    scale: int = 1
+    pool_bytes: int = 512 * 2**20
+    seed: int = 1
+
+    def __post_init__(self):
+        if isinstance(self.scale, bool) or not isinstance(self.scale, int) or not 1 <= self.scale <= 256:
+            raise ValueError(f"scale={self.scale!r} is out of range; allowed: integer 1..256")
+
+    @property
+    def db(self):
+        return _db(self.scale)
+
+    @property
+    def pool_pages(self) -> int:
+        return self.pool_bytes // 16384 // self.scale
+
+    @property
+    def small_leaves(self) -> int:
+        return self.db.index(sb.SMALL_NAME).geometry.leaf_pages
+
+    def config(self, old_blocks_time_ms: int, device: DeviceModel):
+        return mysql55(pool_pages=self.pool_pages, old_blocks_time_ms=int(old_blocks_time_ms),
+                       device=device)
+
+    def gets_per_request(self, n_txn: int = 2000, query_ns: int = 0) -> float:
+        op = sb.oltp_read_only(self.db, sb.SMALL_NAME, n_txn, seed=self.seed, query_ns=query_ns)
+        return op.gets / (n_txn * sb.REQUESTS_PER_TXN)
+
+    # ---- the runs ---------------------------------------------------------------------
+    def run(self, old_blocks_time_ms: int, *, query_ns: int, device: DeviceModel,
+            sysbench: bool = True, dump: bool = True, dump_at_s: float | None = None,
+            switch_at_s: float | None = None, sysbench_s: float | None = None,
+            dump_row_ns: int = 0, sample_every_ns: int | None = None) -> SideLoadRun:
+        """Replay one configuration (module docstring for the history).
+
+        The two tables are read once under ``innodb_old_blocks_time = 0`` (the 5.5
+        default in force when they were prepared); at ``switch_at_s`` (default
+        ``150 / scale``, after those reads) the setting becomes
+        ``old_blocks_time_ms`` (``SET GLOBAL``); ``switch_at_s=0`` applies it from the
+        start (the history of stop 9, see notebook 02).  mysqldump starts at ``dump_at_s``
+        (default ``800 / scale``, once sysbench has the small table resident).
+        ``sysbench_s``: virtual seconds of sysbench to generate at 330 req/s
+        (default: up to the dump plus twice its reported length).
+        """
+        db = self.db
+        _check_ms(old_blocks_time_ms)
+        dump_at = float(800 / self.scale if dump_at_s is None else dump_at_s)
+        switch_at = float(150 / self.scale if switch_at_s is None else switch_at_s)
+        if not 0 <= switch_at <= dump_at:
+            raise ValueError(f"switch_at_s={switch_at} is out of range; allowed: 0..dump_at_s={dump_at}")
+        sample = sample_every_ns or max(NS // self.scale, 50_000_000)
+        prep = [full_scan(db, sb.SMALL_NAME), full_scan(db, sb.BIG_NAME)]
+        prep_gets = sum(o.gets for o in prep)
+        if sysbench:
+            secs = sysbench_s if sysbench_s is not None else dump_at + 2 * 200 / self.scale
+            n_txn = max(1, int(secs * 330 / sb.REQUESTS_PER_TXN))
+            oltp = sb.oltp_read_only(db, sb.SMALL_NAME, n_txn, seed=self.seed, query_ns=query_ns)
+            s0 = sequence(prep + [oltp])
+            gpr = oltp.gets / (n_txn * sb.REQUESTS_PER_TXN)
+        else:
+            s0 = sequence(prep)
+            gpr = float("nan")
+        traces, starts = [s0.trace(0, "sysbench")], [0]
+        if dump:
+            traces.append(sb.mysqldump(db, sb.BIG_NAME, cpu=CpuCost(dump_row_ns, 0)).trace(1, "dump"))
+            starts.append(int(dump_at * NS))
+        res = replay(traces, self.config(0, device), start_ns=starts, sample_every_ns=sample,
+                     old_blocks_time_at=[(int(switch_at * NS), int(old_blocks_time_ms))])
+        tl = res.timeline
+        at_switch = tl[tl.time_ns <= switch_at * NS]
+        if old_blocks_time_ms and switch_at > 0 and (
+                at_switch.empty or at_switch["gets:0"].iloc[-1] < prep_gets):
+            raise ValueError(f"switch_at_s={switch_at} falls before the tables were read; "
+                             "give a later switch_at_s")
+        col = f"pages:{sb.SMALL_NAME}.PRIMARY"
+        st = res.streams.set_index("name")
+        if dump:
+            a, b = int(st.loc["dump", "start_ns"]), int(st.loc["dump", "end_ns"])
+            dump_s = (b - a) / NS
+        else:
+            b = int(st.loc["sysbench", "end_ns"])
+            a = max(b - int(60 * NS / self.scale), b // 2)
+            dump_s = float("nan")
+        during = tl[(tl.time_ns > a) & (tl.time_ns <= b)]
+        before = tl[tl.time_ns <= a]
+        rate = requests_per_second(tl, 0, gpr, a, b) if sysbench else float("nan")
+        steady = requests_per_second(tl, 0, gpr, a + (b - a) // 2, b) if sysbench else float("nan")
+        pre = before.iloc[-1] if len(before) else None
+        last = during.iloc[-1] if len(during) else None
+        misses = int(last["misses:0"] - pre["misses:0"]) if pre is not None and last is not None else 0
+        wait = float(last["io_wait_ns:0"] - pre["io_wait_ns:0"]) / NS if misses else 0.0
+        return SideLoadRun(res, dump_s, rate, int(before[col].iloc[-1]) if len(before) else 0,
+                           int(during[col].min()) if len(during) else 0,
+                           int(during[col].iloc[-1]) if len(during) else 0,
+                           float(during[col].mean()) if len(during) else float("nan"),
+                           gpr, (a, b), misses, wait, steady)
+
+    # ---- calibration --------------------------------------------------------------------
+    def sysbench_alone_rate(self, query_ns: float) -> float:
+        """req/s of sysbench alone on the warm small table (no big table, no dump)."""
+        db = self.db
+        n_txn = 400
+        oltp = sb.oltp_read_only(db, sb.SMALL_NAME, n_txn, seed=self.seed, query_ns=int(query_ns))
+        res = replay([full_scan(db, sb.SMALL_NAME).trace(0, "warm"), oltp.trace(1, "sysbench")],
+                     self.config(0, DeviceModel.hdd7200()), start_ns=[0, 3600 * NS])
+        el = int(res.streams.set_index("name").loc["sysbench", "elapsed_ns"])
+        return n_txn * sb.REQUESTS_PER_TXN / (el / NS)
+
+    def dump_alone_seconds(self, seq_read_ns: float, random_read_ns: int) -> float:
+        """Seconds of mysqldump alone (the small table warm in the pool)."""
+        dev = DeviceModel("fitted", int(random_read_ns), int(seq_read_ns), int(random_read_ns))
+        return self.run(0, query_ns=0, device=dev, sysbench=False).dump_seconds * self.scale
+
+    def data_mb(self, leaves: float) -> float:
+        """INNODB_BUFFER_POOL_PAGES_INDEX ``data_size`` in MiB of ``leaves`` full leaves of
+        the small table, at the document's size (x ``scale``): record bytes, not page bytes."""
+        g = self.db.index(sb.SMALL_NAME).geometry
+        return leaves * g.per_leaf * g.leaf_record_bytes / 2**20 * self.scale
+
+
+@functools.lru_cache(maxsize=4)
+def _db(scale: int):
+    """Both tables of the document divided by ``scale`` (one shared Tablespaces)."""
+    return sb.side_load_database(sb.SMALL_ROWS // scale, sb.BIG_ROWS // scale)
+
+
+def leaf_touches_per_txn(scale: int = 1, *, point_selects: int = 10, ranges: int = 4,
+                         range_size: int = 100) -> float:
+    """Expected leaf *visits* of one sysbench transaction on the small table: one per
+    point select, and ``1 + (m - 1) / P`` per range of ``m`` entries (``P`` rows per
+    leaf).  A visit is a burst of gets microseconds apart, which the old-blocks time
+    rule sees as one reference."""
+    P = _db(scale).index(sb.SMALL_NAME).geometry.per_leaf
+    return point_selects + ranges * (1 + (range_size + 1) / P)
+
+
+def analytic_estimate(side: SideLoad, old_blocks_time_ms: float, req_s: float,
+                      dump_seconds: float):
+    """:func:`bufsim.analytic.midpoint_lru` for the side load: the small table's
+    leaves as a uniform hot set referenced at ``req_s / 14`` transactions per second
+    (:func:`leaf_touches_per_txn` visits each), the dump as one continuous scan of
+    the big table's leaves (``per_leaf + 1`` gets each) lasting ``dump_seconds``
+    (at the replayed scale), averaged over the dump (``window=(0, dump_seconds)``).
+
+    Returns the model result and the expected share of the small table resident
+    (the hot hit ratio: Poisson references see the time average).
+    """
+    from ..analytic.midpoint import ScanClass, midpoint_lru
+    if not (req_s > 0 and dump_seconds > 0):
+        raise ValueError(f"req_s={req_s!r} and dump_seconds={dump_seconds!r} must be > 0")
+    db = side.db
+    small, big = db.index(sb.SMALL_NAME).geometry, db.index(sb.BIG_NAME).geometry
+    lam = np.full(small.leaf_pages, req_s / sb.REQUESTS_PER_TXN
+                  * leaf_touches_per_txn(side.scale) / small.leaf_pages)
+    k = big.per_leaf + 1
+    scan = ScanClass(pages=int(big.leaf_pages), gets_per_page=int(k),
+                     get_time=float(dump_seconds) / (big.leaf_pages * k))
+    m = midpoint_lru(lam, [scan], pool_pages=side.pool_pages,
+                     old_blocks_time_ms=float(old_blocks_time_ms), window=(0.0, float(dump_seconds)))
+    return m, float(m.class_hit_ratio[0])
