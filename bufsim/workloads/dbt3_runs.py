@@ -295,12 +295,15 @@ def claims_table(claims: pd.DataFrame, measured: pd.DataFrame,
 
 
 # ---- re-reference distances -------------------------------------------------------------
-def reref_distances(d, q: int, plan_variant: str, group: str = "lineitem.PRIMARY") -> np.ndarray:
+def reref_distances(d, q: int, plan_variant: str, group: str = "lineitem.PRIMARY", *,
+                    leaves_only: bool = True) -> np.ndarray:
     """LRU stack distance (distinct pages since the previous get) of every event of
     query ``q`` whose page is in index ``group`` (``'table.INDEX'``); -1 marks a
     first reference.  Computed over the whole trace with
     :func:`bufsim.analytic.mrc.stack_distances`; an event hits in an LRU pool of
-    ``n`` pages exactly when its distance is 1..n."""
+    ``n`` pages exactly when its distance is 1..n.  ``leaves_only`` keeps the
+    index's leaf pages (the rows), not the root and inner pages every descent
+    re-reads."""
     from ..analytic.mrc import stack_distances
     names = list(d.tablespaces.group_names)
     if group not in names:
@@ -308,13 +311,20 @@ def reref_distances(d, q: int, plan_variant: str, group: str = "lineitem.PRIMARY
     c = Chunk.concat(list(d.query(q, plan_variant).chunks()))
     dist = stack_distances(c.page, c.count)
     g = np.asarray(d.tablespaces.page_group)[c.page]
-    return dist[g == names.index(group)]
+    keep = g == names.index(group)
+    if leaves_only:
+        table, _, index = group.partition(".")
+        ix = d.db.index(table, None if index == "PRIMARY" else index)
+        leaves = np.unique(d.db.dense(table, ix.leaf_of(np.arange(ix.geometry.rows))))
+        keep &= np.isin(c.page, leaves)
+    return dist[keep]
 
 
 def distance_summary(dist: np.ndarray, pool_pages: int) -> dict:
-    """Events, first references, re-references within ``pool_pages`` (LRU hits) and the
-    median re-reference distance."""
+    """Events, first references, re-references within ``pool_pages`` (LRU hits) and
+    beyond it (LRU misses), and the median re-reference distance."""
     re = dist[dist > 0]
+    within = int((re <= pool_pages).sum())
     return dict(events=int(dist.size), first=int((dist < 0).sum()), rereferences=int(re.size),
-                within_pool=int((re <= pool_pages).sum()),
+                within_pool=within, beyond_pool=int(re.size) - within,
                 median_distance=float(np.median(re)) if re.size else float("nan"))
