@@ -197,7 +197,8 @@ def _trace(d, q, plan_variant, cpu: Dbt3Cpu) -> Trace:
 
 
 def measure_query(d, q: int, pools: dict, *, cpu: Dbt3Cpu = Dbt3Cpu(),
-                  variants=tuple(VARIANTS), device="hdd7200") -> pd.DataFrame:
+                  variants=tuple(VARIANTS), device="hdd7200",
+                  runs_by_variant: dict | None = None) -> pd.DataFrame:
     """Query ``q`` of ``d`` (a :class:`~bufsim.workloads.dbt3.Dbt3`) under every variant
     and pool.
 
@@ -205,7 +206,10 @@ def measure_query(d, q: int, pools: dict, *, cpu: Dbt3Cpu = Dbt3Cpu(),
     e.g. ``{"disk": (3200, 0, 10, 8), "cpu": (196608, 0, 20, 8)}``.  Returns one
     row per (setting, variant) with the protocol means of :func:`repeated_runs`,
     ``extra_cpu_ns`` (:meth:`Dbt3Cpu.extra_ns`, added to ``cpu_ns`` and
-    ``time_ns``), ``time_ns`` and the number of runs simulated.
+    ``time_ns``), ``time_ns``, the number of runs simulated, and ``spread``: (max -
+    min) / mean of the elapsed times of the runs averaged.  ``runs_by_variant``
+    overrides ``(n_runs, last)`` per variant and setting, e.g.
+    ``{"5.5": {"disk": (3, 2)}}``.
     """
     for v in variants:
         if v not in VARIANTS:
@@ -217,16 +221,20 @@ def measure_query(d, q: int, pools: dict, *, cpu: Dbt3Cpu = Dbt3Cpu(),
     for plan_variant, vs in by_plan.items():
         tr = _trace(d, q, plan_variant, cpu)
         extra = cpu.extra_ns(d.work(q, plan_variant))
-        for setting, (pages, misc, n_runs, last) in pools.items():
+        for setting, (pages, misc, n_runs0, last0) in pools.items():
             for v in vs:
+                n_runs, last = ((runs_by_variant or {}).get(v) or {}).get(setting,
+                                                                          (n_runs0, last0))
                 cfg = pool_config(VARIANTS[v][1], pages, misc_pages=misc, device=device)
                 runs = repeated_runs(tr, cfg, n_runs)
                 m = protocol_mean(runs, last)
+                el = runs["elapsed_ns"].iloc[-last:].astype(float)
                 out.append(dict(query=q, setting=setting, variant=v, **m.to_dict(),
                                 extra_cpu_ns=extra, cpu_total_ns=m["cpu_ns"] + extra,
                                 time_ns=m["elapsed_ns"] + extra,
                                 first_run_ns=int(runs["elapsed_ns"].iloc[0]) + extra,
-                                runs_simulated=int(runs["simulated"].sum()), n_runs=n_runs))
+                                runs_simulated=int(runs["simulated"].sum()), n_runs=n_runs,
+                                spread=float((el.max() - el.min()) / el.mean())))
         del tr
     return pd.DataFrame(out)
 
