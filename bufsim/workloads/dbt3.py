@@ -787,7 +787,8 @@ class Dbt3:
     def work(self, q: int, variant: str = "plain") -> dict:
         """Executor work of query ``q`` that is not a page get (see :meth:`_run`):
         ``rows``, ``gets``, ``buffer_records``, ``mrr_passes``, ``mrr_rowids``,
-        ``bka_rowids`` (the DS-MRR row ids of BKA steps), ``sort_compares``; counted from the plan without building pages."""
+        ``bka_rowids`` (the DS-MRR row ids of BKA steps), ``sort_compares``; counted
+        from the plan without building pages."""
         self._check(q, variant)
         w = dict(rows=0, gets=0, buffer_records=0, mrr_passes=0, mrr_rowids=0, bka_rowids=0,
                  sort_compares=0.0)
