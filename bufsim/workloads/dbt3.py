@@ -69,16 +69,24 @@ Plans: see :data:`PLANS` (join order and access type per table) and
     document's ``mrr_cost_based=off,batched_key_access=on`` setting.
 ``bka``
     ``mrr_cost_based=off,batched_key_access=on``: DS-MRR as in ``mrr``, and
-    every join step marked ``bka`` in :data:`PLANS` uses Batched Key Access:
-    outer rows fill a join buffer of ``join_buffer_size`` (128K in 5.6.5; 256K
-    from 5.6.6), each full buffer's keys are sorted and probed in key order;
-    a secondary index's row ids go through a DS-MRR buffer
-    (``read_rnd_buffer_size``) and the rows are fetched sorted, so joined rows
-    leave in row-id order.  Dependent subqueries stay nested loops, evaluated
-    per joined row in the order the join produces them (Q17: the subquery on
-    the same part's lineitem rows then no longer follows the outer lookup of
-    that part, which is the locality BKA destroys).  A full buffer's probes
-    are emitted before the next buffer's rows are passed on, buffer by
+    Batched Key Access where MySQL 5.6 allows it (:meth:`Dbt3.batched`): only on
+    non-covering secondary-index ``ref`` steps, because ``setup_join_buffering``
+    refuses BKA when the default MRR implementation is chosen, which
+    ``DsMrr_impl::choose_mrr_impl`` does for InnoDB's clustered primary key and for
+    index-only access; ``eq_ref`` and primary-key ``ref`` steps stay nested loops.
+    Outer rows fill a join buffer of ``join_buffer_size`` (128K in 5.6.5; 256K
+    from 5.6.6); each record also reserves ``aux_buffer_incr()`` = rec_per_key x
+    (ref_length + 8) bytes for the MRR buffer, so a batch holds
+    ``join_buffer_size // (record + rec_per_key * (ref_length + 8))`` rows.  The
+    keys are probed in join-buffer order (5.6's DS-MRR does not sort keys); the row
+    ids go into the rest of the join buffer (``JOIN_CACHE_BKA::init_mrr_buff``:
+    the MRR buffer is the buffer's free tail, elements ref_length + an association
+    pointer), are sorted, and the rows are fetched in primary-key order, pass by
+    pass, so joined rows leave in row-id order.  Dependent subqueries stay nested
+    loops, evaluated per joined row in the order the join produces them (Q17: the
+    subquery on the same part's lineitem rows then no longer follows the outer
+    lookup of that part, which is the locality BKA destroys).  A full buffer's
+    probes are emitted before the next buffer's rows are passed on, buffer by
     buffer, exactly as the join-cache code flushes.
 
 Rows read (``Operator.rows``) and page gets (``Operator.gets``) are counted
@@ -460,7 +468,8 @@ class Dbt3:
         return self._sec(table, index)[0]
 
     # ---- records -------------------------------------------------------------------
-    def _records(self, st: Step, cols: dict, *, mrr: bool, last_key: dict | None) -> _Recs:
+    def _records(self, st: Step, cols: dict, *, mrr: bool, last_key: dict | None,
+                 mrr_cap: int | None = None, work: dict | None = None) -> _Recs:
         db = self.db
         ix = db.index(st.table, st.index)
         g = ix.geometry
@@ -532,11 +541,24 @@ class Dbt3:
             r = _Recs(st.table, st.index, pid, e, first, leafreps, look_inline, row,
                       is_entry.astype(np.int64), out, cols, st.alias)
             return self._finish(r)
-        # Disk-Sweep MRR: index records fill the row-id buffer, then sorted fetches
-        cap = max(1, self.read_rnd_buffer_size // (self._rowid_bytes(st.table) + 8))
+        # Disk-Sweep MRR: index records fill the row-id buffer, then sorted fetches.
+        # A range scan's buffer is read_rnd_buffer_size of bare row ids
+        # (HA_MRR_NO_ASSOCIATION); under BKA the caller passes the join buffer's
+        # free tail, whose elements carry an association pointer (``mrr_cap``).
+        cap = max(1, self.read_rnd_buffer_size // self._rowid_bytes(st.table)) \
+            if mrr_cap is None else max(1, int(mrr_cap))
         cum = np.cumsum(is_entry)
         chunk = (cum - is_entry) // cap
         ent = np.flatnonzero(is_entry)
+        if work is not None and ent.size:
+            sizes = np.bincount(chunk[ent])
+            sizes = sizes[sizes > 0].astype(np.float64)
+            work["mrr_passes"] = work.get("mrr_passes", 0) + int(sizes.size)
+            work["mrr_rowids"] = work.get("mrr_rowids", 0) + int(ent.size)
+            if mrr_cap is not None:         # BKA: each fetched row finds its join-buffer record
+                work["bka_rowids"] = work.get("bka_rowids", 0) + int(ent.size)
+            work["sort_compares"] = work.get("sort_compares", 0.0) + \
+                float((sizes * np.log2(np.maximum(sizes, 2))).sum())
         fr = row[ent]
         fo = np.lexsort((fr, chunk[ent]))
         ent = ent[fo]
@@ -643,17 +665,49 @@ class Dbt3:
         idx = np.repeat(goff - (np.cumsum(gcnt) - gcnt), gcnt) + np.arange(int(gcnt.sum()))
         return np.concatenate(pages)[idx], np.concatenate(rows)[idx]
 
-    def _run(self, plan: dict, variant: str, want_pages: bool):
-        """Yields (pages, rows) blocks in execution order, or (gets, rows) counts."""
+    def _rec_per_key(self, table: str, index: str) -> int:
+        """rec_per_key of a secondary index's key (rows / distinct values), as the
+        exact persistent statistics of the document's setup would give it."""
+        _, starts = self._sec(table, index)
+        distinct = int((np.diff(starts) > 0).sum())
+        return max(1, int(round(int(starts[-1]) / max(distinct, 1))))
+
+    @staticmethod
+    def batched(st: Step) -> bool:
+        """Whether ``batched_key_access=on`` gives ``st`` a BKA join buffer in MySQL 5.6.
+
+        ``setup_join_buffering`` refuses BKA when the MRR implementation chosen is
+        the default one, and ``DsMrr_impl::choose_mrr_impl`` picks the default for
+        lookups on InnoDB's clustered primary key and for index-only (covering)
+        access: only non-covering secondary-index ``ref`` steps are batched.
+        Dependent subqueries (``st.bka`` False) are never batched.
+        """
+        return bool(st.bka and st.index is not None and not st.covering)
+
+    def _run(self, plan: dict, variant: str, want_pages: bool, work: dict | None = None):
+        """Yields (pages, rows) blocks in execution order, or (gets, rows) counts.
+
+        ``work`` (a dict, optional) accumulates the executor work that is not a page
+        get: ``buffer_records`` written to BKA join buffers, ``mrr_passes``,
+        ``mrr_rowids`` and ``sort_compares`` (sum of m log2 m over DS-MRR passes).
+        """
         steps = plan["steps"](self)
         drive = plan["drive"](self)
         bka = variant == "bka"
         n_stages = 0
         if bka:
-            while n_stages < len(steps) and steps[n_stages].bka:
-                n_stages += 1
+            for i, st in enumerate(steps):
+                if self.batched(st):
+                    n_stages = i + 1
         stages, tail = steps[:n_stages], steps[n_stages:]
-        cap = [max(1, self.join_buffer_size // st.buf) for st in stages]
+        is_batched = [self.batched(st) for st in stages]
+        J = self.join_buffer_size
+        # JOIN_CACHE_BKA: every record reserves aux_buffer_incr() = rec_per_key x
+        # (ref_length + sizeof(void*)) bytes of MRR buffer (mrr_length_per_rec)
+        elem = [self._rowid_bytes(st.table) + 8 for st in stages]
+        incr = [self._rec_per_key(st.table, st.index) * e if b else 0
+                for st, e, b in zip(stages, elem, is_batched)]
+        cap = [max(1, J // (st.buf + a)) for st, a in zip(stages, incr)]
         pending = [[] for _ in stages]
         npend = [0] * len(stages)
         last_key: dict = {}
@@ -670,6 +724,14 @@ class Dbt3:
             """Emit r's gets and pass its rows to stage s, flushing when its buffer fills."""
             if s == len(stages):
                 yield from self._dfs(r, tail, last_key, want_pages)
+                return
+            if not is_batched[s]:
+                # a nested-loop step between batched ones (Q11's covering supplier
+                # lookup): its probes follow r's gets; exact when r passes one row
+                yield from emit(r)
+                if r.out.any():
+                    nxt = self._records(stages[s], r.out_cols(), mrr=False, last_key=last_key)
+                    yield from forward(nxt, s + 1)
                 return
             out = np.flatnonzero(r.out)
             cols = r.out_cols()
@@ -695,19 +757,24 @@ class Dbt3:
             if npend[s] == 0:
                 return
             cols = _cat(pending[s])
+            n = npend[s]
             pending[s].clear()
             npend[s] = 0
             st = stages[s]
-            start, _ = st.probe(cols)
-            order = np.argsort(np.broadcast_to(start, (_n(cols),)), kind="stable")
-            r = self._records(st, _take(cols, order), mrr=True, last_key=None)
+            if work is not None:
+                work["buffer_records"] = work.get("buffer_records", 0) + n
+            # keys are probed in join-buffer order (5.6's DS-MRR sorts row ids only);
+            # the row-id buffer is the rest of the join buffer
+            mcap = max(1, (J - n * st.buf) // elem[s])
+            r = self._records(st, cols, mrr=True, last_key=None, mrr_cap=mcap, work=work)
             yield from forward(r, s + 1)
 
         d = self._records(drive, {"_": np.zeros(1, dtype=np.int64)}, mrr=variant != "plain",
-                          last_key=None)
+                          last_key=None, work=work)
         yield from forward(d, 0)
         for s in range(len(stages)):
-            yield from flush(s)
+            if is_batched[s]:
+                yield from flush(s)
 
     # ---- public ----------------------------------------------------------------------
     def _check(self, q, variant):
@@ -716,6 +783,25 @@ class Dbt3:
                              f"{', '.join(map(str, QUERIES))}")
         if variant not in VARIANTS:
             raise ValueError(f"variant = {variant!r} is unknown; allowed: {', '.join(VARIANTS)}")
+
+    def work(self, q: int, variant: str = "plain") -> dict:
+        """Executor work of query ``q`` that is not a page get (see :meth:`_run`):
+        ``rows``, ``gets``, ``buffer_records``, ``mrr_passes``, ``mrr_rowids``,
+        ``bka_rowids`` (the DS-MRR row ids of BKA steps), ``sort_compares``; counted
+        from the plan without building pages."""
+        self._check(q, variant)
+        w = dict(rows=0, gets=0, buffer_records=0, mrr_passes=0, mrr_rowids=0, bka_rowids=0,
+                 sort_compares=0.0)
+        for part in PLANS[q]["parts"]:
+            if part == "li_covering_scan":
+                op = self._covering_scan(CpuCost())
+                w["rows"] += op.rows
+                w["gets"] += op.gets
+                continue
+            for g, r in self._run(part, variant, want_pages=False, work=w):
+                w["gets"] += g
+                w["rows"] += r
+        return w
 
     def expected(self, q: int, variant: str = "plain") -> tuple[int, int]:
         """(rows read, page gets) of query ``q`` under ``variant``, counted from the plan."""
@@ -777,7 +863,7 @@ class Dbt3:
                     continue
                 for i, st in enumerate([part["drive"](self)] + part["steps"](self)):
                     rows.append(dict(query=q, part=p, step=i, alias=st.alias, table=st.table,
-                                     access=st.access, bka=bool(i and st.bka)))
+                                     access=st.access, bka=bool(i and self.batched(st))))
         return pd.DataFrame(rows)
 
 
@@ -814,12 +900,14 @@ def _eq(alias, table, key, filt=None, bka=True, buf=32):
     return mk
 
 
-def _refsec(alias, table, index, key, filt=None, bka=True, buf=32):
+def _refsec(alias, table, index, key, filt=None, bka=True, buf=32, covering=False):
     def mk(d):
         f = d._ref(table, index)
         return Step(alias, table, index, lambda c: f(key(d.data, c)),
                     filt=filt and (lambda c: filt(d.data, c)), bka=bka, buf=buf,
-                    access=f"ref {index} (+ clustered lookups)")
+                    covering=covering,
+                    access=f"ref {index} " + ("(covering: Using index)" if covering
+                                              else "(+ clustered lookups)"))
     return mk
 
 
@@ -949,11 +1037,15 @@ PLANS = {
         _eq("c", "customer", lambda D, c: D.o_cust[c["o"]], buf=24),
         _li_by_order("l", lambda c: c["o"], lambda D, c: D.l_flag[c["l"]] == 0, buf=200),
         _eq("n", "nation", lambda D, c: D.c_nation[c["c"]], buf=220))]),
-    # Q11 important stock: nation(GERMANY) -> supplier ref i_s_nationkey -> partsupp ref
-    # i_ps_suppkey; run twice (the HAVING subquery is the same join, uncorrelated)
+    # Q11 important stock: nation(GERMANY) -> supplier ref i_s_nationkey, covering
+    # ("Using index": only s_suppkey is needed, and it is the primary key the entries
+    # carry; so no BKA there, 5.6 refuses BKA with index-only MRR) -> partsupp ref
+    # i_ps_suppkey (+ clustered lookups: ps_supplycost, ps_availqty); run twice (the
+    # HAVING subquery is the same join, uncorrelated, executed once)
     11: dict(parts=[_plan(
         _scan("n", "nation", lambda D, n: n == GERMANY),
-        _refsec("s", "supplier", "i_s_nationkey", lambda D, c: c["n"], buf=16),
+        _refsec("s", "supplier", "i_s_nationkey", lambda D, c: c["n"], buf=16,
+                covering=True),
         _refsec("ps", "partsupp", "i_ps_suppkey", lambda D, c: c["s"], buf=16))] * 2),
     # Q13 customer distribution: customer (full scan) LEFT JOIN orders ref i_o_custkey
     # (o_comment not like '%special%requests%')

@@ -1,0 +1,338 @@
+"""DBT-3 runs as 002_5c4a4fbcadbdca94.txt made them: versions, repetitions, CPU, claims.
+
+The document ran each DBT-3 query 10 times in a row in a 50MB pool (disk-bound,
+``O_DIRECT`` on one hard disk) and reported the mean of the last 8 runs, and 20
+times in a 3GB pool (CPU-bound), again the mean of the last 8.  This module runs a
+query's trace the same way through one :class:`bufsim.engine.PoolState` (run
+``k + 1`` starts from the pool run ``k`` left), adds the executor CPU that is not
+a page get (:class:`Dbt3Cpu`), and checks the document's claims
+(:func:`claims_table`).
+
+Three variants (:data:`VARIANTS`):
+
+``5.5``
+    MySQL 5.5: the ``plain`` plans of :class:`~bufsim.workloads.dbt3.Dbt3` on
+    :func:`bufsim.mysql55` (no page cleaner, one instance).
+``5.6.5``
+    MySQL 5.6.5, default optimizer_switch: the same plans on
+    :func:`bufsim.mysql56` with ``innodb_old_blocks_time`` 0 (its default
+    became 1000 only in 5.6.6) and 5.6's instance rule (8 from 1 GiB).
+``5.6.5 mrr+bka``
+    ``mrr_cost_based=off,batched_key_access=on``: the ``bka`` plans.
+
+Q18 differs between 5.5 and 5.6.5 in the plan (5.5 re-executes the IN
+subquery per outer row, 5.6.5 materializes it once): :func:`q18_mysql55_seconds`
+estimates the 5.5 time from one replayed subquery execution.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from ..config import PoolConfig, mysql55, mysql56
+from ..engine import PoolState
+from ..policies._state import G_DEVBUSY, T_CLOCK, T_CPU, T_GETS, T_IOWAIT, T_MISSES
+from ..trace import Chunk, Trace
+from .plans import CpuCost
+
+__all__ = ["Dbt3Cpu", "VARIANTS", "pool_config", "repeated_runs", "protocol_mean",
+           "measure_query", "q18_mysql55_seconds", "claims_table", "NO_CPU",
+           "reref_distances", "distance_summary"]
+
+#: variant label -> (Dbt3 plan variant, version)
+VARIANTS = {"5.5": ("plain", "5.5"), "5.6.5": ("plain", "5.6"),
+            "5.6.5 mrr+bka": ("bka", "5.6")}
+
+
+@dataclass(frozen=True)
+class Dbt3Cpu:
+    """Executor CPU of a DBT-3 query, in nanoseconds (integers >= 0).
+
+    ``row_ns`` per row read and ``get_ns`` per page get go into the trace
+    (:class:`~bufsim.workloads.plans.CpuCost`); the rest is the work BKA and
+    DS-MRR add (:meth:`bufsim.workloads.dbt3.Dbt3.work`), charged by
+    :meth:`extra_ns`: ``compare_ns`` per row-id comparison of the DS-MRR sorts
+    (``m log2 m`` per pass of ``m`` row ids), ``buffer_ns`` per record written
+    into a BKA join buffer and again per DS-MRR row matched back to its record.
+
+    None of these is fitted (the document gives no CPU-bound time to fit to).
+    Defaults: ``row_ns`` 1000 (MySQL 5.6 evaluates on the order of a million
+    rows per second and core), ``get_ns`` 100 (a page-hash lookup, a buffer fix
+    and a page latch), ``compare_ns`` = row_ns / 100 (the optimizer's own ratio:
+    ``TIME_FOR_COMPARE`` 5 per row, ``TIME_FOR_COMPARE_ROWID`` 500 per row-id
+    comparison), ``buffer_ns`` 200 (copying a record's fields in or out of the
+    join buffer: a fifth of a row, as ``ROW_EVALUATE_COST`` 0.2 is to a page
+    read).
+    """
+
+    row_ns: int = 1000
+    get_ns: int = 100
+    compare_ns: int = 10
+    buffer_ns: int = 200
+
+    def __post_init__(self):
+        for f in ("row_ns", "get_ns", "compare_ns", "buffer_ns"):
+            v = getattr(self, f)
+            if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 0:
+                raise ValueError(f"Dbt3Cpu.{f} = {v!r} is out of range; allowed: integer >= 0")
+
+    @property
+    def trace_cost(self) -> CpuCost:
+        return CpuCost(row_ns=int(self.row_ns), get_ns=int(self.get_ns))
+
+    def extra_ns(self, work: dict) -> int:
+        """CPU of sorting row ids and handling join-buffer records."""
+        return int(round(work.get("sort_compares", 0.0) * self.compare_ns
+                         + (work.get("buffer_records", 0) + work.get("bka_rowids", 0))
+                         * self.buffer_ns))
+
+
+#: no executor CPU at all (what the stop-9 measurement used)
+NO_CPU = Dbt3Cpu(0, 0, 0, 0)
+
+
+def pool_config(version: str, pool_pages: int, *, device="hdd7200", misc_pages: int = 0,
+                **overrides) -> PoolConfig:
+    """The pool of a variant: ``'5.5'`` (:func:`mysql55`) or ``'5.6'`` (5.6.5:
+    :func:`mysql56` with ``old_blocks_time_ms=0``)."""
+    if version == "5.5":
+        return mysql55(pool_pages=pool_pages, device=device, misc_pages=misc_pages, **overrides)
+    if version == "5.6":
+        return mysql56(pool_pages=pool_pages, device=device, misc_pages=misc_pages,
+                       old_blocks_time_ms=0, **overrides)
+    raise ValueError(f"version = {version!r} is unknown; allowed: '5.5', '5.6'")
+
+
+_COUNTERS = ("NUMBER_PAGES_READ", "NUMBER_PAGES_READ_AHEAD", "evictions", "PAGES_MADE_YOUNG",
+             "NUMBER_PAGES_WRITTEN")
+
+
+def _snapshot(state: PoolState) -> dict:
+    s = state.sst[0]
+    tot = state.stats()[list(_COUNTERS) + ["FREE_BUFFERS"]].sum()
+    d = dict(clock=int(s[T_CLOCK]), cpu=int(s[T_CPU]), io=int(s[T_IOWAIT]), gets=int(s[T_GETS]),
+             misses=int(s[T_MISSES]), busy=int(state.glob[G_DEVBUSY]))
+    d.update({k: int(v) for k, v in tot.items()})
+    return d
+
+
+def repeated_runs(trace: Trace, config: PoolConfig, n_runs: int, *,
+                  skip_quiescent: bool = True) -> pd.DataFrame:
+    """Run ``trace`` ``n_runs`` times in a row through one pool (run 1 cold).
+
+    Returns one row per run: ``elapsed_ns``, ``cpu_ns``, ``io_wait_ns``, ``gets``,
+    ``misses``, ``pages_read`` (synchronous and read-ahead), ``read_ahead``,
+    ``seq_reads`` / ``random_reads`` (from the device's busy time: a read-only run
+    spends ``seq * seq_read_ns + random * random_read_ns``), ``evictions``,
+    ``made_young`` and ``simulated`` (False for a run copied from the previous).
+
+    With ``skip_quiescent``, once a run is *quiescent* (no page read, no eviction,
+    no page made young, free list unchanged) the pool ends it exactly as it
+    started it: its LRU lists, old flags and freed_page_clock are unchanged, and
+    with ``old_blocks_time`` 0 nothing else in the pool state is consulted (the
+    page cleaner has nothing to do with a full free list and no dirty page). The
+    next run is then an identical replay.  It is still simulated once to check
+    that (a ``RuntimeError`` if any counter differs); the runs after it are
+    copies.
+    """
+    if isinstance(n_runs, bool) or not isinstance(n_runs, (int, np.integer)) or n_runs < 1:
+        raise ValueError(f"n_runs = {n_runs!r} is out of range; allowed: integer >= 1")
+    if skip_quiescent and config.old_blocks_time_ms != 0:
+        raise ValueError("skip_quiescent needs old_blocks_time_ms = 0 (access times would "
+                         "matter); pass skip_quiescent=False")
+    state = PoolState(config, trace.tablespaces, 1)
+    dev = config.device
+    rows = []
+    prev = _snapshot(state)
+    checked = False
+    for k in range(n_runs):
+        if rows and skip_quiescent and rows[-1]["quiescent"] and checked:
+            rows.append(dict(rows[-1], run=k + 1, simulated=False))
+            continue
+        for chunk in trace:
+            if len(chunk):
+                state.feed(0, chunk)
+                state.run()
+        now = _snapshot(state)
+        d = {key: now[key] - prev[key] for key in now}
+        if d["NUMBER_PAGES_WRITTEN"]:
+            raise RuntimeError("a DBT-3 run wrote pages; the sequential/random split needs a "
+                               "read-only run")
+        n = d["NUMBER_PAGES_READ"]
+        rnd = (d["busy"] - n * dev.seq_read_ns) / (dev.random_read_ns - dev.seq_read_ns) \
+            if dev.random_read_ns != dev.seq_read_ns else float("nan")
+        row = dict(run=k + 1, elapsed_ns=d["clock"], cpu_ns=d["cpu"], io_wait_ns=d["io"],
+                   gets=d["gets"], misses=d["misses"], pages_read=n,
+                   read_ahead=d["NUMBER_PAGES_READ_AHEAD"],
+                   seq_reads=int(round(n - rnd)) if rnd == rnd else 0,
+                   random_reads=int(round(rnd)) if rnd == rnd else n,
+                   evictions=d["evictions"], made_young=d["PAGES_MADE_YOUNG"], simulated=True,
+                   quiescent=(n == 0 and d["evictions"] == 0 and d["PAGES_MADE_YOUNG"] == 0
+                              and now["FREE_BUFFERS"] == prev["FREE_BUFFERS"]))
+        if rows and rows[-1]["quiescent"]:
+            same = all(row[c] == rows[-1][c] for c in ("elapsed_ns", "cpu_ns", "io_wait_ns",
+                                                        "gets", "misses", "pages_read"))
+            if not same:
+                raise RuntimeError(f"run {k + 1} differs from the quiescent run {k}")
+            checked = True
+        rows.append(row)
+        prev = now
+    return pd.DataFrame(rows)
+
+
+def protocol_mean(runs: pd.DataFrame, last: int = 8) -> pd.Series:
+    """Mean of the last ``last`` runs (the document's protocol)."""
+    if not 1 <= last <= len(runs):
+        raise ValueError(f"last = {last!r} is out of range; allowed: 1..{len(runs)}")
+    cols = ["elapsed_ns", "cpu_ns", "io_wait_ns", "gets", "misses", "pages_read", "read_ahead",
+            "seq_reads", "random_reads", "evictions", "made_young"]
+    return runs.iloc[-last:][cols].mean()
+
+
+def _trace(d, q, plan_variant, cpu: Dbt3Cpu) -> Trace:
+    chunks = list(d.query(q, plan_variant, cpu=cpu.trace_cost).chunks())
+    return Trace([Chunk.concat(chunks)], d.tablespaces, name=f"Q{q} {plan_variant}")
+
+
+def measure_query(d, q: int, pools: dict, *, cpu: Dbt3Cpu = Dbt3Cpu(),
+                  variants=tuple(VARIANTS), device="hdd7200",
+                  runs_by_variant: dict | None = None) -> pd.DataFrame:
+    """Query ``q`` of ``d`` (a :class:`~bufsim.workloads.dbt3.Dbt3`) under every variant
+    and pool.
+
+    ``pools`` maps a setting name to ``(pool_pages, misc_pages, n_runs, last)``,
+    e.g. ``{"disk": (3200, 0, 10, 8), "cpu": (196608, 0, 20, 8)}``.  Returns one
+    row per (setting, variant) with the protocol means of :func:`repeated_runs`,
+    ``extra_cpu_ns`` (:meth:`Dbt3Cpu.extra_ns`, added to ``cpu_ns`` and
+    ``time_ns``), ``time_ns``, the number of runs simulated, and ``spread``: (max -
+    min) / mean of the elapsed times of the runs averaged.  ``runs_by_variant``
+    overrides ``(n_runs, last)`` per variant and setting, e.g.
+    ``{"5.5": {"disk": (3, 2)}}``.
+    """
+    for v in variants:
+        if v not in VARIANTS:
+            raise ValueError(f"variant = {v!r} is unknown; allowed: {', '.join(VARIANTS)}")
+    out = []
+    by_plan: dict = {}
+    for v in variants:
+        by_plan.setdefault(VARIANTS[v][0], []).append(v)
+    for plan_variant, vs in by_plan.items():
+        tr = _trace(d, q, plan_variant, cpu)
+        extra = cpu.extra_ns(d.work(q, plan_variant))
+        for setting, (pages, misc, n_runs0, last0) in pools.items():
+            for v in vs:
+                n_runs, last = ((runs_by_variant or {}).get(v) or {}).get(setting,
+                                                                          (n_runs0, last0))
+                cfg = pool_config(VARIANTS[v][1], pages, misc_pages=misc, device=device)
+                runs = repeated_runs(tr, cfg, n_runs)
+                m = protocol_mean(runs, last)
+                el = runs["elapsed_ns"].iloc[-last:].astype(float)
+                out.append(dict(query=q, setting=setting, variant=v, **m.to_dict(),
+                                extra_cpu_ns=extra, cpu_total_ns=m["cpu_ns"] + extra,
+                                time_ns=m["elapsed_ns"] + extra,
+                                first_run_ns=int(runs["elapsed_ns"].iloc[0]) + extra,
+                                runs_simulated=int(runs["simulated"].sum()), n_runs=n_runs,
+                                spread=float((el.max() - el.min()) / el.mean())))
+        del tr
+    return pd.DataFrame(out)
+
+
+def q18_mysql55_seconds(d, pool_pages: int, *, misc_pages: int = 0, cpu: Dbt3Cpu = Dbt3Cpu(),
+                        device="hdd7200", plain_ns: float = 0.0) -> dict:
+    """MySQL 5.5's Q18: the IN subquery becomes a dependent EXISTS with the
+    equality pushed into HAVING, so every orders row probed re-runs the grouping
+    scan of ``i_l_orderkey_quantity``.  One execution is replayed twice on a 5.5
+    pool (the second, warm, is timed); the estimate is ``plain_ns`` (the rest of
+    the plan) plus orders rows x that time.  An extrapolation, not a replay."""
+    op = d._covering_scan(cpu.trace_cost)
+    tr = Trace([Chunk.concat(list(op.chunks()))], d.tablespaces, name="Q18 subquery")
+    runs = repeated_runs(tr, pool_config("5.5", pool_pages, misc_pages=misc_pages,
+                                         device=device), 2)
+    one = float(runs["elapsed_ns"].iloc[-1])
+    n_outer = int(d.data.o_cust.size)
+    return dict(subquery_ns=one, executions=n_outer, time_ns=plain_ns + n_outer * one)
+
+
+# ---- the document's claims ---------------------------------------------------------------
+def _ratio(m: pd.DataFrame, setting, q, num, den, col="time_ns") -> float:
+    a = m[(m.setting == setting) & (m["query"] == q) & (m.variant == num)][col]
+    b = m[(m.setting == setting) & (m["query"] == q) & (m.variant == den)][col]
+    if a.empty or b.empty:
+        return float("nan")
+    return float(a.iloc[0]) / float(b.iloc[0])
+
+
+def claims_table(claims: pd.DataFrame, measured: pd.DataFrame,
+                 extra: dict | None = None) -> pd.DataFrame:
+    """Each claim of ``claims`` (``data/dbt3_claims.csv``) with its simulated value and
+    whether it holds.
+
+    ``kind``: ``faster`` (ratio < 1), ``slower`` (ratio > 1; with ``factor`` also
+    reported as the reported value), ``same`` (|ratio - 1| <= ``tolerance``),
+    ``not_faster`` (ratio >= 1 - ``tolerance``), ``max_seconds`` / ``min_seconds``
+    (a time bound; simulated seconds from ``extra[claim_id]`` or the measured
+    ``numerator`` variant).  Ratios are ``numerator`` time / ``denominator`` time.
+    """
+    extra = extra or {}
+    rows = []
+    for c in claims.itertuples(index=False):
+        q = int(c.query)
+        if c.kind in ("max_seconds", "min_seconds"):
+            sim = extra.get(c.claim_id)
+            if sim is None:
+                a = measured[(measured.setting == c.setting) & (measured["query"] == q)
+                             & (measured.variant == c.numerator)]["time_ns"]
+                sim = float(a.iloc[0]) / 1e9 if not a.empty else float("nan")
+            holds = sim <= c.value if c.kind == "max_seconds" else sim >= c.value
+            reported = float(c.value)
+        else:
+            sim = _ratio(measured, c.setting, q, c.numerator, c.denominator)
+            tol = float(c.tolerance) if c.tolerance == c.tolerance else 0.0
+            holds = {"faster": sim < 1.0, "slower": sim > 1.0,
+                     "same": abs(sim - 1.0) <= tol,
+                     "not_faster": sim >= 1.0 - tol}[c.kind]
+            reported = float(c.value) if c.value == c.value else float("nan")
+        rows.append(dict(claim_id=c.claim_id, setting=c.setting, query=q, kind=c.kind,
+                         numerator=c.numerator, denominator=c.denominator,
+                         reported=reported, simulated=sim,
+                         holds=bool(holds) if sim == sim else False, claim=c.claim))
+    return pd.DataFrame(rows)
+
+
+
+# ---- re-reference distances -------------------------------------------------------------
+def reref_distances(d, q: int, plan_variant: str, group: str = "lineitem.PRIMARY", *,
+                    leaves_only: bool = True) -> np.ndarray:
+    """LRU stack distance (distinct pages since the previous get) of every event of
+    query ``q`` whose page is in index ``group`` (``'table.INDEX'``); -1 marks a
+    first reference.  Computed over the whole trace with
+    :func:`bufsim.analytic.mrc.stack_distances`; an event hits in an LRU pool of
+    ``n`` pages exactly when its distance is 1..n.  ``leaves_only`` keeps the
+    index's leaf pages (the rows), not the root and inner pages every descent
+    re-reads."""
+    from ..analytic.mrc import stack_distances
+    names = list(d.tablespaces.group_names)
+    if group not in names:
+        raise ValueError(f"group = {group!r} is unknown; allowed: {', '.join(names)}")
+    c = Chunk.concat(list(d.query(q, plan_variant).chunks()))
+    dist = stack_distances(c.page, c.count)
+    g = np.asarray(d.tablespaces.page_group)[c.page]
+    keep = g == names.index(group)
+    if leaves_only:
+        table, _, index = group.partition(".")
+        ix = d.db.index(table, None if index == "PRIMARY" else index)
+        leaves = np.unique(d.db.dense(table, ix.leaf_of(np.arange(ix.geometry.rows))))
+        keep &= np.isin(c.page, leaves)
+    return dist[keep]
+
+
+def distance_summary(dist: np.ndarray, pool_pages: int) -> dict:
+    """Events, first references, re-references within ``pool_pages`` (LRU hits) and
+    beyond it (LRU misses), and the median re-reference distance."""
+    re = dist[dist > 0]
+    within = int((re <= pool_pages).sum())
+    return dict(events=int(dist.size), first=int((dist < 0).sum()), rereferences=int(re.size),
+                within_pool=within, beyond_pool=int(re.size) - within,
+                median_distance=float(np.median(re)) if re.size else float("nan"))
