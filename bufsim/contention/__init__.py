@@ -15,14 +15,14 @@ from .demand import (
 )
 from .des import SimResult, simulate, simulate_reference
 from .instances import (
-    Costs, instance_map, instances_for_fraction, max_throughput, solve_increasing, wait_shares,
-    workload_demand, workload_network,
+    Costs, fit_costs, instance_map, instances_for_fraction, max_throughput, solve_increasing,
+    wait_shares, workload_demand, workload_network,
 )
 
 __all__ = [
     "demand", "des",
     "VERSIONS", "ContentionDemand", "HoldTimes", "Network", "instance_demand", "network",
     "SimResult", "simulate", "simulate_reference", "instances",
-    "Costs", "instance_map", "instances_for_fraction", "max_throughput", "solve_increasing",
-    "wait_shares", "workload_demand", "workload_network",
+    "Costs", "fit_costs", "instance_map", "instances_for_fraction", "max_throughput",
+    "solve_increasing", "wait_shares", "workload_demand", "workload_network",
 ]

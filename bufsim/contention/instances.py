@@ -19,7 +19,8 @@ and 04:
   INNODB MUTEX`` listing).
 * :func:`instances_for_fraction`: the smallest instance count reaching a
   fraction of the best maximum throughput.
-* :func:`solve_increasing`: bisection for fitting one constant to one number.
+* :func:`solve_increasing`: bisection for fitting one constant to one number;
+  :func:`fit_costs`: several cost fields, each to one reported maximum.
 """
 from __future__ import annotations
 
@@ -33,8 +34,8 @@ import numpy as np
 from ..pages import MAX_BUFFER_POOLS, Tablespaces, _check_int
 from .demand import ContentionDemand, HoldTimes, Network, instance_demand
 
-__all__ = ["Costs", "instance_map", "workload_demand", "workload_network", "max_throughput",
-           "wait_shares", "instances_for_fraction", "solve_increasing"]
+__all__ = ["Costs", "fit_costs", "instance_map", "workload_demand", "workload_network",
+           "max_throughput", "wait_shares", "instances_for_fraction", "solve_increasing"]
 
 _U64 = np.uint64
 
@@ -228,3 +229,44 @@ def solve_increasing(f: Callable[[float], float], target: float, lo: float, hi: 
         if b - a < rtol:
             break
     return math.exp(0.5 * (a + b))
+
+
+def fit_costs(targets, base: Costs, *, n_instances: int = 16, cores: int = 32,
+              n_max: int = 256, rounds: int = 2, rtol: float = 1e-5) -> Costs:
+    """Fit some :class:`Costs` fields so that workloads reach reported maxima.
+
+    Parameters
+    ----------
+    targets : sequence of (field, freq, statements, adaptive_hash_index, tps)
+        For each, the ``Costs`` field to solve (e.g. ``"kernel_ns"``), the
+        page-frequency vector of the workload it is fitted on, its statements
+        per transaction, its AHI setting and the reported maximum TPS.  Each
+        field is solved in turn (bisection on the exact-MVA maximum over users
+        ``1..n_max``, 5.5 rules), the whole sequence repeated ``rounds`` times
+        so that fields that act on each other's workloads settle.
+    base : Costs
+        Starting values; fields not named keep theirs.
+
+    Returns
+    -------
+    Costs
+    """
+    names = {f.name for f in fields(Costs)}
+    costs = base
+    for _ in range(_check_int("rounds", rounds, 1, 20)):
+        for fld, fq, stmts, ahi, tps in targets:
+            if fld not in names:
+                raise ValueError(f"field {fld!r} is not a Costs field; allowed: "
+                                 f"{', '.join(sorted(names))}")
+            if not (math.isfinite(tps) and tps > 0):
+                raise ValueError(f"tps={tps!r} is out of range; allowed: > 0")
+
+            def f(x, fld=fld, fq=fq, stmts=stmts, ahi=ahi):
+                c = Costs(**{**{g.name: getattr(costs, g.name) for g in fields(Costs)}, fld: x})
+                net = workload_network(fq, n_instances, c, cores=cores, statements=stmts,
+                                       adaptive_hash_index=ahi)
+                return -max_throughput(net, n_max)[0]
+
+            x = solve_increasing(f, -float(tps), 1.0, 1e8, rtol=rtol)
+            costs = Costs(**{**{g.name: getattr(costs, g.name) for g in fields(Costs)}, fld: x})
+    return costs
