@@ -9,14 +9,20 @@
   threads contending for cores and mutexes (:func:`simulate`), with a
   pure-Python twin (:func:`simulate_reference`).
 """
-from . import demand, des
+from . import demand, des, instances
 from .demand import (
     VERSIONS, ContentionDemand, HoldTimes, Network, instance_demand, network,
 )
 from .des import SimResult, simulate, simulate_reference
+from .instances import (
+    Costs, fit_costs, instance_map, instances_for_fraction, max_throughput, solve_increasing,
+    wait_shares, workload_demand, workload_network,
+)
 
 __all__ = [
     "demand", "des",
     "VERSIONS", "ContentionDemand", "HoldTimes", "Network", "instance_demand", "network",
-    "SimResult", "simulate", "simulate_reference",
+    "SimResult", "simulate", "simulate_reference", "instances",
+    "Costs", "fit_costs", "instance_map", "instances_for_fraction", "max_throughput",
+    "solve_increasing", "wait_shares", "workload_demand", "workload_network",
 ]

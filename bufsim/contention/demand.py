@@ -313,7 +313,7 @@ def instance_demand(source, tablespaces: Tablespaces | None = None, n_instances:
                     version: str = "5.6", hold: HoldTimes | None = None,
                     n_transactions: float = 1.0, misses=None, moves=None, replay=None,
                     ahi_lookups=None, adaptive_hash_index: bool = True,
-                    ahi_parts: int = 8) -> ContentionDemand:
+                    ahi_parts: int | None = None, instance_map=None) -> ContentionDemand:
     """Acquisitions and service demand of every instance mutex and global latch.
 
     Parameters
@@ -346,8 +346,14 @@ def instance_demand(source, tablespaces: Tablespaces | None = None, n_instances:
     adaptive_hash_index : bool
         ``innodb_adaptive_hash_index``.  Off: no AHI lookups; every get takes
         the normal path (in 5.5, the pool mutex).
-    ahi_parts : int
-        ``innodb_adaptive_hash_index_parts`` (5.7 only), 1..512.
+    ahi_parts : int, optional
+        ``innodb_adaptive_hash_index_parts``, 1..512: 8 by default in 5.7, 1
+        (one latch) in 5.5/5.6 unless given (a what-if: 5.7's partitioned AHI
+        under older pool-mutex rules).
+    instance_map : array_like of int, optional
+        Instance of every dense page (0..n_instances-1) instead of InnoDB's
+        ``fold(space, page_no >> 6) mod N``, for what-if mappings
+        (:func:`bufsim.contention.instances.instance_map`).
 
     Returns
     -------
@@ -388,7 +394,10 @@ def instance_demand(source, tablespaces: Tablespaces | None = None, n_instances:
         raise ValueError(f"n_transactions={n_transactions!r} is out of range; allowed: finite > 0")
     if not isinstance(adaptive_hash_index, (bool, np.bool_)):
         raise ValueError(f"adaptive_hash_index must be a bool, got {adaptive_hash_index!r}")
-    parts = _check_int("ahi_parts", ahi_parts, 1, 512) if version == "5.7" else 1
+    if ahi_parts is None:
+        parts = 8 if version == "5.7" else 1
+    else:
+        parts = _check_int("ahi_parts", ahi_parts, 1, 512)
     if replay is not None and (misses is not None or moves is not None):
         raise ValueError("give either replay or misses/moves, not both")
     is_trace = isinstance(source, Trace)
@@ -420,7 +429,14 @@ def instance_demand(source, tablespaces: Tablespaces | None = None, n_instances:
         page_gets, page_ahi = _page_counts(source, n_pages)
     if not adaptive_hash_index:
         page_ahi = np.zeros(n_pages, dtype=np.int64)
-    inst = tablespaces.instance_of(n)
+    if instance_map is None:
+        inst = tablespaces.instance_of(n)
+    else:
+        inst = _per_page(instance_map, n_pages, "instance_map")
+        if inst.size and inst.max() >= n:
+            i = int(np.argmax(inst >= n))
+            raise ValueError(f"instance_map row {i} = {int(inst[i])} is out of range; "
+                             f"allowed: 0..{n - 1}")
 
     def per_instance(a):
         return np.bincount(inst, weights=a, minlength=n).astype(np.int64)
