@@ -1,0 +1,91 @@
+"""bufsim.experiments.ssb: the cost fit, the 13-query driver and the cold-cache correction."""
+import numpy as np
+import pytest
+
+from bufsim import DeviceModel
+from bufsim.experiments.ssb import (
+    CONFIGS, Calibration, SsbConfig, cold_extra_ns, fit_q11, pool_config, q11_run, run_ssb,
+    touched_pages,
+)
+from bufsim.workloads.ssb import SSB
+
+
+@pytest.fixture(scope="module")
+def ssb():
+    return SSB(0.02)
+
+
+def test_calibration_rejects_bad_values():
+    with pytest.raises(ValueError, match="get_ns"):
+        Calibration(get_ns=-1)
+    with pytest.raises(ValueError, match="read_ns"):
+        Calibration(read_ns=1.5)
+
+
+def test_pool_config_follows_the_document_configs():
+    c = Calibration()
+    five = {cfg.label: pool_config(cfg, c) for cfg in CONFIGS}
+    assert five["5.6.10 4G t=1000"].instances == 8       # 5.6: 8 instances from 1 GiB
+    assert five["5.5.30 4G t=0"].instances == 1
+    assert five["5.6.10 128M t=1000"].pool_pages == 8192
+    assert five["5.6.10 128M t=0"].old_blocks_time_ms == 0
+    assert all(p.cleaner_activity == "statement" for p in five.values())
+    small = pool_config(CONFIGS[4], c, scale=0.01)
+    assert small.instances == 8 and small.pool_pages == 2621
+    with pytest.raises(ValueError, match="scale"):
+        pool_config(CONFIGS[0], c, scale=0)
+
+
+def test_elapsed_time_is_the_linear_model_of_its_counts(ssb):
+    c = Calibration(row_ns=50, get_ns=700, clock_read_ns=3000, read_ns=20000)
+    r = q11_run(ssb, "date_first", 1000, c, pool_pages=600)
+    model = (r["rows"] * c.row_ns + r["gets"] * c.get_ns + r["clock_reads"] * c.clock_read_ns
+             + r["io_waits"] * c.read_ns) / 1e9
+    assert r["seconds"] == pytest.approx(model, rel=1e-6)
+    assert r["not_made_young"] > 0 and r["pages_read"] > 0
+    parts = r["cpu_rows_s"] + r["cpu_gets_s"] + r["time_checks_s"] + r["io_s"]
+    assert parts == pytest.approx(r["seconds"], rel=1e-6)
+
+
+def test_fit_recovers_known_constants(ssb):
+    truth = Calibration(row_ns=0, get_ns=900, clock_read_ns=4000, read_ns=30000)
+    runs = {(p, t): q11_run(ssb, p, t, truth, pool_pages=600)["seconds"]
+            for p in ("scan", "date_first") for t in (1000, 0)}
+    fit = fit_q11(ssb, runs, start=Calibration(get_ns=300, clock_read_ns=500, read_ns=5000),
+                  pool_pages=600)
+    got = fit.calibration
+    assert got.get_ns == pytest.approx(900, rel=0.03)
+    assert got.clock_read_ns == pytest.approx(4000, rel=0.05)
+    assert got.read_ns == pytest.approx(30000, rel=0.05)
+    assert np.allclose(fit.runs["seconds"], fit.runs["reported_seconds"], rtol=0.03)
+    with pytest.raises(ValueError, match=">= 4"):
+        fit_q11(ssb, dict(list(runs.items())[:3]))
+
+
+def test_run_ssb_counts_each_statement_and_refills_between(ssb):
+    c = Calibration(get_ns=500, clock_read_ns=1000, read_ns=10000)
+    cfg = pool_config(SsbConfig("5.6.10", "128M", 1000), c, pool_pages=600)
+    df = run_ssb(ssb, cfg, c, runs=("Cold", "Run1"), queries=("Q1.1", "Q2.1"))
+    assert list(df["run"]) == ["Cold", "Cold", "Run1", "Run1"]
+    both = run_ssb(ssb, {"a": cfg, "b": cfg.replace(old_blocks_time_ms=0)}, c,
+                   runs=("Cold", "Run1"), queries=("Q1.1", "Q2.1"))
+    a = both[both["config"] == "a"].reset_index(drop=True)
+    assert a.drop(columns="config").equals(df.drop(columns="config"))   # pools do not interact
+    assert (both[both["config"] == "b"]["not_made_young"] == 0).all()
+    assert (df["rows"].to_numpy() == [ssb.query(q).rows for q in ("Q1.1", "Q2.1")] * 2).all()
+    secs = (df["cpu_ns"] + df["io_wait_ns"]) / 1e9
+    assert np.allclose(df["seconds"], secs)
+    # the same statement run again in a warm pool issues the same gets
+    assert df["gets"].iloc[0] == df["gets"].iloc[2]
+
+
+def test_cold_extra_charges_each_touched_page_once(ssb):
+    disk = DeviceModel("d", 1_000_000, 100_000, 0)
+    r = cold_extra_ns(ssb, disk, 10_000, queries=("Q1.1",))
+    mask = touched_pages(ssb, ("Q1.1",))
+    assert r["seq_pages"] + r["random_pages"] == mask.sum()
+    lo = ssb.db.index("lineorder")
+    assert r["seq_pages"] >= lo.leaves.size               # the scan reads every leaf
+    assert r["extra_ns"] == r["seq_pages"] * 90_000 + r["random_pages"] * 990_000
+    with pytest.raises(ValueError, match="fs_read_ns"):
+        cold_extra_ns(ssb, disk, -1)
