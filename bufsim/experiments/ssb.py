@@ -248,13 +248,17 @@ def _counters(state: PoolState) -> np.ndarray:
 
 def run_ssb(ssb: SSB, configs: PoolConfig | Mapping[str, PoolConfig], calib: Calibration, *,
             runs: Sequence[str] = ("Cold", "Run1", "Run2", "Run3"),
-            queries: Sequence[str] = QUERIES, idle_ns: int = NS) -> pd.DataFrame:
+            queries: Sequence[str] = QUERIES, idle_ns: int = NS,
+            states_out: dict | None = None) -> pd.DataFrame:
     """The 13 queries (scan plans) run after each other ``len(runs)`` times in one
     pool per configuration, each pool starting empty, an idle ``idle_ns`` after
     every statement (the 5.6 page cleaner's pass falls into it).
 
     ``configs`` is one :class:`PoolConfig` or ``{label: PoolConfig}``; every pool
-    replays the same chunks, generated once per query and run.
+    replays the same chunks, generated once per query and run.  A query is
+    ``"Q2.1"`` (scan plan) or ``"Q1.1:date_first"``.  If ``states_out`` is a dict,
+    it receives ``{label: PoolState}`` at the end (after the last idle gap), e.g.
+    for the pool contents per index.
 
     Returns one row per configuration, run and query: the counters' increments,
     rows, elapsed seconds (idle time not included), CPU, I/O wait, clock reads and
@@ -273,7 +277,8 @@ def run_ssb(ssb: SSB, configs: PoolConfig | Mapping[str, PoolConfig], calib: Cal
     idx = {n: j for j, n in enumerate(COUNTER_NAMES)}
     for run in runs:
         for q in queries:
-            op = ssb.query(q, "scan", cpu=calib.cpu)
+            name, _, plan = q.partition(":")
+            op = ssb.query(name, plan or "scan", cpu=calib.cpu)
             before = {k: (_counters(st), st.sst[0].copy()) for k, st in states.items()}
             for st in states.values():
                 st.exhausted[0] = 0
@@ -308,6 +313,8 @@ def run_ssb(ssb: SSB, configs: PoolConfig | Mapping[str, PoolConfig], calib: Cal
                 if st.config.page_cleaner and idle_ns:
                     background(st.pst, st.stat, st.ist, st.cnt, st.glob, st.cfg, t)
                 st.sst[0, T_CLOCK] = t
+    if states_out is not None:
+        states_out.update(states)
     return pd.DataFrame(rows_out)
 
 
