@@ -4,7 +4,8 @@ import pytest
 
 from bufsim import DeviceModel
 from bufsim.experiments.ssb import (
-    CONFIGS, Calibration, SsbConfig, cold_extra_ns, fit_q11, pool_config, q11_run, run_ssb,
+    CONFIGS, Calibration, SsbConfig, cold_extra_ns, fit_q11, pool_config, q11_run, q11_sequence,
+    run_ssb,
     touched_pages,
 )
 from bufsim.workloads.ssb import SSB
@@ -121,3 +122,19 @@ def test_sf1_q11_counters_within_10pct_of_document(plan, t_ms):
             assert 1.2 < r[col] / rep < 1.6        # the known miss, documented
             continue
         assert abs(r[col] / rep - 1) <= 0.10, (metric, r[col], rep)
+
+
+def test_q11_sequence_first_step_is_a_fresh_run_and_later_steps_see_the_pool(ssb):
+    c = Calibration(get_ns=800, clock_read_ns=2000, read_ns=20000)
+    one = q11_run(ssb, "date_first", 1000, c, pool_pages=600)
+    seq = q11_sequence(ssb, [("date_first", 1000), ("date_first", 0), ("date_first", 1000)], c,
+                       pool_pages=600)
+    first = seq.iloc[0]
+    for col in ("gets", "pages_read", "made_young", "not_made_young"):
+        assert first[col] == one[col], col
+    assert first["seconds"] == pytest.approx(one["seconds"])
+    assert seq["old_blocks_time_ms"].tolist() == [1000, 0, 1000]
+    assert seq.iloc[1]["not_made_young"] == 0 and seq.iloc[1]["made_young"] > 0
+    assert (seq["gets"] == first["gets"]).all()
+    with pytest.raises(ValueError, match="steps"):
+        q11_sequence(ssb, [], c)

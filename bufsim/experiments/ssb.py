@@ -39,12 +39,12 @@ import pandas as pd
 
 from ..config import CostModel, DeviceModel, PoolConfig, pages_from_bytes, preset
 from ..engine import PoolState, replay
-from ..policies._state import COUNTER_NAMES, T_CLOCK, T_CPU, T_GETS, T_IOWAIT, T_MISSES
+from ..policies._state import COUNTER_NAMES, K_OLDTIME, T_CLOCK, T_CPU, T_GETS, T_IOWAIT, T_MISSES
 from ..policies.innodb import background
 from ..workloads.plans import CpuCost
 from ..workloads.ssb import QUERIES, SSB
 
-__all__ = ["Calibration", "SsbConfig", "CONFIGS", "pool_config", "q11_run", "fit_q11",
+__all__ = ["Calibration", "SsbConfig", "CONFIGS", "pool_config", "q11_run", "q11_sequence", "fit_q11",
            "FitResult", "run_ssb", "cold_extra_ns", "Q11_METRICS", "NS"]
 
 NS = 1_000_000_000
@@ -167,6 +167,51 @@ def q11_run(ssb: SSB, plan: str, old_blocks_time_ms: int, calib: Calibration, *,
     out.update(_features(int(s["gets"]), op.rows, int(s["cpu_ns"]), int(s["io_wait_ns"]), calib))
     out.update(_split(out, calib))
     return out
+
+
+def q11_sequence(ssb: SSB, steps: Sequence[tuple[str, int]], calib: Calibration, *,
+                 config: SsbConfig = SsbConfig("5.6.10", "128M", 1000), idle_ns: int = NS,
+                 **overrides) -> pd.DataFrame:
+    """Q1.1 run several times in one pool that starts empty, ``old_blocks_time`` set
+    before each run as ``SET GLOBAL innodb_old_blocks_time`` would (the pool keeps its
+    pages), an idle ``idle_ns`` after each statement.
+
+    ``steps``: ``[(plan, old_blocks_time_ms), ...]``.  Returns one row per step with
+    the counters' increments (columns as :func:`q11_run`'s counters).
+    """
+    if not steps:
+        raise ValueError("steps must hold at least one (plan, old_blocks_time_ms)")
+    cfg = pool_config(config, calib, old_blocks_time_ms=int(steps[0][1]), **overrides)
+    state = PoolState(cfg, ssb.tablespaces, 1)
+    idx = {n: j for j, n in enumerate(COUNTER_NAMES)}
+    out = []
+    for plan, t_ms in steps:
+        if not (isinstance(t_ms, (int, np.integer)) and 0 <= t_ms <= 2**32 - 1):
+            raise ValueError(f"old_blocks_time_ms = {t_ms!r} is out of range; allowed: 0..2**32-1")
+        state.cfg[K_OLDTIME] = int(t_ms)
+        op = ssb.query("Q1.1", plan, cpu=calib.cpu)
+        c0, t0 = _counters(state), int(state.sst[0, T_CLOCK])
+        state.exhausted[0] = 0
+        for chunk in op.chunks():
+            if len(chunk):
+                state.feed(0, chunk)
+                state.run()
+        state.close(0)
+        if state.run() != 0:
+            raise RuntimeError(f"replay of Q1.1 {plan} did not finish")
+        d = _counters(state) - c0
+        out.append(dict(plan=plan, old_blocks_time_ms=int(t_ms), rows=int(op.rows),
+                        gets=int(d[idx["NUMBER_PAGES_GET"]]),
+                        pages_read=int(d[idx["NUMBER_PAGES_READ"]]),
+                        read_ahead=int(d[idx["NUMBER_PAGES_READ_AHEAD"]]),
+                        made_young=int(d[idx["PAGES_MADE_YOUNG"]]),
+                        not_made_young=int(d[idx["PAGES_NOT_MADE_YOUNG"]]),
+                        seconds=(int(state.sst[0, T_CLOCK]) - t0) / NS))
+        t = int(state.sst[0, T_CLOCK]) + int(idle_ns)
+        if cfg.page_cleaner and idle_ns:
+            background(state.pst, state.stat, state.ist, state.cnt, state.glob, state.cfg, t)
+        state.sst[0, T_CLOCK] = t
+    return pd.DataFrame(out)
 
 
 def _split(r: Mapping, calib: Calibration) -> dict:
