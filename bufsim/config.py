@@ -28,6 +28,8 @@ MIN_POOL_PAGES = 320
 MAX_INSTANCES = 64
 VERSIONS = ("5.5", "5.6", "5.7", "mariadb10.5")
 POLICIES = ("innodb", "lru", "fifo", "clock", "two_q", "arc")
+#: values of PoolConfig.cleaner_activity
+CLEANER_ACTIVITY = ("get", "statement")
 _U32 = 2**32 - 1
 
 
@@ -181,6 +183,15 @@ class PoolConfig:
         (2 page gets and 2 make-young checks per hit, no read-ahead).
     misc_pages
         Blocks per instance that hold no data pages (AHI and lock heaps).
+    cleaner_activity
+        What makes the 5.6+ page cleaner's next once-a-second pass run its LRU
+        batch (``buf_flush_LRU_tail`` runs only when ``srv_check_activity`` sees
+        the server activity count move).  ``'get'`` (default, the behaviour
+        before this field existed): any page get.  ``'statement'``: only events
+        flagged :data:`bufsim.FLAG_STMT_END` (a statement ended) or
+        :data:`bufsim.FLAG_MODIFY`, as in InnoDB, where page gets do not move the
+        count; during one long read-only SELECT the cleaner stays idle and user
+        threads evict their own victims.
     cost, device
         See :class:`CostModel` and :class:`DeviceModel`.
     """
@@ -195,6 +206,7 @@ class PoolConfig:
     lru_scan_depth: int = 1024
     adaptive_hash_index: bool = True
     misc_pages: int = 0
+    cleaner_activity: str = "get"
     cost: CostModel = field(default_factory=CostModel)
     device: DeviceModel = field(default_factory=DeviceModel.hdd7200)
 
@@ -212,6 +224,9 @@ class PoolConfig:
         _check_int("lru_scan_depth", self.lru_scan_depth, 100, _U32)
         per = self.pool_pages // self.instances
         _check_int("misc_pages", self.misc_pages, 0, max(0, per - 64))
+        if self.cleaner_activity not in CLEANER_ACTIVITY:
+            raise ValueError(f"cleaner_activity={self.cleaner_activity!r} is unknown; "
+                             f"allowed: {', '.join(CLEANER_ACTIVITY)}")
         if not isinstance(self.adaptive_hash_index, bool):
             raise ValueError(f"adaptive_hash_index must be True or False, got {self.adaptive_hash_index!r}")
         if not isinstance(self.cost, CostModel):

@@ -14,9 +14,11 @@ Virtual time
     in issue order, shared by every stream; read-ahead is asynchronous and a get of
     a page whose read is in flight waits for it to land.
 Page cleaner (5.6+)
-    At every whole virtual second, if any get happened since the previous pass,
-    the page cleaner refills each instance's free list (see
-    :func:`bufsim.policies.innodb.page_cleaner`).
+    At every whole virtual second, if the server was active since the previous
+    pass, the page cleaner refills each instance's free list (see
+    :func:`bufsim.policies.innodb.page_cleaner`).  Active means: any get
+    (``cleaner_activity='get'``), or an event flagged FLAG_STMT_END or
+    FLAG_MODIFY (``'statement'``), marked once the event is done.
 """
 from __future__ import annotations
 
@@ -35,7 +37,7 @@ from .policies.registry import policy_hit, policy_miss
 from .policies._state import (
     C_EVICT, C_GETS, C_READ, C_READS, COUNTER_NAMES, G_ACTIVE, G_DEVBUSY, G_DEVLAST, G_FIXED,
     G_NEXT_TICK, G_TICKS, I_AREA, I_CAP, I_CLOCK, I_FREE, I_OLD, I_OLDLEN, I_SIZE, I_W,
-    K_AHI, K_CLEANER, K_COST_CLOCK, K_COST_EVICT, K_COST_MISS, K_COST_YOUNG,
+    K_ACTIVITY, K_AHI, K_CLEANER, K_COST_CLOCK, K_COST_EVICT, K_COST_MISS, K_COST_YOUNG,
     K_DEV_RAND, K_DEV_SEQ, K_DEV_WRITE, K_NINST, K_OLDTIME, K_POLICY, K_RATHRESH,
     K_RATIO, K_SCANDEPTH, K_VERSION, N_C, N_G, N_I, N_K, N_S, N_T, NS_PER_S, P_OLD, P_WHERE,
     POLICY_CODES, S_GROUP, S_INST, S_NEXTLEAF, S_PAGENO, S_PREVLEAF, S_SPACE, T_CLOCK,
@@ -115,6 +117,8 @@ def _run(pages, counts, cpus, flags, pst, stat, ist, cnt, sst, glob, cfg,
             else:
                 t = _generic_get(pst, stat, ist, cnt, sst, glob, cfg, p, best, t)
             t += cpu
+        if (fl & 10) != 0 and cfg[K_ACTIVITY] != 0:
+            glob[G_ACTIVE] = 1  # FLAG_STMT_END | FLAG_MODIFY: the activity count moved
         sst[best, T_CPU] += cpu * c
         sst[best, T_GETS] += c
         sst[best, T_EVENTS] += 1
@@ -141,6 +145,7 @@ def _config_array(cfg: PoolConfig) -> np.ndarray:
     a[K_DEV_SEQ] = cfg.device.seq_read_ns
     a[K_DEV_WRITE] = cfg.device.write_ns
     a[K_NINST] = cfg.instances
+    a[K_ACTIVITY] = int(cfg.cleaner_activity == "statement")
     return a
 
 

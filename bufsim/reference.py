@@ -277,6 +277,8 @@ class ReferencePool:
                 t = self._twin_get(page, st, t)
             t += cpu
             st.cpu += cpu
+        if self.config.cleaner_activity == "statement" and flags & (8 | 2):
+            self.active = True    # FLAG_STMT_END or FLAG_MODIFY: the activity count moved
         st.gets += count
         st.pos += 1
         st.clock = t
@@ -289,7 +291,8 @@ class ReferencePool:
     def _innodb_get(self, p, flags, st, t):
         cfg = self.config
         inst = self.inst[self.inst_of[p]]
-        self.active = True
+        if cfg.cleaner_activity == "get":
+            self.active = True
         resident = p in inst.pages
         hashed = cfg.adaptive_hash_index and resident and inst.pages[p].access > 0
         if flags & 4 and hashed:          # AHI shortcut: one get, no stamp, no check

@@ -27,7 +27,7 @@ import numpy as np
 
 from .pages import SpaceSpec, Tablespaces, _as_int64, _check_int
 
-__all__ = ["FLAG_AHI", "FLAG_MODIFY", "FLAG_SHORTCUT", "FLAG_MASK", "Chunk", "Trace", "read_trace", "TRACE_DTYPE"]
+__all__ = ["FLAG_AHI", "FLAG_MODIFY", "FLAG_SHORTCUT", "FLAG_STMT_END", "FLAG_MASK", "Chunk", "Trace", "read_trace", "TRACE_DTYPE"]
 
 #: The get takes the adaptive-hash-index path: it counts two gets when the page is resident.
 FLAG_AHI = 1
@@ -39,8 +39,15 @@ FLAG_MODIFY = 2
 #: make-young check (spec §3.2).  A page that is not resident, or never accessed, or a
 #: pool without the adaptive hash index, takes the normal path instead.
 FLAG_SHORTCUT = 4
+#: The event is the last of a statement: the server's activity count moves when it
+#: ends (``innobase_commit`` -> ``srv_active_wake_master_thread`` ->
+#: ``srv_inc_activity_count``).  Under ``PoolConfig(cleaner_activity="statement")``
+#: only such events and :data:`FLAG_MODIFY` events make the 5.6+ page cleaner's
+#: next pass "active" (``srv_check_activity``), as in InnoDB, where page gets do not
+#: move the count; under the default ``"get"`` every get does and this bit is inert.
+FLAG_STMT_END = 8
 #: All defined flag bits; other bits are rejected.
-FLAG_MASK = FLAG_AHI | FLAG_MODIFY | FLAG_SHORTCUT
+FLAG_MASK = FLAG_AHI | FLAG_MODIFY | FLAG_SHORTCUT | FLAG_STMT_END
 
 _COLUMNS = ("page", "count", "cpu_ns", "stream", "flags")
 #: Record layout of a saved ``.npy`` trace.
@@ -74,7 +81,8 @@ class Chunk:
     stream : numpy.ndarray of int64
         Stream id (>= 0).
     flags : numpy.ndarray of uint8
-        Bits of :data:`FLAG_AHI`, :data:`FLAG_MODIFY` and :data:`FLAG_SHORTCUT`.
+        Bits of :data:`FLAG_AHI`, :data:`FLAG_MODIFY`, :data:`FLAG_SHORTCUT` and
+        :data:`FLAG_STMT_END`.
 
     Notes
     -----
@@ -125,7 +133,7 @@ class Chunk:
                   ("stream", self.stream < 0, "allowed: >= 0"),
                   ("flags", (self.flags & ~np.uint8(FLAG_MASK)) != 0,
                    f"allowed: bits of FLAG_AHI={FLAG_AHI} | FLAG_MODIFY={FLAG_MODIFY} | "
-                   f"FLAG_SHORTCUT={FLAG_SHORTCUT}"))
+                   f"FLAG_SHORTCUT={FLAG_SHORTCUT} | FLAG_STMT_END={FLAG_STMT_END}"))
         for col, b, allowed in checks:
             if b.any():
                 i = _first(b)

@@ -81,6 +81,7 @@ def innodb_cases(draw):
         read_ahead_threshold=draw(st.sampled_from([0, 56, 62, 64])),
         lru_scan_depth=draw(st.sampled_from([100, 300])),
         adaptive_hash_index=draw(st.booleans()),
+        cleaner_activity=draw(st.sampled_from(["get", "statement"])),
         cost=CostModel(clock_read_ns=20, make_young_ns=100, miss_cpu_ns=1000, evict_ns=50),
         device=DeviceModel("test", draw(st.sampled_from([0, 200_000, 2_000_000])), 30_000, 150_000),
     )
@@ -91,7 +92,7 @@ def innodb_cases(draw):
         for _ in range(draw(st.integers(1, 5))):
             kind = draw(st.sampled_from(["scan", "random", "hot"]))
             cpu = draw(st.sampled_from([0, 1000, 300_000, 1_500_000]))
-            fl = draw(st.sampled_from([0, 0, 1, 2, 3, 4, 6]))
+            fl = draw(st.sampled_from([0, 0, 1, 2, 3, 4, 6, 8, 8, 10, 12]))
             if kind == "scan":
                 sp = draw(st.integers(0, 2))
                 base, size = int(SPACES.space_base[sp]), int(SPACES.space_size[sp])

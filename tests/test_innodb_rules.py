@@ -7,7 +7,7 @@ from bufsim.config import CostModel, DeviceModel, mariadb105, mysql57, pages_fro
 from bufsim.engine import PoolState
 from bufsim.pages import SpaceSpec
 from bufsim.policies._state import P_OLD, P_STAMP
-from bufsim.trace import Chunk
+from bufsim.trace import FLAG_MODIFY, FLAG_STMT_END, Chunk
 
 FREE = CostModel(0, 0, 0, 0)
 INSTANT = DeviceModel.instant()
@@ -227,6 +227,51 @@ def test_page_cleaner_refills_the_free_list_once_per_active_second():
                         mysql55(pool_pages=2048, cost=FREE, device=INSTANT))
     assert no_cleaner.cleaner_passes == 0
     assert no_cleaner.totals["evictions"] == 0
+
+
+def _long_select(last_flags=0, mid_flags=0):
+    """6,000 pages at 1 ms each (a 6 s read-only statement over a 2,048-page pool),
+    then a 1.5 s pause on a resident page and one more miss."""
+    pages = np.concatenate([np.arange(6000), [5999, 0]])
+    cpu = np.full(pages.size, 1_000_000, dtype=np.int64)
+    cpu[6000] = 1_500_000_000
+    flags = np.zeros(pages.size, dtype=np.uint8)
+    flags[5999] = last_flags
+    flags[3000] = mid_flags
+    return pages, cpu, flags
+
+
+@pytest.mark.parametrize("activity,last,mid,passes,free", [
+    # every get is activity: a pass every second, the last at 7 s, before the final miss
+    ("get", 0, 0, 7, 1023),
+    ("statement", 0, 0, 0, 0),              # no statement end: the cleaner stays idle
+    # one pass at 6 s, after the statement ended; it freed 1024 tail pages, among them
+    # pages 5999 and 0, so both later gets miss
+    ("statement", FLAG_STMT_END, 0, 1, 1022),
+    ("statement", 0, FLAG_MODIFY, 1, 0),    # a modifying get moves the count too
+])
+def test_cleaner_runs_only_after_activity(activity, last, mid, passes, free):
+    # srv_check_activity: the LRU batch (buf_flush_LRU_tail) runs only in a second in
+    # which the activity count moved; page gets do not move it, statement ends do.
+    ts = unlinked(6000)
+    pages, cpu, flags = _long_select(last, mid)
+    cfg = mysql56(pool_pages=2048, cost=FREE, device=INSTANT, cleaner_activity=activity)
+    res = replay(Trace.from_arrays(pages, cpu_ns=cpu, flags=flags, tablespaces=ts), cfg)
+    assert res.cleaner_passes == passes
+    assert res.stats["FREE_BUFFERS"].iloc[0] == free
+    assert res.totals["NUMBER_PAGES_GET"] == 6002
+
+
+def test_cleaner_activity_is_validated():
+    with pytest.raises(ValueError, match="cleaner_activity"):
+        mysql56(cleaner_activity="query")
+
+
+def test_statement_marks_only_the_last_event():
+    from bufsim.workloads.ssb import SSB
+    op = SSB(0.002).query("Q1.1")
+    fl = np.concatenate([c.flags for c in op.chunks()])
+    assert ((fl & FLAG_STMT_END) != 0).sum() == 1 and fl[-1] & FLAG_STMT_END
 
 
 # ---- §6.1 instances -------------------------------------------------------------------------------

@@ -56,8 +56,8 @@ N_G = 7
 # ---- configuration ---------------------------------------------------------------------
 (K_POLICY, K_VERSION, K_OLDTIME, K_RATIO, K_RATHRESH, K_SCANDEPTH, K_AHI, K_CLEANER,
  K_COST_CLOCK, K_COST_YOUNG, K_COST_MISS, K_COST_EVICT, K_DEV_RAND, K_DEV_SEQ,
- K_DEV_WRITE, K_NINST) = range(16)
-N_K = 16
+ K_DEV_WRITE, K_NINST, K_ACTIVITY) = range(17)
+N_K = 17
 
 POLICY_CODES = {"innodb": 0, "lru": 1, "fifo": 2, "clock": 3, "two_q": 4, "arc": 5}
 VERSION_CODES = {"5.5": 55, "5.6": 56, "5.7": 57, "mariadb10.5": 105}

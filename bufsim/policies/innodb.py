@@ -23,7 +23,7 @@ from ._state import (
     C_AHI, C_EVICT, C_GETS, C_NOT_YOUNG, C_RA, C_RA_EVICTED, C_READ, C_READS,
     C_WAIT_FREE, C_WRITE_REQ, C_WRITTEN, C_YOUNG, G_ACTIVE, G_DEVBUSY, G_DEVFREE,
     G_DEVLAST, G_FIXED, G_NEXT_TICK, G_TICKS, I_AREA, I_CLOCK, I_FREE, I_OLD, I_OLDLEN, I_SIZE, I_W,
-    K_AHI, K_COST_CLOCK, K_NINST, K_COST_EVICT, K_COST_MISS, K_COST_YOUNG, K_DEV_RAND,
+    K_ACTIVITY, K_AHI, K_COST_CLOCK, K_NINST, K_COST_EVICT, K_COST_MISS, K_COST_YOUNG, K_DEV_RAND,
     K_DEV_SEQ, K_DEV_WRITE, K_OLDTIME, K_RATHRESH, K_RATIO, K_SCANDEPTH, K_VERSION,
     LRU_MIN_LEN, NON_OLD_MIN_LEN, NS_PER_MS, NS_PER_S, OLD_MIN_LEN, OLD_TOLERANCE, P_ACCESS,
     P_DIRTY, P_NEXT, P_OLD, P_PREV, P_READY, P_STAMP, P_WHERE, RATIO_DIV,
@@ -408,7 +408,8 @@ def get(pst, stat, ist, cnt, sst, glob, cfg, space_base, space_size, p, flags, k
     """One page get (buf_page_get_gen / optimistic get / AHI hit / AHI shortcut) by stream k at t_ns.
     Returns the time when the page is latched and checked, before the get's own CPU."""
     i = instance_of(stat, cfg, p)
-    glob[G_ACTIVE] = 1
+    if cfg[K_ACTIVITY] == 0:
+        glob[G_ACTIVE] = 1  # cleaner_activity='get'; 'statement' marks it in the engine
     resident = pst[p, P_WHERE] == 1
     hashed = cfg[K_AHI] != 0 and resident and pst[p, P_ACCESS] > 0
     if (flags & 4) != 0 and hashed:

@@ -38,11 +38,12 @@ from typing import Callable, Iterator, Sequence
 import numpy as np
 
 from ..pages import Tablespaces
-from ..trace import FLAG_AHI, FLAG_MODIFY, FLAG_SHORTCUT, Chunk, Trace
+from ..trace import FLAG_AHI, FLAG_MODIFY, FLAG_SHORTCUT, FLAG_STMT_END, Chunk, Trace
 from .geometry import SpaceLayout, Table, layout_space, table_geometry
 
 __all__ = ["CpuCost", "Database", "Operator", "full_scan", "lookups", "range_scan",
-           "secondary_range", "scan_join", "batch_sort", "dedupe_consecutive", "sequence"]
+           "secondary_range", "scan_join", "batch_sort", "dedupe_consecutive", "sequence",
+           "statement"]
 
 #: rows expanded into events at a time
 BATCH = 1 << 16
@@ -423,6 +424,29 @@ def sequence(ops: Sequence[Operator], name: str = "") -> Operator:
     listed = all(o.pages is not None for o in ops)
     return Operator(name or " ; ".join(o.name for o in ops), chunks, sum(o.rows for o in ops),
                     sum(o.gets for o in ops), ts, pages if listed else None)
+
+
+def statement(op: Operator, name: str | None = None) -> Operator:
+    """``op`` run as one SQL statement: its last event carries :data:`bufsim.FLAG_STMT_END`.
+
+    The statement's end moves InnoDB's server activity count, which is what lets
+    the 5.6+ page cleaner run its LRU batch (``PoolConfig(cleaner_activity=
+    "statement")``).  Rows, gets and pages are those of ``op``.
+    """
+    def chunks(stream):
+        held = None
+        for c in op.factory(stream):
+            if len(c) == 0:
+                continue
+            if held is not None:
+                yield held
+            held = c
+        if held is not None:
+            flags = held.flags.copy()
+            flags[-1] |= FLAG_STMT_END
+            yield Chunk(held.page, held.count, held.cpu_ns, held.stream, flags)
+
+    return Operator(name or op.name, chunks, op.rows, op.gets, op.tablespaces, op.pages)
 
 
 def scan_join(db: Database, outer: str, joins: Sequence[tuple], *, cpu: CpuCost = CpuCost(),

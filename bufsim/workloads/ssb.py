@@ -54,6 +54,7 @@ import numpy as np
 from .geometry import FILL_RANDOM, Column, Index, Table
 from .plans import (
     CpuCost, Database, Operator, _emit, range_scan, scan_join, secondary_range, sequence,
+    statement,
 )
 
 __all__ = ["SSB", "SSBData", "QUERIES", "PLANS", "ssb_tables", "N_DATES", "N_ORDER_DATES"]
@@ -309,7 +310,8 @@ class SSB:
 
         ``plan``: ``'scan'`` (all queries) or ``'date_first'`` (Q1.x); see the
         module docstring.  ``ahi``: how the adaptive hash index answers dimension
-        probes (``"shortcut"``, True, False; module docstring).
+        probes (``"shortcut"``, True, False; module docstring).  The query is one
+        statement: its last event carries :data:`bufsim.FLAG_STMT_END`.
         """
         if name not in PLANS:
             raise ValueError(f"query = {name!r} is not an SSB query; allowed: {', '.join(QUERIES)}")
@@ -344,7 +346,7 @@ class SSB:
     def _scan_plan(self, name, cpu, ahi):
         joins = [(t, None, e, ahi) for t, e in self.probes(name)]
         op = scan_join(self.db, "lineorder", joins, cpu=cpu)
-        return op.renamed(f"{name} scan")
+        return statement(op, f"{name} scan")
 
     def _date_first_plan(self, name, cpu):
         spec = PLANS[name]
@@ -367,7 +369,7 @@ class SSB:
                                              rowids[lo_e:hi_e], cpu=cpu))
             prev = hi
         op = sequence(parts)
-        return op.renamed(f"{name} date_first")
+        return statement(op, f"{name} date_first")
 
     def expected_rows(self, name: str, plan: str = "scan") -> int:
         """Rows read, from the data alone (lineorder rows + dimension probes or ref rows)."""

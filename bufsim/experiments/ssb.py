@@ -1,0 +1,400 @@
+"""Notebook 01: the SSB ``innodb_old_blocks_time`` regression of 000_fe2813b876a91991.txt.
+
+What is here, and what the notebook does with it:
+
+* :class:`Calibration` — the four constants the notebook fits: CPU per row and per
+  page get (carried by the trace, :class:`bufsim.workloads.CpuCost`), CPU per
+  old-blocks time check (one ``ut_time_ms()`` clock read, ``CostModel.clock_read_ns``)
+  and the time of one 16 KiB read served by the warm file-system cache (a
+  :class:`bufsim.DeviceModel` with that service time).  Make-young moves, miss CPU
+  and user-thread evictions cost 0 apart: their cost is inside the per-get and
+  per-read constants (the Q1.1 runs cannot tell them apart).
+* :func:`q11_run` — one Q1.1 replay from an empty pool (the document's counters are
+  per query: ``PAGES_MADE_YOUNG`` 3 after one run and 29,501 after the next, so the
+  server was restarted between runs; the file-system cache stayed warm).
+* :func:`fit_q11` — least squares (non-negative) of the four constants on the four
+  Q1.1 query times, iterated to a fixed point because the replay's virtual time
+  decides which gets are old-blocks time checks.
+* :func:`run_ssb` — Cold and Run1-3 of the 13 queries in one pool, each query a
+  statement followed by an idle second (the page cleaner refills the free list
+  between statements, not during one: ``cleaner_activity="statement"``).
+* :func:`cold_extra_ns` — Cold runs read from a cold file-system cache: the first
+  read of each page in the run comes from the disk.  The replay serves every read
+  at the file-system-cache time; this adds, per page first read in the run, the
+  disk's extra time (sequential for the scanned ``lineorder`` and ``dim_date``
+  clustered indexes, random for the probed dimensions), with no overlap with CPU.
+
+References: ``storage/innobase/buf/buf0buf.cc`` (``buf_page_peek_if_too_old``:
+``ut_time_ms()`` on every get of an old page while old_blocks_time > 0),
+``buf/buf0flu.cc`` (``buf_flush_page_cleaner_thread``: ``buf_flush_LRU_tail`` only
+when ``srv_check_activity``), MySQL 5.6.10.
+"""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+from ..config import CostModel, DeviceModel, PoolConfig, pages_from_bytes, preset
+from ..engine import PoolState, replay
+from ..policies._state import COUNTER_NAMES, K_OLDTIME, T_CLOCK, T_CPU, T_GETS, T_IOWAIT, T_MISSES
+from ..policies.innodb import background
+from ..workloads.plans import CpuCost
+from ..workloads.ssb import QUERIES, SSB
+
+__all__ = ["Calibration", "SsbConfig", "CONFIGS", "pool_config", "q11_run", "q11_sequence", "fit_q11",
+           "FitResult", "run_ssb", "cold_extra_ns", "Q11_METRICS", "NS"]
+
+NS = 1_000_000_000
+
+#: document counter -> column of :func:`q11_run`'s result
+Q11_METRICS = {
+    "NUMBER_PAGES_GET": "gets",
+    "NUMBER_PAGES_READ": "pages_read",
+    "NUMBER_PAGES_READ_AHEAD": "read_ahead",
+    "PAGES_MADE_YOUNG": "made_young",
+    "PAGES_NOT_MADE_YOUNG": "not_made_young",
+    "INNODB_ROWS_READ": "rows",
+    "query_seconds": "seconds",
+}
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """The cost constants fitted on Q1.1 (integers, nanoseconds, >= 0).
+
+    Parameters
+    ----------
+    row_ns, get_ns
+        Executor CPU per row read and per page get.
+    clock_read_ns
+        CPU of one old-blocks time check (and of the access-time stamp of a first access).
+    read_ns
+        Service time of one 16 KiB read from the warm file-system cache.
+    """
+
+    row_ns: int = 0
+    get_ns: int = 1_000
+    clock_read_ns: int = 1_000
+    read_ns: int = 10_000
+
+    def __post_init__(self):
+        for f in ("row_ns", "get_ns", "clock_read_ns", "read_ns"):
+            v = getattr(self, f)
+            if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or not 0 <= v <= 10**9:
+                raise ValueError(f"Calibration.{f} = {v!r} is out of range; allowed: integer 0..1e9")
+
+    @property
+    def cpu(self) -> CpuCost:
+        return CpuCost(row_ns=int(self.row_ns), get_ns=int(self.get_ns))
+
+    @property
+    def cost(self) -> CostModel:
+        return CostModel(clock_read_ns=int(self.clock_read_ns), make_young_ns=0, miss_cpu_ns=0,
+                         evict_ns=0)
+
+    @property
+    def device(self) -> DeviceModel:
+        r = int(self.read_ns)
+        return DeviceModel("fs_cache (fitted)", r, r, r)
+
+
+@dataclass(frozen=True)
+class SsbConfig:
+    """One of the document's five configurations."""
+
+    version: str            # as in data/ssb_response_times.csv
+    buffer_pool: str        # "128M" or "4G"
+    old_blocks_time_ms: int
+
+    @property
+    def preset(self) -> str:
+        return "mysql55" if self.version.startswith("5.5") else "mysql56"
+
+    @property
+    def label(self) -> str:
+        return f"{self.version} {self.buffer_pool} t={self.old_blocks_time_ms}"
+
+
+#: the document's configurations, in its table's order
+CONFIGS = (SsbConfig("5.5.30", "128M", 0), SsbConfig("5.6.10", "128M", 1000),
+           SsbConfig("5.6.10", "128M", 0), SsbConfig("5.5.30", "4G", 0),
+           SsbConfig("5.6.10", "4G", 1000))
+
+
+def pool_config(cfg: SsbConfig, calib: Calibration, *, scale: float = 1.0,
+                device: DeviceModel | None = None, **overrides) -> PoolConfig:
+    """The replay configuration of ``cfg``: its preset, pool size times ``scale``
+    (at least 320 pages; instances as the preset gives for the unscaled size),
+    the calibrated costs and device, and ``cleaner_activity="statement"``."""
+    if not 0 < scale <= 1:
+        raise ValueError(f"scale = {scale!r} is out of range; allowed: 0 < scale <= 1")
+    full = pages_from_bytes(cfg.buffer_pool)
+    inst = preset(cfg.preset, pool_pages=full).instances
+    pages = max(320 * inst, int(full * scale))
+    args = dict(pool_pages=pages, instances=inst, old_blocks_time_ms=cfg.old_blocks_time_ms,
+                cost=calib.cost, device=device or calib.device, cleaner_activity="statement")
+    args.update(overrides)
+    return preset(cfg.preset, **args)
+
+
+def _features(gets, rows, cpu_ns, io_ns, calib: Calibration) -> dict:
+    """Counts that multiply each constant in the elapsed time (see :func:`fit_q11`)."""
+    trace_cpu = gets * calib.get_ns + rows * calib.row_ns
+    # >= 0: the trace's per-get CPU is floored per event (plans._emit), a few ns per event
+    clock_reads = max(0.0, (cpu_ns - trace_cpu) / calib.clock_read_ns) if calib.clock_read_ns \
+        else np.nan
+    io_reads = io_ns / calib.read_ns if calib.read_ns else np.nan
+    return dict(clock_reads=clock_reads, io_waits=io_reads)
+
+
+def q11_run(ssb: SSB, plan: str, old_blocks_time_ms: int, calib: Calibration, *,
+            config: SsbConfig = SsbConfig("5.6.10", "128M", 1000), **overrides) -> dict:
+    """Q1.1 under ``plan`` replayed from an empty pool; the document's counters and
+    the time split (``cpu_rows_s``, ``cpu_gets_s``, ``time_checks_s``, ``io_s``)."""
+    op = ssb.query("Q1.1", plan, cpu=calib.cpu)
+    cfg = pool_config(config, calib, old_blocks_time_ms=old_blocks_time_ms, **overrides)
+    res = replay(op.trace(), cfg)
+    t, s = res.totals, res.streams.iloc[0]
+    out = dict(plan=plan, old_blocks_time_ms=old_blocks_time_ms,
+               gets=int(t["NUMBER_PAGES_GET"]), pages_read=int(t["NUMBER_PAGES_READ"]),
+               read_ahead=int(t["NUMBER_PAGES_READ_AHEAD"]), made_young=int(t["PAGES_MADE_YOUNG"]),
+               not_made_young=int(t["PAGES_NOT_MADE_YOUNG"]), rows=int(op.rows),
+               seconds=s["elapsed_ns"] / NS, cpu_ns=int(s["cpu_ns"]), io_wait_ns=int(s["io_wait_ns"]),
+               hit_ratio=1 - t["NUMBER_PAGES_READ"] / t["NUMBER_PAGES_GET"])
+    out.update(_features(int(s["gets"]), op.rows, int(s["cpu_ns"]), int(s["io_wait_ns"]), calib))
+    out.update(_split(out, calib))
+    return out
+
+
+def q11_sequence(ssb: SSB, steps: Sequence[tuple[str, int]], calib: Calibration, *,
+                 config: SsbConfig = SsbConfig("5.6.10", "128M", 1000), idle_ns: int = NS,
+                 **overrides) -> pd.DataFrame:
+    """Q1.1 run several times in one pool that starts empty, ``old_blocks_time`` set
+    before each run as ``SET GLOBAL innodb_old_blocks_time`` would (the pool keeps its
+    pages), an idle ``idle_ns`` after each statement.
+
+    ``steps``: ``[(plan, old_blocks_time_ms), ...]``.  Returns one row per step with
+    the counters' increments (columns as :func:`q11_run`'s counters).
+    """
+    if not steps:
+        raise ValueError("steps must hold at least one (plan, old_blocks_time_ms)")
+    cfg = pool_config(config, calib, old_blocks_time_ms=int(steps[0][1]), **overrides)
+    state = PoolState(cfg, ssb.tablespaces, 1)
+    idx = {n: j for j, n in enumerate(COUNTER_NAMES)}
+    out = []
+    for plan, t_ms in steps:
+        if not (isinstance(t_ms, (int, np.integer)) and 0 <= t_ms <= 2**32 - 1):
+            raise ValueError(f"old_blocks_time_ms = {t_ms!r} is out of range; allowed: 0..2**32-1")
+        state.cfg[K_OLDTIME] = int(t_ms)
+        op = ssb.query("Q1.1", plan, cpu=calib.cpu)
+        c0, t0 = _counters(state), int(state.sst[0, T_CLOCK])
+        state.exhausted[0] = 0
+        for chunk in op.chunks():
+            if len(chunk):
+                state.feed(0, chunk)
+                state.run()
+        state.close(0)
+        if state.run() != 0:
+            raise RuntimeError(f"replay of Q1.1 {plan} did not finish")
+        d = _counters(state) - c0
+        out.append(dict(plan=plan, old_blocks_time_ms=int(t_ms), rows=int(op.rows),
+                        gets=int(d[idx["NUMBER_PAGES_GET"]]),
+                        pages_read=int(d[idx["NUMBER_PAGES_READ"]]),
+                        read_ahead=int(d[idx["NUMBER_PAGES_READ_AHEAD"]]),
+                        made_young=int(d[idx["PAGES_MADE_YOUNG"]]),
+                        not_made_young=int(d[idx["PAGES_NOT_MADE_YOUNG"]]),
+                        seconds=(int(state.sst[0, T_CLOCK]) - t0) / NS))
+        t = int(state.sst[0, T_CLOCK]) + int(idle_ns)
+        if cfg.page_cleaner and idle_ns:
+            background(state.pst, state.stat, state.ist, state.cnt, state.glob, state.cfg, t)
+        state.sst[0, T_CLOCK] = t
+    return pd.DataFrame(out)
+
+
+def _split(r: Mapping, calib: Calibration) -> dict:
+    return dict(cpu_rows_s=r["rows"] * calib.row_ns / NS,
+                cpu_gets_s=(r["cpu_ns"] - r["rows"] * calib.row_ns
+                            - r["clock_reads"] * calib.clock_read_ns) / NS
+                if calib.clock_read_ns else (r["cpu_ns"] - r["rows"] * calib.row_ns) / NS,
+                time_checks_s=r["clock_reads"] * calib.clock_read_ns / NS
+                if calib.clock_read_ns else 0.0,
+                io_s=r["io_wait_ns"] / NS)
+
+
+@dataclass
+class FitResult:
+    """The fitted constants, the Q1.1 runs at them and the iteration history."""
+
+    calibration: Calibration
+    runs: pd.DataFrame
+    history: pd.DataFrame
+
+
+def fit_q11(ssb: SSB, reported_seconds: Mapping[tuple[str, int], float], *,
+            start: Calibration = Calibration(), max_iter: int = 8, tol: float = 0.005,
+            config: SsbConfig = SsbConfig("5.6.10", "128M", 1000), **overrides) -> FitResult:
+    """Fit :class:`Calibration` to the Q1.1 query times.
+
+    Model: a run's elapsed virtual time is ``rows*row_ns + gets*get_ns +
+    clock_reads*clock_read_ns + io_waits*read_ns``, exactly so for a single
+    stream with zero make-young, miss and eviction costs (``io_waits`` is the I/O
+    wait in units of one read).  The counts depend on the constants (old-blocks
+    time decides which gets are checks, read-ahead overlap decides the waits), so
+    the fit alternates: replay every run at the current constants, solve the
+    non-negative least squares of the relative errors for the constants, repeat
+    until no constant moves by more than ``tol`` (relative) or ``max_iter``.
+
+    Parameters
+    ----------
+    reported_seconds
+        ``{(plan, old_blocks_time_ms): seconds}``, e.g. the four Q1.1 times of
+        ``data/ssb_q11_counters.csv``.  At least 4 runs (4 constants).
+    **overrides
+        PoolConfig fields passed to every :func:`q11_run` (e.g. a smaller pool).
+    """
+    from scipy.optimize import nnls
+
+    if len(reported_seconds) < 4:
+        raise ValueError(f"reported_seconds has {len(reported_seconds)} runs; allowed: >= 4 "
+                         "(four constants are fitted)")
+    if not (isinstance(max_iter, int) and max_iter >= 1):
+        raise ValueError(f"max_iter = {max_iter!r} is out of range; allowed: integer >= 1")
+    keys = list(reported_seconds)
+    y = np.array([float(reported_seconds[k]) for k in keys])
+    if (y <= 0).any():
+        raise ValueError("reported_seconds must all be > 0")
+    calib = start
+    hist = []
+    for it in range(max_iter):
+        runs = [q11_run(ssb, p, t, calib, config=config, **overrides) for p, t in keys]
+        A = np.array([[r["rows"], r["gets"], r["clock_reads"], r["io_waits"]] for r in runs],
+                     dtype=float) / NS
+        w = 1 / y
+        x, _ = nnls(A * w[:, None], y * w)
+        # at least 1 ns each, so that the next replay's counts stay defined
+        new = Calibration(*(max(1, int(round(v))) for v in x))
+        hist.append(dict(iteration=it, **asdict(calib),
+                         max_rel_error=float(np.max(np.abs(A @ np.array(list(asdict(calib).values()))
+                                                           - y) / y))))
+        moved = max(abs(a - b) / max(b, 1) for a, b in zip(asdict(new).values(), asdict(calib).values()))
+        calib = new
+        if moved <= tol:
+            break
+    runs = pd.DataFrame([q11_run(ssb, p, t, calib, config=config, **overrides) for p, t in keys])
+    runs["reported_seconds"] = y
+    return FitResult(calib, runs, pd.DataFrame(hist))
+
+
+# ---- the 13-query table ------------------------------------------------------------------------
+def _counters(state: PoolState) -> np.ndarray:
+    return state.cnt.sum(axis=0).copy()
+
+
+def run_ssb(ssb: SSB, configs: PoolConfig | Mapping[str, PoolConfig], calib: Calibration, *,
+            runs: Sequence[str] = ("Cold", "Run1", "Run2", "Run3"),
+            queries: Sequence[str] = QUERIES, idle_ns: int = NS,
+            states_out: dict | None = None) -> pd.DataFrame:
+    """The 13 queries (scan plans) run after each other ``len(runs)`` times in one
+    pool per configuration, each pool starting empty, an idle ``idle_ns`` after
+    every statement (the 5.6 page cleaner's pass falls into it).
+
+    ``configs`` is one :class:`PoolConfig` or ``{label: PoolConfig}``; every pool
+    replays the same chunks, generated once per query and run.  A query is
+    ``"Q2.1"`` (scan plan) or ``"Q1.1:date_first"``.  If ``states_out`` is a dict,
+    it receives ``{label: PoolState}`` at the end (after the last idle gap), e.g.
+    for the pool contents per index.
+
+    Returns one row per configuration, run and query: the counters' increments,
+    rows, elapsed seconds (idle time not included), CPU, I/O wait, clock reads and
+    the time split of :func:`q11_run`.
+    """
+    if isinstance(configs, PoolConfig):
+        configs = {"": configs}
+    if not configs:
+        raise ValueError("configs must hold at least one PoolConfig")
+    if not runs:
+        raise ValueError("runs must name at least one run")
+    if not (isinstance(idle_ns, (int, np.integer)) and idle_ns >= 0):
+        raise ValueError(f"idle_ns = {idle_ns!r} is out of range; allowed: integer >= 0")
+    states = {k: PoolState(c, ssb.tablespaces, 1) for k, c in configs.items()}
+    rows_out = []
+    idx = {n: j for j, n in enumerate(COUNTER_NAMES)}
+    for run in runs:
+        for q in queries:
+            name, _, plan = q.partition(":")
+            op = ssb.query(name, plan or "scan", cpu=calib.cpu)
+            before = {k: (_counters(st), st.sst[0].copy()) for k, st in states.items()}
+            for st in states.values():
+                st.exhausted[0] = 0
+            for chunk in op.chunks():
+                if len(chunk):
+                    for st in states.values():
+                        st.feed(0, chunk)
+                        st.run()
+            for label, st in states.items():
+                st.close(0)
+                code = st.run()
+                if code != 0:
+                    raise RuntimeError(f"replay of {q} stopped with code {code}")
+                c0, s0 = before[label]
+                d, s1 = _counters(st) - c0, st.sst[0]
+                r = dict(config=label, run=run, query=q, rows=int(op.rows),
+                         gets=int(d[idx["NUMBER_PAGES_GET"]]),
+                         pages_read=int(d[idx["NUMBER_PAGES_READ"]]),
+                         read_ahead=int(d[idx["NUMBER_PAGES_READ_AHEAD"]]),
+                         made_young=int(d[idx["PAGES_MADE_YOUNG"]]),
+                         not_made_young=int(d[idx["PAGES_NOT_MADE_YOUNG"]]),
+                         seconds=(s1[T_CLOCK] - s0[T_CLOCK]) / NS,
+                         cpu_ns=int(s1[T_CPU] - s0[T_CPU]),
+                         io_wait_ns=int(s1[T_IOWAIT] - s0[T_IOWAIT]),
+                         misses=int(s1[T_MISSES] - s0[T_MISSES]))
+                r.update(_features(int(s1[T_GETS] - s0[T_GETS]), r["rows"], r["cpu_ns"],
+                                   r["io_wait_ns"], calib))
+                r.update(_split(r, calib))
+                rows_out.append(r)
+                # the statement ended: an idle gap, in which the page cleaner (5.6) runs
+                t = int(st.sst[0, T_CLOCK]) + int(idle_ns)
+                if st.config.page_cleaner and idle_ns:
+                    background(st.pst, st.stat, st.ist, st.cnt, st.glob, st.cfg, t)
+                st.sst[0, T_CLOCK] = t
+    if states_out is not None:
+        states_out.update(states)
+    return pd.DataFrame(rows_out)
+
+
+def touched_pages(ssb: SSB, queries: Sequence[str] = QUERIES) -> np.ndarray:
+    """Boolean mask over the dense pages: touched by any of ``queries`` (scan plans)."""
+    mask = np.zeros(ssb.tablespaces.n_pages, dtype=bool)
+    for q in queries:
+        mask[ssb.query(q, "scan").pages()] = True
+    return mask
+
+
+def cold_extra_ns(ssb: SSB, disk: DeviceModel, fs_read_ns: int, *,
+                  queries: Sequence[str] = QUERIES) -> dict:
+    """Extra time of a run whose file-system cache starts cold.
+
+    Every page the queries touch is read from the disk once in the run (the
+    replay charged it ``fs_read_ns``).  Pages of the indexes read in key order
+    (``lineorder``'s clustered index, ``dim_date``'s) are charged the disk's
+    sequential time, the other (probed) pages its random time.  No overlap with
+    CPU is assumed.
+
+    Returns ``dict(seq_pages, random_pages, extra_ns)``.
+    """
+    if not (isinstance(fs_read_ns, (int, np.integer)) and fs_read_ns >= 0):
+        raise ValueError(f"fs_read_ns = {fs_read_ns!r} is out of range; allowed: integer >= 0")
+    mask = touched_pages(ssb, queries)
+    ts = ssb.tablespaces
+    names = list(ts.group_names)
+    seq_groups = [j for j, n in enumerate(names)
+                  if ("lineorder" in n and "GEN_CLUST" in n) or ("dim_date" in n and "PRIMARY" in n)]
+    seq = np.isin(ts.page_group, seq_groups)
+    n_seq = int((mask & seq).sum())
+    n_rand = int((mask & ~seq).sum())
+    extra = n_seq * max(0, disk.seq_read_ns - fs_read_ns) + \
+        n_rand * max(0, disk.random_read_ns - fs_read_ns)
+    return dict(seq_pages=n_seq, random_pages=n_rand, extra_ns=int(extra))
