@@ -61,6 +61,19 @@ __all__ = ["HoldTimes", "ContentionDemand", "Network", "instance_demand", "netwo
 VERSIONS = ("5.5", "5.6", "5.7")
 #: Largest hold time accepted, in nanoseconds (one second).
 MAX_HOLD_NS = 1e9
+
+
+def check_nanosecond_fields(obj) -> None:
+    """Check that every field of the frozen dataclass ``obj`` is a finite number of
+    nanoseconds in 0..MAX_HOLD_NS and store it as a float; the ValueError names the
+    class, the field and the range."""
+    for f in fields(obj):
+        v = getattr(obj, f.name)
+        ok = isinstance(v, numbers.Real) and not isinstance(v, (bool, np.bool_))
+        if not ok or not math.isfinite(v) or not 0 <= v <= MAX_HOLD_NS:
+            raise ValueError(f"{type(obj).__name__}.{f.name}={v!r} is out of range; allowed: "
+                             f"finite nanoseconds in 0..{MAX_HOLD_NS:.0e}")
+        object.__setattr__(obj, f.name, float(v))
 NS_PER_S = 1e9
 
 
@@ -108,13 +121,7 @@ class HoldTimes:
     cpu_ns: float = 100_000.0
 
     def __post_init__(self):
-        for f in fields(self):
-            v = getattr(self, f.name)
-            ok = isinstance(v, numbers.Real) and not isinstance(v, (bool, np.bool_))
-            if not ok or not math.isfinite(v) or not 0 <= v <= MAX_HOLD_NS:
-                raise ValueError(f"HoldTimes.{f.name}={v!r} is out of range; allowed: finite "
-                                 f"nanoseconds in 0..{MAX_HOLD_NS:.0e}")
-            object.__setattr__(self, f.name, float(v))
+        check_nanosecond_fields(self)
 
 
 # --------------------------------------------------------------------------------------

@@ -25,14 +25,13 @@ and 04:
 from __future__ import annotations
 
 import math
-import numbers
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, fields
 
 import numpy as np
 
 from ..pages import MAX_BUFFER_POOLS, Tablespaces, _check_int
-from .demand import ContentionDemand, HoldTimes, Network, instance_demand
+from .demand import ContentionDemand, HoldTimes, Network, check_nanosecond_fields, instance_demand
 
 __all__ = ["Costs", "fit_costs", "instance_map", "workload_demand", "workload_network",
            "max_throughput", "wait_shares", "instances_for_fraction", "solve_increasing"]
@@ -111,13 +110,7 @@ class Costs:
     stmt_cpu_ns: float = 50_000.0
 
     def __post_init__(self):
-        for f in fields(self):
-            v = getattr(self, f.name)
-            ok = isinstance(v, numbers.Real) and not isinstance(v, (bool, np.bool_))
-            if not ok or not math.isfinite(v) or not 0 <= v <= 1e9:
-                raise ValueError(f"Costs.{f.name}={v!r} is out of range; allowed: finite "
-                                 "nanoseconds in 0..1e9")
-            object.__setattr__(self, f.name, float(v))
+        check_nanosecond_fields(self)
 
     def hold(self, gets_per_txn: float, statements: float = 1.0) -> HoldTimes:
         """The :class:`HoldTimes` of a transaction with these gets and statements."""
