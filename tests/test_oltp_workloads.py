@@ -13,12 +13,20 @@ from bufsim.workloads import dbstress as ds
 from bufsim.workloads import rein
 from bufsim.workloads import sysbench as sb
 from bufsim.workloads.geometry import table_geometry
-from bufsim.workloads.plans import CpuCost, full_scan, lookups, range_scan, secondary_range, sequence
+from bufsim.workloads.plans import (
+    CpuCost, full_scan, lookups, range_scan, secondary_range, sequence, statement,
+)
 
 
 def per_get(chunk):
-    """Pages and flags of every single get (events expanded)."""
-    return np.repeat(chunk.page, chunk.count), np.repeat(chunk.flags, chunk.count)
+    """Pages and flags of every single get (events expanded); FLAG_STMT_END stays on the
+    last get of its event (the statement ends when the event is done)."""
+    flags = np.repeat(chunk.flags, chunk.count)
+    last = np.cumsum(chunk.count) - 1
+    end = np.zeros(flags.size, dtype=bool)
+    end[last] = (chunk.flags & bufsim.FLAG_STMT_END) != 0
+    flags = np.where(end, flags, flags & ~np.uint8(bufsim.FLAG_STMT_END)).astype(np.uint8)
+    return np.repeat(chunk.page, chunk.count), flags
 
 
 @pytest.fixture(scope="module")
@@ -75,7 +83,7 @@ def test_oltp_trace_gets_equal_plan(sbdb, dist, ahi):
     c = op.trace().materialize()
     assert c.n_gets == op.gets
     assert op.rows == 300 * (10 + 3 * 100 + 101)
-    assert (c.flags == bufsim.FLAG_AHI).sum() == (300 * 10 if ahi else 0)
+    assert np.count_nonzero(c.flags & bufsim.FLAG_AHI) == (300 * 10 if ahi else 0)
     # the mean per transaction is the plan's expectation (leaf crossings are random:
     # at most 3 per range, so the mean over 300 transactions is within a few tenths)
     exp = sb.oltp_expected(sbdb, sb.SMALL_NAME, ahi=ahi)
@@ -83,13 +91,15 @@ def test_oltp_trace_gets_equal_plan(sbdb, dist, ahi):
 
 
 def test_oltp_transaction_is_the_plans_operators(sbdb):
-    """One transaction, get by get, equals lookups and range_scan of plans."""
+    """One transaction, get by get, equals lookups and range_scan of plans, each its own
+    statement (FLAG_STMT_END on its last event)."""
     n = 20_000
     ids = sb.random_ids(np.random.default_rng(3), n, (1, 14), "uniform")[0]
-    ops = [lookups(sbdb, sb.SMALL_NAME, [i - 1]) for i in ids[:10]]
+    ops = [statement(lookups(sbdb, sb.SMALL_NAME, [i - 1])) for i in ids[:10]]
     for s, i in enumerate(ids[10:]):
         first = max(1, n - 100) if i + 100 > n else i
-        ops.append(range_scan(sbdb, sb.SMALL_NAME, first - 1, 101 if s == 3 else 100))
+        ops.append(statement(range_scan(sbdb, sb.SMALL_NAME, first - 1,
+                                        101 if s == 3 else 100)))
     ref = sequence(ops).trace().materialize()
     mine = sb.oltp_read_only(sbdb, sb.SMALL_NAME, 1, seed=3).trace().materialize()
     for a, b in zip(per_get(ref), per_get(mine)):
@@ -246,13 +256,13 @@ def test_dbstress_rows_per_query(dsdb):
 
 def test_dbstress_statements_are_the_plans_operators(dsdb):
     o = 7
-    ref = secondary_range(dsdb, "HISTORY", "history_ref_idx", 20 * o,
-                          np.arange(20 * o, 20 * o + 20), ahi=True).trace().materialize()
+    ref = statement(secondary_range(dsdb, "HISTORY", "history_ref_idx", 20 * o,
+                                    np.arange(20 * o, 20 * o + 20), ahi=True)).trace().materialize()
     mine = ds.dbstress_stream(dsdb, 1, pattern=("sel2",), variant=6, refs=[o]).trace().materialize()
     for a, b in zip(per_get(ref), per_get(mine)):
         np.testing.assert_array_equal(a, b)
-    ref = sequence([lookups(dsdb, "OBJECT", [o]), lookups(dsdb, "SECTION", [o % 100]),
-                    lookups(dsdb, "ZONE", [o % 10])]).trace().materialize()
+    ref = statement(sequence([lookups(dsdb, "OBJECT", [o]), lookups(dsdb, "SECTION", [o % 100]),
+                              lookups(dsdb, "ZONE", [o % 10])])).trace().materialize()
     mine = ds.dbstress_stream(dsdb, 1, pattern=("sel1",), ahi=False, refs=[o]).trace().materialize()
     for a, b in zip(per_get(ref), per_get(mine)):
         np.testing.assert_array_equal(a, b)

@@ -101,7 +101,7 @@ from typing import Callable
 import numpy as np
 
 from .geometry import FILL_ORDERED, FILL_RANDOM, Column, Index, Table
-from .plans import CpuCost, Database, Operator, _emit, range_scan
+from .plans import CpuCost, Database, Operator, _emit, range_scan, statement
 
 __all__ = ["Dbt3", "Dbt3Data", "dbt3_database", "dbt3_tables", "PLANS", "QUERIES", "VARIANTS",
            "day", "CURRENT_DATE", "N_ORDER_DATES"]
@@ -827,6 +827,8 @@ class Dbt3:
 
         ``q`` in :data:`QUERIES`; ``variant`` ``'plain'``, ``'mrr'`` or ``'bka'``
         (module docstring).  ``.rows`` and ``.gets`` come from :meth:`expected`.
+        The query is one statement (its subqueries, correlated or not, are part
+        of it): only its last event carries :data:`bufsim.FLAG_STMT_END`.
         """
         self._check(q, variant)
         rows, gets = self.expected(q, variant)
@@ -841,7 +843,8 @@ class Dbt3:
                         yield _emit(pages[lo:lo + (1 << 20)], rws[lo:lo + (1 << 20)], cpu,
                                     stream, 0)
 
-        return Operator(f"DBT-3 Q{q} {variant}", chunks, rows, gets, self.tablespaces)
+        return statement(Operator(f"DBT-3 Q{q} {variant}", chunks, rows, gets,
+                                  self.tablespaces))
 
     def distinct_pages(self, q: int, variant: str = "plain") -> int:
         """Distinct pages the query touches (from its trace)."""

@@ -39,7 +39,9 @@ arithmetic: descent, one get per row and per leaf arrival, one past the end); ea
 point select a root-to-leaf descent, or with ``ahi=True`` one leaf get carrying
 FLAG_AHI.  (Range starts always descend: the AHI shortcut of the point select,
 ``row_sel_try_search_shortcut_for_mysql``, serves unique searches only.)  BEGIN and
-COMMIT touch no table page.  sysbench counts 14 read requests per transaction.
+COMMIT touch no table page.  sysbench counts 14 read requests per transaction;
+each of the 14 statements ends with an event carrying :data:`bufsim.FLAG_STMT_END`
+(:mod:`~bufsim.workloads.txn`).
 
 Random ids (``rnd_func_uniform`` / ``rnd_func_special`` of sysbench 0.4):
 
@@ -68,7 +70,7 @@ import math
 import numpy as np
 
 from .geometry import PAGE_SIZE, Column, Index, Table, table_geometry
-from .plans import CpuCost, Database, Operator, full_scan
+from .plans import CpuCost, Database, Operator, full_scan, statement
 from .txn import PageFrequency, _clustered_ranges, _descents, _range_gets, _txn_operator
 
 __all__ = [
@@ -261,7 +263,9 @@ def oltp_expected(db: Database, table: str, *, ahi: bool = False, point_selects:
 def mysqldump(db: Database, table: str, *, cpu: CpuCost = CpuCost()) -> Operator:
     """mysqldump of ``table``: ``SELECT /*!40001 SQL_NO_CACHE */ * FROM table``, a full
     clustered scan in key order (:func:`~bufsim.workloads.plans.full_scan`); its own
-    stream.  ``cpu.row_ns`` covers sending and formatting each row."""
+    stream.  ``cpu.row_ns`` covers sending and formatting each row.  The SELECT is
+    one statement: only its last event carries :data:`bufsim.FLAG_STMT_END`."""
     op = full_scan(db, table, cpu=cpu)
-    return Operator(f"mysqldump {table}", op.factory, op.rows, op.gets, op.tablespaces)
+    return statement(Operator(op.name, op.factory, op.rows, op.gets, op.tablespaces),
+                     f"mysqldump {table}")
 

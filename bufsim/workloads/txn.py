@@ -15,7 +15,7 @@ from typing import Callable
 import numpy as np
 
 from ..pages import Tablespaces
-from ..trace import FLAG_AHI, FLAG_MODIFY, Chunk
+from ..trace import FLAG_AHI, FLAG_MODIFY, FLAG_STMT_END, Chunk
 from .plans import CpuCost, Database, Operator
 
 __all__ = ["PageFrequency"]
@@ -36,7 +36,11 @@ class _Events:
     :meth:`chunk` sorts by (txn, key) and charges CPU: ``get_ns + rows *
     row_ns // count`` per get, plus ``query_ns`` on the first event of every
     statement and ``txn_ns`` on the first event of every transaction (the
-    builders make those events single gets, so the charge is exact).
+    builders make those events single gets, so the charge is exact).  The last
+    event of every statement (a run of equal (txn, ``key >> 32``)) carries
+    :data:`bufsim.FLAG_STMT_END`, as :func:`bufsim.workloads.plans.statement`
+    marks a one-statement operator: every statement of a transaction ends with
+    its own call to the server's activity count.
     """
 
     def __init__(self):
@@ -57,13 +61,17 @@ class _Events:
         order = np.lexsort((key, txn))
         txn, key, page, count, rows, flags = (a[order] for a in (txn, key, page, count, rows, flags))
         cpu_ns = cpu.get_ns + (rows * cpu.row_ns) // count
+        stmt = key >> 32
+        new_txn = np.ones(txn.size, dtype=bool)
+        new_txn[1:] = txn[1:] != txn[:-1]
+        new_stmt = new_txn.copy()
+        new_stmt[1:] |= stmt[1:] != stmt[:-1]
         if query_ns or txn_ns:
-            stmt = key >> 32
-            new_txn = np.ones(txn.size, dtype=bool)
-            new_txn[1:] = txn[1:] != txn[:-1]
-            new_stmt = new_txn.copy()
-            new_stmt[1:] |= stmt[1:] != stmt[:-1]
             cpu_ns = cpu_ns + (query_ns * new_stmt + txn_ns * new_txn) // count
+        stmt_end = np.empty(txn.size, dtype=bool)
+        stmt_end[:-1] = new_stmt[1:]
+        stmt_end[-1:] = True
+        flags = flags | np.where(stmt_end, FLAG_STMT_END, 0)
         return Chunk(page, count, cpu_ns, np.full(page.size, stream, dtype=np.int64),
                      flags.astype(np.uint8))
 
