@@ -7,10 +7,12 @@ ran, 1 when one failed (or none was found), 2 for a usage error.
 from __future__ import annotations
 
 import argparse
+import contextlib
+import os
 import sys
 from collections.abc import Sequence
 
-from bufsim import notebooks
+from bufsim import notebooks, paths
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -32,7 +34,8 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument(
         "--quick",
         action="store_true",
-        help="inject quick = True into each notebook's parameters cell (small sizes, for tests)",
+        help="inject quick = True into each notebook's parameters cell (small sizes, for "
+        "tests); outputs go to build/quick/ so that full-run figures are kept",
     )
     run.add_argument(
         "--no-progress", action="store_true", help="do not show the progress bar"
@@ -46,7 +49,35 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+@contextlib.contextmanager
+def _quick_outputs(quick: bool):
+    """In quick mode send outputs to ``build/quick/`` (figures in ``build/quick/figures``)
+    unless ``BUFSIM_BUILD_DIR`` / ``BUFSIM_FIGURES_DIR`` say otherwise, so that a quick run
+    never overwrites the figures and results of a full run; restored afterwards."""
+    if not quick:
+        yield
+        return
+    saved = {k: os.environ.get(k) for k in (paths.BUILD_ENV_VAR, paths.FIGURES_ENV_VAR)}
+    build = paths.build_dir() / "quick" if saved[paths.BUILD_ENV_VAR] is None else paths.build_dir()
+    os.environ[paths.BUILD_ENV_VAR] = str(build)
+    if saved[paths.FIGURES_ENV_VAR] is None:
+        os.environ[paths.FIGURES_ENV_VAR] = str(build / "figures")
+    try:
+        yield
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+
 def _run_notebooks(args: argparse.Namespace) -> int:
+    with _quick_outputs(args.quick):
+        return _run_and_summarise(args)
+
+
+def _run_and_summarise(args: argparse.Namespace) -> int:
     try:
         runs = notebooks.run_notebooks(
             args.names, quick=args.quick, progress=not args.no_progress

@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import os
 import sys
 from pathlib import Path
 from types import SimpleNamespace
@@ -16,7 +17,7 @@ from types import SimpleNamespace
 import nbformat
 import pytest
 
-from bufsim import notebooks
+from bufsim import notebooks, paths
 from bufsim.__main__ import main
 from bufsim.notebooks import NotebookRun, format_runs, select_notebooks, write_summary
 
@@ -50,13 +51,16 @@ def executed(tmp_path_factory):
         ("quick = False", ["parameters"]),
         ("raise RuntimeError('deliberate failure 42')", []),
     )
-    (root / "build" / "results").mkdir(parents=True)
-    (root / "build" / "results" / "00_ok.csv").write_text(
+    quick = root / "build" / "quick"        # where --quick sends its outputs
+    (quick / "results").mkdir(parents=True)
+    (quick / "results" / "00_ok.csv").write_text(
         "experiment,metric,config,reported,simulated,ratio,fitted\n"
         "ssb,q1.1 time,5.6 128M,12.5,12.123456,0.96987648,false\n"
     )
+    (quick / "figures").mkdir()
+    (quick / "figures" / "hit_ratio.png").write_bytes(b"\x89PNG\r\n\x1a\n")
     (root / "figures").mkdir()
-    (root / "figures" / "hit_ratio.png").write_bytes(b"\x89PNG\r\n\x1a\n")
+    (root / "figures" / "full_run.png").write_bytes(b"\x89PNG\r\n\x1a\n")
     stdout = io.StringIO()
     with pytest.MonkeyPatch.context() as mp, contextlib.redirect_stdout(stdout):
         mp.setenv("BUFSIM_ROOT", str(root))
@@ -74,13 +78,13 @@ def test_passing_notebook_got_parameters_cwd_and_this_interpreter(executed):
     assert Path(out["cwd"]).resolve() == executed.nbdir.resolve()
     assert out["prefix"] == sys.prefix, "kernel must run in the same environment"
     assert out["executable"] == sys.executable
-    executed_nb = nbformat.read(str(executed.root / "build/notebooks/00_ok.ipynb"), as_version=4)
+    executed_nb = nbformat.read(str(executed.root / "build/quick/notebooks/00_ok.ipynb"), as_version=4)
     injected = [c for c in executed_nb.cells if "injected-parameters" in c.metadata.get("tags", [])]
     assert len(injected) == 1 and "quick = True" in injected[0].source
 
 
 def test_failure_is_reported_with_message_and_kept_notebook(executed):
-    failed_nb = executed.root / "build" / "notebooks" / "01_fail.ipynb"
+    failed_nb = executed.root / "build" / "quick" / "notebooks" / "01_fail.ipynb"
     assert failed_nb.is_file()
     assert "deliberate failure 42" in failed_nb.read_text()
     lines = executed.stdout.splitlines()
@@ -91,14 +95,21 @@ def test_failure_is_reported_with_message_and_kept_notebook(executed):
 
 
 def test_summary_gathers_run_results_and_figures(executed):
-    summary = (executed.root / "build" / "summary.md").read_text()
+    summary = (executed.root / "build" / "quick" / "summary.md").read_text()
     assert "2 notebooks executed in quick mode, 1 failed." in summary
     assert "| 00_ok | ok |" in summary
     assert "| 01_fail | FAILED |" in summary and "RuntimeError: deliberate failure 42" in summary
     assert "(notebooks/01_fail.ipynb)" in summary
     assert "| experiment | metric | config | reported | simulated | ratio | fitted |" in summary
     assert "| ssb | q1.1 time | 5.6 128M | 12.5 | 12.12 | 0.9699 | false |" in summary
-    assert "- [hit_ratio](../figures/hit_ratio.png)" in summary
+    assert "- [hit_ratio](figures/hit_ratio.png)" in summary
+    assert "full_run" not in summary, "a quick run reports its own figures only"
+
+
+def test_quick_run_leaves_full_outputs_and_environment_alone(executed):
+    assert [p.name for p in (executed.root / "figures").iterdir()] == ["full_run.png"]
+    assert not (executed.root / "build" / "summary.md").exists()
+    assert paths.BUILD_ENV_VAR not in os.environ and paths.FIGURES_ENV_VAR not in os.environ
 
 
 def _touch_notebooks(directory: Path, *stems: str) -> None:
