@@ -1,0 +1,187 @@
+"""Notebook 01, diagnosis: what the document's own numbers say about the cost structure.
+
+Nothing here is fitted or fed back into the prediction; these are the checks behind the
+notebook's explanation of its misses (000_fe2813b876a91991.txt):
+
+* :func:`q11_identifiability` — the four Q1.1 times as a linear system in the four
+  constants (CPU per row, per get, per old-blocks time check, per page read), with the
+  document's own counters as the counts.  Its condition number and how far each constant
+  moves when the four times move by a few per cent show which constants Q1.1 determines.
+* :func:`implied_check_cost` — per plan, (time at 1000 - time at 0) / PAGES_NOT_MADE_YOUNG:
+  the price of one time check that each plan implies on its own.
+* :func:`profile_offthread` — the document's ``SHOW PROFILE`` rows: CPU (``getrusage``
+  of the whole server process) minus the statement's wall time, per page read.
+* :func:`table_implied` — the 13-query table read through the model's counts: the CPU
+  per get the 4G runs imply (no reads, no checks), the cost per page read the 128M t=0
+  runs then imply, the price per check the t=1000 regression implies, and the disk time
+  per touched page the Cold runs imply.
+"""
+from __future__ import annotations
+
+import itertools
+from typing import Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+__all__ = ["q11_identifiability", "implied_check_cost", "profile_offthread", "table_implied",
+           "CONSTANTS"]
+
+#: the four constants, in the order of the columns of the linear system
+CONSTANTS = ("row_us", "get_us", "check_us", "read_us")
+
+_COUNTS = {"rows": "INNODB_ROWS_READ", "gets": "NUMBER_PAGES_GET",
+           "checks": "PAGES_NOT_MADE_YOUNG", "reads": "NUMBER_PAGES_READ",
+           "seconds": "query_seconds"}
+
+
+def _q11_table(counters: pd.DataFrame) -> pd.DataFrame:
+    need = {"plan", "old_blocks_time_ms", "metric", "value"}
+    if not need <= set(counters.columns):
+        raise ValueError(f"counters must have columns {sorted(need)}; got {sorted(counters.columns)}")
+    wide = counters.pivot_table(index=["plan", "old_blocks_time_ms"], columns="metric",
+                                values="value", aggfunc="first")
+    missing = [m for m in _COUNTS.values() if m not in wide.columns]
+    if missing:
+        raise ValueError(f"counters lack metric(s) {missing}; allowed: data/ssb_q11_counters.csv")
+    out = pd.DataFrame({k: wide[m].astype(float) for k, m in _COUNTS.items()})
+    if out.isna().any().any():
+        raise ValueError("counters: every run needs all of " + ", ".join(_COUNTS.values()))
+    return out
+
+
+def q11_identifiability(counters: pd.DataFrame,
+                        rel_errors: Sequence[float] = (0.01, 0.02, 0.05)) -> dict:
+    """The Q1.1 times as ``A @ x = seconds`` with the document's counts.
+
+    ``A``'s columns are rows, gets, time checks (``PAGES_NOT_MADE_YOUNG``) and pages read;
+    ``x`` the four constants in microseconds.  The system has one row per reported run
+    (four in the document: exactly determined, so no residual tells the error).  The
+    sensitivity is the range of the exact solution over all sign combinations of
+    ``seconds * (1 +/- e)`` for each ``e`` in ``rel_errors``.
+
+    Returns ``dict(system, condition, solution_us, ranges)``: the system (DataFrame),
+    the 2-norm condition number of ``A`` with unit-norm columns, the exact solution
+    (Series, us) and the ranges (DataFrame: rel_error, constant, low_us, high_us).
+    """
+    errs = [float(e) for e in rel_errors]
+    if not errs or any(not 0 <= e < 1 for e in errs):
+        raise ValueError(f"rel_errors = {rel_errors!r} is out of range; allowed: values in [0, 1)")
+    t = _q11_table(counters)
+    if len(t) != 4:
+        raise ValueError(f"counters hold {len(t)} runs; allowed: exactly 4 (2 plans x 2 settings)")
+    A = t[["rows", "gets", "checks", "reads"]].to_numpy(float)
+    y = t["seconds"].to_numpy(float)
+    cond = float(np.linalg.cond(A / np.linalg.norm(A, axis=0)))
+    sol = np.linalg.solve(A, y) * 1e6
+    ranges = []
+    for e in errs:
+        xs = np.array([np.linalg.solve(A, y * (1 + e * np.array(s))) * 1e6
+                       for s in itertools.product((-1.0, 1.0), repeat=len(y))])
+        for j, name in enumerate(CONSTANTS):
+            ranges.append(dict(rel_error=e, constant=name, low_us=float(xs[:, j].min()),
+                               high_us=float(xs[:, j].max())))
+    return dict(system=t, condition=cond, solution_us=pd.Series(sol, index=list(CONSTANTS)),
+                ranges=pd.DataFrame(ranges))
+
+
+def implied_check_cost(counters: pd.DataFrame) -> pd.DataFrame:
+    """Per plan: the time the old_blocks_time 1000 run took more than the 0 run, divided
+    by its ``PAGES_NOT_MADE_YOUNG`` (every one of them is a ``ut_time_ms()`` call in
+    ``buf_page_peek_if_too_old``), and the change of the other counts between the runs."""
+    t = _q11_table(counters).reset_index()
+    out = []
+    for plan, g in t.groupby("plan", sort=False):
+        g = g.set_index("old_blocks_time_ms")
+        if not {0, 1000} <= set(g.index):
+            raise ValueError(f"plan {plan!r} needs runs with old_blocks_time_ms 0 and 1000")
+        a, b = g.loc[1000], g.loc[0]
+        out.append(dict(plan=plan, extra_seconds=a.seconds - b.seconds, checks=a.checks,
+                        us_per_check=(a.seconds - b.seconds) / a.checks * 1e6,
+                        reads_change=a.reads - b.reads, gets_change=a.gets - b.gets))
+    return pd.DataFrame(out)
+
+
+def profile_offthread(profile: pd.DataFrame, counters: pd.DataFrame) -> pd.DataFrame:
+    """The ``Sending data`` rows of the document's ``SHOW PROFILE``: ``cpu_s`` is
+    ``getrusage(RUSAGE_SELF)`` of the server process, so ``cpu_s - duration_s`` is a
+    lower bound of the CPU that threads other than the query's spent meanwhile (the
+    query thread cannot use more than the wall time).  Divided by the run's pages read."""
+    need = {"plan", "old_blocks_time_ms", "duration_s", "cpu_s", "context_switches", "block_ops"}
+    if not need <= set(profile.columns):
+        raise ValueError(f"profile must have columns {sorted(need)}")
+    t = _q11_table(counters)
+    out = []
+    for r in profile.itertuples():
+        key = (r.plan, int(r.old_blocks_time_ms))
+        if key not in t.index:
+            raise ValueError(f"profile run {key} has no counters")
+        reads = t.loc[key, "reads"]
+        off = r.cpu_s - r.duration_s
+        out.append(dict(plan=r.plan, old_blocks_time_ms=int(r.old_blocks_time_ms),
+                        duration_s=r.duration_s, cpu_s=r.cpu_s, offthread_cpu_min_s=off,
+                        pages_read=int(reads), offthread_us_per_read_min=off / reads * 1e6,
+                        context_switches=int(r.context_switches), block_ops=int(r.block_ops)))
+    return pd.DataFrame(out)
+
+
+def table_implied(times: pd.DataFrame, model_runs: pd.DataFrame, *, q11: pd.DataFrame | None = None,
+                  cold_pages: int | None = None) -> pd.DataFrame:
+    """Per configuration: what its reported Run1-3 mean and Cold imply through the
+    model's counts.
+
+    ``times``: data/ssb_response_times.csv.  ``model_runs``: one row per configuration
+    (index = label ``"<version> <pool> t=<ms>"``) of the model's Run1 counts: ``gets``,
+    ``pages_read``, ``not_made_young``.  ``q11``: the system of :func:`q11_identifiability`
+    (optional; adds the per-read cost each Q1.1 t=0 run implies at each configuration's
+    per-get CPU).  ``cold_pages``: the pages a Cold run reads from the disk in the model.
+
+    Columns: ``run_mean_s`` (reported Run1-3 mean), ``cold_minus_run_s``,
+    ``us_per_get`` (4G pools only: run mean / gets; no reads, no checks in the model),
+    ``us_per_read`` (128M, t=0: (run mean - gets * the same version's 4G per-get CPU) /
+    pages read), ``us_per_check`` (128M t=1000: its run mean minus the same version's
+    128M t=0 run mean, divided by the difference of the model's checks),
+    ``ms_per_cold_page`` (Cold - run mean over ``cold_pages``).
+    """
+    need = {"version", "buffer_pool", "old_blocks_time_ms", "run", "seconds"}
+    if not need <= set(times.columns):
+        raise ValueError(f"times must have columns {sorted(need)}")
+    for c in ("gets", "pages_read", "not_made_young"):
+        if c not in model_runs.columns:
+            raise ValueError(f"model_runs lacks column {c!r}")
+    if cold_pages is not None and not (isinstance(cold_pages, (int, np.integer)) and cold_pages > 0):
+        raise ValueError(f"cold_pages = {cold_pages!r} is out of range; allowed: integer > 0")
+    t = times.assign(config=[f"{v} {b} t={m}" for v, b, m in
+                             zip(times.version, times.buffer_pool, times.old_blocks_time_ms)])
+    mean = t[t.run != "Cold"].groupby("config", sort=False).seconds.mean()
+    cold = t[t.run == "Cold"].set_index("config").seconds
+    rows = {}
+    for cfg in mean.index:
+        if cfg not in model_runs.index:
+            raise ValueError(f"model_runs has no row for configuration {cfg!r}")
+        rows[cfg] = dict(version=cfg.split()[0], pool=cfg.split()[1], t=int(cfg.split("t=")[1]),
+                         run_mean_s=mean[cfg], cold_minus_run_s=cold[cfg] - mean[cfg],
+                         **{k: float(model_runs.loc[cfg, k]) for k in ("gets", "pages_read",
+                                                                       "not_made_young")})
+    df = pd.DataFrame.from_dict(rows, orient="index")
+    big = df[(df.pool != "128M") & (df.pages_read == 0)]
+    per_get = (big.run_mean_s / big.gets * 1e6)
+    df["us_per_get"] = per_get.reindex(df.index)
+    get_by_version = dict(zip(big.version, per_get))
+    g = df.version.map(get_by_version)
+    small0 = (df.pool == "128M") & (df.t == 0)
+    df["us_per_read"] = np.where(small0, (df.run_mean_s - df.gets * g / 1e6) / df.pages_read * 1e6,
+                                 np.nan)
+    df["us_per_check"] = np.nan
+    for cfg in df.index[(df.pool == "128M") & (df.t > 0)]:
+        base = df[(df.pool == "128M") & (df.t == 0) & (df.version == df.loc[cfg, "version"])]
+        if len(base):
+            b = base.iloc[0]
+            dchk = df.loc[cfg, "not_made_young"] - b.not_made_young
+            if dchk > 0:
+                df.loc[cfg, "us_per_check"] = (df.loc[cfg, "run_mean_s"] - b.run_mean_s) / dchk * 1e6
+    df["ms_per_cold_page"] = df.cold_minus_run_s / cold_pages * 1e3 if cold_pages else np.nan
+    if q11 is not None:
+        for plan, r in q11.xs(0, level="old_blocks_time_ms").iterrows():
+            df[f"q11_{plan}_us_per_read"] = (r.seconds - r.gets * g / 1e6) / r.reads * 1e6
+    return df

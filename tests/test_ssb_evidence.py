@@ -1,0 +1,89 @@
+"""bufsim.experiments.ssb_evidence: the diagnosis computations of notebook 01."""
+import numpy as np
+import pandas as pd
+import pytest
+
+from bufsim.experiments.ssb_evidence import (
+    implied_check_cost, profile_offthread, q11_identifiability, table_implied,
+)
+from bufsim.paths import data_dir
+
+
+def _counters(times=(10.0, 30.0, 12.0, 20.0), row=0.1, get=0.2, check=5.0, read=50.0):
+    """Synthetic Q1.1 counters whose times follow known constants (us) unless given."""
+    runs = {("scan", 0): (6e6, 6.1e6, 0, 4e4), ("scan", 1000): (6e6, 6.1e6, 4.8e6, 4e4),
+            ("date_first", 0): (9e5, 3.8e6, 0, 1.9e5), ("date_first", 1000): (9e5, 3.7e6, 2e6, 1.8e5)}
+    out = []
+    for (plan, t), (rows, gets, checks, reads) in runs.items():
+        sec = (rows * row + gets * get + checks * check + reads * read) / 1e6
+        for m, v in (("INNODB_ROWS_READ", rows), ("NUMBER_PAGES_GET", gets),
+                     ("PAGES_NOT_MADE_YOUNG", checks), ("NUMBER_PAGES_READ", reads),
+                     ("query_seconds", sec)):
+            out.append(dict(plan=plan, old_blocks_time_ms=t, metric=m, value=v))
+    return pd.DataFrame(out)
+
+
+def test_identifiability_recovers_known_constants_and_ranges_widen():
+    r = q11_identifiability(_counters(), rel_errors=(0.0, 0.01, 0.05))
+    np.testing.assert_allclose(r["solution_us"].to_numpy(), [0.1, 0.2, 5.0, 50.0], rtol=1e-6)
+    rg = r["ranges"].set_index(["constant", "rel_error"])
+    assert rg.loc[("get_us", 0.0), "low_us"] == pytest.approx(0.2, rel=1e-6)
+    w1 = rg.loc[("get_us", 0.01)].high_us - rg.loc[("get_us", 0.01)].low_us
+    w5 = rg.loc[("get_us", 0.05)].high_us - rg.loc[("get_us", 0.05)].low_us
+    assert 0 < w1 < w5
+    assert r["condition"] > 10
+
+
+def test_identifiability_on_the_document_pins_only_the_check():
+    c = pd.read_csv(data_dir() / "ssb_q11_counters.csv")
+    r = q11_identifiability(c, rel_errors=(0.02,))
+    rg = r["ranges"].set_index("constant")
+    assert 4.5 < rg.loc["check_us"].low_us < rg.loc["check_us"].high_us < 6.5
+    # +-2% on the times moves the per-get CPU over a range wider than 10 us
+    assert rg.loc["get_us"].high_us - rg.loc["get_us"].low_us > 10
+
+
+def test_implied_check_cost_per_plan():
+    d = implied_check_cost(_counters(row=0, get=0, read=0, check=4.0)).set_index("plan")
+    assert d.loc["scan", "us_per_check"] == pytest.approx(4.0)
+    doc = implied_check_cost(pd.read_csv(data_dir() / "ssb_q11_counters.csv")).set_index("plan")
+    assert doc.loc["scan", "us_per_check"] == pytest.approx(26.13 / 4824154 * 1e6)
+    assert doc.loc["date_first", "us_per_check"] == pytest.approx(10.18 / 2054952 * 1e6)
+
+
+def test_profile_offthread_lower_bound():
+    c = pd.read_csv(data_dir() / "ssb_q11_counters.csv")
+    p = pd.read_csv(data_dir() / "ssb_q11_profile.csv")
+    d = profile_offthread(p, c).set_index("old_blocks_time_ms")
+    assert d.loc[0, "offthread_cpu_min_s"] == pytest.approx(13.027019 - 7.523023)
+    assert d.loc[0, "offthread_us_per_read_min"] == pytest.approx((13.027019 - 7.523023) / 39009 * 1e6)
+    assert (d.block_ops == 0).all()
+
+
+def test_table_implied_arithmetic():
+    times = pd.DataFrame([
+        dict(version="5.6", buffer_pool="4G", old_blocks_time_ms=0, run=r, seconds=s)
+        for r, s in (("Cold", 110.0), ("Run1", 10.0), ("Run2", 10.0), ("Run3", 10.0))] + [
+        dict(version="5.6", buffer_pool="128M", old_blocks_time_ms=0, run=r, seconds=s)
+        for r, s in (("Cold", 150.0), ("Run1", 50.0), ("Run2", 50.0), ("Run3", 50.0))] + [
+        dict(version="5.6", buffer_pool="128M", old_blocks_time_ms=1000, run=r, seconds=s)
+        for r, s in (("Cold", 200.0), ("Run1", 80.0), ("Run2", 80.0), ("Run3", 80.0))])
+    m = pd.DataFrame({"gets": [1e8, 1e8, 1e8], "pages_read": [0, 1e5, 1e5],
+                      "not_made_young": [0, 0, 1e7]},
+                     index=["5.6 4G t=0", "5.6 128M t=0", "5.6 128M t=1000"])
+    d = table_implied(times, m, cold_pages=1000)
+    assert d.loc["5.6 4G t=0", "us_per_get"] == pytest.approx(0.1)
+    assert d.loc["5.6 128M t=0", "us_per_read"] == pytest.approx((50 - 10) / 1e5 * 1e6)
+    assert d.loc["5.6 128M t=1000", "us_per_check"] == pytest.approx(30 / 1e7 * 1e6)
+    assert d.loc["5.6 4G t=0", "ms_per_cold_page"] == pytest.approx(100.0)
+    with pytest.raises(ValueError, match="cold_pages"):
+        table_implied(times, m, cold_pages=0)
+    with pytest.raises(ValueError, match="no row"):
+        table_implied(times, m.iloc[:2])
+
+
+def test_bad_input_is_rejected():
+    with pytest.raises(ValueError, match="rel_errors"):
+        q11_identifiability(_counters(), rel_errors=(1.5,))
+    with pytest.raises(ValueError, match="metric"):
+        q11_identifiability(_counters().query("metric != 'query_seconds'"))
