@@ -99,13 +99,55 @@ def test_one_user_never_waits(routing):
 
 def test_delay_station_never_waits_and_spin_threshold_splits_waits():
     r = simulate([0.001, 0.003], 0.0, 8, servers=[1, 0], n_transactions=5_000, seed=2,
-                 spin_ns=200_000)
+                 spin_ns=200_000, wakeup="handoff")
     assert r.waits[1] == 0 and r.waits[0] > 0
     assert r.spins[0] > 0 and r.os_waits[0] > 0
     assert abs(int(r.spins[0] + r.os_waits[0]) - int(r.waits[0])) <= 8    # warm-up edge
     everything_os = simulate([0.001, 0.003], 0.0, 8, servers=[1, 0], n_transactions=5_000,
-                             seed=2)
+                             seed=2, wakeup="handoff")
     assert everything_os.spins.sum() == 0 and everything_os.throughput == r.throughput
+    # broadcast: the same events and spins, and at least as many sleeps (re-sleeps after
+    # every release a waiter loses)
+    b = simulate([0.001, 0.003], 0.0, 8, servers=[1, 0], n_transactions=5_000, seed=2,
+                 spin_ns=200_000)
+    assert b.throughput == r.throughput and b.spins.tolist() == r.spins.tolist()
+    assert b.os_waits[0] > 1.5 * r.os_waits[0]
+
+
+@pytest.mark.parametrize("n", [2, 3, 6])
+def test_broadcast_wakeup_counts_one_sleep_per_waiter_and_release(n):
+    """One mutex, think time 0, every wait sleeps at once (spin 0): at each release
+    the n - 1 queued threads wake, the head takes the mutex (its sleep ends) and the
+    n - 2 others sleep again, so a release adds n - 1 os_waits; with "handoff", one."""
+    kw = dict(service=[0.001], think_time=0.0, n_users=n, service_dist="deterministic",
+              routing="fixed", n_transactions=2_000, n_batches=4, seed=1)
+    b = simulate(**kw)
+    h = simulate(**kw, wakeup="handoff")
+    rel = int(b.acquisitions[0])
+    assert h.os_waits[0] == b.waits[0] == rel and b.spins[0] == 0
+    assert b.os_waits[0] == (n - 1) * rel
+
+
+def test_broadcast_wakeup_spin_window():
+    """Spin 2.5 ms, holds of exactly 1 ms, three users (the two waiters queue behind one
+    holder).  A waiter that arrives at a release at t is second in line: its turn comes at
+    t + 2 ms, inside its spin window, so it never sleeps.  Every wait is a spin."""
+    kw = dict(service=[0.001], think_time=0.0, n_users=3, service_dist="deterministic",
+              routing="fixed", n_transactions=1_000, n_batches=4, seed=1, spin_ns=2_500_000)
+    r = simulate(**kw)
+    assert r.os_waits[0] == 0 and r.spins[0] == r.waits[0] > 0
+    # a spin of 1.5 ms: the waiter sleeps at t + 1.5 ms, is woken by the release at t + 2 ms
+    # and wins it: one os_wait per wait, as with "handoff"
+    r = simulate(**{**kw, "spin_ns": 1_500_000})
+    assert r.spins[0] == 0 and r.os_waits[0] == r.waits[0]
+    # four users: the newcomer is third in line, served 3 ms after it arrives.  With a
+    # 1.5 ms spin it sleeps at t + 1.5, is woken by the release at t + 2 (loses) and spins
+    # past its turn at t + 3: one sleep.  With 0.5 ms it sleeps at t + 0.5, t + 1.5 and
+    # t + 2.5, woken by each release: three
+    r = simulate(**{**kw, "n_users": 4, "spin_ns": 1_500_000})
+    assert r.os_waits[0] == r.waits[0]
+    r = simulate(**{**kw, "n_users": 4, "spin_ns": 500_000})
+    assert r.os_waits[0] == 3 * r.waits[0]
 
 
 def test_fixed_route_without_visits_ends_every_transaction():
@@ -191,7 +233,8 @@ def networks(draw):
     kw = dict(service=service, visits=visits, servers=servers, think_time=think,
               n_users=draw(st.integers(1, 5)), routing=routing,
               service_dist=draw(st.sampled_from(["exponential", "deterministic"])),
-              spin_ns=draw(st.sampled_from([0, 50_000])))
+              spin_ns=draw(st.sampled_from([0, 50_000])),
+              wakeup=draw(st.sampled_from(["broadcast", "handoff"])))
     if servers[0] >= 1 and draw(st.booleans()):
         kw.update(hold_core=True, cpu=0)
     return kw

@@ -6,8 +6,7 @@ to stations, then thinks again.  Stations are
 
 * the CPU: ``C`` identical cores with one FIFO queue (``servers = C``),
 * a mutex: one server, FIFO (``servers = 1``); a thread that finds it taken
-  waits (InnoDB's ``os_waits``, or a spin when the wait is shorter than
-  ``spin_ns``),
+  waits: it spins for ``spin_ns``, then sleeps (an ``os_wait``; see Waits),
 * a delay: no queueing at all (``servers = 0``).
 
 Service times are exponential with the given means (or deterministic).
@@ -35,6 +34,26 @@ Cores and mutexes
     a core (queueing at the CPU if needed) and keeps it while it waits and
     while it holds the mutex; cores held that way count in the CPU's
     utilisation.  That network has no product form.
+
+Waits (``wakeup``)
+    InnoDB 5.5's ``mutex_spin_wait`` spins ``SYNC_SPIN_ROUNDS`` rounds, then
+    increments ``count_os_wait`` (what SHOW ENGINE INNODB MUTEX prints as
+    ``os_waits``) and sleeps on the mutex's event; when it wakes it starts
+    over (``goto mutex_loop``).  ``mutex_exit`` with waiters calls
+    ``mutex_signal_object``, and ``os_event_set`` broadcasts: *every* sleeper
+    wakes, one gets the mutex, the others spin again and go back to sleep,
+    counting another ``os_wait`` each.  ``wakeup="broadcast"`` (default) counts
+    exactly that on single-server stations: a waiter is awake for ``spin_ns``
+    after it arrives and after each release of the mutex that finds it asleep,
+    and every sleep is one ``os_wait``.  So a thread at the back of a long
+    queue counts one ``os_wait`` per release it sleeps through, and the
+    ``os_waits`` of a saturated mutex grow with its queue length, not just
+    with its acquisitions.  ``wakeup="handoff"`` counts one ``os_wait`` per
+    wait longer than ``spin_ns`` (a release that wakes only the next waiter).
+    The order of service is FIFO either way (the mean queue, and so the
+    count, does not depend on who wins a race); CPU stations (several
+    servers) always count as ``"handoff"``.  The choice changes counters only,
+    never the events.
 
 Implementation
     :func:`simulate` checks the inputs and calls one jitted kernel
@@ -76,8 +95,8 @@ _TWO_M53 = 1.0 / 9007199254740992.0
 NS_PER_S = 1e9
 
 # per-thread columns
-TH_NEXT, TH_LOC, TH_ARR, TH_START, TH_POS, TH_WANT = range(6)
-N_TH = 6
+TH_NEXT, TH_LOC, TH_ARR, TH_START, TH_POS, TH_WANT, TH_AWAKE = range(7)
+N_TH = 7
 # per-station state columns
 S_BUSY, S_PRESENT, S_QHEAD, S_QLEN, S_LAST = range(5)
 N_S = 5
@@ -119,8 +138,11 @@ class SimResult:
         Seconds per transaction at the station (``queue_length / throughput``).
     acquisitions, waits, spins, os_waits : numpy.ndarray of int64, shape (K,)
         Arrivals; arrivals that found every server busy; of those, the ones
-        served within ``spin_ns`` (spins) and later (os_waits).  For the CPU
-        with ``hold_core``, acquisitions include core grabs before mutexes.
+        served without ever sleeping (spins); and the sleeps (os_waits: one
+        per wait longer than ``spin_ns`` with ``wakeup="handoff"`` and at
+        CPU stations, one per sleep period with ``"broadcast"``, see the
+        module notes).  For the CPU with ``hold_core``, acquisitions include
+        core grabs before mutexes.
     wait_time : numpy.ndarray, shape (K,)
         Total time spent waiting in the queue, seconds.
     batch_throughput : numpy.ndarray, shape (n_batches,)
@@ -222,7 +244,7 @@ def _touch(stn, cum, k, t):
 
 
 @njit(cache=True)
-def _enter(j, k, t, th, stn, qbuf, cum, service_ns, servers, det, rng):
+def _enter(j, k, t, th, stn, qbuf, cum, service_ns, servers, det, rng, spin_ns):
     """Thread j arrives at station k at t: served at once or queued."""
     _touch(stn, cum, k, t)
     cum[k, C_ARRIVALS] += 1
@@ -234,6 +256,7 @@ def _enter(j, k, t, th, stn, qbuf, cum, service_ns, servers, det, rng):
         th[j, TH_NEXT] = t + _draw(service_ns[k], det, rng)
     else:
         cum[k, C_WAITS] += 1
+        th[j, TH_AWAKE] = t + spin_ns
         n = qbuf.shape[1]
         qbuf[k, (stn[k, S_QHEAD] + stn[k, S_QLEN]) % n] = j
         stn[k, S_QLEN] += 1
@@ -241,8 +264,10 @@ def _enter(j, k, t, th, stn, qbuf, cum, service_ns, servers, det, rng):
 
 
 @njit(cache=True)
-def _dispatch(k, t, core, th, stn, qbuf, cum, service_ns, servers, det, rng, spin_ns):
-    """A server of k is free at t: start the head of k's queue, if any."""
+def _dispatch(k, t, core, th, stn, qbuf, cum, service_ns, servers, det, rng, spin_ns,
+              broadcast):
+    """A server of k is free at t: start the head of k's queue, if any (and with
+    ``broadcast``, wake every other sleeper of a mutex: module notes, Waits)."""
     if stn[k, S_QLEN] == 0:
         return
     n = qbuf.shape[1]
@@ -251,23 +276,31 @@ def _dispatch(k, t, core, th, stn, qbuf, cum, service_ns, servers, det, rng, spi
     stn[k, S_QLEN] -= 1
     wait = t - th[j, TH_ARR]
     cum[k, C_WAIT_NS] += wait
-    if wait < spin_ns:
-        cum[k, C_SPINS] += 1
-    else:
+    if t >= th[j, TH_AWAKE]:
         cum[k, C_OS_WAITS] += 1
+    elif wait < spin_ns:
+        cum[k, C_SPINS] += 1
+    if broadcast and servers[k] == 1:
+        for q in range(stn[k, S_QLEN]):
+            i = qbuf[k, (stn[k, S_QHEAD] + q) % n]
+            if t >= th[i, TH_AWAKE]:
+                # asleep since TH_AWAKE: that sleep is an os_wait; woken, it spins again
+                cum[k, C_OS_WAITS] += 1
+                th[i, TH_AWAKE] = t + spin_ns
     _touch(stn, cum, k, t)
     stn[k, S_BUSY] += 1
     if k == core and th[j, TH_WANT] >= 0:
         # a core for a spin-lock visit: the thread keeps it and goes to its mutex
         stn[k, S_PRESENT] -= 1
-        _enter(j, th[j, TH_WANT], t, th, stn, qbuf, cum, service_ns, servers, det, rng)
+        _enter(j, th[j, TH_WANT], t, th, stn, qbuf, cum, service_ns, servers, det, rng,
+               spin_ns)
     else:
         th[j, TH_NEXT] = t + _draw(service_ns[k], det, rng)
 
 
 @njit(cache=True)
-def _kernel(service_ns, servers, cum_prob, route, think_ns, det, core, spin_ns, warmup,
-            batch_size, seed, th, stn, qbuf, cum, base, batch_end, batch_resp, log, out):
+def _kernel(service_ns, servers, cum_prob, route, think_ns, det, core, spin_ns, broadcast,
+            warmup, batch_size, seed, th, stn, qbuf, cum, base, batch_end, batch_resp, log, out):
     """Run until ``warmup + len(batch_end) * batch_size`` transactions are done.
 
     ``cum_prob[0]`` is the probability of ending the transaction and
@@ -312,13 +345,14 @@ def _kernel(service_ns, servers, cum_prob, route, think_ns, det, core, spin_ns, 
             stn[loc, S_PRESENT] -= 1
             stn[loc, S_BUSY] -= 1
             cum[loc, C_COMPLETIONS] += 1
-            _dispatch(loc, t, core, th, stn, qbuf, cum, service_ns, servers, det, rng, spin_ns)
+            _dispatch(loc, t, core, th, stn, qbuf, cum, service_ns, servers, det, rng, spin_ns,
+                      broadcast)
             if th[best, TH_WANT] >= 0:
                 th[best, TH_WANT] = -1
                 _touch(stn, cum, core, t)
                 stn[core, S_BUSY] -= 1
                 _dispatch(core, t, core, th, stn, qbuf, cum, service_ns, servers, det, rng,
-                          spin_ns)
+                          spin_ns, broadcast)
         else:
             # end of a think: a new transaction
             th[best, TH_START] = t
@@ -344,11 +378,14 @@ def _kernel(service_ns, servers, cum_prob, route, think_ns, det, core, spin_ns, 
                     _touch(stn, cum, core, t)
                     cum[core, C_ARRIVALS] += 1
                     stn[core, S_BUSY] += 1
-                    _enter(best, nxt, t, th, stn, qbuf, cum, service_ns, servers, det, rng)
+                    _enter(best, nxt, t, th, stn, qbuf, cum, service_ns, servers, det, rng,
+                           spin_ns)
                 else:
-                    _enter(best, core, t, th, stn, qbuf, cum, service_ns, servers, det, rng)
+                    _enter(best, core, t, th, stn, qbuf, cum, service_ns, servers, det, rng,
+                           spin_ns)
             else:
-                _enter(best, nxt, t, th, stn, qbuf, cum, service_ns, servers, det, rng)
+                _enter(best, nxt, t, th, stn, qbuf, cum, service_ns, servers, det, rng,
+                           spin_ns)
             continue
         # the transaction is complete
         n_done += 1
@@ -398,7 +435,7 @@ class _Splitmix:
 
 
 def _reference_run(service_ns, servers, cum_prob, route, think_ns, det, core, spin_ns,
-                   warmup, batch_size, n_batches, seed, n_users):
+                   broadcast, warmup, batch_size, n_batches, seed, n_users):
     """The model of :func:`_kernel` with a heap of (time, thread) events, deques
     and plain integers.  Returns ``(counters, t0, t_end, batch_end, batch_resp,
     log)`` with counters measured after the warm-up, as ``(K, N_C)`` ints."""
@@ -409,7 +446,7 @@ def _reference_run(service_ns, servers, cum_prob, route, think_ns, det, core, sp
     cum = [[0] * N_C for _ in range(n_st)]
     busy, present, last = [0] * n_st, [0] * n_st, [0] * n_st
     queue = [deque() for _ in range(n_st)]
-    loc, arr, start, pos, want = ([0] * n_users for _ in range(5))
+    loc, arr, start, pos, want, awake = ([0] * n_users for _ in range(6))
     heap, log = [], []
 
     def touch(k, t):
@@ -427,6 +464,7 @@ def _reference_run(service_ns, servers, cum_prob, route, think_ns, det, core, sp
             heapq.heappush(heap, (t + rng.draw(service_ns[k], det), j))
         else:
             cum[k][C_WAITS] += 1
+            awake[j] = t + spin_ns
             queue[k].append(j)
 
     def dispatch(k, t):
@@ -435,7 +473,15 @@ def _reference_run(service_ns, servers, cum_prob, route, think_ns, det, core, sp
         j = queue[k].popleft()
         wait = t - arr[j]
         cum[k][C_WAIT_NS] += wait
-        cum[k][C_SPINS if wait < spin_ns else C_OS_WAITS] += 1
+        if t >= awake[j]:
+            cum[k][C_OS_WAITS] += 1
+        elif wait < spin_ns:
+            cum[k][C_SPINS] += 1
+        if broadcast and servers[k] == 1:
+            for i in queue[k]:
+                if t >= awake[i]:
+                    cum[k][C_OS_WAITS] += 1
+                    awake[i] = t + spin_ns
         touch(k, t)
         busy[k] += 1
         if k == core and want[j] >= 0:
@@ -528,7 +574,8 @@ def _fixed_route(visits: np.ndarray) -> np.ndarray:
 
 
 def _prepare(service, think_time, n_users, visits, servers, names, n_transactions, warmup,
-             n_batches, seed, routing, service_dist, spin_ns, hold_core, cpu, confidence):
+             n_batches, seed, routing, service_dist, spin_ns, hold_core, cpu, confidence,
+             wakeup):
     """Validate everything and return the kernel's inputs as a dict."""
     s = np.atleast_1d(np.asarray(service, dtype=np.float64))
     if s.ndim != 1 or s.size == 0:
@@ -567,6 +614,8 @@ def _prepare(service, think_time, n_users, visits, servers, names, n_transaction
         raise ValueError(f"service_dist={service_dist!r} is not supported; allowed: "
                          "'exponential', 'deterministic'")
     sp = _check_count("spin_ns", spin_ns, 0)
+    if wakeup not in ("broadcast", "handoff"):
+        raise ValueError(f"wakeup={wakeup!r} is not supported; allowed: 'broadcast', 'handoff'")
     if not 0 < confidence < 1:
         raise ValueError(f"confidence={confidence!r} is out of range; allowed: 0 < c < 1")
     core = -1
@@ -593,7 +642,7 @@ def _prepare(service, think_time, n_users, visits, servers, names, n_transaction
         cum_prob[-1] = 1.0
     return dict(service_ns=s * NS_PER_S, servers=m, cum_prob=cum_prob, route=route,
                 think_ns=z * NS_PER_S, det=int(service_dist == "deterministic"), core=core,
-                spin_ns=sp, warmup=wu, batch_size=n_tx // nb, n_batches=nb, seed=sd,
+                spin_ns=sp, broadcast=wakeup == "broadcast", warmup=wu, batch_size=n_tx // nb, n_batches=nb, seed=sd,
                 n_users=n, names=names, confidence=float(confidence))
 
 
@@ -656,7 +705,13 @@ _DOC_PARAMS = """
     service_dist : {"exponential", "deterministic"}
         Service times (think times are always exponential).
     spin_ns : int
-        A wait shorter than this is counted as a spin, not an os_wait.
+        How long a waiter spins before it sleeps: a wait shorter than this is
+        a spin, not an os_wait (default 0: every wait sleeps).
+    wakeup : {"broadcast", "handoff"}
+        How sleeps are counted at a mutex (module notes, Waits): InnoDB 5.5's
+        release wakes every sleeper and each loser sleeps again ("broadcast",
+        default), or one os_wait per wait longer than ``spin_ns`` ("handoff").
+        Counters only: the events are the same.
     hold_core : bool
         Threads hold a core while they wait for and hold a single-server
         station (spin locks); default False (product form, see the module notes).
@@ -671,7 +726,7 @@ def simulate(service, think_time: float, n_users: int, *, visits=None, servers=N
              names=None, n_transactions: int = 100_000, warmup: int | None = None,
              n_batches: int = 20, seed: int = 0, routing: str = "markov",
              service_dist: str = "exponential", spin_ns: int = 0, hold_core: bool = False,
-             cpu: int | None = None, confidence: float = 0.95,
+             cpu: int | None = None, confidence: float = 0.95, wakeup: str = "broadcast",
              log_events: int = 0) -> SimResult:
     """Simulate a closed network of threads, cores and mutexes (compiled kernel).
     {params}
@@ -697,7 +752,8 @@ def simulate(service, think_time: float, n_users: int, *, visits=None, servers=N
     True
     """
     p = _prepare(service, think_time, n_users, visits, servers, names, n_transactions, warmup,
-                 n_batches, seed, routing, service_dist, spin_ns, hold_core, cpu, confidence)
+                 n_batches, seed, routing, service_dist, spin_ns, hold_core, cpu, confidence,
+                 wakeup)
     log_events = _check_count("log_events", log_events, 0)
     k, n = len(p["servers"]), p["n_users"]
     th = np.zeros((n, N_TH), dtype=np.int64)
@@ -710,7 +766,7 @@ def simulate(service, think_time: float, n_users: int, *, visits=None, servers=N
     log = np.zeros((log_events, 4), dtype=np.int64)
     out = np.zeros(N_O, dtype=np.int64)
     _kernel(p["service_ns"], p["servers"], p["cum_prob"], p["route"], p["think_ns"], p["det"],
-            p["core"], p["spin_ns"], p["warmup"], p["batch_size"], np.uint64(p["seed"]), th, stn,
+            p["core"], p["spin_ns"], p["broadcast"], p["warmup"], p["batch_size"], np.uint64(p["seed"]), th, stn,
             qbuf, cum, base, batch_end, batch_resp, log, out)
     return _finish(p, cum - base, int(out[O_T0]), int(out[O_TEND]), batch_end, batch_resp,
                    out[O_EVENTS], log[:out[O_LOGGED]])
@@ -721,7 +777,7 @@ def simulate_reference(service, think_time: float, n_users: int, *, visits=None,
                        n_batches: int = 20, seed: int = 0, routing: str = "markov",
                        service_dist: str = "exponential", spin_ns: int = 0,
                        hold_core: bool = False, cpu: int | None = None,
-                       confidence: float = 0.95) -> SimResult:
+                       confidence: float = 0.95, wakeup: str = "broadcast") -> SimResult:
     """The same simulation in plain Python (heapq), for tests; slow.
     {params}
 
@@ -731,11 +787,12 @@ def simulate_reference(service, think_time: float, n_users: int, *, visits=None,
         ``log`` holds every event.
     """
     p = _prepare(service, think_time, n_users, visits, servers, names, n_transactions, warmup,
-                 n_batches, seed, routing, service_dist, spin_ns, hold_core, cpu, confidence)
+                 n_batches, seed, routing, service_dist, spin_ns, hold_core, cpu, confidence,
+                 wakeup)
     counters, t0, t_end, batch_end, batch_resp, log = _reference_run(
         p["service_ns"].tolist(), p["servers"].tolist(), p["cum_prob"].tolist(),
         p["route"].tolist(), p["think_ns"], bool(p["det"]), p["core"], p["spin_ns"],
-        p["warmup"], p["batch_size"], p["n_batches"], p["seed"], p["n_users"])
+        p["broadcast"], p["warmup"], p["batch_size"], p["n_batches"], p["seed"], p["n_users"])
     return _finish(p, counters, t0, t_end, batch_end, batch_resp, len(log),
                    np.array(log, dtype=np.int64).reshape(-1, 4))
 
