@@ -11,7 +11,9 @@
 * :mod:`~bufsim.workloads.rein`: the 300M-row table of 004, PK SELECT and UPDATE,
   hot and uniform, with analytic page frequencies.
 * :mod:`~bufsim.workloads.dbt3`: DBT-3 (TPC-H) at a scale factor, queries 2-21 of 002
-  as plain nested loops, DS-MRR and Batched Key Access.
+  as plain nested loops, DS-MRR and Batched Key Access; its schema and seeded data are
+  in :mod:`~bufsim.workloads.dbt3_schema`, its per-query plans in
+  :mod:`~bufsim.workloads.dbt3_plans` (both re-exported by ``dbt3``).
 * :mod:`~bufsim.workloads.dbstress`: dbSTRESS tables and SEL1 / SEL2 #1-#9 / UPDATE
   transactions of 003, with exact page frequencies.
 """
