@@ -508,7 +508,7 @@ class Trace:
         missing = [c for c in _FILE_COLUMNS if c not in names]
         if missing:
             raise ValueError(f"{path} is not a bufsim trace: missing columns {missing} (to import a "
-                             "trace of space, page[, time][, thread] use bufsim.read_trace)")
+                             "trace of space, page[, time][, thread][, statement] use bufsim.read_trace)")
         md = pf.schema_arrow.metadata or {}
         meta = json.loads(md[_META_TRACE]) if _META_TRACE in md else {}
         if _META_TS in md:

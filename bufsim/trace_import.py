@@ -1,11 +1,12 @@
 """Importing a user's own page-access trace from CSV or Parquet.
 
 :func:`read_trace` reads a file of one row per page get (``space, page[, time_ns
-or time_ms][, thread]``) in blocks, validates every row before anything is
-replayed (errors name the row, the CSV line and the column) and returns an
-in-memory, run-length encoded :class:`bufsim.Trace`: one stream per thread, the
-time between a thread's accesses as its CPU/think time.  It is re-exported as
-``bufsim.read_trace`` and ``bufsim.trace.read_trace``.
+or time_ms][, thread][, statement]``) in blocks, validates every row before
+anything is replayed (errors name the row, the CSV line and the column) and
+returns an in-memory, run-length encoded :class:`bufsim.Trace`: one stream per
+thread, the time between a thread's accesses as its CPU/think time, and the end
+of each statement marked with :data:`bufsim.FLAG_STMT_END`.  It is re-exported
+as ``bufsim.read_trace`` and ``bufsim.trace.read_trace``.
 """
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from pathlib import Path
 import numpy as np
 
 from .pages import Tablespaces, _check_int
-from .trace import Chunk, Trace, _first, _split, _tablespaces_from_data
+from .trace import FLAG_STMT_END, Chunk, Trace, _first, _split, _tablespaces_from_data
 
 __all__ = ["read_trace"]
 
@@ -24,6 +25,8 @@ _COMPRESSED = (".gz", ".bz2", ".xz", ".zst", ".zip")
 _CSV_NA = ["", "#N/A", "#N/A N/A", "#NA", "-1.#IND", "-1.#QNAN", "-NaN", "-nan", "1.#IND",
            "1.#QNAN", "<NA>", "N/A", "NA", "NULL", "NaN", "None", "n/a", "nan", "null"]
 _NA_WORDS = ("nan", "na", "n/a", "null", "none", "<na>", "-nan", "#n/a")
+#: Optional columns of free-form labels, read as text.
+_LABELS = ("thread", "statement")
 
 
 def read_trace(path: str | os.PathLike, *, tablespaces: Tablespaces | None = None,
@@ -37,7 +40,8 @@ def read_trace(path: str | os.PathLike, *, tablespaces: Tablespaces | None = Non
         ``.parquet``.  One row per page get, in the order the gets happened.
         Required columns: ``space`` (tablespace id) and ``page`` (page number).
         Optional: ``time_ns`` or ``time_ms`` (not both; the time of the get, may
-        be fractional in ``time_ms``) and ``thread`` (any label).  Other columns
+        be fractional in ``time_ms``), ``thread`` (any label) and ``statement``
+        (any label; where each statement ends, see Notes).  Other columns
         are ignored; column names and values may be padded with spaces.  Lines
         whose used fields are all empty (blank lines) are skipped.
     tablespaces : Tablespaces, optional
@@ -53,20 +57,24 @@ def read_trace(path: str | os.PathLike, *, tablespaces: Tablespaces | None = Non
     -------
     Trace
         In memory, run-length encoded: consecutive rows with the same
-        (thread, space, page) become one event whose ``count`` is the run length.
-        Threads become stream ids ``0..k-1`` in order of first appearance;
-        ``trace.stream_names[s]`` is the label of stream ``s`` (None without a
-        thread column) and ``trace.stream_start_ns[s]`` the time of its first
-        access relative to the earliest thread (None without a time column).
+        (thread, space, page), and of one statement, become one event whose
+        ``count`` is the run length.  Threads become stream ids ``0..k-1`` in
+        order of first appearance; ``trace.stream_names[s]`` is the label of
+        stream ``s`` (None without a thread column) and
+        ``trace.stream_start_ns[s]`` the time of its first access relative to
+        the earliest thread (None without a time column).
+        Flags are 0, except :data:`bufsim.FLAG_STMT_END` on the event holding
+        the last get of each statement (only with a ``statement`` column).
 
     Raises
     ------
     ValueError
         Before any replay, naming the 0-based data row (for CSV also the line of
         the file) and the column, for: a missing column; both time columns; an
-        empty, NaN, negative or non-integer value (``3.5``, ``abc``); a space
-        that is not in ``tablespaces`` or a page beyond its size; a time earlier
-        than the previous access of the same thread; a file with no data rows.
+        empty, NaN, negative or non-integer value (``3.5``, ``abc``); an empty
+        ``thread`` or ``statement``; a space that is not in ``tablespaces`` or a
+        page beyond its size; a time earlier than the previous access of the
+        same thread; a file with no data rows.
 
     Notes
     -----
@@ -83,12 +91,29 @@ def read_trace(path: str | os.PathLike, *, tablespaces: Tablespaces | None = Non
     I/O time on top.  Without a time column every get costs ``cpu_ns_per_get``.
     CSV line numbers assume one record per line (no quoted line breaks).
 
+    Statements are per thread: a run of a thread's rows with the same
+    ``statement`` label is one statement, which ends at the run's last row,
+    where the thread's next row has another label or the thread has no more
+    rows.  Rows of other threads in between do not end it, labels are only
+    compared within a thread (two threads may use the same labels), and a label
+    may come back (a thread's ``q1, q2, q1`` is three statements).  The event
+    holding a statement's last get carries :data:`bufsim.FLAG_STMT_END`; two
+    gets of one page on either side of a statement boundary stay two events.
+    The marks are what ``PoolConfig(cleaner_activity="statement")`` needs: the
+    5.6+ page cleaner then runs its LRU batch only in a virtual second in which
+    a statement ended (InnoDB's ``srv_check_activity``; an imported trace has no
+    modifying gets, the other kind of activity).  Without the column there are
+    no marks and the cleaner would stay idle under ``"statement"``; keep the
+    default ``cleaner_activity="get"`` for such traces.
+
     Examples
     --------
     A CSV with ``space,page,time_ms,thread`` rows
     ``5,3,0.0,a`` / ``5,3,0.5,a`` / ``5,4,2.0,a`` gives two events:
     page (5, 3) with count 2 and ``cpu_ns`` 1_000_000 per get, and page (5, 4)
-    with ``cpu_ns_per_get``.
+    with ``cpu_ns_per_get``.  With a ``statement`` column, rows (thread,
+    statement) ``a,s1`` / ``b,s1`` / ``a,s1`` / ``a,s2`` / ``b,s1`` end three
+    statements: at rows 2 (thread a, s1), 3 (a, s2) and 4 (b, s1).
     """
     path = Path(path)
     cpu_ns_per_get = _check_int("cpu_ns_per_get", cpu_ns_per_get, 0)
@@ -110,14 +135,14 @@ def read_trace(path: str | os.PathLike, *, tablespaces: Tablespaces | None = Non
         if req not in columns:
             raise ValueError(f"{path}: missing required column {req!r}; found columns: "
                              f"{list(columns)} (required: space, page; optional: time_ns or "
-                             "time_ms, thread)")
+                             "time_ms, thread, statement)")
     if "time_ns" in columns and "time_ms" in columns:
         raise ValueError(f"{path}: both columns 'time_ns' and 'time_ms' are present; keep one")
     time_col = "time_ns" if "time_ns" in columns else "time_ms" if "time_ms" in columns else None
     used = ["space", "page"] + ([time_col] if time_col else []) + \
-        (["thread"] if "thread" in columns else [])
+        [c for c in _LABELS if c in columns]
     blocks = (_csv_blocks if kind == "csv" else _parquet_blocks)(path, columns, used, chunk_size)
-    imp = _Importer(path, tablespaces, time_col, "thread" in columns)
+    imp = _Importer(path, tablespaces, time_col, "thread" in columns, "statement" in columns)
     for rows, lines, cols in blocks:
         imp.add(rows, lines, cols)
     return imp.finish(cpu_ns_per_get, chunk_size)
@@ -129,7 +154,7 @@ def _csv_columns(path: Path) -> dict:
         header = pd.read_csv(path, nrows=0, skipinitialspace=True, dtype=str)
     except pd.errors.EmptyDataError:
         raise ValueError(f"{path}: the file is empty (expected a header line with the columns "
-                         "space, page[, time_ns or time_ms][, thread])") from None
+                         "space, page[, time_ns or time_ms][, thread][, statement])") from None
     except (pd.errors.ParserError, UnicodeDecodeError) as e:
         raise ValueError(f"{path}: cannot parse the CSV header: {e}") from None
     out = {}
@@ -159,9 +184,9 @@ def _csv_blocks(path, columns, used, chunk_size):
     """
     import pandas as pd
     raw = [columns[c] for c in used]
-    dtypes = {columns["thread"]: str} if "thread" in used else {}
+    dtypes = {columns[c]: str for c in _LABELS if c in used}
     # NA words apply to the numeric columns only: a thread may be called "NA" or "None"
-    na = {columns[c]: _CSV_NA for c in used if c != "thread"}
+    na = {columns[c]: _CSV_NA for c in used if c not in _LABELS}
     reader = pd.read_csv(path, skipinitialspace=True, skip_blank_lines=False, usecols=raw,
                          dtype=dtypes, keep_default_na=False, na_values=na, chunksize=chunk_size)
     line0, row0 = 2, 0
@@ -301,19 +326,39 @@ def _parse_int(series, scale: int = 1):
     return values, bad, reason
 
 
+def _labels(series):
+    """Text labels (stripped; integral numbers without a decimal point) and a mask of
+    the empty ones."""
+    if series.dtype.kind in "iu":
+        bad = series.isna().to_numpy(dtype=bool)
+        labels = series.astype(str).to_numpy()
+    else:
+        if series.dtype.kind == "f":
+            labels = np.array([str(int(v)) if np.isfinite(v) and float(v).is_integer() else ""
+                               for v in series.to_numpy()], dtype=object)
+        else:
+            labels = series.fillna("").astype(str).str.strip().to_numpy()
+        bad = labels == ""
+    return labels, bad
+
+
 class _Importer:
     """Validates blocks of rows and accumulates run-length encoded events."""
 
-    _ORDER = ("space", "page", "time", "thread")
+    _ORDER = ("space", "page", "time", "thread", "statement")
 
-    def __init__(self, path, tablespaces, time_col, has_thread):
+    def __init__(self, path, tablespaces, time_col, has_thread, has_statement=False):
         self.path, self.ts, self.time_col, self.has_thread = path, tablespaces, time_col, has_thread
+        self.has_statement = has_statement
+        self.last_statement: dict[int, str] = {}  # thread id -> label of its latest row
         self.scale = 1_000_000 if time_col == "time_ms" else 1
         self.thread_ids: dict[str, int] = {}
         k0 = 0 if has_thread else 1  # without a thread column all rows are one thread
         self.last_time = np.full(k0, -1, dtype=np.int64)
         self.last_row = np.full(k0, -1, dtype=np.int64)
         self.ev = {k: [] for k in ("space", "page", "thread", "count", "t0", "t1")}
+        if has_statement:
+            self.ev["stmt_start"] = []  # the event's first get starts a statement
         self.tail = None  # (thread, space, page) of the last event so far
 
     def _where(self, rows, lines, i) -> str:
@@ -322,16 +367,7 @@ class _Importer:
 
     def _threads(self, series):
         import pandas as pd
-        if series.dtype.kind in "iu":
-            bad = series.isna().to_numpy(dtype=bool)
-            labels = series.astype(str).to_numpy()
-        else:
-            if series.dtype.kind == "f":
-                labels = np.array([str(int(v)) if np.isfinite(v) and float(v).is_integer() else ""
-                                   for v in series.to_numpy()], dtype=object)
-            else:
-                labels = series.fillna("").astype(str).str.strip().to_numpy()
-            bad = labels == ""
+        labels, bad = _labels(series)
         codes, uniques = pd.factorize(labels)
         ids = np.array([self.thread_ids.setdefault(u, len(self.thread_ids)) for u in uniques],
                        dtype=np.int64)
@@ -340,6 +376,26 @@ class _Importer:
             self.last_time = np.concatenate([self.last_time, np.full(grow, -1, dtype=np.int64)])
             self.last_row = np.concatenate([self.last_row, np.full(grow, -1, dtype=np.int64)])
         return ids[codes] if len(codes) else np.zeros(0, dtype=np.int64), bad
+
+    def _statement_starts(self, labels, th) -> np.ndarray:
+        """Per row: its label differs from the one of its thread's previous row (in
+        this block or an earlier one), or it is the thread's first row."""
+        import pandas as pd
+        n = len(labels)
+        codes, uniques = pd.factorize(labels)
+        order = np.argsort(th, kind="stable")
+        th_s, codes_s = th[order], codes[order]
+        first = np.ones(n, dtype=bool)
+        first[1:] = th_s[1:] != th_s[:-1]
+        start_s = np.empty(n, dtype=bool)
+        start_s[1:] = codes_s[1:] != codes_s[:-1]
+        for j in np.flatnonzero(first):
+            start_s[j] = self.last_statement.get(int(th_s[j])) != uniques[codes_s[j]]
+        for j in np.flatnonzero(np.append(first[1:], True)):  # each thread's last row
+            self.last_statement[int(th_s[j])] = uniques[codes_s[j]]
+        start = np.empty(n, dtype=bool)
+        start[order] = start_s
+        return start
 
     def add(self, rows, lines, cols) -> None:
         n = len(rows)
@@ -367,6 +423,9 @@ class _Importer:
             complain("thread", "thread", bad, lambda i: "is empty", cols["thread"])
         else:
             th = np.zeros(n, dtype=np.int64)
+        if self.has_statement:
+            stmt, bad = _labels(cols["statement"])
+            complain("statement", "statement", bad, lambda i: "is empty", cols["statement"])
         m = min((e[0] for e in errors), default=n)
         # checks that need valid values: only the rows before the first parse error matter
         if self.ts is not None and m:
@@ -415,15 +474,19 @@ class _Importer:
             last[:-1] = th[order][1:] != th[order][:-1]
             self.last_time[th[order][last]] = t[order][last]
             self.last_row[th[order][last]] = rows[order][last]
-        # run-length encoding, merged with the previous block's last event
+        # run-length encoding, merged with the previous block's last event; a row that
+        # starts a statement starts an event, so that a statement's last get ends one
         new = np.ones(n, dtype=bool)
         new[1:] = (th[1:] != th[:-1]) | (space[1:] != space[:-1]) | (page[1:] != page[:-1])
+        if self.has_statement:
+            stmt_start = self._statement_starts(stmt, th)
+            new[1:] |= stmt_start[1:]
         starts = np.flatnonzero(new)
         ends = np.append(starts[1:], n)
         count = ends - starts
         t0, t1 = t[starts], t[ends - 1]
         key = (int(th[0]), int(space[0]), int(page[0]))
-        if self.tail == key:
+        if self.tail == key and not (self.has_statement and stmt_start[0]):
             self.ev["count"][-1][-1] += count[0]
             self.ev["t1"][-1][-1] = t1[0]
             starts, count, t0, t1 = starts[1:], count[1:], t0[1:], t1[1:]
@@ -431,6 +494,8 @@ class _Importer:
             for k, v in (("space", space[starts]), ("page", page[starts]), ("thread", th[starts]),
                          ("count", count), ("t0", t0), ("t1", t1)):
                 self.ev[k].append(np.ascontiguousarray(v, dtype=np.int64))
+            if self.has_statement:
+                self.ev["stmt_start"].append(stmt_start[starts])
         self.tail = (int(th[-1]), int(space[-1]), int(page[-1]))
 
     def finish(self, cpu_ns_per_get: int, chunk_size: int) -> Trace:
@@ -461,7 +526,15 @@ class _Importer:
             start = t_first - t_first.min()
         else:
             cpu = np.full(len(th), cpu_ns_per_get, dtype=np.int64)
-        chunk = Chunk(page, count, cpu, th, np.zeros(len(th), dtype=np.uint8))
+        flags = np.zeros(len(th), dtype=np.uint8)
+        if self.has_statement:
+            # an event ends a statement if its thread's next event starts one or it has none
+            order = np.argsort(th, kind="stable")
+            th_s = th[order]
+            end_s = np.ones(len(th), dtype=bool)
+            end_s[:-1] = (th_s[1:] != th_s[:-1]) | ev["stmt_start"][order][1:]
+            flags[order[end_s]] = FLAG_STMT_END
+        chunk = Chunk(page, count, cpu, th, flags)
         names = list(self.thread_ids) if self.has_thread else None
         return Trace(_split(chunk, chunk_size), ts, self.path.name.split(".")[0],
                      stream_names=names, stream_start_ns=start)
