@@ -132,5 +132,6 @@ def test_dbt3_56_pools_count_activity_by_statement():
     assert pool_config("5.6", 3200).cleaner_activity == "statement"
     assert pool_config("5.6", 3200, cleaner_activity="get").cleaner_activity == "get"
     assert pool_config("5.5", 3200).cleaner_activity == "get"       # no page cleaner
-    # the engine default stays 'get': user traces have no statement boundaries
+    # the engine default stays 'get': a user trace marks statement ends only when it has a
+    # statement column (read_trace), and without the marks 'statement' would starve the cleaner
     assert bufsim.mysql56(pool_pages=3200).cleaner_activity == "get"
