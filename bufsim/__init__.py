@@ -31,6 +31,7 @@ if "NUMBA_CACHE_DIR" not in _os.environ:
         _sys.modules["numba"].config.CACHE_DIR = _os.environ["NUMBA_CACHE_DIR"]
 
 from . import synthetic  # noqa: E402
+from ._validation import TraceError  # noqa: E402
 from .config import (
     CostModel, DeviceModel, PoolConfig, mariadb105, mysql55, mysql56, mysql57,
     pages_from_bytes, preset,
@@ -52,7 +53,7 @@ def __getattr__(name):
 
 __all__ = [
     "CostModel", "DeviceModel", "PoolConfig", "mysql55", "mysql56", "mysql57", "mariadb105",
-    "pages_from_bytes", "preset", "PoolState", "ReplayResult", "replay", "IndexSpec",
+    "pages_from_bytes", "preset", "TraceError", "PoolState", "ReplayResult", "replay", "IndexSpec",
     "SpaceSpec", "Tablespaces", "FLAG_AHI", "FLAG_MODIFY", "FLAG_SHORTCUT", "FLAG_STMT_END", "Chunk", "Trace", "read_trace",
     "synthetic", "analytic", "contention", "workloads",
 ]

@@ -16,6 +16,8 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass, field
 
+from ._validation import check_bool, check_int
+
 __all__ = [
     "CostModel", "DeviceModel", "PoolConfig", "VERSIONS", "PAGE_SIZE",
     "mysql55", "mysql56", "mysql57", "mariadb105", "preset", "PRESETS", "pages_from_bytes",
@@ -33,12 +35,11 @@ CLEANER_ACTIVITY = ("get", "statement")
 _U32 = 2**32 - 1
 
 
-def _check_int(name, value, lo, hi=None):
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise ValueError(f"{name} must be an integer, got {value!r}")
-    if value < lo or (hi is not None and value > hi):
-        rng = f"{lo}..{hi}" if hi is not None else f">= {lo}"
-        raise ValueError(f"{name}={value} is out of range; allowed: {rng}")
+def _set_int(obj, attr: str, name: str, lo: int, hi: int | None = None) -> int:
+    """Check field ``attr`` of a frozen dataclass and store it as a Python int."""
+    v = check_int(name, getattr(obj, attr), lo, hi)
+    object.__setattr__(obj, attr, v)
+    return v
 
 
 def pages_from_bytes(nbytes: int | str) -> int:
@@ -85,7 +86,7 @@ class CostModel:
 
     def __post_init__(self):
         for f in dataclasses.fields(self):
-            _check_int(f"cost.{f.name}", getattr(self, f.name), 0, 10**12)
+            _set_int(self, f.name, f"cost.{f.name}", 0, 10**12)
 
 
 @dataclass(frozen=True)
@@ -115,7 +116,7 @@ class DeviceModel:
 
     def __post_init__(self):
         for f in ("random_read_ns", "seq_read_ns", "write_ns"):
-            _check_int(f"device.{f}", getattr(self, f), 0, 10**12)
+            _set_int(self, f, f"device.{f}", 0, 10**12)
 
     @classmethod
     def hdd7200(cls) -> "DeviceModel":
@@ -215,20 +216,20 @@ class PoolConfig:
             raise ValueError(f"policy={self.policy!r} is unknown; allowed: {', '.join(POLICIES)}")
         if self.version not in VERSIONS:
             raise ValueError(f"version={self.version!r} is unknown; allowed: {', '.join(VERSIONS)}")
-        _check_int("instances", self.instances, 1, MAX_INSTANCES)
+        _set_int(self, "instances", "instances", 1, MAX_INSTANCES)
         lo = MIN_POOL_PAGES if self.policy == "innodb" else self.instances
-        _check_int("pool_pages", self.pool_pages, lo, 2**40)
-        _check_int("old_blocks_pct", self.old_blocks_pct, 5, 95)
-        _check_int("old_blocks_time_ms", self.old_blocks_time_ms, 0, _U32)
-        _check_int("read_ahead_threshold", self.read_ahead_threshold, 0, 64)
-        _check_int("lru_scan_depth", self.lru_scan_depth, 100, _U32)
+        _set_int(self, "pool_pages", "pool_pages", lo, 2**40)
+        _set_int(self, "old_blocks_pct", "old_blocks_pct", 5, 95)
+        _set_int(self, "old_blocks_time_ms", "old_blocks_time_ms", 0, _U32)
+        _set_int(self, "read_ahead_threshold", "read_ahead_threshold", 0, 64)
+        _set_int(self, "lru_scan_depth", "lru_scan_depth", 100, _U32)
         per = self.pool_pages // self.instances
-        _check_int("misc_pages", self.misc_pages, 0, max(0, per - 64))
+        _set_int(self, "misc_pages", "misc_pages", 0, max(0, per - 64))
         if self.cleaner_activity not in CLEANER_ACTIVITY:
             raise ValueError(f"cleaner_activity={self.cleaner_activity!r} is unknown; "
                              f"allowed: {', '.join(CLEANER_ACTIVITY)}")
-        if not isinstance(self.adaptive_hash_index, bool):
-            raise ValueError(f"adaptive_hash_index must be True or False, got {self.adaptive_hash_index!r}")
+        object.__setattr__(self, "adaptive_hash_index",
+                           check_bool("adaptive_hash_index", self.adaptive_hash_index))
         if not isinstance(self.cost, CostModel):
             raise ValueError(f"cost must be a CostModel, got {type(self.cost).__name__}")
         if isinstance(self.device, str):

@@ -29,6 +29,7 @@ import numpy as np
 import pandas as pd
 from numba import njit
 
+from ._validation import check_int, check_ns
 from .config import PoolConfig, preset
 from .pages import Tablespaces
 from .policies import registry
@@ -454,11 +455,11 @@ def replay(trace, config: PoolConfig | str | None = None, *, sample_every_ns: in
 
     samples = []
     next_sample = sample_every_ns if sample_every_ns else -1
-    switches = sorted((int(t), int(v)) for t, v in (old_blocks_time_at or ()))
+    switches = sorted(_switch(j, e) for j, e in enumerate(old_blocks_time_at or ()))
     for t, v in switches:
-        if t < 0 or v < 0 or v > 2**32 - 1 or config.policy != "innodb":
-            raise ValueError(f"old_blocks_time_at entry ({t}, {v}): need time_ns >= 0, "
-                             "0 <= ms <= 2**32-1 and policy 'innodb'")
+        if config.policy != "innodb":
+            raise ValueError(f"old_blocks_time_at entry ({t}, {v}): needs policy 'innodb', "
+                             f"got {config.policy!r}")
 
     def refill(s):
         for chunk in iters[s]:
@@ -499,6 +500,14 @@ def replay(trace, config: PoolConfig | str | None = None, *, sample_every_ns: in
                         contents=state.contents(),
                         timeline=pd.DataFrame(samples) if samples else pd.DataFrame(),
                         device_busy_ns=int(state.glob[G_DEVBUSY]), cleaner_passes=int(state.glob[G_TICKS]))
+
+
+def _switch(j: int, entry) -> tuple[int, int]:
+    """One ``old_blocks_time_at`` entry as ``(time_ns, ms)``, checked (no truncation)."""
+    if isinstance(entry, (str, bytes)) or not hasattr(entry, "__len__") or len(entry) != 2:
+        raise ValueError(f"old_blocks_time_at[{j}] must be a pair (time_ns, ms), got {entry!r}")
+    return (check_ns(f"old_blocks_time_at[{j}] time_ns", entry[0]),
+            check_int(f"old_blocks_time_at[{j}] ms", entry[1], 0, 2**32 - 1))
 
 
 def _sample(state: PoolState, t_ns: int) -> dict:

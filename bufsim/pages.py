@@ -25,6 +25,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ._validation import check_int
+
 __all__ = ["IndexSpec", "SpaceSpec", "Tablespaces", "MAX_BUFFER_POOLS", "MAX_SPACE_ID"]
 
 #: MAX_BUFFER_POOLS in include/buf0buf.h: the largest innodb_buffer_pool_instances.
@@ -87,13 +89,8 @@ def _where(a: np.ndarray, i: int) -> str:
 
 
 def _check_int(name: str, value, lo: int, hi: int | None = None) -> int:
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
-        raise ValueError(f"{name} must be an integer, got {value!r}")
-    value = int(value)
-    if value < lo or (hi is not None and value > hi):
-        rng = f"{lo}..{hi}" if hi is not None else f">= {lo}"
-        raise ValueError(f"{name}={value} is out of range; allowed: {rng}")
-    return value
+    """See :func:`bufsim._validation.check_int` (kept under this name for its importers)."""
+    return check_int(name, value, lo, hi)
 
 
 def _readonly(a: np.ndarray) -> np.ndarray:

@@ -12,10 +12,10 @@ import math
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 
 from bufsim import paths
+from bufsim._validation import check_bool, check_number, describe
 
 __all__ = ["COLUMNS", "results_frame", "write_results"]
 
@@ -25,12 +25,18 @@ __all__ = ["COLUMNS", "results_frame", "write_results"]
 COLUMNS = ("experiment", "metric", "config", "reported", "simulated", "ratio", "fitted")
 
 
-def _number(field: str, row: int, value: object) -> float:
+def _cell(field: str, row: int, check, value, **kw):
+    """``check(field, value)`` with the row and column named in the error."""
     try:
-        x = float(value)  # type: ignore[arg-type]
-    except (TypeError, ValueError):
-        raise ValueError(f"results row {row}: {field} must be a number, got {value!r}") from None
-    return x
+        return check(field, value, **kw)
+    except ValueError as e:
+        raise ValueError(f"results row {row}, column {field!r}: {e}") from None
+
+
+def _text(field: str, value) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise ValueError(f"must be a non-empty string, got {describe(value)}")
+    return value
 
 
 def results_frame(rows: Iterable[Mapping[str, object]] | pd.DataFrame) -> pd.DataFrame:
@@ -41,7 +47,8 @@ def results_frame(rows: Iterable[Mapping[str, object]] | pd.DataFrame) -> pd.Dat
     rows : iterable of mappings, or pandas.DataFrame
         Each row has ``experiment``, ``metric``, ``config`` (strings),
         ``reported`` and ``simulated`` (numbers; ``reported`` may be NaN where
-        the document gives none) and ``fitted`` (bool). Extra keys are an error,
+        the document gives none; never infinite, bool or None) and ``fitted``
+        (bool). Extra keys are an error,
         so that a misspelt column is not silently dropped.
 
     Returns
@@ -53,13 +60,18 @@ def results_frame(rows: Iterable[Mapping[str, object]] | pd.DataFrame) -> pd.Dat
     Raises
     ------
     ValueError
-        If a column is missing or unknown, a number is not numeric, the
-        simulated value is NaN, or ``fitted`` is not a bool.
+        Naming the row and column, if a column is missing or unknown, a text
+        column is not a non-empty string, a number is not a real number (bool
+        and None are not), is infinite, the simulated value is NaN, or
+        ``fitted`` is not a bool.
     """
     records = rows.to_dict("records") if isinstance(rows, pd.DataFrame) else list(rows)
     wanted = set(COLUMNS) - {"ratio"}
     out = []
     for i, rec in enumerate(records):
+        if not isinstance(rec, Mapping):
+            raise ValueError(f"results row {i} must be a mapping of column to value, got "
+                             f"{describe(rec)}")
         keys = set(rec) - {"ratio"}
         if keys != wanted:
             missing, extra = sorted(wanted - keys), sorted(keys - wanted)
@@ -68,19 +80,14 @@ def results_frame(rows: Iterable[Mapping[str, object]] | pd.DataFrame) -> pd.Dat
                 + (f"; missing {missing}" if missing else "")
                 + (f"; unknown {extra}" if extra else "")
             )
-        reported = _number("reported", i, rec["reported"])
-        simulated = _number("simulated", i, rec["simulated"])
-        if math.isnan(simulated):
-            raise ValueError(f"results row {i}: simulated is NaN ({rec['metric']!r})")
-        fitted = rec["fitted"]
-        if not isinstance(fitted, (bool, np.bool_)):
-            raise ValueError(f"results row {i}: fitted must be True or False, got {fitted!r}")
+        text = {c: _cell(c, i, _text, rec[c])
+                for c in ("experiment", "metric", "config")}
+        reported = _cell("reported", i, check_number, rec["reported"], allow_nan=True)
+        simulated = _cell("simulated", i, check_number, rec["simulated"])
+        fitted = _cell("fitted", i, check_bool, rec["fitted"])
         ratio = simulated / reported if reported != 0.0 and not math.isnan(reported) else math.nan
-        out.append({
-            "experiment": str(rec["experiment"]), "metric": str(rec["metric"]),
-            "config": str(rec["config"]), "reported": reported, "simulated": simulated,
-            "ratio": ratio, "fitted": bool(fitted),
-        })
+        out.append({**text, "reported": reported, "simulated": simulated,
+                    "ratio": ratio, "fitted": fitted})
     return pd.DataFrame(out, columns=list(COLUMNS))
 
 

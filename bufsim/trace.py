@@ -27,7 +27,7 @@ import numpy as np
 
 from .pages import SpaceSpec, Tablespaces, _as_int64, _check_int
 
-__all__ = ["FLAG_AHI", "FLAG_MODIFY", "FLAG_SHORTCUT", "FLAG_STMT_END", "FLAG_MASK", "Chunk", "Trace", "read_trace", "TRACE_DTYPE"]
+__all__ = ["FLAG_AHI", "FLAG_MODIFY", "FLAG_SHORTCUT", "FLAG_STMT_END", "FLAG_RELATCH", "FLAG_MASK", "Chunk", "Trace", "read_trace", "TRACE_DTYPE"]
 
 #: The get takes the adaptive-hash-index path: it counts two gets when the page is resident.
 FLAG_AHI = 1
@@ -46,8 +46,11 @@ FLAG_SHORTCUT = 4
 #: next pass "active" (``srv_check_activity``), as in InnoDB, where page gets do not
 #: move the count; under the default ``"get"`` every get does and this bit is inert.
 FLAG_STMT_END = 8
+#: The get re-latches the page (bit reserved for the engine's relatch model; defined
+#: here so that imported traces may carry it).
+FLAG_RELATCH = 16
 #: All defined flag bits; other bits are rejected.
-FLAG_MASK = FLAG_AHI | FLAG_MODIFY | FLAG_SHORTCUT | FLAG_STMT_END
+FLAG_MASK = FLAG_AHI | FLAG_MODIFY | FLAG_SHORTCUT | FLAG_STMT_END | FLAG_RELATCH
 
 _COLUMNS = ("page", "count", "cpu_ns", "stream", "flags")
 #: Record layout of a saved ``.npy`` trace.
@@ -133,7 +136,8 @@ class Chunk:
                   ("stream", self.stream < 0, "allowed: >= 0"),
                   ("flags", (self.flags & ~np.uint8(FLAG_MASK)) != 0,
                    f"allowed: bits of FLAG_AHI={FLAG_AHI} | FLAG_MODIFY={FLAG_MODIFY} | "
-                   f"FLAG_SHORTCUT={FLAG_SHORTCUT} | FLAG_STMT_END={FLAG_STMT_END}"))
+                   f"FLAG_SHORTCUT={FLAG_SHORTCUT} | FLAG_STMT_END={FLAG_STMT_END} | "
+                   f"FLAG_RELATCH={FLAG_RELATCH}"))
         for col, b, allowed in checks:
             if b.any():
                 i = _first(b)

@@ -1,49 +1,99 @@
-"""Importing a user's own page-access trace from CSV or Parquet.
+"""Importing a user's own page-access trace: CSV, TSV, Parquet, npz, oracleGeneral, text.
 
-:func:`read_trace` reads a file of one row per page get (``space, page[, time_ns
-or time_ms][, thread][, statement]``) in blocks, validates every row before
-anything is replayed (errors name the row, the CSV line and the column) and
-returns an in-memory, run-length encoded :class:`bufsim.Trace`: one stream per
-thread, the time between a thread's accesses as its CPU/think time, and the end
-of each statement marked with :data:`bufsim.FLAG_STMT_END`.  It is re-exported
-as ``bufsim.read_trace`` and ``bufsim.trace.read_trace``.
+:func:`read_trace` reads a file of one row per page get (or per run of ``count``
+gets) in chunks of bounded size.  A first pass validates every row before anything
+is replayed (errors are :class:`bufsim.TraceError`, naming the file, the 0-based
+data row, the column and, for text formats, the line); the returned
+:class:`bufsim.Trace` then re-reads the file on every iteration, so that memory is
+bounded by the chunk, not the trace.  Rows become run-length encoded events: one
+stream per thread, the time between a thread's accesses as its CPU/think time, and
+the end of each statement marked with :data:`bufsim.FLAG_STMT_END`.  It is
+re-exported as ``bufsim.read_trace`` and ``bufsim.trace.read_trace``.
 """
 from __future__ import annotations
 
+import bz2
+import csv
+import gzip
+import lzma
 import os
+import zipfile
+import zlib
+from collections.abc import Mapping
 from pathlib import Path
 
 import numpy as np
 
-from .pages import Tablespaces, _check_int
-from .trace import FLAG_STMT_END, Chunk, Trace, _first, _split, _tablespaces_from_data
+from ._validation import TraceError, check_int, describe
+from .pages import MAX_SPACE_ID, SpaceSpec, Tablespaces
+from .trace import FLAG_MASK, FLAG_STMT_END, Chunk, Trace, _first, _split
 
-__all__ = ["read_trace"]
+__all__ = ["read_trace", "CANONICAL_COLUMNS", "FORMATS"]
 
-_COMPRESSED = (".gz", ".bz2", ".xz", ".zst", ".zip")
+#: Canonical column names a table may carry (map the file's names with ``columns=``).
+CANONICAL_COLUMNS = ("space", "page", "time_ns", "time_ms", "thread", "statement", "count",
+                     "flags")
+#: Values of ``format=``.
+FORMATS = ("csv", "tsv", "parquet", "npz", "oracle", "text")
+_SUFFIX = {".csv": "csv", ".tsv": "tsv", ".parquet": "parquet", ".pq": "parquet", ".npz": "npz",
+           ".bin": "oracle", ".oraclegeneral": "oracle", ".txt": "text"}
+_COMPRESSION = {".gz": "gzip", ".zst": "zstd", ".bz2": "bz2", ".xz": "xz"}
+_ALLOWED_SUFFIXES = ".csv, .tsv, .parquet, .npz, .bin or .oracleGeneral, .txt (each optionally " \
+                    "compressed: .gz, .zst, also .bz2, .xz for the text formats)"
+#: Largest page number (InnoDB's page_no is 32 bits).
+MAX_PAGE_NO = 2**32 - 1
+#: Largest run length of one row.
+MAX_COUNT = 2**32 - 1
+#: libCacheSim's oracleGeneral record (24 bytes, little-endian).
+ORACLE_DTYPE = np.dtype([("time", "<u4"), ("obj_id", "<u8"), ("size", "<u4"),
+                         ("next_access_vtime", "<i8")])
 #: pandas' default NA strings (read_csv ``na_values``).
 _CSV_NA = ["", "#N/A", "#N/A N/A", "#NA", "-1.#IND", "-1.#QNAN", "-NaN", "-nan", "1.#IND",
            "1.#QNAN", "<NA>", "N/A", "NA", "NULL", "NaN", "None", "n/a", "nan", "null"]
 _NA_WORDS = ("nan", "na", "n/a", "null", "none", "<na>", "-nan", "#n/a")
 #: Optional columns of free-form labels, read as text.
 _LABELS = ("thread", "statement")
+#: Order of columns when two errors fall on one row.
+_ORDER = ("space", "page", "time", "thread", "statement", "count", "flags")
 
 
-def read_trace(path: str | os.PathLike, *, tablespaces: Tablespaces | None = None,
+class _FileMissing(TraceError, FileNotFoundError):
+    """No file at the path (a TraceError, and a FileNotFoundError for older callers)."""
+
+
+def read_trace(path: str | os.PathLike, *, columns: Mapping[str, str] | None = None,
+               format: str | None = None, tablespaces: Tablespaces | None = None,
                cpu_ns_per_get: int = 0, chunk_size: int = 1 << 20) -> Trace:
-    """Import a user's page-access trace from CSV or Parquet, validating every row.
+    """Import a user's page-access trace, validating every row, as a streaming Trace.
 
     Parameters
     ----------
     path : str or path-like
-        ``.csv`` (also ``.csv.gz``, ``.csv.bz2``, ``.csv.xz``, ``.csv.zst``) or
-        ``.parquet``.  One row per page get, in the order the gets happened.
-        Required columns: ``space`` (tablespace id) and ``page`` (page number).
-        Optional: ``time_ns`` or ``time_ms`` (not both; the time of the get, may
-        be fractional in ``time_ms``), ``thread`` (any label) and ``statement``
-        (any label; where each statement ends, see Notes).  Other columns
-        are ignored; column names and values may be padded with spaces.  Lines
-        whose used fields are all empty (blank lines) are skipped.
+        The trace file.  One row per page get (or run of gets, see ``count``), in
+        the order the gets happened.
+    columns : mapping of str to str, optional
+        Canonical column name -> the file's column name, for tables whose names
+        differ, e.g. ``{"page": "blk", "space": "sp"}``.  Canonical names (see
+        :data:`CANONICAL_COLUMNS`): ``page`` (required), ``space`` (tablespace id;
+        without it every page is in space 0), ``time_ns`` or ``time_ms`` (not
+        both; the time of the get, may be fractional in ``time_ms``),
+        ``thread`` and ``statement`` (any labels; see Notes), ``count`` (run
+        length >= 1: the row is that many consecutive gets of its page) and
+        ``flags`` (bits of :data:`bufsim.FLAG_AHI` 1, ``FLAG_MODIFY`` 2,
+        ``FLAG_SHORTCUT`` 4, ``FLAG_STMT_END`` 8, ``FLAG_RELATCH`` 16).  A name
+        not mapped is looked up as itself.  Other columns are ignored; names and
+        values may be padded with spaces.
+    format : str, optional
+        One of :data:`FORMATS`: ``"csv"``, ``"tsv"``, ``"parquet"``, ``"npz"``
+        (one 1-d array per column, read member by member in chunks),
+        ``"oracle"`` (libCacheSim's oracleGeneral binary: per 24-byte
+        little-endian record uint32 time, uint64 obj_id, uint32 size, int64
+        next_access_vtime; ``obj_id`` is the page, the rest is ignored) or
+        ``"text"`` (one page id per line).  None guesses from the suffix:
+        ``.csv .tsv .parquet/.pq .npz .bin/.oracleGeneral .txt``, each
+        optionally followed by ``.gz`` or ``.zst`` (also ``.bz2``, ``.xz`` for
+        the text formats); an unknown or ambiguous suffix is an error.
+        ``oracle`` and ``text`` put every page in space 0.
     tablespaces : Tablespaces, optional
         The tablespaces the pages belong to.  If None, they are built from the
         data: one space per distinct id (ascending), of max page number + 1 pages.
@@ -51,30 +101,38 @@ def read_trace(path: str | os.PathLike, *, tablespaces: Tablespaces | None = Non
         CPU time charged per get without a time column, and for the last access
         of each thread with one.
     chunk_size : int, optional
-        Rows read per block, and events per chunk of the returned trace.
+        Rows read per block, and the largest number of events per chunk.
 
     Returns
     -------
     Trace
-        In memory, run-length encoded: consecutive rows with the same
-        (thread, space, page), and of one statement, become one event whose
-        ``count`` is the run length.  Threads become stream ids ``0..k-1`` in
-        order of first appearance; ``trace.stream_names[s]`` is the label of
-        stream ``s`` (None without a thread column) and
-        ``trace.stream_start_ns[s]`` the time of its first access relative to
-        the earliest thread (None without a time column).
-        Flags are 0, except :data:`bufsim.FLAG_STMT_END` on the event holding
-        the last get of each statement (only with a ``statement`` column).
+        Run-length encoded: consecutive rows with the same (thread, space, page,
+        flags), of one statement, become one event whose ``count`` is the sum
+        of their run lengths.  Threads become stream ids ``0..k-1`` in order of
+        first appearance; ``trace.stream_names[s]`` is the label of stream ``s``
+        (None without a thread column) and ``trace.stream_start_ns[s]`` the
+        time of its first access relative to the earliest thread (None without
+        a time column).  With one thread the trace is lazy: every iteration
+        re-reads the file in chunks, so memory does not grow with the trace.
+        With several threads the events are held in memory (run-length
+        encoded, 41 bytes per event), because :func:`bufsim.replay` splits such
+        a trace by stream.
 
     Raises
     ------
-    ValueError
-        Before any replay, naming the 0-based data row (for CSV also the line of
-        the file) and the column, for: a missing column; both time columns; an
-        empty, NaN, negative or non-integer value (``3.5``, ``abc``); an empty
-        ``thread`` or ``statement``; a space that is not in ``tablespaces`` or a
-        page beyond its size; a time earlier than the previous access of the
-        same thread; a file with no data rows.
+    bufsim.TraceError
+        (a ``ValueError``) before any replay, naming the file, the 0-based data
+        row (text formats: also the line) and the column, for: a missing,
+        duplicated or unmapped column; both time columns; an empty, NaN,
+        negative or non-integer value (``3.5``, ``abc``; ``time_ns`` is read as
+        an exact integer, never through a float); a page or space id above
+        ``2**32 - 1``; a count below 1; flag bits outside the defined ones; an
+        empty ``thread`` or ``statement``; a space that is not in
+        ``tablespaces`` or a page beyond its size; a time earlier than the
+        previous access of the same thread; a file with no data rows; a file
+        that cannot be read or decompressed (directory, bad gzip, bad UTF-8,
+        truncated record).  A missing file raises a TraceError that is also a
+        ``FileNotFoundError``.  Other bad arguments raise ``ValueError``.
 
     Notes
     -----
@@ -84,12 +142,12 @@ def read_trace(path: str | os.PathLike, *, tablespaces: Tablespaces | None = Non
     of one page starting at time ``t``) whose thread next accesses a page at
     ``t_next``, ``cpu_ns = (t_next - t) // count`` per get; the thread's last
     event gets ``(t_last - t + cpu_ns_per_get) // count``, where ``t_last`` is
-    the time of the run's last get (so a single last access costs
+    the time of the run's last row (so a single last access costs
     ``cpu_ns_per_get``).  With a zero-latency device the replay thus
     reproduces each thread's original timeline, measured from the thread's
     first access (up to the integer division), and every miss then adds its
     I/O time on top.  Without a time column every get costs ``cpu_ns_per_get``.
-    CSV line numbers assume one record per line (no quoted line breaks).
+    Line numbers assume one record per line (no quoted line breaks).
 
     Statements are per thread: a run of a thread's rows with the same
     ``statement`` label is one statement, which ends at the run's last row,
@@ -97,108 +155,300 @@ def read_trace(path: str | os.PathLike, *, tablespaces: Tablespaces | None = Non
     rows.  Rows of other threads in between do not end it, labels are only
     compared within a thread (two threads may use the same labels), and a label
     may come back (a thread's ``q1, q2, q1`` is three statements).  The event
-    holding a statement's last get carries :data:`bufsim.FLAG_STMT_END`; two
-    gets of one page on either side of a statement boundary stay two events.
-    The marks are what ``PoolConfig(cleaner_activity="statement")`` needs: the
-    5.6+ page cleaner then runs its LRU batch only in a virtual second in which
-    a statement ended (InnoDB's ``srv_check_activity``; an imported trace has no
-    modifying gets, the other kind of activity).  Without the column there are
-    no marks and the cleaner would stay idle under ``"statement"``; keep the
-    default ``cleaner_activity="get"`` for such traces.
+    holding a statement's last get carries :data:`bufsim.FLAG_STMT_END` (so does
+    the event of a row whose ``flags`` carry it); two gets of one page on
+    either side of a statement boundary stay two events.  The marks are what
+    ``PoolConfig(cleaner_activity="statement")`` needs: the 5.6+ page cleaner
+    then runs its LRU batch only in a virtual second in which a statement ended
+    (InnoDB's ``srv_check_activity``).  Without the marks the cleaner would stay
+    idle under ``"statement"``; keep the default ``cleaner_activity="get"`` for
+    such traces.
 
     Examples
     --------
     A CSV with ``space,page,time_ms,thread`` rows
     ``5,3,0.0,a`` / ``5,3,0.5,a`` / ``5,4,2.0,a`` gives two events:
     page (5, 3) with count 2 and ``cpu_ns`` 1_000_000 per get, and page (5, 4)
-    with ``cpu_ns_per_get``.  With a ``statement`` column, rows (thread,
-    statement) ``a,s1`` / ``b,s1`` / ``a,s1`` / ``a,s2`` / ``b,s1`` end three
-    statements: at rows 2 (thread a, s1), 3 (a, s2) and 4 (b, s1).
+    with ``cpu_ns_per_get``.  A TSV of ``blk`` and ``n`` columns is read with
+    ``read_trace("t.tsv", columns={"page": "blk", "count": "n"})``.
     """
-    path = Path(path)
-    cpu_ns_per_get = _check_int("cpu_ns_per_get", cpu_ns_per_get, 0)
-    chunk_size = _check_int("chunk_size", chunk_size, 1)
+    src = _Source.open(path, columns, format, chunk_size)
+    cpu_ns_per_get = check_int("cpu_ns_per_get", cpu_ns_per_get, 0, 2**62)
     if tablespaces is not None and not isinstance(tablespaces, Tablespaces):
-        raise ValueError(f"tablespaces must be a Tablespaces or None, got {type(tablespaces).__name__}")
+        raise ValueError(f"tablespaces must be a Tablespaces or None, got {describe(tablespaces)}")
+    # pass 1: every row validated, and what the trace needs up front
+    rows = _Rows(src, tablespaces)
+    for block in src.blocks():
+        rows.add(block)
+    if not rows.n_rows:
+        raise TraceError(f"{src.path}: no data rows; nothing to replay")
+    ts = tablespaces if tablespaces is not None else Tablespaces(
+        [SpaceSpec(s, rows.max_page[s] + 1) for s in sorted(rows.max_page)])
+    names = list(rows.thread_ids) if src.has("thread") else None
+    start = None
+    if src.time_col:
+        start = rows.first_time - rows.first_time.min()
+    name = src.path.name.split(".")[0]
+
+    def events():
+        again = _Rows(src, tablespaces)
+        ev = _Events(src, ts, cpu_ns_per_get, chunk_size, single=rows.n_threads <= 1)
+        for block in src.blocks():
+            yield from ev.add(again.add(block))
+        yield from ev.finish()
+
+    if rows.n_threads > 1:
+        return Trace(list(events()), ts, name, stream_names=names, stream_start_ns=start)
+    return Trace(events, ts, name, stream_names=names, stream_start_ns=start)
+
+
+# --------------------------------------------------------------------------------------
+# sources: blocks of (rows, lines, {canonical column: pandas Series}) from a file
+# --------------------------------------------------------------------------------------
+def _guess(path: Path) -> tuple[str, str | None]:
     sfx = [s.lower() for s in path.suffixes]
-    if sfx[-1:] == [".csv"] or (len(sfx) >= 2 and sfx[-2] == ".csv" and sfx[-1] in _COMPRESSED):
-        kind = "csv"
-    elif sfx[-1:] in ([".parquet"], [".pq"]):
-        kind = "parquet"
-    else:
-        raise ValueError(f"{path}: file type {''.join(path.suffixes) or '(none)'!r} is not supported; "
-                         "allowed: .csv (or .csv.gz, .csv.bz2, .csv.xz, .csv.zst) and .parquet")
-    if not path.exists():
-        raise FileNotFoundError(f"no trace file at {path}")
-    columns = _csv_columns(path) if kind == "csv" else _parquet_columns(path)
-    for req in ("space", "page"):
-        if req not in columns:
-            raise ValueError(f"{path}: missing required column {req!r}; found columns: "
-                             f"{list(columns)} (required: space, page; optional: time_ns or "
-                             "time_ms, thread, statement)")
-    if "time_ns" in columns and "time_ms" in columns:
-        raise ValueError(f"{path}: both columns 'time_ns' and 'time_ms' are present; keep one")
-    time_col = "time_ns" if "time_ns" in columns else "time_ms" if "time_ms" in columns else None
-    used = ["space", "page"] + ([time_col] if time_col else []) + \
-        [c for c in _LABELS if c in columns]
-    blocks = (_csv_blocks if kind == "csv" else _parquet_blocks)(path, columns, used, chunk_size)
-    imp = _Importer(path, tablespaces, time_col, "thread" in columns, "statement" in columns)
-    for rows, lines, cols in blocks:
-        imp.add(rows, lines, cols)
-    return imp.finish(cpu_ns_per_get, chunk_size)
+    comp = _COMPRESSION.get(sfx[-1]) if sfx else None
+    body = sfx[:-1] if comp else sfx
+    last = _SUFFIX.get(body[-1]) if body else None
+    if last is None:
+        raise TraceError(f"{path}: file type {''.join(path.suffixes) or '(none)'!r} is not "
+                         f"supported; allowed: {_ALLOWED_SUFFIXES}; or pass format= one of "
+                         f"{', '.join(FORMATS)}")
+    others = {_SUFFIX[s] for s in body[:-1] if s in _SUFFIX} - {last}
+    if others:
+        raise TraceError(f"{path}: the suffixes {''.join(path.suffixes)!r} name several formats "
+                         f"({', '.join(sorted(others | {last}))}); pass format= to say which")
+    return last, comp
 
 
-def _csv_columns(path: Path) -> dict:
+def _compression_of(path: Path) -> str | None:
+    sfx = path.suffix.lower()
+    return _COMPRESSION.get(sfx)
+
+
+def _open_binary(path: Path, comp: str | None):
+    if comp is None:
+        return open(path, "rb")
+    if comp == "gzip":
+        return gzip.open(path, "rb")
+    if comp == "bz2":
+        return bz2.open(path, "rb")
+    if comp == "xz":
+        return lzma.open(path, "rb")
+    import zstandard
+    return zstandard.ZstdDecompressor().stream_reader(open(path, "rb"), closefd=True)
+
+
+def _read_exact(f, n: int) -> bytes:
+    parts, got = [], 0
+    while got < n:
+        b = f.read(n - got)
+        if not b:
+            break
+        parts.append(b)
+        got += len(b)
+    return b"".join(parts)
+
+
+def _read_errors():
     import pandas as pd
-    try:
-        header = pd.read_csv(path, nrows=0, skipinitialspace=True, dtype=str)
-    except pd.errors.EmptyDataError:
-        raise ValueError(f"{path}: the file is empty (expected a header line with the columns "
-                         "space, page[, time_ns or time_ms][, thread][, statement])") from None
-    except (pd.errors.ParserError, UnicodeDecodeError) as e:
-        raise ValueError(f"{path}: cannot parse the CSV header: {e}") from None
-    out = {}
-    for raw in header.columns:
-        name = str(raw).strip()
-        if name in out:
-            raise ValueError(f"{path}: column {name!r} appears twice in the header")
-        out[name] = raw
-    return out
+    import pyarrow as pa
+    import zstandard
+    return (OSError, EOFError, zlib.error, lzma.LZMAError, UnicodeDecodeError, zipfile.BadZipFile,
+            zstandard.ZstdError, pd.errors.ParserError, pd.errors.EmptyDataError, pa.ArrowException,
+            ValueError, KeyError, TypeError, OverflowError)
 
 
-def _parquet_columns(path: Path) -> dict:
-    import pyarrow.parquet as pq
-    try:
-        names = pq.ParquetFile(path).schema_arrow.names
-    except Exception as e:  # pyarrow raises ArrowInvalid and others
-        raise ValueError(f"{path}: cannot read as Parquet: {e}") from None
-    return {n.strip(): n for n in names}
+class _Source:
+    """A trace file with its format, compression and the map of its columns."""
 
+    def __init__(self, path, fmt, comp, chunk_size):
+        self.path, self.format, self.comp, self.chunk_size = path, fmt, comp, chunk_size
+        self.names: dict[str, str] = {}   # canonical -> the file's column name
+        self.raw: dict[str, object] = {}  # canonical -> the reader's key for it
+        self.time_col = None
 
-def _csv_blocks(path, columns, used, chunk_size):
-    """Blocks of ``(data row indices, line numbers, {column: Series})``.
+    def has(self, canon: str) -> bool:
+        return canon in self.names
 
-    Numbers are parsed by pandas' C parser (exact when a block's column is all
-    integers); a block whose ``time_ns`` came out as floats of 2**53 or more is
-    re-read as text so that no nanosecond is lost.
-    """
-    import pandas as pd
-    raw = [columns[c] for c in used]
-    dtypes = {columns[c]: str for c in _LABELS if c in used}
-    # NA words apply to the numeric columns only: a thread may be called "NA" or "None"
-    na = {columns[c]: _CSV_NA for c in used if c not in _LABELS}
-    reader = pd.read_csv(path, skipinitialspace=True, skip_blank_lines=False, usecols=raw,
-                         dtype=dtypes, keep_default_na=False, na_values=na, chunksize=chunk_size)
-    line0, row0 = 2, 0
-    try:
+    def label(self, canon: str) -> str:
+        """The column as an error message names it."""
+        name = self.names.get(canon, canon)
+        return repr(name) if name == canon else f"{name!r} ({canon})"
+
+    @classmethod
+    def open(cls, path, columns, fmt, chunk_size) -> _Source:
+        if not isinstance(path, (str, os.PathLike)) or isinstance(path, bytes):
+            raise ValueError(f"path must be a str or path-like, got {describe(path)}")
+        path = Path(path)
+        chunk_size = check_int("chunk_size", chunk_size, 1, 2**40)
+        if columns is not None:
+            if not isinstance(columns, Mapping):
+                raise ValueError(f"columns must be a mapping of canonical name to the file's "
+                                 f"column name, got {describe(columns)}")
+            seen = {}
+            for k, v in columns.items():
+                if k not in CANONICAL_COLUMNS:
+                    raise ValueError(f"columns: {k!r} is not a canonical column name; allowed: "
+                                     f"{', '.join(CANONICAL_COLUMNS)}")
+                if not isinstance(v, str) or not v.strip():
+                    raise ValueError(f"columns[{k!r}] must be a non-empty column name, got "
+                                     f"{describe(v)}")
+                if v.strip() in seen:
+                    raise ValueError(f"columns: {seen[v.strip()]!r} and {k!r} both map to the "
+                                     f"file's column {v!r}")
+                seen[v.strip()] = k
+            columns = {k: v.strip() for k, v in columns.items()}
+        if fmt is None:
+            fmt, comp = _guess(path)
+        else:
+            if fmt not in FORMATS:
+                raise ValueError(f"format={fmt!r} is unknown; allowed: {', '.join(FORMATS)} or "
+                                 "None (guess from the suffix)")
+            comp = _compression_of(path)
+        if fmt in ("parquet", "npz") and comp is not None:
+            raise TraceError(f"{path}: a compressed {fmt} file ({path.suffix}) is not supported; "
+                             f"{fmt} compresses internally (e.g. numpy.savez_compressed)")
+        if fmt in ("oracle", "text") and columns:
+            raise ValueError(f"columns= does not apply to format {fmt!r} (one page id per "
+                             "record, every page in space 0)")
+        if not path.exists():
+            raise _FileMissing(f"{path}: no trace file at this path")
+        if path.is_dir():
+            raise TraceError(f"{path}: is a directory, not a trace file")
+        src = cls(path, fmt, comp, chunk_size)
+        try:
+            src._map_columns(columns or {})
+        except TraceError:
+            raise
+        except _read_errors() as e:
+            raise TraceError(f"{path}: cannot read as {fmt}"
+                             f"{f' ({comp}-compressed)' if comp else ''}: "
+                             f"{type(e).__name__}: {e}") from None
+        return src
+
+    # ---- columns -------------------------------------------------------------------
+    def _file_columns(self) -> list[tuple[str, object]]:
+        """(stripped name, reader key) of every column of the file, in order."""
+        if self.format in ("csv", "tsv"):
+            return self._csv_header()
+        if self.format == "parquet":
+            import pyarrow.parquet as pq
+            return [(n.strip(), n) for n in pq.ParquetFile(self.path).schema_arrow.names]
+        if self.format == "npz":
+            with zipfile.ZipFile(self.path) as zf:
+                members = [m for m in zf.namelist()]
+            bad = [m for m in members if not m.endswith(".npy")]
+            if bad:
+                raise TraceError(f"{self.path}: member {bad[0]!r} is not a .npy array; an npz "
+                                 "trace holds one 1-d array per column")
+            return [(m[:-4].strip(), m) for m in members]
+        if self.format == "oracle":
+            return [("obj_id", "obj_id")]
+        return [("page", 0)]
+
+    def _csv_header(self):
+        import pandas as pd
+        sep = "," if self.format == "csv" else "\t"
+        with _open_binary(self.path, self.comp) as f:
+            head = b""
+            while b"\n" not in head and len(head) < 1 << 22:
+                b = f.read(1 << 16)
+                if not b:
+                    break
+                head += b
+        line = head.split(b"\n", 1)[0].decode("utf-8").lstrip("\ufeff").rstrip("\r")
+        if not line.strip():
+            raise TraceError(f"{self.path}: the file is empty or its first line is blank "
+                             "(expected a header line naming the columns, e.g. space,page)")
+        names = [n.strip() for n in next(csv.reader([line], delimiter=sep))]
+        keys = list(pd.read_csv(self.path, sep=sep, nrows=0, skipinitialspace=True,
+                                compression=self.comp, encoding="utf-8-sig").columns)
+        if len(keys) != len(names):
+            raise TraceError(f"{self.path}: cannot parse the header line {line[:80]!r}")
+        return list(zip(names, keys))
+
+    def _map_columns(self, columns: dict) -> None:
+        cols = self._file_columns()
+        found = [n for n, _ in cols]
+        seen = set()
+        for n in found:
+            if n in seen:
+                raise TraceError(f"{self.path}: column {n!r} appears twice; column names must be "
+                                 "unique")
+            seen.add(n)
+        keys = dict(cols)
+        if self.format == "oracle":
+            self.names, self.raw = {"page": "obj_id"}, {"page": "obj_id"}
+            return
+        for canon in CANONICAL_COLUMNS:
+            name = columns.get(canon, canon)
+            if name in keys:
+                self.names[canon], self.raw[canon] = name, keys[name]
+            elif canon in columns:
+                raise TraceError(f"{self.path}: columns maps {canon!r} to {name!r}, but the file "
+                                 f"has no such column; found columns: {found}")
+        # an unmapped canonical name that is another column's mapped source is not its own
+        taken = {v for k, v in columns.items()}
+        for canon in list(self.names):
+            if canon not in columns and self.names[canon] in taken:
+                del self.names[canon], self.raw[canon]
+        if "page" not in self.names:
+            raise TraceError(f"{self.path}: missing required column 'page'; found columns: "
+                             f"{found} (required: page; optional: space, time_ns or time_ms, "
+                             "thread, statement, count, flags; map other names with columns=)")
+        if "time_ns" in self.names and "time_ms" in self.names:
+            raise TraceError(f"{self.path}: both columns 'time_ns' and 'time_ms' are present; "
+                             "keep one")
+        self.time_col = "time_ns" if "time_ns" in self.names else \
+            "time_ms" if "time_ms" in self.names else None
+
+    # ---- blocks --------------------------------------------------------------------
+    def blocks(self):
+        """Blocks of ``(rows, lines or None, {canonical: pandas.Series})``; read errors
+        become TraceError naming the file."""
+        gen = {"csv": self._csv_blocks, "tsv": self._csv_blocks, "text": self._text_blocks,
+               "parquet": self._parquet_blocks, "npz": self._npz_blocks,
+               "oracle": self._oracle_blocks}[self.format]()
+        errors = _read_errors()
+        while True:
+            try:
+                block = next(gen)
+            except StopIteration:
+                return
+            except TraceError:
+                raise
+            except errors as e:
+                gen.close()
+                raise TraceError(f"{self.path}: cannot read as {self.format}"
+                                 f"{f' ({self.comp}-compressed)' if self.comp else ''}: "
+                                 f"{type(e).__name__}: {e}") from None
+            yield block
+
+    def _pandas_blocks(self, sep, header, used_keys, numeric):
+        import pandas as pd
+        dtypes = {self.raw[c]: str for c in _LABELS if c in self.names}
+        na = {self.raw[c]: _CSV_NA for c in numeric}
+        reader = pd.read_csv(self.path, sep=sep, header=header, skipinitialspace=True,
+                             skip_blank_lines=False, usecols=used_keys, dtype=dtypes,
+                             keep_default_na=False, na_values=na, chunksize=self.chunk_size,
+                             compression=self.comp, encoding="utf-8-sig",
+                             names=None if header == 0 else [0])
+        line0 = 2 if header == 0 else 1
+        row0 = 0
+        used = list(self.names)
         with reader:
             for df in reader:
-                cols = {c: df[columns[c]].reset_index(drop=True) for c in used}
+                cols = {c: df[self.raw[c]].reset_index(drop=True) for c in used}
                 t = cols.get("time_ns")
-                if t is not None and t.dtype.kind == "f" and (np.abs(t.to_numpy()) >= 2.0**53).any():
+                if t is not None and t.dtype.kind == "f" and \
+                        (np.abs(t.to_numpy(dtype=np.float64, na_value=0.0)) >= 2.0**53).any():
+                    # a float column (a blank cell made pandas read floats): re-read as text
                     cols["time_ns"] = pd.read_csv(
-                        path, skipinitialspace=True, skip_blank_lines=False, usecols=[columns["time_ns"]],
-                        dtype=str, skiprows=range(1, line0 - 1), nrows=len(df))[columns["time_ns"]]
+                        self.path, sep=sep, skipinitialspace=True, skip_blank_lines=False,
+                        usecols=[self.raw["time_ns"]], dtype=str, keep_default_na=False,
+                        skiprows=range(1, line0 - 1), nrows=len(df), compression=self.comp,
+                        encoding="utf-8-sig")[self.raw["time_ns"]]
                 blank = np.logical_and.reduce([_blank(cols[c]) for c in used])
                 lines = line0 + np.arange(len(df), dtype=np.int64)
                 line0 += len(df)
@@ -209,8 +459,87 @@ def _csv_blocks(path, columns, used, chunk_size):
                 rows = row0 + np.arange(len(lines), dtype=np.int64)
                 row0 += len(lines)
                 yield rows, lines, cols
-    except (pd.errors.ParserError, UnicodeDecodeError) as e:
-        raise ValueError(f"{path}: cannot parse the CSV: {e}") from None
+
+    def _csv_blocks(self):
+        numeric = [c for c in self.names if c not in _LABELS]
+        yield from self._pandas_blocks("," if self.format == "csv" else "\t", 0,
+                                       [self.raw[c] for c in self.names], numeric)
+
+    def _text_blocks(self):
+        yield from self._pandas_blocks(",", None, [0], ["page"])
+
+    def _parquet_blocks(self):
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+        import pandas as pd
+
+        def mapper(t):
+            if pa.types.is_integer(t):
+                return pd.UInt64Dtype() if t == pa.uint64() else pd.Int64Dtype()
+            return None
+        row0 = 0
+        used = list(self.names)
+        for b in pq.ParquetFile(self.path).iter_batches(batch_size=self.chunk_size,
+                                                        columns=[self.raw[c] for c in used]):
+            cols = {c: b.column(k).to_pandas(types_mapper=mapper) for k, c in enumerate(used)}
+            rows = row0 + np.arange(b.num_rows, dtype=np.int64)
+            row0 += b.num_rows
+            yield rows, None, cols
+
+    def _npz_blocks(self):
+        import pandas as pd
+        used = list(self.names)
+        with zipfile.ZipFile(self.path) as zf:
+            files, dtypes, n = {}, {}, None
+            try:
+                for c in used:
+                    f = zf.open(self.raw[c])
+                    files[c] = f
+                    version = np.lib.format.read_magic(f)
+                    read = np.lib.format.read_array_header_1_0 if version == (1, 0) else \
+                        np.lib.format.read_array_header_2_0
+                    shape, _fortran, dtype = read(f)
+                    if len(shape) != 1 or dtype.hasobject:
+                        raise TraceError(f"{self.path}: array {self.names[c]!r} must be a "
+                                         f"one-dimensional array of numbers or strings, got "
+                                         f"shape {shape} dtype {dtype}")
+                    if n is not None and shape[0] != n:
+                        raise TraceError(f"{self.path}: array {self.names[c]!r} has {shape[0]} "
+                                         f"rows but {self.names[used[0]]!r} has {n}; the arrays "
+                                         "must have equal lengths")
+                    n, dtypes[c] = shape[0], dtype
+                for i in range(0, n, self.chunk_size):
+                    k = min(self.chunk_size, n - i)
+                    cols = {}
+                    for c in used:
+                        raw = _read_exact(files[c], k * dtypes[c].itemsize)
+                        if len(raw) != k * dtypes[c].itemsize:
+                            raise TraceError(f"{self.path}: array {self.names[c]!r} is truncated "
+                                             f"at row {i + len(raw) // dtypes[c].itemsize}")
+                        cols[c] = pd.Series(np.frombuffer(raw, dtype=dtypes[c]))
+                    yield np.arange(i, i + k, dtype=np.int64), None, cols
+            finally:
+                for f in files.values():
+                    f.close()
+
+    def _oracle_blocks(self):
+        import pandas as pd
+        size = ORACLE_DTYPE.itemsize
+        row0 = 0
+        with _open_binary(self.path, self.comp) as f:
+            while True:
+                raw = _read_exact(f, self.chunk_size * size)
+                if not raw:
+                    return
+                k = len(raw) // size
+                if k * size != len(raw):
+                    raise TraceError(f"{self.path}: row {row0 + k}: a truncated record of "
+                                     f"{len(raw) - k * size} bytes at the end (oracleGeneral "
+                                     f"records are {size} bytes)")
+                rec = np.frombuffer(raw, dtype=ORACLE_DTYPE)
+                yield (np.arange(row0, row0 + k, dtype=np.int64), None,
+                       {"page": pd.Series(rec["obj_id"])})
+                row0 += k
 
 
 def _show(x) -> str:
@@ -233,24 +562,6 @@ def _blank(series) -> np.ndarray:
     if series.dtype.kind == "O":
         na = na | (series.fillna("").astype(str).str.strip().to_numpy() == "")
     return na
-
-
-def _parquet_blocks(path, columns, used, chunk_size):
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-    import pandas as pd
-
-    def mapper(t):
-        if pa.types.is_integer(t):
-            return pd.UInt64Dtype() if t == pa.uint64() else pd.Int64Dtype()
-        return None
-    row0 = 0
-    for b in pq.ParquetFile(path).iter_batches(batch_size=chunk_size,
-                                               columns=[columns[c] for c in used]):
-        cols = {c: b.column(columns[c]).to_pandas(types_mapper=mapper) for c in used}
-        rows = row0 + np.arange(b.num_rows, dtype=np.int64)
-        row0 += b.num_rows
-        yield rows, None, cols
 
 
 def _parse_int(series, scale: int = 1):
@@ -342,28 +653,33 @@ def _labels(series):
     return labels, bad
 
 
-class _Importer:
-    """Validates blocks of rows and accumulates run-length encoded events."""
 
-    _ORDER = ("space", "page", "time", "thread", "statement")
 
-    def __init__(self, path, tablespaces, time_col, has_thread, has_statement=False):
-        self.path, self.ts, self.time_col, self.has_thread = path, tablespaces, time_col, has_thread
-        self.has_statement = has_statement
-        self.last_statement: dict[int, str] = {}  # thread id -> label of its latest row
-        self.scale = 1_000_000 if time_col == "time_ms" else 1
+# --------------------------------------------------------------------------------------
+# rows: parse and validate a block; keep what later blocks and the trace need
+# --------------------------------------------------------------------------------------
+class _Rows:
+    """Parses and validates blocks of rows, statefully (per-thread times and labels)."""
+
+    def __init__(self, src: _Source, tablespaces: Tablespaces | None):
+        self.src, self.ts = src, tablespaces
+        self.scale = 1_000_000 if src.time_col == "time_ms" else 1
         self.thread_ids: dict[str, int] = {}
-        k0 = 0 if has_thread else 1  # without a thread column all rows are one thread
+        k0 = 0 if src.has("thread") else 1  # without a thread column all rows are one thread
         self.last_time = np.full(k0, -1, dtype=np.int64)
         self.last_row = np.full(k0, -1, dtype=np.int64)
-        self.ev = {k: [] for k in ("space", "page", "thread", "count", "t0", "t1")}
-        if has_statement:
-            self.ev["stmt_start"] = []  # the event's first get starts a statement
-        self.tail = None  # (thread, space, page) of the last event so far
+        self.first_time = np.full(k0, -1, dtype=np.int64)
+        self.last_statement: dict[int, str] = {}
+        self.max_page: dict[int, int] = {}
+        self.n_rows = 0
+
+    @property
+    def n_threads(self) -> int:
+        return len(self.thread_ids) if self.src.has("thread") else 1
 
     def _where(self, rows, lines, i) -> str:
         line = f" (line {int(lines[i])})" if lines is not None else ""
-        return f"{self.path}: row {int(rows[i])}{line}"
+        return f"{self.src.path}: row {int(rows[i])}{line}"
 
     def _threads(self, series):
         import pandas as pd
@@ -373,8 +689,10 @@ class _Importer:
                        dtype=np.int64)
         grow = len(self.thread_ids) - len(self.last_time)
         if grow > 0:
-            self.last_time = np.concatenate([self.last_time, np.full(grow, -1, dtype=np.int64)])
-            self.last_row = np.concatenate([self.last_row, np.full(grow, -1, dtype=np.int64)])
+            more = np.full(grow, -1, dtype=np.int64)
+            self.last_time = np.concatenate([self.last_time, more])
+            self.last_row = np.concatenate([self.last_row, more])
+            self.first_time = np.concatenate([self.first_time, more])
         return ids[codes] if len(codes) else np.zeros(0, dtype=np.int64), bad
 
     def _statement_starts(self, labels, th) -> np.ndarray:
@@ -397,35 +715,60 @@ class _Importer:
         start[order] = start_s
         return start
 
-    def add(self, rows, lines, cols) -> None:
+    def add(self, block) -> dict | None:
+        """Validate one block; return its parsed columns (None for an empty block)."""
+        rows, lines, cols = block
+        src = self.src
         n = len(rows)
         if not n:
-            return
+            return None
         errors = []  # (local row, column order, message)
 
-        def complain(col_key, col_name, bad, why, raw):
+        def complain(order_key, canon, bad, why, raw):
             if bad.any():
                 i = _first(bad)
-                errors.append((i, self._ORDER.index(col_key),
-                               f"{self._where(rows, lines, i)}: column {col_name!r}"
+                errors.append((i, _ORDER.index(order_key),
+                               f"{self._where(rows, lines, i)}: column {src.label(canon)}"
                                f"{_show(raw.iloc[i])} {why(i)}"))
 
-        space, bad, why = _parse_int(cols["space"])
-        complain("space", "space", bad, why, cols["space"])
+        def ranged(order_key, canon, values, bad, why, lo, hi):
+            out = ~bad & ((values < lo) | (values > hi))
+            complain(order_key, canon, bad | out, lambda i: why(i) if bad[i] else
+                     f"is out of range; allowed: {lo}..{hi}", cols[canon])
+            return bad | out
+
         page, bad, why = _parse_int(cols["page"])
-        complain("page", "page", bad, why, cols["page"])
+        bad_page = ranged("page", "page", page, bad, why, 0, MAX_PAGE_NO)
+        if src.has("space"):
+            space, bad, why = _parse_int(cols["space"])
+            ranged("space", "space", space, bad, why, 0, MAX_SPACE_ID)
+        else:
+            space = np.zeros(n, dtype=np.int64)
         t = None
-        if self.time_col:
-            t, bad, why = _parse_int(cols[self.time_col], self.scale)
-            complain("time", self.time_col, bad, why, cols[self.time_col])
-        if self.has_thread:
+        if src.time_col:
+            t, bad, why = _parse_int(cols[src.time_col], self.scale)
+            complain("time", src.time_col, bad, why, cols[src.time_col])
+        if src.has("thread"):
             th, bad = self._threads(cols["thread"])
             complain("thread", "thread", bad, lambda i: "is empty", cols["thread"])
         else:
             th = np.zeros(n, dtype=np.int64)
-        if self.has_statement:
+        stmt = None
+        if src.has("statement"):
             stmt, bad = _labels(cols["statement"])
             complain("statement", "statement", bad, lambda i: "is empty", cols["statement"])
+        count = np.ones(n, dtype=np.int64)
+        if src.has("count"):
+            count, bad, why = _parse_int(cols["count"])
+            ranged("count", "count", count, bad, why, 1, MAX_COUNT)
+        flags = np.zeros(n, dtype=np.uint8)
+        if src.has("flags"):
+            f, bad, why = _parse_int(cols["flags"])
+            bits = ~bad & ((f & ~np.int64(FLAG_MASK)) != 0)
+            complain("flags", "flags", bad | bits, lambda i: why(i) if bad[i] else
+                     f"has bits outside the defined flags; allowed: bits of {FLAG_MASK} "
+                     "(1 AHI, 2 MODIFY, 4 SHORTCUT, 8 STMT_END, 16 RELATCH)", cols["flags"])
+            flags = (f & FLAG_MASK).astype(np.uint8)
         m = min((e[0] for e in errors), default=n)
         # checks that need valid values: only the rows before the first parse error matter
         if self.ts is not None and m:
@@ -433,16 +776,18 @@ class _Importer:
             unknown = idx < 0
             if unknown.any():
                 i = _first(unknown)
-                errors.append((i, 0, f"{self._where(rows, lines, i)}: column 'space' value "
-                                     f"{int(space[i])} is not one of the given tablespaces (known "
-                                     f"space ids: {self.ts.space_ids.tolist()[:20]})"))
+                errors.append((i, 0, f"{self._where(rows, lines, i)}: column "
+                                     f"{src.label('space')} value {int(space[i])} is not one of "
+                                     f"the given tablespaces (known space ids: "
+                                     f"{self.ts.space_ids.tolist()[:20]})"))
             size = self.ts.sizes[np.maximum(idx, 0)]
             beyond = ~unknown & (page[:m] >= size)
             if beyond.any():
                 i = _first(beyond)
-                errors.append((i, 1, f"{self._where(rows, lines, i)}: column 'page' value "
-                                     f"{int(page[i])} is beyond the size of space {int(space[i])} "
-                                     f"({int(size[i])} pages; allowed: 0..{int(size[i]) - 1})"))
+                errors.append((i, 1, f"{self._where(rows, lines, i)}: column "
+                                     f"{src.label('page')} value {int(page[i])} is beyond the "
+                                     f"size of space {int(space[i])} ({int(size[i])} pages; "
+                                     f"allowed: 0..{int(size[i]) - 1})"))
         if t is not None and m:
             order = np.argsort(th[:m], kind="stable")
             ts_, th_ = t[:m][order], th[:m][order]
@@ -458,83 +803,140 @@ class _Importer:
             if back.any():
                 j = int(np.flatnonzero(back)[np.argmin(order[back])])
                 i = int(order[j])
-                label = list(self.thread_ids)[th_[j]] if self.has_thread else None
-                who = f"thread {label!r}" if self.has_thread else "the trace"
-                raw = cols[self.time_col].iloc[i]
-                errors.append((i, 2, f"{self._where(rows, lines, i)}: column {self.time_col!r}"
-                                     f"{_show(raw)} goes backwards in {who}: its previous access "
-                                     f"(row {int(prow[j])}) is later"))
+                label = list(self.thread_ids)[th_[j]] if src.has("thread") else None
+                who = f"thread {label!r}" if src.has("thread") else "the trace"
+                raw = cols[src.time_col].iloc[i]
+                errors.append((i, 2, f"{self._where(rows, lines, i)}: column "
+                                     f"{src.label(src.time_col)}{_show(raw)} goes backwards in "
+                                     f"{who}: its previous access (row {int(prow[j])}) is later"))
         if errors:
-            raise ValueError(min(errors)[2])
-        if t is None:
-            t = np.zeros(n, dtype=np.int64)
-        else:
+            raise TraceError(min(errors)[2])
+        del bad_page
+        if t is not None:
             order = np.argsort(th, kind="stable")
+            th_o = th[order]
             last = np.ones(n, dtype=bool)
-            last[:-1] = th[order][1:] != th[order][:-1]
-            self.last_time[th[order][last]] = t[order][last]
-            self.last_row[th[order][last]] = rows[order][last]
-        # run-length encoding, merged with the previous block's last event; a row that
-        # starts a statement starts an event, so that a statement's last get ends one
+            last[:-1] = th_o[1:] != th_o[:-1]
+            firsts = np.ones(n, dtype=bool)
+            firsts[1:] = last[:-1]
+            new = self.first_time[th_o[firsts]] < 0
+            self.first_time[th_o[firsts][new]] = t[order][firsts][new]
+            self.last_time[th_o[last]] = t[order][last]
+            self.last_row[th_o[last]] = rows[order][last]
+        u, inv = np.unique(space, return_inverse=True)
+        mx = np.full(len(u), -1, dtype=np.int64)
+        np.maximum.at(mx, inv.ravel(), page)
+        for s, v in zip(u.tolist(), mx.tolist()):
+            if v > self.max_page.get(s, -1):
+                self.max_page[s] = v
+        self.n_rows += n
+        stmt_start = self._statement_starts(stmt, th) if stmt is not None else None
+        return dict(space=space, page=page, t=t, th=th, count=count, flags=flags,
+                    stmt_start=stmt_start)
+
+
+# --------------------------------------------------------------------------------------
+# events: run-length encoding across blocks, CPU time and statement ends
+# --------------------------------------------------------------------------------------
+_EV = ("space", "page", "th", "count", "t0", "t1", "flags", "ss")
+
+
+class _Events:
+    """Run-length encodes parsed blocks into chunks of at most ``chunk_size`` events.
+
+    An event's CPU time and statement end depend on its thread's next event.  With
+    one thread that is the next event, so all but the last event of the buffer are
+    emitted after each block; with several threads events are kept until the end.
+    """
+
+    def __init__(self, src: _Source, ts: Tablespaces, cpu_ns_per_get: int, chunk_size: int,
+                 single: bool):
+        self.src, self.ts, self.cpu, self.chunk_size = src, ts, cpu_ns_per_get, chunk_size
+        self.single = single
+        self.has_time = src.time_col is not None
+        self.has_stmt = src.has("statement")
+        self.buf = None   # dict of arrays (single thread) or dict of lists of arrays
+
+    def add(self, r):
+        if r is None:
+            return
+        th, space, page, flags, cnt = r["th"], r["space"], r["page"], r["flags"], r["count"]
+        t = r["t"] if r["t"] is not None else np.zeros(len(th), dtype=np.int64)
+        n = len(th)
         new = np.ones(n, dtype=bool)
-        new[1:] = (th[1:] != th[:-1]) | (space[1:] != space[:-1]) | (page[1:] != page[:-1])
-        if self.has_statement:
-            stmt_start = self._statement_starts(stmt, th)
-            new[1:] |= stmt_start[1:]
+        new[1:] = ((th[1:] != th[:-1]) | (space[1:] != space[:-1]) | (page[1:] != page[:-1])
+                   | (flags[1:] != flags[:-1]) | ((flags[:-1] & FLAG_STMT_END) != 0))
+        ss_rows = r["stmt_start"]
+        if ss_rows is not None:
+            new[1:] |= ss_rows[1:]
         starts = np.flatnonzero(new)
         ends = np.append(starts[1:], n)
-        count = ends - starts
-        t0, t1 = t[starts], t[ends - 1]
-        key = (int(th[0]), int(space[0]), int(page[0]))
-        if self.tail == key and not (self.has_statement and stmt_start[0]):
-            self.ev["count"][-1][-1] += count[0]
-            self.ev["t1"][-1][-1] = t1[0]
-            starts, count, t0, t1 = starts[1:], count[1:], t0[1:], t1[1:]
-        if len(starts):
-            for k, v in (("space", space[starts]), ("page", page[starts]), ("thread", th[starts]),
-                         ("count", count), ("t0", t0), ("t1", t1)):
-                self.ev[k].append(np.ascontiguousarray(v, dtype=np.int64))
-            if self.has_statement:
-                self.ev["stmt_start"].append(stmt_start[starts])
-        self.tail = (int(th[-1]), int(space[-1]), int(page[-1]))
+        ev = dict(space=space[starts], page=page[starts], th=th[starts],
+                  count=np.add.reduceat(cnt, starts), t0=t[starts], t1=t[ends - 1],
+                  flags=flags[starts],
+                  ss=ss_rows[starts] if ss_rows is not None else np.zeros(len(starts), bool))
+        b = self.buf
+        if b is not None:
+            last = {k: (b[k][-1] if self.single else b[k][-1][-1]) for k in _EV}
+            if (last["th"] == ev["th"][0] and last["space"] == ev["space"][0]
+                    and last["page"] == ev["page"][0] and last["flags"] == ev["flags"][0]
+                    and not (last["flags"] & FLAG_STMT_END) and not ev["ss"][0]):
+                tgt = b if self.single else {k: b[k][-1] for k in _EV}
+                tgt["count"][-1] += ev["count"][0]
+                tgt["t1"][-1] = ev["t1"][0]
+                ev = {k: v[1:] for k, v in ev.items()}
+        if self.single:
+            self.buf = ev if b is None else {k: np.concatenate([b[k], ev[k]]) for k in _EV}
+            k = len(self.buf["th"]) - 1   # the last event waits for the next block
+            if k > 0:
+                out = self._resolve({key: v[:k + 1] for key, v in self.buf.items()}, done=False)
+                self.buf = {key: v[k:].copy() for key, v in self.buf.items()}
+                yield from out
+        else:
+            if b is None:
+                self.buf = b = {k: [] for k in _EV}
+            for key in _EV:
+                if len(ev[key]):
+                    b[key].append(np.array(ev[key]))
 
-    def finish(self, cpu_ns_per_get: int, chunk_size: int) -> Trace:
-        if not self.ev["count"]:
-            raise ValueError(f"{self.path}: no data rows (only a header); nothing to replay")
-        ev = {k: np.concatenate(v) for k, v in self.ev.items()}
-        ts = self.ts
-        if ts is None:
-            ts = _tablespaces_from_data([(ev["space"], ev["page"])], str(self.path))
-        page = ts.dense(ev["space"], ev["page"])
-        th, count, t0, t1 = ev["thread"], ev["count"], ev["t0"], ev["t1"]
-        start = None
-        if self.time_col:
-            order = np.argsort(th, kind="stable")
-            th_s = th[order]
-            last = np.ones(len(th), dtype=bool)
-            last[:-1] = th_s[1:] != th_s[:-1]
-            t0_s = t0[order]
-            nxt = t0_s.copy()
-            nxt[:-1] = t0_s[1:]
-            span = np.where(last, t1[order] - t0_s + cpu_ns_per_get, nxt - t0_s)
+    def finish(self):
+        b = self.buf
+        if b is None:
+            return
+        if not self.single:
+            b = {k: np.concatenate(v) for k, v in b.items()}
+        yield from self._resolve(b, done=True)
+        self.buf = None
+
+    def _resolve(self, ev, done: bool):
+        """Chunks of the events of ``ev``; without ``done`` its last event is only the
+        next event of the others (single thread) and is not emitted."""
+        th, count, t0, t1, ss = ev["th"], ev["count"], ev["t0"], ev["t1"], ev["ss"]
+        n = len(th)
+        flags = ev["flags"].copy()
+        order = np.argsort(th, kind="stable") if not self.single else np.arange(n)
+        th_s = th[order]
+        last = np.ones(n, dtype=bool)
+        last[:-1] = th_s[1:] != th_s[:-1]
+        t0_s = t0[order]
+        nxt = t0_s.copy()
+        nxt[:-1] = t0_s[1:]
+        if self.has_time:
+            span = np.where(last, t1[order] - t0_s + self.cpu, nxt - t0_s)
             cpu = np.empty_like(span)
             cpu[order] = span // count[order]
-            firsts = np.ones(len(th), dtype=bool)
-            firsts[1:] = last[:-1]
-            t_first = np.empty(len(self.thread_ids) or 1, dtype=np.int64)
-            t_first[th_s[firsts]] = t0_s[firsts]
-            start = t_first - t_first.min()
         else:
-            cpu = np.full(len(th), cpu_ns_per_get, dtype=np.int64)
-        flags = np.zeros(len(th), dtype=np.uint8)
-        if self.has_statement:
-            # an event ends a statement if its thread's next event starts one or it has none
-            order = np.argsort(th, kind="stable")
-            th_s = th[order]
-            end_s = np.ones(len(th), dtype=bool)
-            end_s[:-1] = (th_s[1:] != th_s[:-1]) | ev["stmt_start"][order][1:]
-            flags[order[end_s]] = FLAG_STMT_END
-        chunk = Chunk(page, count, cpu, th, flags)
-        names = list(self.thread_ids) if self.has_thread else None
-        return Trace(_split(chunk, chunk_size), ts, self.path.name.split(".")[0],
-                     stream_names=names, stream_start_ns=start)
+            cpu = np.full(n, self.cpu, dtype=np.int64)
+        if self.has_stmt:
+            end_s = np.ones(n, dtype=bool)
+            end_s[:-1] = (th_s[1:] != th_s[:-1]) | ss[order][1:]
+            flags[order[end_s]] |= FLAG_STMT_END
+        k = n if done else n - 1
+        if not k:
+            return []
+        try:
+            page = self.ts.dense(ev["space"][:k], ev["page"][:k])
+        except ValueError as e:
+            raise TraceError(f"{self.src.path}: {e}") from None
+        chunk = Chunk(page, count[:k], cpu[:k], th[:k], flags[:k])
+        return _split(chunk, self.chunk_size)
