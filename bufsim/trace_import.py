@@ -466,7 +466,9 @@ class _Source:
                                        [self.raw[c] for c in self.names], numeric)
 
     def _text_blocks(self):
-        yield from self._pandas_blocks(",", None, [0], ["page"])
+        # one field per line: a separator that does not occur in text, so that "3,4" or
+        # "3 4" is one value (and not a number), never a page with the rest dropped
+        yield from self._pandas_blocks("\x1f", None, [0], ["page"])
 
     def _parquet_blocks(self):
         import pyarrow as pa
@@ -738,7 +740,7 @@ class _Rows:
             return bad | out
 
         page, bad, why = _parse_int(cols["page"])
-        bad_page = ranged("page", "page", page, bad, why, 0, MAX_PAGE_NO)
+        ranged("page", "page", page, bad, why, 0, MAX_PAGE_NO)
         if src.has("space"):
             space, bad, why = _parse_int(cols["space"])
             ranged("space", "space", space, bad, why, 0, MAX_SPACE_ID)
@@ -811,7 +813,6 @@ class _Rows:
                                      f"{who}: its previous access (row {int(prow[j])}) is later"))
         if errors:
             raise TraceError(min(errors)[2])
-        del bad_page
         if t is not None:
             order = np.argsort(th, kind="stable")
             th_o = th[order]
