@@ -25,6 +25,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ._validation import TraceError
 from .pages import SpaceSpec, Tablespaces, _as_int64, _check_int
 
 __all__ = ["FLAG_AHI", "FLAG_MODIFY", "FLAG_SHORTCUT", "FLAG_STMT_END", "FLAG_RELATCH", "FLAG_MASK", "Chunk", "Trace", "read_trace", "TRACE_DTYPE"]
@@ -471,11 +472,19 @@ class Trace:
         if not path.exists():
             raise FileNotFoundError(f"no trace at {path}")
         suffix = path.suffix.lower()
-        if suffix == ".npy":
-            return cls._load_npy(path, chunk_size)
-        if suffix == ".parquet":
+        if suffix not in (".npy", ".parquet"):
+            raise ValueError(f"path suffix {path.suffix!r} is not supported; allowed: .npy, .parquet")
+        if path.is_dir():
+            raise TraceError(f"{path}: is a directory, not a trace file")
+        try:
+            if suffix == ".npy":
+                return cls._load_npy(path, chunk_size)
             return cls._load_parquet(path, chunk_size)
-        raise ValueError(f"path suffix {path.suffix!r} is not supported; allowed: .npy, .parquet")
+        except TraceError:
+            raise
+        except (OSError, EOFError, UnicodeDecodeError, KeyError, TypeError, ValueError) as e:
+            raise TraceError(f"{path}: cannot read as a bufsim {suffix} trace: "
+                             f"{type(e).__name__}: {e}") from None
 
     @classmethod
     def _load_npy(cls, path: Path, chunk_size: int) -> Trace:

@@ -255,6 +255,7 @@ def _read_errors():
     import pyarrow as pa
     import zstandard
     return (OSError, EOFError, zlib.error, lzma.LZMAError, UnicodeDecodeError, zipfile.BadZipFile,
+            csv.Error,
             zstandard.ZstdError, pd.errors.ParserError, pd.errors.EmptyDataError, pa.ArrowException,
             ValueError, KeyError, TypeError, OverflowError)
 

@@ -372,3 +372,23 @@ def test_any_arguments_are_a_trace_or_a_value_error(tmp_path, columns, fmt):
     p = tmp_path / "t.csv"
     p.write_text("page,blk\n1,2\n")
     _check_result(p, columns=columns, format=fmt)
+
+
+@pytest.mark.parametrize("data", [b"\r\x00", b"page\r\x00x\n1\n", b"\x00\x00"])
+def test_odd_bytes_in_the_header_are_trace_errors(tmp_path, data):
+    p = tmp_path / "t.csv"
+    p.write_bytes(data)
+    with pytest.raises(TraceError):
+        read_trace(p)
+
+
+@pytest.mark.parametrize("name, data", [("t.npy", b"garbage"), ("t.parquet", b"garbage"),
+                                        ("t.npy", None)])
+def test_trace_load_errors_are_trace_errors(tmp_path, name, data):
+    p = tmp_path / name
+    if data is None:
+        p.mkdir()
+    else:
+        p.write_bytes(data)
+    with pytest.raises(TraceError, match=r"(cannot read as a bufsim|is a directory)"):
+        bufsim.Trace.load(p)
