@@ -392,3 +392,32 @@ def test_trace_load_errors_are_trace_errors(tmp_path, name, data):
         p.write_bytes(data)
     with pytest.raises(TraceError, match=r"(cannot read as a bufsim|is a directory)"):
         bufsim.Trace.load(p)
+
+
+@settings(max_examples=60, **SETTINGS)
+@given(st.lists(st.tuples(st.integers(0, 3), st.integers(1, 3), st.integers(0, 20),
+                          st.sampled_from([0, 0, 2, 8]), st.sampled_from(["q1", "q2"])),
+                min_size=1, max_size=30),
+       st.integers(1, 5))
+def test_streamed_events_equal_the_in_memory_ones(tmp_path, rows, chunk_size):
+    # one thread streams (all but the last event emitted per block); the same rows as
+    # thread 'a' of a two-thread file are resolved in memory: stream 0 must be equal
+    page, count, dt, flags, stmt = (list(x) for x in zip(*rows))
+    df = pd.DataFrame(dict(page=page, count=count, time_ns=np.cumsum(dt), flags=flags,
+                           statement=stmt, thread="a"))
+    p = tmp_path / "one.csv"
+    df.to_csv(p, index=False)
+    one = read_trace(p, chunk_size=chunk_size, cpu_ns_per_get=3)
+    assert not one.is_materialized
+    q = tmp_path / "two.csv"
+    extra = pd.DataFrame(dict(page=[9], count=[1], time_ns=[0], flags=[0], statement=["z"],
+                              thread=["b"]))
+    pd.concat([df, extra]).to_csv(q, index=False)
+    two = read_trace(q, chunk_size=chunk_size, cpu_ns_per_get=3)
+    assert two.is_materialized
+    c1, c2 = one.materialize(), two.materialize()
+    a = c2.take(c2.stream == 0)
+    for col in ("count", "cpu_ns", "flags"):
+        assert getattr(c1, col).tolist() == getattr(a, col).tolist(), col
+    assert one.tablespaces.locate(c1.page)[1].tolist() == two.tablespaces.locate(a.page)[1].tolist()
+    assert c1.n_gets == sum(count)
