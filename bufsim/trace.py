@@ -10,8 +10,9 @@ so a trace of billions of gets replays in bounded memory.
 
 Traces are saved and loaded as ``.npy`` (a structured array plus a
 ``<path>.tablespaces.json`` sidecar) or ``.parquet`` (one row group per chunk,
-tablespaces in the schema metadata, read back lazily).  A user's own CSV or
-Parquet trace is imported by :func:`read_trace` (in :mod:`bufsim.trace_import`,
+tablespaces in the schema metadata, read back lazily).  A user's own trace (CSV,
+TSV, Parquet, npz, libCacheSim oracleGeneral or one page id per line) is
+imported, and streamed, by :func:`read_trace` (in :mod:`bufsim.trace_import`,
 re-exported here).
 """
 from __future__ import annotations
