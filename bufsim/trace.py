@@ -529,7 +529,7 @@ class Trace:
             ts = Tablespaces.from_json(md[_META_TS])
         else:
             def cols():
-                for b in pq.ParquetFile(path).iter_batches(batch_size=chunk_size,
+                for b in pq.ParquetFile(path, pre_buffer=False, buffer_size=1 << 20).iter_batches(batch_size=chunk_size,
                                                            columns=["space", "page_no"]):
                     yield (_arrow_int(b.column("space"), "space", path),
                            _arrow_int(b.column("page_no"), "page_no", path))
@@ -537,7 +537,7 @@ class Trace:
 
         def gen():
             row = 0
-            for b in pq.ParquetFile(path).iter_batches(batch_size=chunk_size,
+            for b in pq.ParquetFile(path, pre_buffer=False, buffer_size=1 << 20).iter_batches(batch_size=chunk_size,
                                                        columns=list(_FILE_COLUMNS)):
                 cols = {c: _arrow_int(b.column(c), c, path) for c in _FILE_COLUMNS}
                 yield _from_file_columns(ts, cols, path, row)
