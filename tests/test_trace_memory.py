@@ -11,19 +11,22 @@ over the whole file) and ``replay`` with the 5.6 preset and a 1 GiB pool (65,536
 pages) and reports its peak resident set (``VmHWM``, else ``ru_maxrss``); it must
 stay under 1.5 GB.
 
-Measured on the 2-core development machine under a load average of about 6
-(other jobs running), rows -> peak RSS (wall time of the child, of which the
+Measured on the 2-core development machine (load average 2-5, other jobs
+running), rows (= gets) -> peak RSS of the child (its wall time, of which the
 validation pass):
 
 =========  ======================  ======================
 rows       CSV                     Parquet
 =========  ======================  ======================
-10**6      557 MB (3.8 s)          626 MB (5.1 s)
 10**7      643 MB (9.6 s, 2.7 s)   716 MB (9.0 s, 1.9 s)
-10**8      647 MB (64 s, 21 s)     775 MB (46 s, 15 s)
+10**8      639 MB (29 s, 10 s)     718 MB (20 s, 6 s)
+3 x 10**8  646 MB (81 s, 40 s)     719 MB (62 s, 17 s)
 =========  ======================  ======================
 
-About 360-390 MB of it is reached before the replay starts (interpreter,
+The peak does not grow with the trace, so 10**9 gets should replay at the same
+~0.65 / 0.72 GB in about 4-5 min.  (Parquet was read with pyarrow's
+pre-buffering at first, which grew 0.75 byte per row: 775 MB at 10**8, 952 MB
+at 3 x 10**8.)  About 360-390 MB of it is reached before the replay starts (interpreter,
 numpy, pandas, pyarrow, numba); the pool state and kernels add the rest.
 """
 from __future__ import annotations
