@@ -24,10 +24,11 @@ rows       CSV                     Parquet
 =========  ======================  ======================
 
 The peak does not grow with the trace, so 10**9 gets should replay at the same
-~0.65 / 0.72 GB in about 4-5 min.  (Parquet was read with pyarrow's
-pre-buffering at first, which grew 0.75 byte per row: 775 MB at 10**8, 952 MB
-at 3 x 10**8.)  About 360-390 MB of it is reached before the replay starts (interpreter,
-numpy, pandas, pyarrow, numba); the pool state and kernels add the rest.
+~0.65 / 0.72 GB in about 4.5 / 3.5 min (wall time is linear in the rows).
+(Parquet was read with pyarrow's pre-buffering at first, which grew 0.75 byte
+per row: 775 MB at 10**8, 952 MB at 3 x 10**8.)  About 370-480 MB of the peak
+is reached by the validation pass (interpreter, numpy, pandas, pyarrow, numba
+and one chunk); the pool state and kernels add the rest.
 """
 from __future__ import annotations
 
