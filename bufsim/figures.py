@@ -152,8 +152,21 @@ def _too_many_rows(rows: int | None) -> ValueError:
     )
 
 
+def _single_view(chart: alt.TopLevelMixin) -> bool:
+    """True for a chart drawn as one view (a plain or layered chart without row, column or
+    facet encodings): the figure size applies to it as a whole."""
+    if isinstance(chart, alt.LayerChart):
+        return True
+    if not isinstance(chart, alt.Chart):
+        return False
+    enc = chart.encoding
+    if enc is alt.Undefined:
+        return True
+    return all(getattr(enc, ch, alt.Undefined) is alt.Undefined for ch in ("row", "column", "facet"))
+
+
 def _to_spec(chart: alt.TopLevelMixin, width: int, height: int) -> dict[str, Any]:
-    if isinstance(chart, (alt.Chart, alt.LayerChart)):
+    if _single_view(chart):
         chart = chart.properties(
             width=width,
             height=height,
@@ -312,8 +325,8 @@ def save_figure(
     chart : altair.Chart or other top-level Altair chart
         The chart. A single or layered chart is resized so that the whole
         figure, axes and legend included, is ``width`` x ``height`` CSS
-        pixels; a concatenated, faceted or repeated chart keeps the sizes of
-        its views.
+        pixels; a concatenated, faceted (also by ``row``/``column`` encodings)
+        or repeated chart keeps the sizes of its views.
     name : str
         File stem: letters, digits, ``_``, ``-`` and ``.``, starting with a
         letter or digit, no extension.
@@ -354,8 +367,10 @@ def save_figure(
     ctx = _prov.current_context()
     if ctx is not None and ctx.quick:
         chart = _mark_quick(chart)
-    if isinstance(chart, (alt.Chart, alt.LayerChart)):  # shown inline as it is saved
+    if _single_view(chart):  # shown inline as it is saved
         chart = chart.properties(width=width, height=height,
                                  autosize=alt.AutoSizeParams(type="fit", contains="padding"))
+    # name the figure in the spec, so the executed notebook says which output is which
+    chart = chart.properties(usermeta={"bufsim_figure": name})
     write_figure(chart, name, width=width, height=height, ppi=ppi, directory=directory)
     return chart

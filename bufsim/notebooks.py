@@ -47,6 +47,10 @@ __all__ = [
     "NotebookRun",
     "PARAMETER_RULES",
     "check_parameters",
+    "choice_rule",
+    "float_rule",
+    "int_rule",
+    "list_rule",
     "discover_notebooks",
     "format_runs",
     "run_notebooks",
@@ -108,15 +112,22 @@ def _pool_size(name: str, v: object) -> object:
             pages = -1
     else:
         pages = -1
-    if not 16 <= pages <= 2**31:
+    if not 320 <= pages <= 2**31:  # InnoDB's smallest pool: 5M = 320 pages of 16 KiB
         raise ValueError(f"parameter {name} must be a pool size: pages (an integer in "
-                         f"[16, 2**31]) or bytes as '128M', '4G' (at least 256K), got {v!r}")
+                         f"[320, 2**31]) or bytes as '128M', '4G' (at least 5M), got {v!r}")
     return v
 
 
 def _list_of(item: Callable[[str, object], object], *, max_len: int = 64,
              unique: bool = True) -> Callable[[str, object], object]:
     def check(name: str, v: object) -> object:
+        if isinstance(v, str):  # papermill -p passes "[0, 250]" as a string
+            import ast
+            try:
+                v = ast.literal_eval(v.strip())
+            except (ValueError, SyntaxError):
+                raise ValueError(f"parameter {name} must be a list such as [0, 250], "
+                                 f"got {v!r}") from None
         if isinstance(v, (str, bytes)) or not isinstance(v, (list, tuple)) or not v:
             raise ValueError(f"parameter {name} must be a non-empty list, got {v!r}")
         if len(v) > max_len:
@@ -156,6 +167,12 @@ def _preset(name: str, v: object) -> object:
 def _device(name: str, v: object) -> object:
     return _choice(_devices())(name, v)
 
+
+#: Rule builders for a notebook's own parameters (``setup(..., rules={...})``).
+int_rule = _int
+float_rule = _float
+choice_rule = _choice
+list_rule = _list_of
 
 #: How :func:`setup` checks each parameter a notebook may take, by name. Each rule is
 #: called as ``rule(name, value)`` and returns the value (normalised) or raises
@@ -228,6 +245,7 @@ def setup(
     seed: int | None = None,
     output_dir: str | os.PathLike[str] | None = None,
     rules: Mapping[str, Callable[[str, object], object]] | None = None,
+    defaults: Mapping[str, tuple[object, object]] | None = None,
     **params: object,
 ) -> _prov.RunContext:
     """Check a notebook's parameters and direct its outputs; call it once, after the
@@ -249,13 +267,17 @@ def setup(
         ``$BUFSIM_FIGURES_DIR`` says so (``make reproduce``).
     rules : mapping, optional
         Rules for parameters not in :data:`PARAMETER_RULES`.
+    defaults : mapping, optional
+        ``name -> (full, quick)``: a parameter passed as None takes the full-run or the
+        quick-mode value (then is checked like any other).
     **params
         Every other knob of the notebook, checked by its rule.
 
     Returns
     -------
     bufsim.provenance.RunContext
-        The installed context: ``.figures_dir``, ``.results_dir``, ``.parameters``.
+        The installed context: ``.figures_dir``, ``.results_dir``, ``.parameters``
+        (the checked values, defaults filled in; also ``ctx["name"]``).
 
     Raises
     ------
@@ -266,6 +288,9 @@ def setup(
     if seed is not None:
         everything["seed"] = seed
     everything.update(params)
+    for name, (full, small) in (defaults or {}).items():
+        if everything.get(name) is None:
+            everything[name] = small if quick else full
     checked = check_parameters(rules, **everything)
     if checked["output_dir"] is not None:
         base = Path(str(checked["output_dir"])).resolve()
@@ -377,6 +402,7 @@ def run_notebooks(
     output_dir: str | os.PathLike[str] | None = None,
     kernel_name: str = "python3",
     progress: bool = True,
+    parameters: Mapping[str, object] | None = None,
 ) -> list[NotebookRun]:
     """Execute notebooks with papermill, one after the other.
 
@@ -395,6 +421,9 @@ def run_notebooks(
         Jupyter kernel; ``python3`` resolves to the running interpreter.
     progress : bool, optional
         Show a progress bar naming the notebook being executed.
+    parameters : mapping, optional
+        More values to inject into every selected notebook's ``parameters`` cell
+        (papermill ``-p``), e.g. ``{"seed": 2}``.
 
     Returns
     -------
@@ -412,7 +441,7 @@ def run_notebooks(
     selected = select_notebooks(names, notebooks_dir)
     out_dir = Path(output_dir) if output_dir is not None else paths.build_dir() / "notebooks"
     out_dir.mkdir(parents=True, exist_ok=True)
-    parameters = {"quick": True} if quick else {}
+    parameters = {**({"quick": True} if quick else {}), **(parameters or {})}
     runs: list[NotebookRun] = []
     bar = tqdm(selected, unit="notebook", disable=not progress, desc="notebooks")
     for source in bar:

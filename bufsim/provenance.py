@@ -49,6 +49,10 @@ class RunContext:
     results_dir: Path
     parameters: dict[str, Any] = field(default_factory=dict)
 
+    def __getitem__(self, name: str) -> Any:
+        """The checked value of parameter ``name``."""
+        return self.parameters[name]
+
 
 _CONTEXT: RunContext | None = None
 

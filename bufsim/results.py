@@ -18,7 +18,8 @@ import pandas as pd
 from bufsim import paths
 from bufsim import provenance as _prov
 
-__all__ = ["COLUMNS", "claims_frame", "results_frame", "write_claims", "write_results"]
+__all__ = ["COLUMNS", "claims_frame", "results_frame", "write_claims", "write_results",
+           "write_table"]
 
 #: The columns of a results table, in order. ``ratio`` is simulated / reported
 #: (computed here, NaN where reported is 0 or missing); ``fitted`` is True where
@@ -178,3 +179,27 @@ def write_claims(name: str, claims: Iterable[Mapping[str, object]] | pd.DataFram
     """
     _check_stem(name)
     return _write_csv(claims_frame(claims), f"{name}.claims.csv")
+
+
+def write_table(name: str, frame: pd.DataFrame) -> Path:
+    """Write any table of a notebook to ``RESULTS/NAME.csv`` with its provenance sidecar.
+
+    For tables that are neither reported-versus-simulated rows (:func:`write_results`) nor
+    claims (:func:`write_claims`); written atomically into the run's results directory.
+
+    Parameters
+    ----------
+    name : str
+        File stem, e.g. ``"06_analytic_vs_simulated"``.
+    frame : pandas.DataFrame
+        The table.
+
+    Returns
+    -------
+    pathlib.Path
+        The CSV written.
+    """
+    _check_stem(name)
+    if not isinstance(frame, pd.DataFrame):
+        raise TypeError(f"frame must be a pandas DataFrame, got {type(frame).__name__}")
+    return _write_csv(frame, f"{name}.csv")
