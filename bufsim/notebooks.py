@@ -619,10 +619,11 @@ def _html_table(frame, max_rows: int) -> list[str]:
         row = dict(zip(frame.columns, rec))
         cells = "".join(f"<td>{_html_cell(row[c])}</td>" for c in cols)
         if claims:
-            ok = str(row["holds"]).strip().lower() in ("true", "1")
-            verdict = "holds" if ok else "does not hold"
-            out.append(f'<tr class="{"holds" if ok else "fails"}">{cells}'
-                       f'<td class="verdict">{verdict}</td></tr>')
+            v = str(row["holds"]).strip().lower()
+            verdict, cls = (("holds", "holds") if v in ("true", "1") else
+                            ("does not hold", "fails") if v in ("false", "0") else
+                            ("", "unjudged"))   # a row reported without a verdict
+            out.append(f'<tr class="{cls}">{cells}<td class="verdict">{verdict}</td></tr>')
         else:
             out.append(f"<tr>{cells}</tr>")
     out.append("</table>")
@@ -694,8 +695,10 @@ def write_html_summary(
                 body.append(f'<p class="error">Could not read it: {html.escape(_describe(exc))}</p>')
                 continue
             if "holds" in frame.columns:
-                held = int(frame["holds"].astype(str).str.lower().isin(["true", "1"]).sum())
-                body.append(f"<p>{held} of {len(frame)} claims hold.</p>")
+                verdicts = frame["holds"].astype(str).str.strip().str.lower()
+                held = int(verdicts.isin(["true", "1"]).sum())
+                judged = int(verdicts.isin(["true", "1", "false", "0"]).sum())
+                body.append(f"<p>{held} of {judged} claims hold.</p>")
             body += _html_table(frame, max_rows)
     body.append("<h2>Figures</h2>")
     pngs = sorted(figs.glob("*.png")) if figs.is_dir() else []

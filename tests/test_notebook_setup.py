@@ -13,7 +13,7 @@ import pytest
 import bufsim
 from bufsim import _numba_cache, figures, notebooks, paths, provenance
 from bufsim.__main__ import _run_outputs
-from bufsim.results import write_claims, write_results
+from bufsim.results import write_claims, write_results, write_table
 
 
 @pytest.fixture(autouse=True)
@@ -107,6 +107,7 @@ def test_html_summary_shows_claims_tables_and_embedded_figures(tmp_path, monkeyp
     monkeypatch.setenv(paths.BUILD_ENV_VAR, str(tmp_path))
     write_claims("01_x", [{"claim": "Q1.1 gets within 10%", "holds": True},
                           {"claim": "4G Run1 within 25% <b>", "holds": False}])
+    write_table("06_x", pd.DataFrame({"check": ["a", "b"], "holds": [True, None]}))
     import altair as alt
     figs = tmp_path / "figs"
     figures.write_figure(alt.Chart(pd.DataFrame({"a": [1, 2]})).mark_point().encode(x="a"),
@@ -115,6 +116,8 @@ def test_html_summary_shows_claims_tables_and_embedded_figures(tmp_path, monkeyp
                                  results_dir=tmp_path / "results", figures_dir=figs)
     html = md.with_suffix(".html").read_text()
     assert "1 of 2 claims hold." in html
+    assert "1 of 1 claims hold." in html, "a row without a verdict is not counted"
+    assert '<tr class="unjudged"><td>b</td><td class="verdict"></td></tr>' in html
     assert '<tr class="holds"><td>Q1.1 gets within 10%</td><td class="verdict">holds</td></tr>' in html
     assert "4G Run1 within 25% &lt;b&gt;</td><td class=\"verdict\">does not hold" in html
     assert html.count('src="data:image/png;base64,') == 1 and 'id="f1"' in html
