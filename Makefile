@@ -13,12 +13,10 @@ BENCH_STAMP := $(VENV)/.installed-bench
 QUICK ?=
 NOTEBOOKS ?=
 
-# Numba keys a cached function on its own file only, so a kernel that inlines code
-# from another module could be served stale after that module changes: the cache
-# folder is named after a hash of the package sources that use numba instead (an
-# edit elsewhere, a workload say, does not recompile the kernels).
-SRC_HASH := $(shell cat $$(grep -l numba $(sort $(wildcard bufsim/*.py bufsim/*/*.py))) | sha1sum | cut -c1-12)
-export NUMBA_CACHE_DIR := $(CURDIR)/.numba_cache/$(SRC_HASH)
+# One numba cache folder, the same from make, papermill and a JupyterLab kernel:
+# bufsim/_numba_cache.py names it after a hash of the sources that use numba
+# (bufsim/__init__.py applies the same rule when NUMBA_CACHE_DIR is unset).
+export NUMBA_CACHE_DIR := $(shell $(PYTHON) bufsim/_numba_cache.py)
 export BUFSIM_ROOT := $(CURDIR)
 
 .DEFAULT_GOAL := help

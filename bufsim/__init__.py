@@ -8,27 +8,9 @@ FIFO, CLOCK, 2Q, ARC) under a virtual clock, a cost model and a device model::
     result = bufsim.replay(trace, bufsim.mysql56(pool_pages=8192))
     result.totals["PAGES_MADE_YOUNG"], result.hit_ratio
 """
-import os as _os
+from . import _numba_cache
 
-if "NUMBA_CACHE_DIR" not in _os.environ:
-    # Outside the Makefile (JupyterLab, scripts, bare pytest): cache compiled kernels per
-    # version of the kernel sources, for the same reason as the Makefile (numba cannot see that a
-    # kernel inlined code from a module that changed).  numba reads the folder when it
-    # saves or loads a function, so this holds even if numba was imported first (pytest
-    # imports it to resolve the NumbaWarning filter).
-    import hashlib as _hashlib
-    import sys as _sys
-    from pathlib import Path as _Path
-
-    _h = _hashlib.sha1()
-    for _f in sorted(_Path(__file__).parent.rglob("*.py")):
-        _src = _f.read_bytes()
-        if b"numba" in _src:              # the modules that hold (or inline) kernels
-            _h.update(_src)
-    _os.environ["NUMBA_CACHE_DIR"] = str(_Path.home() / ".cache" / "bufsim" / "numba"
-                                         / _h.hexdigest()[:12])
-    if "numba" in _sys.modules:
-        _sys.modules["numba"].config.CACHE_DIR = _os.environ["NUMBA_CACHE_DIR"]
+_numba_cache.install()  # one cache folder for make, JupyterLab and papermill
 
 from . import synthetic  # noqa: E402
 from ._validation import TraceError  # noqa: E402

@@ -24,11 +24,12 @@ def _parser() -> argparse.ArgumentParser:
     nb_commands = nb.add_subparsers(dest="action", required=True, metavar="ACTION")
     run = nb_commands.add_parser(
         "run",
-        help="execute notebooks with papermill and write build/summary.md",
+        help="execute notebooks with papermill and write build/summary.md and .html",
         description=(
             "Execute notebooks/*.ipynb (sorted) with papermill into build/notebooks/, "
-            "then write build/summary.md with every build/results/*.csv and a link "
-            "to every figure in figures/. Exits 1 if any notebook failed."
+            "then write build/summary.md and build/summary.html with every build/results/*.csv "
+            "and every figure. A full run (no --quick) is the one command that refreshes the "
+            "committed figures/. Exits 1 if any notebook failed."
         ),
     )
     run.add_argument(
@@ -50,18 +51,23 @@ def _parser() -> argparse.ArgumentParser:
 
 
 @contextlib.contextmanager
-def _quick_outputs(quick: bool):
-    """In quick mode send outputs to ``build/quick/`` (figures in ``build/quick/figures``)
-    unless ``BUFSIM_BUILD_DIR`` / ``BUFSIM_FIGURES_DIR`` say otherwise, so that a quick run
-    never overwrites the figures and results of a full run; restored afterwards."""
-    if not quick:
-        yield
-        return
+def _run_outputs(quick: bool):
+    """Direct the outputs of a batch run through the environment (the kernels inherit it),
+    unless ``BUFSIM_BUILD_DIR`` / ``BUFSIM_FIGURES_DIR`` say otherwise; restored afterwards.
+
+    A full run is the one way to refresh the committed ``figures/``; a quick run writes
+    under ``build/quick/`` (figures in ``build/quick/figures``) so that it never
+    overwrites the figures and results of a full run."""
     saved = {k: os.environ.get(k) for k in (paths.BUILD_ENV_VAR, paths.FIGURES_ENV_VAR)}
-    build = paths.build_dir() / "quick" if saved[paths.BUILD_ENV_VAR] is None else paths.build_dir()
-    os.environ[paths.BUILD_ENV_VAR] = str(build)
+    if quick:
+        build = (paths.build_dir() / "quick" if saved[paths.BUILD_ENV_VAR] is None
+                 else paths.build_dir())
+        os.environ[paths.BUILD_ENV_VAR] = str(build)
+        figures = build / "figures"
+    else:
+        figures = paths.committed_figures_dir()
     if saved[paths.FIGURES_ENV_VAR] is None:
-        os.environ[paths.FIGURES_ENV_VAR] = str(build / "figures")
+        os.environ[paths.FIGURES_ENV_VAR] = str(figures)
     try:
         yield
     finally:
@@ -73,7 +79,7 @@ def _quick_outputs(quick: bool):
 
 
 def _run_notebooks(args: argparse.Namespace) -> int:
-    with _quick_outputs(args.quick):
+    with _run_outputs(args.quick):
         return _run_and_summarise(args)
 
 

@@ -5,8 +5,27 @@ executes every ``notebooks/*.ipynb`` in name order with the ``python3`` kernel
 of the running interpreter, working directory ``notebooks/``, into
 ``build/notebooks/NAME.ipynb``. A failure does not stop the run: the executed
 notebook, with the traceback in it, is kept for inspection. Afterwards
-``build/summary.md`` gathers the run, every ``build/results/*.csv`` as a
-table and a link to every figure in ``figures/``.
+``build/summary.md`` and ``build/summary.html`` gather the run, every
+``build/results/*.csv`` as a table (claims marked as holding or not) and every
+figure.
+
+Each notebook calls :func:`setup` right after its tagged ``parameters`` cell::
+
+    # parameters
+    quick = False
+    seed = 1
+    pool_sizes = ["128M", "1G"]
+    output_dir = None
+
+    P = bufsim.notebooks.setup("01_ssb_old_blocks_time", quick=quick, seed=seed,
+                               pool_sizes=pool_sizes, output_dir=output_dir)
+
+:func:`setup` checks every parameter against :data:`PARAMETER_RULES` (a bad value
+stops the notebook with an error naming it) and sends the figures and result
+tables to ``output_dir/figures`` and ``output_dir/results``; with ``output_dir =
+None`` they go to ``$BUFSIM_FIGURES_DIR`` / ``$BUFSIM_BUILD_DIR/results`` when the
+batch runner set them, else to ``build/figures`` and ``build/results``. Only a full
+``bufsim notebooks run`` (``make reproduce``) writes the committed ``figures/``.
 """
 
 from __future__ import annotations
@@ -14,23 +33,283 @@ from __future__ import annotations
 import math
 import os
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from tqdm.auto import tqdm
 
 from bufsim import paths
+from bufsim import provenance as _prov
 from bufsim.paths import atomic_path
 
 __all__ = [
     "NotebookRun",
+    "PARAMETER_RULES",
+    "check_parameters",
+    "choice_rule",
+    "float_rule",
+    "int_rule",
+    "list_rule",
     "discover_notebooks",
     "format_runs",
     "run_notebooks",
     "select_notebooks",
+    "setup",
+    "write_html_summary",
     "write_summary",
 ]
+
+
+# ---------------------------------------------------------------- parameters
+
+def _is_int(v: object) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool) or type(v).__name__.startswith("int")
+
+
+def _int(lo: int, hi: int) -> Callable[[str, object], object]:
+    def check(name: str, v: object) -> object:
+        if not _is_int(v) or not lo <= int(v) <= hi:  # type: ignore[arg-type]
+            raise ValueError(f"parameter {name} must be an integer in [{lo}, {hi}], got {v!r}")
+        return int(v)  # type: ignore[arg-type]
+    check.allowed = f"an integer in [{lo}, {hi}]"  # type: ignore[attr-defined]
+    return check
+
+
+def _float(lo: float, hi: float) -> Callable[[str, object], object]:
+    def check(name: str, v: object) -> object:
+        ok = (_is_int(v) or isinstance(v, float)) and not isinstance(v, bool)
+        if not ok or not lo <= float(v) <= hi:  # type: ignore[arg-type]
+            raise ValueError(f"parameter {name} must be a number in [{lo}, {hi}], got {v!r}")
+        return float(v)  # type: ignore[arg-type]
+    return check
+
+
+def _bool(name: str, v: object) -> object:
+    if not isinstance(v, bool):
+        raise ValueError(f"parameter {name} must be True or False, got {v!r}")
+    return v
+
+
+def _choice(options: Sequence[str]) -> Callable[[str, object], object]:
+    def check(name: str, v: object) -> object:
+        if v not in options:
+            raise ValueError(f"parameter {name} must be one of {', '.join(map(repr, options))}, "
+                             f"got {v!r}")
+        return v
+    return check
+
+
+def _pool_size(name: str, v: object) -> object:
+    from bufsim.config import pages_from_bytes
+
+    if _is_int(v):
+        pages = int(v)  # type: ignore[arg-type]
+    elif isinstance(v, str):
+        try:
+            pages = pages_from_bytes(v)
+        except ValueError:
+            pages = -1
+    else:
+        pages = -1
+    if not 320 <= pages <= 2**31:  # InnoDB's smallest pool: 5M = 320 pages of 16 KiB
+        raise ValueError(f"parameter {name} must be a pool size: pages (an integer in "
+                         f"[320, 2**31]) or bytes as '128M', '4G' (at least 5M), got {v!r}")
+    return v
+
+
+def _list_of(item: Callable[[str, object], object], *, max_len: int = 64,
+             unique: bool = True) -> Callable[[str, object], object]:
+    def check(name: str, v: object) -> object:
+        if isinstance(v, str):  # papermill -p passes "[0, 250]" as a string
+            import ast
+            try:
+                v = ast.literal_eval(v.strip())
+            except (ValueError, SyntaxError):
+                raise ValueError(f"parameter {name} must be a list such as [0, 250], "
+                                 f"got {v!r}") from None
+        if isinstance(v, (str, bytes)) or not isinstance(v, (list, tuple)) or not v:
+            raise ValueError(f"parameter {name} must be a non-empty list, got {v!r}")
+        if len(v) > max_len:
+            raise ValueError(f"parameter {name} must have at most {max_len} values, got {len(v)}")
+        out = [item(f"{name}[{i}]", x) for i, x in enumerate(v)]
+        if unique and len(set(map(str, out))) != len(out):
+            raise ValueError(f"parameter {name} must not repeat a value, got {v!r}")
+        return out
+    return check
+
+
+def _output_dir(name: str, v: object) -> object:
+    if v is None:
+        return None
+    if not isinstance(v, (str, os.PathLike)) or not str(v).strip():
+        raise ValueError(f"parameter {name} must be None or a directory path, got {v!r}")
+    p = Path(v).expanduser()
+    if p.exists() and not p.is_dir():
+        raise ValueError(f"parameter {name} must be a directory, but {p} is a file")
+    return str(p)
+
+
+def _presets() -> tuple[str, ...]:
+    from bufsim.config import PRESETS
+    return tuple(PRESETS)
+
+
+def _devices() -> tuple[str, ...]:
+    from bufsim.config import DEVICES
+    return tuple(DEVICES)
+
+
+def _preset(name: str, v: object) -> object:
+    return _choice(_presets())(name, v)
+
+
+def _device(name: str, v: object) -> object:
+    return _choice(_devices())(name, v)
+
+
+#: Rule builders for a notebook's own parameters (``setup(..., rules={...})``).
+int_rule = _int
+float_rule = _float
+choice_rule = _choice
+list_rule = _list_of
+
+#: How :func:`setup` checks each parameter a notebook may take, by name. Each rule is
+#: called as ``rule(name, value)`` and returns the value (normalised) or raises
+#: ``ValueError`` naming the parameter and the allowed values.
+PARAMETER_RULES: dict[str, Callable[[str, object], object]] = {
+    "quick": _bool,
+    "seed": _int(0, 2**32 - 1),
+    "output_dir": _output_dir,
+    "pool_size": _pool_size,
+    "pool_sizes": _list_of(_pool_size),
+    "old_blocks_time_ms": _list_of(_int(0, 2**32 - 1)),
+    "old_blocks_pct": _int(5, 95),
+    "old_blocks_pcts": _list_of(_int(5, 95)),
+    "instances": _int(1, 64),
+    "instances_list": _list_of(_int(1, 64)),
+    "scale_factor": _float(0.001, 100.0),
+    "scale": _int(1, 1024),
+    "device": _device,
+    "version": _preset,
+    "versions": _list_of(_preset),
+    "users": _list_of(_int(1, 4096)),
+    "n_gets": _int(1_000, 10**10),
+    "n_pages": _int(100, 10**9),
+    "zipf_alpha": _float(0.0, 3.0),
+    "transactions": _int(100, 10**7),
+    "cores": _int(1, 1024),
+}
+
+
+def check_parameters(
+    rules: Mapping[str, Callable[[str, object], object]] | None = None, /, **params: object
+) -> dict[str, object]:
+    """Check notebook parameters against their rules and return them normalised.
+
+    Parameters
+    ----------
+    rules : mapping, optional
+        Extra or overriding rules (``name -> rule(name, value)``) for this notebook.
+    **params
+        The parameters, by name.
+
+    Returns
+    -------
+    dict
+        The checked values, in the given order.
+
+    Raises
+    ------
+    ValueError
+        On the first bad value (the message names the parameter and the allowed range)
+        or an unknown parameter name.
+    """
+    table = {**PARAMETER_RULES, **(rules or {})}
+    out: dict[str, object] = {}
+    for name, value in params.items():
+        if name not in table:
+            raise ValueError(
+                f"parameter {name} has no rule; known: {', '.join(sorted(table))} "
+                "(pass rules={name: check} to setup for a notebook's own parameter)"
+            )
+        out[name] = table[name](name, value)
+    return out
+
+
+def setup(
+    notebook: str | None = None,
+    /,
+    *,
+    quick: bool = False,
+    seed: int | None = None,
+    output_dir: str | os.PathLike[str] | None = None,
+    rules: Mapping[str, Callable[[str, object], object]] | None = None,
+    defaults: Mapping[str, tuple[object, object]] | None = None,
+    **params: object,
+) -> _prov.RunContext:
+    """Check a notebook's parameters and direct its outputs; call it once, after the
+    ``parameters`` cell.
+
+    Parameters
+    ----------
+    notebook : str, optional
+        The notebook's stem (recorded in every output).
+    quick : bool
+        Quick mode: small sizes; figure titles say so.
+    seed : int, optional
+        The notebook's seed, if it draws random numbers.
+    output_dir : str or os.PathLike, optional
+        Figures go to ``output_dir/figures``, result tables to ``output_dir/results``.
+        None (the default): ``$BUFSIM_FIGURES_DIR`` and ``$BUFSIM_BUILD_DIR/results``
+        when set (the batch runner sets them), else ``build/figures`` and
+        ``build/results`` of the checkout. Never ``figures/`` unless
+        ``$BUFSIM_FIGURES_DIR`` says so (``make reproduce``).
+    rules : mapping, optional
+        Rules for parameters not in :data:`PARAMETER_RULES`.
+    defaults : mapping, optional
+        ``name -> (full, quick)``: a parameter passed as None takes the full-run or the
+        quick-mode value (then is checked like any other).
+    **params
+        Every other knob of the notebook, checked by its rule.
+
+    Returns
+    -------
+    bufsim.provenance.RunContext
+        The installed context: ``.figures_dir``, ``.results_dir``, ``.parameters``
+        (the checked values, defaults filled in; also ``ctx["name"]``).
+
+    Raises
+    ------
+    ValueError
+        If a parameter is bad (the message names it) or has no rule.
+    """
+    everything: dict[str, object] = {"quick": quick, "output_dir": output_dir}
+    if seed is not None:
+        everything["seed"] = seed
+    everything.update(params)
+    for name, (full, small) in (defaults or {}).items():
+        if everything.get(name) is None:
+            everything[name] = small if quick else full
+    checked = check_parameters(rules, **everything)
+    if checked["output_dir"] is not None:
+        base = Path(str(checked["output_dir"])).resolve()
+        figs, results = base / "figures", base / "results"
+    else:
+        figs, results = paths.figures_dir(), paths.results_dir()
+    ctx = _prov.RunContext(notebook=notebook, quick=bool(quick), figures_dir=figs,
+                           results_dir=results, parameters=checked)
+    _prov.set_context(ctx)
+    _prov.output_dirs()
+    import altair as alt
+
+    from bufsim import figures
+
+    figures._enable_theme()  # charts shown inline look like the saved figures
+    # application/vnd.vegalite.v5+json: JupyterLab renders it itself, offline (the html
+    # renderer would fetch vega from a CDN)
+    alt.renderers.enable("mimetype")
+    return ctx
 
 
 @dataclass(frozen=True)
@@ -123,6 +402,7 @@ def run_notebooks(
     output_dir: str | os.PathLike[str] | None = None,
     kernel_name: str = "python3",
     progress: bool = True,
+    parameters: Mapping[str, object] | None = None,
 ) -> list[NotebookRun]:
     """Execute notebooks with papermill, one after the other.
 
@@ -141,6 +421,9 @@ def run_notebooks(
         Jupyter kernel; ``python3`` resolves to the running interpreter.
     progress : bool, optional
         Show a progress bar naming the notebook being executed.
+    parameters : mapping, optional
+        More values to inject into every selected notebook's ``parameters`` cell
+        (papermill ``-p``), e.g. ``{"seed": 2}``.
 
     Returns
     -------
@@ -158,7 +441,7 @@ def run_notebooks(
     selected = select_notebooks(names, notebooks_dir)
     out_dir = Path(output_dir) if output_dir is not None else paths.build_dir() / "notebooks"
     out_dir.mkdir(parents=True, exist_ok=True)
-    parameters = {"quick": True} if quick else {}
+    parameters = {**({"quick": True} if quick else {}), **(parameters or {})}
     runs: list[NotebookRun] = []
     bar = tqdm(selected, unit="notebook", disable=not progress, desc="notebooks")
     for source in bar:
@@ -234,7 +517,8 @@ def write_summary(
     quick: bool = False,
     max_rows: int = 200,
 ) -> Path:
-    """Write a markdown summary of a run, its result tables and its figures.
+    """Write a markdown summary of a run, its result tables and its figures, and the
+    HTML summary beside it (:func:`write_html_summary`, same name with ``.html``).
 
     Parameters
     ----------
@@ -300,4 +584,132 @@ def write_summary(
         lines.append(f"No figures in {_link(figs, out.parent)}.")
     with atomic_path(out) as tmp:
         tmp.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    write_html_summary(runs, path=out.with_suffix(".html"), results_dir=res, figures_dir=figs,
+                       quick=quick, max_rows=max_rows)
+    return out
+
+
+_CSS = """
+body { font-family: sans-serif; margin: 2em auto; max-width: 1700px; padding: 0 1em; }
+table { border-collapse: collapse; margin: 0.5em 0 1.5em; font-size: 0.9em; }
+th, td { border: 1px solid #ccc; padding: 2px 6px; text-align: left; }
+th { background: #f0f0f0; }
+tr.holds td.verdict { background: #dff0d8; }
+tr.fails td.verdict { background: #f2dede; font-weight: bold; }
+figure { margin: 1em 0 2em; }
+figure img { max-width: 100%; border: 1px solid #eee; }
+.error { color: #a94442; }
+"""
+
+
+def _html_cell(value: object) -> str:
+    import html
+
+    return html.escape(_cell(value).replace("\\|", "|"))
+
+
+def _html_table(frame, max_rows: int) -> list[str]:
+    import html
+
+    claims = "holds" in frame.columns
+    cols = [c for c in frame.columns if c != "holds"]
+    head = "".join(f"<th>{html.escape(str(c))}</th>" for c in cols)
+    out = ["<table>", f"<tr>{head}{'<th>verdict</th>' if claims else ''}</tr>"]
+    for rec in frame.head(max_rows).itertuples(index=False):
+        row = dict(zip(frame.columns, rec))
+        cells = "".join(f"<td>{_html_cell(row[c])}</td>" for c in cols)
+        if claims:
+            v = str(row["holds"]).strip().lower()
+            verdict, cls = (("holds", "holds") if v in ("true", "1") else
+                            ("does not hold", "fails") if v in ("false", "0") else
+                            ("", "unjudged"))   # a row reported without a verdict
+            out.append(f'<tr class="{cls}">{cells}<td class="verdict">{verdict}</td></tr>')
+        else:
+            out.append(f"<tr>{cells}</tr>")
+    out.append("</table>")
+    if len(frame) > max_rows:
+        out.append(f"<p>First {max_rows} of {len(frame)} rows.</p>")
+    return out
+
+
+def write_html_summary(
+    runs: Sequence[NotebookRun] | None = None,
+    *,
+    path: str | os.PathLike[str] | None = None,
+    results_dir: str | os.PathLike[str] | None = None,
+    figures_dir: str | os.PathLike[str] | None = None,
+    quick: bool = False,
+    max_rows: int = 200,
+) -> Path:
+    """Write a self-contained HTML summary: the run, every table, every figure.
+
+    Tables whose CSV has a ``holds`` column (claims tables, see
+    :func:`bufsim.results.write_claims`) get a verdict column, "holds" or "does not
+    hold", and a count of the claims that hold. Figures are embedded (base64 PNG), so
+    the file can be mailed or archived on its own.
+
+    Parameters
+    ----------
+    runs, results_dir, figures_dir, quick, max_rows
+        As for :func:`write_summary`.
+    path : str or os.PathLike, optional
+        Output file; ``build/summary.html`` by default. Written atomically.
+
+    Returns
+    -------
+    pathlib.Path
+        The HTML file.
+    """
+    import base64
+    import html
+
+    import pandas as pd
+
+    out = Path(path) if path is not None else paths.build_dir() / "summary.html"
+    res = Path(results_dir) if results_dir is not None else paths.results_dir()
+    figs = Path(figures_dir) if figures_dir is not None else paths.figures_dir()
+    mode = "quick" if quick else "full"
+    body = ["<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
+            "<title>bufsim reproduction summary</title>", f"<style>{_CSS}</style></head><body>",
+            "<h1>bufsim reproduction summary</h1>",
+            f"<p>{html.escape(_prov.provenance_json())}</p>"]
+    if runs is not None:
+        failed = sum(not r.ok for r in runs)
+        body.append(f"<p>{len(runs)} notebooks executed in {mode} mode, {failed} failed.</p>")
+        frame = pd.DataFrame(
+            [(r.name, "ok" if r.ok else "FAILED", f"{r.seconds:.1f}", r.error or "")
+             for r in runs], columns=["notebook", "status", "seconds", "error"])
+        body += ["<h2>Notebooks</h2>", *_html_table(frame, len(frame))]
+    csvs = sorted(res.glob("*.csv")) if res.is_dir() else []
+    claims = [c for c in csvs if c.name.endswith(".claims.csv")]
+    tables = [c for c in csvs if c not in claims]
+    for title, group in (("Claims", claims), ("Results", tables)):
+        body.append(f"<h2>{title}</h2>")
+        if not group:
+            body.append(f"<p>No {title.lower()} tables in {html.escape(str(res))}.</p>")
+        for csv in group:
+            body.append(f'<h3 id="{html.escape(csv.stem)}">{html.escape(csv.stem)}</h3>')
+            try:
+                frame = pd.read_csv(csv)
+            except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
+                body.append(f'<p class="error">Could not read it: {html.escape(_describe(exc))}</p>')
+                continue
+            if "holds" in frame.columns:
+                verdicts = frame["holds"].astype(str).str.strip().str.lower()
+                held = int(verdicts.isin(["true", "1"]).sum())
+                judged = int(verdicts.isin(["true", "1", "false", "0"]).sum())
+                body.append(f"<p>{held} of {judged} claims hold.</p>")
+            body += _html_table(frame, max_rows)
+    body.append("<h2>Figures</h2>")
+    pngs = sorted(figs.glob("*.png")) if figs.is_dir() else []
+    if not pngs:
+        body.append(f"<p>No figures in {html.escape(str(figs))}.</p>")
+    for png in pngs:
+        data = base64.b64encode(png.read_bytes()).decode("ascii")
+        body.append(f'<figure id="{html.escape(png.stem)}"><img alt="{html.escape(png.stem)}" '
+                    f'src="data:image/png;base64,{data}"><figcaption>{html.escape(png.stem)}'
+                    "</figcaption></figure>")
+    body.append("</body></html>")
+    with atomic_path(out) as tmp:
+        tmp.write_text("\n".join(body) + "\n", encoding="utf-8")
     return out

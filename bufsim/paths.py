@@ -28,6 +28,7 @@ __all__ = [
     "atomic_path",
     "atomic_write",
     "build_dir",
+    "committed_figures_dir",
     "data_dir",
     "figures_dir",
     "notebooks_dir",
@@ -129,11 +130,21 @@ FIGURES_ENV_VAR = "BUFSIM_FIGURES_DIR"
 BUILD_ENV_VAR = "BUFSIM_BUILD_DIR"
 
 
+def committed_figures_dir() -> Path:
+    """Return ``ROOT/figures``: the committed figures, refreshed only by ``make reproduce``
+    (``bufsim notebooks run`` without ``--quick``). Not created."""
+    return repo_root() / "figures"
+
+
 def figures_dir() -> Path:
-    """Return ``ROOT/figures`` (or ``$BUFSIM_FIGURES_DIR``), where figures are exported;
-    created if missing."""
+    """Return where figures are exported; created if missing.
+
+    ``$BUFSIM_FIGURES_DIR`` when set (the batch runner sets it to ``ROOT/figures`` for a full
+    run), else ``BUILD/figures`` with ``BUILD`` from :func:`build_dir`: a notebook run by hand
+    (JupyterLab, plain papermill) never overwrites the committed figures.
+    """
     override = os.environ.get(FIGURES_ENV_VAR, "")
-    return _output_dir(Path(override).resolve() if override else repo_root() / "figures")
+    return _output_dir(Path(override).resolve() if override else build_dir() / "figures")
 
 
 def build_dir() -> Path:

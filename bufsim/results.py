@@ -15,9 +15,11 @@ from pathlib import Path
 import pandas as pd
 
 from bufsim import paths
+from bufsim import provenance as _prov
 from bufsim._validation import check_bool, check_number, describe
 
-__all__ = ["COLUMNS", "results_frame", "write_results"]
+__all__ = ["COLUMNS", "claims_frame", "results_frame", "write_claims", "write_results",
+           "write_table"]
 
 #: The columns of a results table, in order. ``ratio`` is simulated / reported
 #: (computed here, NaN where reported is 0 or missing); ``fitted`` is True where
@@ -92,10 +94,12 @@ def results_frame(rows: Iterable[Mapping[str, object]] | pd.DataFrame) -> pd.Dat
 
 
 def write_results(name: str, rows: Iterable[Mapping[str, object]] | pd.DataFrame) -> Path:
-    """Write a notebook's reported-versus-simulated rows to ``build/results/NAME.csv``.
+    """Write a notebook's reported-versus-simulated rows to ``RESULTS/NAME.csv``.
 
-    The rows are checked by :func:`results_frame` before anything is written, and
-    the file is written to a temporary name and moved into place.
+    ``RESULTS`` is the run's results directory (:func:`bufsim.notebooks.setup`; else
+    ``build/results/``). The rows are checked by :func:`results_frame` before anything is
+    written, and the file is written to a temporary name and moved into place, with its
+    provenance in ``NAME.csv.provenance.json`` beside it.
 
     Parameters
     ----------
@@ -109,8 +113,100 @@ def write_results(name: str, rows: Iterable[Mapping[str, object]] | pd.DataFrame
     pathlib.Path
         The CSV written.
     """
-    if not name or "/" in name or name.startswith("."):
-        raise ValueError(f"name must be a notebook stem such as '01_ssb', got {name!r}")
+    _check_stem(name)
     frame = results_frame(rows)
-    target = paths.results_dir() / f"{name}.csv"
+    return _write_csv(frame, f"{name}.csv")
+
+
+def _check_stem(name: object) -> None:
+    if not isinstance(name, str) or not name or "/" in name or name.startswith("."):
+        raise ValueError(f"name must be a notebook stem such as '01_ssb', got {name!r}")
+
+
+def _write_csv(frame: pd.DataFrame, filename: str) -> Path:
+    """Write ``frame`` and its provenance sidecar ``FILENAME.provenance.json`` (atomically)
+    into the run's results directory."""
+    target = _prov.output_dirs()[1] / filename
+    meta = _prov.provenance_json(table=filename, rows=len(frame))
+    paths.atomic_write(target.with_name(target.name + ".provenance.json"),
+                       lambda p: p.write_text(meta + "\n", encoding="utf-8"))
     return paths.atomic_write(target, lambda p: frame.to_csv(p, index=False))
+
+
+def claims_frame(claims: Iterable[Mapping[str, object]] | pd.DataFrame) -> pd.DataFrame:
+    """Check a table of claims: one row per claim, a ``holds`` column of booleans.
+
+    Parameters
+    ----------
+    claims : iterable of mappings, or pandas.DataFrame
+        Rows with a ``holds`` column (True / False) and at least one other column that
+        says what is claimed; any further columns (reported, simulated, target) are kept.
+
+    Returns
+    -------
+    pandas.DataFrame
+        The claims, ``holds`` as bool.
+
+    Raises
+    ------
+    ValueError
+        If there is no row, no ``holds`` column, no other column, or a ``holds`` value
+        that is not a boolean.
+    """
+    frame = claims.copy() if isinstance(claims, pd.DataFrame) else pd.DataFrame(list(claims))
+    if frame.empty:
+        raise ValueError("claims table has no row")
+    if "holds" not in frame.columns or len(frame.columns) < 2:
+        raise ValueError(f"claims table needs a 'holds' column and a column naming each claim, "
+                         f"got columns {list(frame.columns)}")
+    for i, v in enumerate(frame["holds"]):
+        if not isinstance(v, (bool, np.bool_)):
+            raise ValueError(f"claims row {i}: holds must be True or False, got {v!r}")
+    frame["holds"] = frame["holds"].astype(bool)
+    return frame.reset_index(drop=True)
+
+
+def write_claims(name: str, claims: Iterable[Mapping[str, object]] | pd.DataFrame) -> Path:
+    """Write a notebook's claims table to ``RESULTS/NAME.claims.csv``.
+
+    ``build/summary.md`` and ``build/summary.html`` show it with each claim marked as
+    holding or not.
+
+    Parameters
+    ----------
+    name : str
+        The notebook's stem.
+    claims : iterable of mappings, or pandas.DataFrame
+        See :func:`claims_frame`.
+
+    Returns
+    -------
+    pathlib.Path
+        The CSV written.
+    """
+    _check_stem(name)
+    return _write_csv(claims_frame(claims), f"{name}.claims.csv")
+
+
+def write_table(name: str, frame: pd.DataFrame) -> Path:
+    """Write any table of a notebook to ``RESULTS/NAME.csv`` with its provenance sidecar.
+
+    For tables that are neither reported-versus-simulated rows (:func:`write_results`) nor
+    claims (:func:`write_claims`); written atomically into the run's results directory.
+
+    Parameters
+    ----------
+    name : str
+        File stem, e.g. ``"06_analytic_vs_simulated"``.
+    frame : pandas.DataFrame
+        The table.
+
+    Returns
+    -------
+    pathlib.Path
+        The CSV written.
+    """
+    _check_stem(name)
+    if not isinstance(frame, pd.DataFrame):
+        raise TypeError(f"frame must be a pandas DataFrame, got {type(frame).__name__}")
+    return _write_csv(frame, f"{name}.csv")

@@ -175,7 +175,7 @@ def test_summary_escapes_and_formats_cells(tmp_path):
     assert "### empty" in text and "Could not read it: EmptyDataError" in text
     assert "First 3 of 5 rows." in text and "| 3 |" not in text
     assert "No figures in ../nofigs." in text
-    assert sorted(p.name for p in out.parent.iterdir()) == ["summary.md"]
+    assert sorted(p.name for p in out.parent.iterdir()) == ["summary.html", "summary.md"]
 
 
 def test_format_runs_table():

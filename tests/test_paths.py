@@ -34,7 +34,8 @@ def test_env_var_overrides_root_and_every_directory(monkeypatch, tmp_path):
     assert paths.repo_root() == tmp_path.resolve()
     assert paths.data_dir() == tmp_path / "data"
     assert paths.notebooks_dir() == tmp_path / "notebooks"
-    assert paths.figures_dir() == tmp_path / "figures"
+    assert paths.figures_dir() == tmp_path / "build" / "figures", "hand runs never write figures/"
+    assert paths.committed_figures_dir() == tmp_path / "figures"
     assert paths.build_dir() == tmp_path / "build"
     assert paths.results_dir() == tmp_path / "build" / "results"
 
@@ -46,7 +47,8 @@ def test_output_dirs_are_created_input_dirs_are_not(monkeypatch, tmp_path):
     paths.data_dir()
     paths.notebooks_dir()
     assert (tmp_path / "build" / "results").is_dir()
-    assert (tmp_path / "figures").is_dir()
+    assert (tmp_path / "build" / "figures").is_dir()
+    assert not (tmp_path / "figures").exists()
     assert not (tmp_path / "data").exists()
     assert not (tmp_path / "notebooks").exists()
 

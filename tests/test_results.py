@@ -1,11 +1,12 @@
 """bufsim.results: the reported-versus-simulated tables of the notebooks."""
+import json
 import math
 
 import pandas as pd
 import pytest
 
 from bufsim import paths
-from bufsim.results import COLUMNS, results_frame, write_results
+from bufsim.results import COLUMNS, claims_frame, results_frame, write_claims, write_results
 
 ROW = {"experiment": "ssb", "metric": "q1.1 seconds", "config": "5.6 128M t=1000",
        "reported": 33.94, "simulated": 30.5, "fitted": False}
@@ -38,4 +39,20 @@ def test_write_results_round_trips_and_keeps_old_file_on_error(tmp_path, monkeyp
     with pytest.raises(ValueError):
         write_results("01_x", [{**ROW, "fitted": 1}])
     assert pd.read_csv(path).equals(back)
-    assert [p.name for p in path.parent.iterdir()] == ["01_x.csv"]
+    assert sorted(p.name for p in path.parent.iterdir()) == ["01_x.csv",
+                                                              "01_x.csv.provenance.json"]
+    meta = json.loads((path.parent / "01_x.csv.provenance.json").read_text())
+    assert meta["table"] == "01_x.csv" and meta["rows"] == 1 and "git_commit" in meta
+
+
+def test_claims_need_a_boolean_holds_column(tmp_path, monkeypatch):
+    monkeypatch.setenv(paths.BUILD_ENV_VAR, str(tmp_path))
+    path = write_claims("02_x", [{"claim": "a", "holds": True}, {"claim": "b", "holds": False}])
+    assert path.name == "02_x.claims.csv"
+    assert pd.read_csv(path)["holds"].tolist() == [True, False]
+    with pytest.raises(ValueError, match="holds"):
+        claims_frame([{"claim": "a"}])
+    with pytest.raises(ValueError, match=r"row 1: holds must be True or False"):
+        claims_frame([{"claim": "a", "holds": True}, {"claim": "b", "holds": "yes"}])
+    with pytest.raises(ValueError, match="no row"):
+        claims_frame([])
