@@ -17,12 +17,15 @@ import pandas as pd
 
 from bufsim import paths
 
-__all__ = ["COLUMNS", "results_frame", "write_results"]
+__all__ = ["COLUMNS", "OPTIONAL_COLUMNS", "results_frame", "write_results"]
 
 #: The columns of a results table, in order. ``ratio`` is simulated / reported
 #: (computed here, NaN where reported is 0 or missing); ``fitted`` is True where
 #: the number was used to calibrate a constant and False where it was predicted.
 COLUMNS = ("experiment", "metric", "config", "reported", "simulated", "ratio", "fitted")
+#: Columns a notebook may add after :data:`COLUMNS` (all rows or none): ``holds`` (bool)
+#: says whether the simulated number is within the tolerance the notebook states.
+OPTIONAL_COLUMNS = ("holds",)
 
 
 def _number(field: str, row: int, value: object) -> float:
@@ -42,13 +45,14 @@ def results_frame(rows: Iterable[Mapping[str, object]] | pd.DataFrame) -> pd.Dat
         Each row has ``experiment``, ``metric``, ``config`` (strings),
         ``reported`` and ``simulated`` (numbers; ``reported`` may be NaN where
         the document gives none) and ``fitted`` (bool). Extra keys are an error,
-        so that a misspelt column is not silently dropped.
+        so that a misspelt column is not silently dropped, except the
+        :data:`OPTIONAL_COLUMNS` (``holds``, a bool), which every row or none has.
 
     Returns
     -------
     pandas.DataFrame
-        The rows with the columns of :data:`COLUMNS`, ``ratio`` =
-        simulated / reported.
+        The rows with the columns of :data:`COLUMNS` (then any optional column
+        the rows carry), ``ratio`` = simulated / reported.
 
     Raises
     ------
@@ -57,7 +61,9 @@ def results_frame(rows: Iterable[Mapping[str, object]] | pd.DataFrame) -> pd.Dat
         simulated value is NaN, or ``fitted`` is not a bool.
     """
     records = rows.to_dict("records") if isinstance(rows, pd.DataFrame) else list(rows)
-    wanted = set(COLUMNS) - {"ratio"}
+    base = set(COLUMNS) - {"ratio"}
+    optional = [c for c in OPTIONAL_COLUMNS if records and c in records[0]]
+    wanted = base | set(optional)
     out = []
     for i, rec in enumerate(records):
         keys = set(rec) - {"ratio"}
@@ -76,12 +82,17 @@ def results_frame(rows: Iterable[Mapping[str, object]] | pd.DataFrame) -> pd.Dat
         if not isinstance(fitted, (bool, np.bool_)):
             raise ValueError(f"results row {i}: fitted must be True or False, got {fitted!r}")
         ratio = simulated / reported if reported != 0.0 and not math.isnan(reported) else math.nan
-        out.append({
+        row = {
             "experiment": str(rec["experiment"]), "metric": str(rec["metric"]),
             "config": str(rec["config"]), "reported": reported, "simulated": simulated,
             "ratio": ratio, "fitted": bool(fitted),
-        })
-    return pd.DataFrame(out, columns=list(COLUMNS))
+        }
+        for c in optional:
+            if not isinstance(rec[c], (bool, np.bool_)):
+                raise ValueError(f"results row {i}: {c} must be True or False, got {rec[c]!r}")
+            row[c] = bool(rec[c])
+        out.append(row)
+    return pd.DataFrame(out, columns=list(COLUMNS) + optional)
 
 
 def write_results(name: str, rows: Iterable[Mapping[str, object]] | pd.DataFrame) -> Path:
