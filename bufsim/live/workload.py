@@ -119,8 +119,8 @@ def generate(scale: Scale = QUICK, seed: int = 0) -> dict:
     datekey = (ymd.year * 10000 + ymd.month * 100 + ymd.day).to_numpy(np.int64)
     dates = pd.DataFrame(dict(
         d_datekey=datekey, d_year=ymd.year.to_numpy(), d_yearmonthnum=(ymd.year * 100 + ymd.month).to_numpy(),
-        d_weeknuminyear=np.minimum(ymd.dayofyear.to_numpy() // 7 + 1, 53),
-        d_dayofweek=_DAYS[ymd.dayofweek.to_numpy()], d_pad=_digits(rng, scale.dates, 40)))
+        d_weeknuminyear=np.minimum(ymd.day_of_year.to_numpy() // 7 + 1, 53),
+        d_dayofweek=_DAYS[ymd.day_of_week.to_numpy()], d_pad=_digits(rng, scale.dates, 40)))
     lines = rng.integers(1, 8, size=scale.orders)
     n = int(lines.sum())
     okey = np.repeat(np.arange(1, scale.orders + 1, dtype=np.int64), lines)
