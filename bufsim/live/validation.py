@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from ..config import DeviceModel, mariadb105
+from ..config import PRESETS, DeviceModel, preset as make_preset
 from ..engine import replay
 from ..trace import Chunk, Trace
 from . import workload as W
@@ -107,8 +107,12 @@ def _totals(traces, cfg) -> pd.Series:
 
 def run_grid(settings=QUICK_GRID, *, scale: W.Scale = W.QUICK, seed: int = 0,
              plans=("scan", "star", "point", "krange"), server: MariaDBServer | None = None,
-             progress=None) -> pd.DataFrame:
+             preset: str = "mariadb105", progress=None) -> pd.DataFrame:
     """Run the grid on a private server (started here unless given) and replay each run.
+
+    ``preset`` names the bufsim preset of the replay (``mariadb105``, the closest one
+    today); it gets the server's POOL_SIZE, old_blocks_pct/time, read_ahead_threshold,
+    lru_scan_depth and adaptive-hash-index setting, and the ``ssd`` device model.
 
     Returns
     -------
@@ -117,6 +121,8 @@ def run_grid(settings=QUICK_GRID, *, scale: W.Scale = W.QUICK, seed: int = 0,
         ``phase``, ``metric``, ``reported`` (the server's delta), ``simulated`` (the
         replay's), ``holds``, and the server's POOL_SIZE as ``pool_pages``.
     """
+    if preset not in PRESETS:
+        raise ValueError(f"preset={preset!r} is unknown; allowed: {', '.join(PRESETS)}")
     own = server is None
     srv = server or MariaDBServer(settings[0].server_settings()).start()
     rows = []
@@ -134,7 +140,7 @@ def run_grid(settings=QUICK_GRID, *, scale: W.Scale = W.QUICK, seed: int = 0,
                 all_plans = W.plans(geo, data, scale, seed)
             info = conn.settings()
             conn.close()
-            cfg = mariadb105(device=DeviceModel.ssd(), **info.preset_overrides())
+            cfg = make_preset(preset, device=DeviceModel.ssd(), **info.preset_overrides())
             for name in plans:
                 plan = all_plans[name]
                 if k or name != plans[0]:
