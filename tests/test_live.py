@@ -94,8 +94,8 @@ def test_page_gets_of_the_model_match_the_server(server, loaded):
             d = delta(before, conn.counters())
             model = plans[name].trace(geo).n_gets()
             assert V.holds("NUMBER_PAGES_GET", d["NUMBER_PAGES_GET"], model), (name, d, model)
-            if name == "scan":                              # a scan's gets are exact
-                assert d["NUMBER_PAGES_GET"] == model
+            if name != "krange":        # exact; the range's optimiser dives are not modelled
+                assert d["NUMBER_PAGES_GET"] == model, (name, d["NUMBER_PAGES_GET"], model)
 
 
 def test_quick_grid_row_replays_a_run(server, loaded):

@@ -1,6 +1,8 @@
 """Parts of the live tier that need no server: tolerances, explanations, .ibd parsing, results."""
 import pytest
 
+import numpy as np
+
 from bufsim.live import validation as V
 from bufsim.live.geometry import FIL_NULL, FIL_PAGE_INDEX, parse_ibd
 from bufsim.live.workload import Scale, generate
@@ -96,3 +98,30 @@ def test_results_accept_a_holds_column():
         results_frame([dict(row, holds="yes")])
     with pytest.raises(ValueError, match="missing \\['holds'\\]"):
         results_frame([dict(row, holds=True), row])
+
+
+def test_exact_lookups_step_at_leaf_edges():
+    """First record of a leaf: the previous leaf first; last record: the next leaf after."""
+    from bufsim import SpaceSpec, Tablespaces
+    from bufsim.live.geometry import LiveGeometry, LiveIndex
+    from bufsim.live.workload import exact_lookup_pages
+
+    class _T:                                   # the parts of LiveTable the lookup uses
+        name, space_id, n_pages = "t", 9, 64
+
+        def space_spec(self):
+            return SpaceSpec(9, 64, "t")
+
+    ix = LiveIndex("PRIMARY", 1, 3, (np.array([10, 11, 12]), np.array([3])),
+                   (np.array([4, 4, 4]), np.array([3])))
+    t = _T()
+    t.clustered = ix
+    geo = LiveGeometry.__new__(LiveGeometry)
+    geo.tables = {"t": t}
+    geo.tablespaces = Tablespaces([t.space_spec()])
+    geo._base = {"t": 0}
+    assert exact_lookup_pages(geo, "t", [0]).tolist() == [3, 10]            # first of leaf 0
+    assert exact_lookup_pages(geo, "t", [3]).tolist() == [3, 10, 11]        # last of leaf 0
+    assert exact_lookup_pages(geo, "t", [4]).tolist() == [3, 10, 11]        # first of leaf 1
+    assert exact_lookup_pages(geo, "t", [5]).tolist() == [3, 11]
+    assert exact_lookup_pages(geo, "t", [11]).tolist() == [3, 12]           # last of the last leaf

@@ -37,7 +37,8 @@ from ..trace import Chunk, Trace
 from ..workloads.plans import relatch_flag, mariadb1011_scan_events
 from .geometry import LiveGeometry
 
-__all__ = ["Scale", "QUICK", "FULL", "generate", "load", "LivePlan", "plans", "SCHEMA"]
+__all__ = ["Scale", "QUICK", "FULL", "generate", "load", "LivePlan", "plans", "SCHEMA",
+           "exact_lookup_pages"]
 
 SCHEMA = "bufsim_live"
 
@@ -189,6 +190,34 @@ def _descent(geo: LiveGeometry, table: str, index: str | None, leaf_pos) -> np.n
     return geo.dense(table, ix._paths()[np.asarray(leaf_pos, dtype=np.int64)])
 
 
+def exact_lookup_pages(geo: LiveGeometry, table: str, entries) -> np.ndarray:
+    """Page gets of unique exact-match lookups (``WHERE pk = const``, an ``eq_ref`` probe).
+
+    A root-to-leaf descent per lookup; where the key is the first record of a leaf
+    (not the first leaf) the search lands on the previous leaf and steps forward,
+    and where it is the last record of a leaf (not the last leaf) the cursor steps
+    onto the next leaf: one extra get either way (spec §14; both seen on MariaDB
+    10.11.19 with INNODB_BUFFER_PAGE: the previous, resp. next, leaf becomes resident).
+
+    ``entries`` are key-order positions (0-based) in the clustered index.
+    """
+    ix = geo.table(table).clustered
+    entries = np.asarray(entries, dtype=np.int64)
+    leaf = ix.leaf_of_entry(entries)
+    starts = np.cumsum(ix.leaf_recs) - ix.leaf_recs
+    first = (entries == starts[leaf]) & (leaf > 0)
+    last = (entries == starts[leaf] + ix.leaf_recs[leaf] - 1) & (leaf < len(ix.leaves) - 1)
+    paths = ix._paths()[leaf]
+    h = paths.shape[1]
+    out = np.full((entries.size, h + 2), -1, dtype=np.int64)
+    out[:, :h - 1] = paths[:, :-1]
+    out[first, h - 1] = ix.leaves[leaf[first] - 1]
+    out[:, h] = paths[:, -1]
+    out[last, h + 1] = ix.leaves[leaf[last] + 1]
+    flat = out.ravel()
+    return geo.dense(table, flat[flat >= 0])
+
+
 def _chunk(pages, flags=0) -> Chunk:
     pages = np.asarray(pages, dtype=np.int64)
     flags = np.broadcast_to(np.asarray(flags, dtype=np.uint8), pages.shape).copy()
@@ -241,16 +270,17 @@ def plans(geo: LiveGeometry, data: dict, scale: Scale = QUICK, seed: int = 0,
         keep = np.ones(rows.size, dtype=bool)
         keep[1:] = k[1:] != k[:-1]          # eq_ref keeps the last row: repeats skip the probe
         new[rows[keep]] = True
-        paths = _descent(g, "dates", None, dix.leaf_of_entry(np.searchsorted(dk, keys)))
+        entry = np.searchsorted(dk, keys)
+        probe = {int(e): exact_lookup_pages(g, "dates", [e]) for e in np.unique(entry[new])}
         # after the access that reads row r, the probe of row r (when its key is new)
         out_p, out_f, last = [], [], 0
-        zeros = np.zeros(paths.shape[1], np.uint8)
         for r in np.flatnonzero(new):
             j = row_pos[r]
             out_p.append(p[last:j])
             out_f.append(f[last:j])
-            out_p.append(paths[r])
-            out_f.append(zeros)
+            pp = probe[int(entry[r])]
+            out_p.append(pp)
+            out_f.append(np.zeros(pp.size, np.uint8))
             last = j
         out_p.append(p[last:])
         out_f.append(f[last:])
@@ -261,9 +291,7 @@ def plans(geo: LiveGeometry, data: dict, scale: Scale = QUICK, seed: int = 0,
     ids = rng.integers(1, m + 1, size=scale.point_selects)
 
     def point_trace(g):
-        ix = g.table("sbtest").clustered
-        paths = _descent(g, "sbtest", None, ix.leaf_of_entry(ids - 1))
-        return Trace(_chunk(paths.ravel()), ts, "point selects")
+        return Trace(_chunk(exact_lookup_pages(g, "sbtest", ids - 1)), ts, "point selects")
 
     # ---- k range with clustered lookups -------------------------------------------------
     sb = data["sbtest"]
