@@ -92,7 +92,7 @@ def test_page_gets_of_the_model_match_the_server(server, loaded):
             before = conn.counters()
             plans[name].run(conn)                           # warm: gets only
             d = delta(before, conn.counters())
-            model = plans[name].trace(geo).n_gets()
+            model = W.counted_gets(plans[name].trace(geo))
             assert V.holds("NUMBER_PAGES_GET", d["NUMBER_PAGES_GET"], model), (name, d, model)
             if name != "krange":        # exact; the range's optimiser dives are not modelled
                 assert d["NUMBER_PAGES_GET"] == model, (name, d["NUMBER_PAGES_GET"], model)

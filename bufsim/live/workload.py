@@ -38,7 +38,7 @@ from ..workloads.plans import relatch_flag, mariadb1011_scan_events
 from .geometry import LiveGeometry
 
 __all__ = ["Scale", "QUICK", "FULL", "generate", "load", "LivePlan", "plans", "SCHEMA",
-           "exact_lookup_pages"]
+           "exact_lookup_pages", "counted_gets"]
 
 SCHEMA = "bufsim_live"
 
@@ -216,6 +216,16 @@ def exact_lookup_pages(geo: LiveGeometry, table: str, entries) -> np.ndarray:
     out[last, h + 1] = ix.leaves[leaf[last] + 1]
     flat = out.ravel()
     return geo.dense(table, flat[flat >= 0])
+
+
+def counted_gets(trace: Trace) -> int:
+    """Page gets a trace counts in NUMBER_PAGES_GET: re-latches (FLAG_RELATCH) excluded."""
+    flag = relatch_flag() or 0
+    total = 0
+    for c in trace:
+        keep = (c.flags & np.uint8(flag)) == 0 if flag else slice(None)
+        total += int(c.count[keep].sum())
+    return total
 
 
 def _chunk(pages, flags=0) -> Chunk:
