@@ -19,7 +19,7 @@ from bufsim.live import workload as W
 
 pytestmark = [pytest.mark.live, pytest.mark.timeout(600)]
 
-SMALL = W.Scale(orders=3_000, sbtest_rows=6_000, point_selects=100, krange_rows=300)
+SMALL = W.Scale(orders=8_000, sbtest_rows=8_000, point_selects=150, krange_rows=300)
 
 
 @pytest.fixture(scope="module")

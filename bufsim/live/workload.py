@@ -37,7 +37,7 @@ from ..trace import Chunk, Trace
 from ..workloads.plans import relatch_flag, mariadb1011_scan_events
 from .geometry import LiveGeometry
 
-__all__ = ["Scale", "QUICK", "FULL", "generate", "load", "LivePlan", "plans", "SCHEMA",
+__all__ = ["Scale", "QUICK", "FULL", "generate", "load", "quiesce", "LivePlan", "plans", "SCHEMA",
            "exact_lookup_pages", "counted_gets"]
 
 SCHEMA = "bufsim_live"
@@ -161,6 +161,19 @@ def load(conn, data: dict, schema: str = SCHEMA) -> None:
                          "FIELDS TERMINATED BY '\\t' LINES TERMINATED BY '\\n'", (path,),
                          doing=f"loading {schema}.{name} (LOAD DATA LOCAL INFILE)")
             conn.query(f"ANALYZE TABLE `{name}`", doing=f"ANALYZE TABLE {schema}.{name}")
+    quiesce(conn)
+
+
+def quiesce(conn) -> None:
+    """Wait until InnoDB's purge has caught up (``innodb_max_purge_lag_wait = 0``), so that
+    no background purge of the load's (or the statistics') undo log adds page gets to a
+    measured run after the next restart.  A server without the variable is left as is."""
+    from .server import LiveError
+    try:
+        conn.execute("SET GLOBAL innodb_max_purge_lag_wait = 0", doing="waiting for purge")
+    except LiveError as exc:
+        if "1193" not in str(exc) and "Unknown system variable" not in str(exc):
+            raise
 
 
 @dataclass(frozen=True, eq=False)
