@@ -20,13 +20,14 @@ export NUMBA_CACHE_DIR := $(shell $(PYTHON) bufsim/_numba_cache.py)
 export BUFSIM_ROOT := $(CURDIR)
 
 .DEFAULT_GOAL := help
-.PHONY: help venv test test-slow reproduce bench clean distclean
+.PHONY: help venv test test-slow reproduce bench clean distclean mariadb
 
 help:
 	@echo "make reproduce   execute every notebook (build/notebooks/, figures/, build/summary.md)"
 	@echo "make test        run the default test tier (pytest, not slow)"
 	@echo "make test-slow   run every test tier, slow ones included (installs the bench extra)"
 	@echo "make bench       run benchmarks/run.py (installs the bench extra)"
+	@echo "make mariadb     install mariadb-server from Debian's packages if missing (no service started)"
 	@echo "make clean       remove build outputs and caches (keeps .venv and figures/)"
 	@echo "make distclean   clean, and remove .venv"
 
@@ -54,6 +55,10 @@ reproduce: $(STAMP)
 
 bench: $(BENCH_STAMP)
 	$(PY) benchmarks/run.py
+
+# the live tier (tests marked live, notebook 07) starts its own private mariadbd
+mariadb:
+	scripts/mariadb-server.sh
 
 clean:
 	rm -rf build .numba_cache .pytest_cache .hypothesis

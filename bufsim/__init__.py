@@ -27,8 +27,8 @@ __version__ = "0.1.0"
 
 def __getattr__(name):
     # bufsim.analytic pulls in scipy.optimize (about 1 s): imported on first use, as are
-    # the workloads
-    if name in ("analytic", "contention", "workloads"):
+    # the workloads and the live-server tier
+    if name in ("analytic", "contention", "workloads", "live"):
         import importlib
         return importlib.import_module("." + name, __name__)
     raise AttributeError(f"module 'bufsim' has no attribute {name!r}")
@@ -37,5 +37,5 @@ __all__ = [
     "CostModel", "DeviceModel", "PoolConfig", "mysql55", "mysql56", "mysql57", "mariadb105",
     "pages_from_bytes", "preset", "TraceError", "PoolState", "ReplayResult", "replay", "IndexSpec",
     "SpaceSpec", "Tablespaces", "FLAG_AHI", "FLAG_MODIFY", "FLAG_SHORTCUT", "FLAG_STMT_END", "Chunk", "Trace", "read_trace",
-    "synthetic", "analytic", "contention", "workloads",
+    "synthetic", "analytic", "contention", "workloads", "live",
 ]

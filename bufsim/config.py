@@ -21,6 +21,7 @@ from ._validation import check_bool, check_int
 __all__ = [
     "CostModel", "DeviceModel", "PoolConfig", "VERSIONS", "PAGE_SIZE",
     "mysql55", "mysql56", "mysql57", "mariadb105", "preset", "PRESETS", "pages_from_bytes",
+    "POOL_SIZE_VERSIONS",
 ]
 
 PAGE_SIZE = 16384
@@ -42,8 +43,25 @@ def _set_int(obj, attr: str, name: str, lo: int, hi: int | None = None) -> int:
     return v
 
 
-def pages_from_bytes(nbytes: int | str) -> int:
-    """Pages of 16 KiB in a size given in bytes or as ``'128M'``, ``'4G'``."""
+#: Versions :func:`pages_from_bytes` knows the chunk layout of.
+POOL_SIZE_VERSIONS = ("5.5", "5.6", "5.7", "mariadb10.11")
+#: sizeof(buf_block_t) assumed for MySQL 5.5-5.7 on a 64-bit build.  Those versions
+#: allocate the block descriptors *in addition* to the pool (buf_chunk_init reserves
+#: them), so POOL_SIZE does not depend on the exact value, only on the 16 KiB
+#: alignment of the chunk (one frame lost when mmap returns a 4 KiB-aligned address).
+_MYSQL_BLOCK_BYTES = 352
+#: MySQL 5.7's innodb_buffer_pool_chunk_size default.
+_MYSQL57_CHUNK = 128 * 2**20
+#: MariaDB 10.11 (10.11.19, MDEV-29445 layout): the pool is made of extents of
+#: innodb_buffer_pool_extent_size = 8 MiB; the first frames of every extent hold the
+#: block descriptors: first_page = E/ps - E/(ps + sizeof(buf_block_t)), 5 frames of
+#: 16 KiB per extent on the Debian 12 build (6 MiB -> 379, 10 MiB -> 630, 20 MiB ->
+#: 1,265, 1 GiB -> 64,896, all measured on the live server).
+_MARIADB_EXTENT = 8 * 2**20
+_MARIADB1011_FIRST_PAGE = 5
+
+
+def _parse_size(nbytes: int | str) -> int:
     if isinstance(nbytes, str):
         s = nbytes.strip().upper()
         mult = {"K": 2**10, "M": 2**20, "G": 2**30, "T": 2**40}.get(s[-1:], 1)
@@ -52,7 +70,85 @@ def pages_from_bytes(nbytes: int | str) -> int:
             nbytes = int(float(num) * mult)
         except ValueError:
             raise ValueError(f"pool size {nbytes!r} is not a size like '128M' or '4G'") from None
-    return int(nbytes) // PAGE_SIZE
+    if isinstance(nbytes, bool) or not isinstance(nbytes, int) or nbytes < 0:
+        raise ValueError(f"pool size {nbytes!r} is out of range; allowed: bytes >= 0 or '128M'")
+    return int(nbytes)
+
+
+def _mysql_chunk_frames(chunk_bytes: int, misaligned: bool = True) -> int:
+    """Frames of one chunk as buf_chunk_init computes them (MySQL 5.5-5.7).
+
+    The chunk is ``chunk_bytes`` plus the descriptors rounded up to whole pages;
+    the first frame is the first 16 KiB boundary (one page lost if the allocation
+    is not 16 KiB-aligned), and frames are given back while the descriptor array
+    would overlap them.
+    """
+    n = chunk_bytes // PAGE_SIZE
+    mem = chunk_bytes // PAGE_SIZE * PAGE_SIZE
+    mem += -(-(n * _MYSQL_BLOCK_BYTES) // PAGE_SIZE) * PAGE_SIZE
+    offset = 4096 if misaligned else 0          # first frame, bytes after the descriptors' start
+    size = mem // PAGE_SIZE - (1 if misaligned else 0)
+    frame = offset
+    while frame < size * _MYSQL_BLOCK_BYTES:
+        frame += PAGE_SIZE
+        size -= 1
+    return size
+
+
+def pages_from_bytes(nbytes: int | str, version: str | None = None, *, instances: int = 1) -> int:
+    """Pages of 16 KiB in a buffer pool of ``nbytes`` (bytes, or ``'128M'``, ``'4G'``).
+
+    Parameters
+    ----------
+    nbytes : int or str
+        innodb_buffer_pool_size.
+    version : str, optional
+        None (default): ``nbytes // 16384``, the nominal page count.  Otherwise the
+        server's POOL_SIZE, the frames left once the block descriptors have taken
+        their part of each chunk, computed from the version's chunk layout:
+
+        * ``'5.5'``, ``'5.6'``: one chunk per instance (``nbytes / instances``),
+          descriptors reserved on top of it; the chunk is mmap'ed (4 KiB-aligned), so
+          one frame is lost to 16 KiB alignment: 128 MiB -> 8,191.
+        * ``'5.7'``: chunks of innodb_buffer_pool_chunk_size (128 MiB) per instance,
+          each as above: 1 GiB -> 8 x 8,191 = 65,528.
+        * ``'mariadb10.11'``: extents of 8 MiB whose first 5 frames hold the
+          descriptors, a partial last extent losing 5 as well (``buf_pool_t::get_n_blocks``):
+          6 MiB -> 379, 10 MiB -> 630, 20 MiB -> 1,265.
+    instances : int
+        innodb_buffer_pool_instances (MySQL only; the size is split evenly).
+
+    Returns
+    -------
+    int
+
+    References
+    ----------
+    ``buf_chunk_init`` in ``buf/buf0buf.cc`` (MySQL 5.5-5.7);
+    ``buf_pool_t::get_n_blocks`` and ``first_page_in_extent`` in MariaDB 10.11's
+    ``buf/buf0buf.cc``; ``shared/design/innodb-buffer-pool.md`` §13.
+    """
+    nbytes = _parse_size(nbytes)
+    if version is None:
+        return nbytes // PAGE_SIZE
+    if version not in POOL_SIZE_VERSIONS:
+        raise ValueError(f"version={version!r} is unknown to pages_from_bytes; allowed: None, "
+                         + ", ".join(POOL_SIZE_VERSIONS))
+    _check_int("instances", instances, 1, MAX_INSTANCES)
+    if version == "mariadb10.11":
+        if instances != 1:
+            raise ValueError(f"instances={instances} is out of range for MariaDB 10.11; allowed: 1")
+        per = _MARIADB_EXTENT // PAGE_SIZE
+        full, rest = divmod(nbytes // PAGE_SIZE, per)
+        return full * (per - _MARIADB1011_FIRST_PAGE) + max(0, rest - _MARIADB1011_FIRST_PAGE)
+    per_instance = nbytes // instances
+    if version in ("5.5", "5.6"):
+        return instances * _mysql_chunk_frames(per_instance)
+    n_chunks, rest = divmod(per_instance, _MYSQL57_CHUNK)
+    frames = n_chunks * _mysql_chunk_frames(_MYSQL57_CHUNK)
+    if rest:
+        frames += _mysql_chunk_frames(rest)
+    return instances * frames
 
 
 @dataclass(frozen=True)

@@ -18,13 +18,16 @@ from bufsim import paths
 from bufsim import provenance as _prov
 from bufsim._validation import check_bool, check_number, describe
 
-__all__ = ["COLUMNS", "claims_frame", "results_frame", "write_claims", "write_results",
-           "write_table"]
+__all__ = ["COLUMNS", "OPTIONAL_COLUMNS", "claims_frame", "results_frame", "write_claims",
+           "write_results", "write_table"]
 
 #: The columns of a results table, in order. ``ratio`` is simulated / reported
 #: (computed here, NaN where reported is 0 or missing); ``fitted`` is True where
 #: the number was used to calibrate a constant and False where it was predicted.
 COLUMNS = ("experiment", "metric", "config", "reported", "simulated", "ratio", "fitted")
+#: Columns a notebook may add after :data:`COLUMNS` (all rows or none): ``holds`` (bool)
+#: says whether the simulated number is within the tolerance the notebook states.
+OPTIONAL_COLUMNS = ("holds",)
 
 
 def _cell(field: str, row: int, check, value, **kw):
@@ -50,14 +53,15 @@ def results_frame(rows: Iterable[Mapping[str, object]] | pd.DataFrame) -> pd.Dat
         Each row has ``experiment``, ``metric``, ``config`` (strings),
         ``reported`` and ``simulated`` (numbers; ``reported`` may be NaN where
         the document gives none; never infinite, bool or None) and ``fitted``
-        (bool). Extra keys are an error,
-        so that a misspelt column is not silently dropped.
+        (bool). Extra keys are an error, so that a misspelt column is not
+        silently dropped, except the :data:`OPTIONAL_COLUMNS` (``holds``, a
+        bool), which every row or none has.
 
     Returns
     -------
     pandas.DataFrame
-        The rows with the columns of :data:`COLUMNS`, ``ratio`` =
-        simulated / reported.
+        The rows with the columns of :data:`COLUMNS` (then any optional column
+        the rows carry), ``ratio`` = simulated / reported.
 
     Raises
     ------
@@ -68,7 +72,9 @@ def results_frame(rows: Iterable[Mapping[str, object]] | pd.DataFrame) -> pd.Dat
         ``fitted`` is not a bool.
     """
     records = rows.to_dict("records") if isinstance(rows, pd.DataFrame) else list(rows)
-    wanted = set(COLUMNS) - {"ratio"}
+    base = set(COLUMNS) - {"ratio"}
+    optional = [c for c in OPTIONAL_COLUMNS if records and c in records[0]]
+    wanted = base | set(optional)
     out = []
     for i, rec in enumerate(records):
         if not isinstance(rec, Mapping):
@@ -88,9 +94,12 @@ def results_frame(rows: Iterable[Mapping[str, object]] | pd.DataFrame) -> pd.Dat
         simulated = _cell("simulated", i, check_number, rec["simulated"])
         fitted = _cell("fitted", i, check_bool, rec["fitted"])
         ratio = simulated / reported if reported != 0.0 and not math.isnan(reported) else math.nan
-        out.append({**text, "reported": reported, "simulated": simulated,
-                    "ratio": ratio, "fitted": fitted})
-    return pd.DataFrame(out, columns=list(COLUMNS))
+        row = {**text, "reported": reported, "simulated": simulated,
+               "ratio": ratio, "fitted": fitted}
+        for c in optional:
+            row[c] = _cell(c, i, check_bool, rec[c])
+        out.append(row)
+    return pd.DataFrame(out, columns=list(COLUMNS) + optional)
 
 
 def write_results(name: str, rows: Iterable[Mapping[str, object]] | pd.DataFrame) -> Path:

@@ -206,3 +206,30 @@ def test_hand_run_leaves_git_status_clean(tmp_path):
     assert {p.name: p.read_bytes() for p in (copy / "figures").glob("*")} == before
     charts = _check_outputs(executed, copy / "build" / "figures", "00_quickstart")
     assert set(_rows(charts["00_quickstart_hit_ratio"]).pool_pages) == {400, 3000}
+
+
+@pytest.mark.live
+def test_live_notebook_writes_its_validation_rows(tmp_path, monkeypatch):
+    """07 against a private MariaDB server (quick grid), with a non-default preset: the rows
+    carry the issue-16 columns, at least 40 of them, and the figures follow the house rules."""
+    from _live import require_server
+
+    require_server()
+    out = tmp_path / "out"
+    monkeypatch.setenv(paths.FIGURES_ENV_VAR, str(tmp_path / "never-figures"))
+    monkeypatch.setenv(paths.BUILD_ENV_VAR, str(tmp_path / "build"))
+    runs = notebooks.run_notebooks(["07_live_server_validation"], quick=True, progress=False,
+                                   parameters={"preset": "mysql57", "output_dir": str(out)})
+    assert [r.ok for r in runs] == [True], runs[0].error
+    _check_outputs(runs[0].output, out / "figures", "07_live_server_validation")
+    rows = pd.read_csv(out / "results" / "07_live_validation.csv")
+    assert len(rows) >= 40 and not rows.fitted.any() and rows.holds.dtype == bool
+    assert set(rows.metric) >= {"NUMBER_PAGES_GET", "NUMBER_PAGES_READ", "PAGES_MADE_YOUNG",
+                                "PAGES_NOT_MADE_YOUNG"}
+
+
+def test_bad_live_parameter_stops_notebook_07(tmp_path, monkeypatch):
+    monkeypatch.setenv(paths.BUILD_ENV_VAR, str(tmp_path / "build"))
+    runs = notebooks.run_notebooks(["07_live_server_validation"], quick=True, progress=False,
+                                   parameters={"grid": "huge"})
+    assert not runs[0].ok and "grid" in runs[0].error and "'quick'" in runs[0].error

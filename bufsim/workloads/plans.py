@@ -43,7 +43,7 @@ from .geometry import SpaceLayout, Table, layout_space, table_geometry
 
 __all__ = ["CpuCost", "Database", "Operator", "full_scan", "lookups", "range_scan",
            "secondary_range", "scan_join", "batch_sort", "dedupe_consecutive", "sequence",
-           "statement"]
+           "statement", "EXECUTORS", "relatch_flag", "mariadb1011_scan_events"]
 
 #: rows expanded into events at a time
 BATCH = 1 << 16
@@ -185,6 +185,98 @@ def _batches(n: int, batch: int):
         yield lo, min(n, lo + batch)
 
 
+#: Executors whose row-to-page rules the scan operators follow: ``"mysql"`` (5.5/5.6:
+#: every cursor restore is a counted page get) and ``"mariadb1011"`` (spec §14).
+EXECUTORS = ("mysql", "mariadb1011")
+#: MariaDB's row prefetch: rows fetched one by one before the fetch cache starts
+#: (MYSQL_FETCH_CACHE_THRESHOLD), and rows per cache fill (MYSQL_FETCH_CACHE_SIZE).
+FETCH_CACHE_THRESHOLD = 4
+FETCH_CACHE_SIZE = 8
+
+
+def relatch_flag() -> int | None:
+    """The trace flag of a cursor re-latch ("checked, not counted"), or None.
+
+    The flag is ``bufsim.trace.FLAG_RELATCH`` (16) once the trace vocabulary (and the
+    replay kernel) knows it; until then a trace cannot carry re-latches and the
+    operators leave them out.
+    """
+    from .. import trace as _trace
+    flag = getattr(_trace, "FLAG_RELATCH", None)
+    if flag is None or not (_trace.FLAG_MASK & flag):
+        return None
+    return int(flag)
+
+
+def mariadb1011_scan_events(leaves, recs, *, relatch: bool = True,
+                            threshold: int = FETCH_CACHE_THRESHOLD,
+                            batch: int = FETCH_CACHE_SIZE):
+    """Page accesses of a forward scan over ``leaves`` as MariaDB 10.11 issues them (§14).
+
+    The first leaf is counted as arrived at (the descent's last get); each later
+    leaf costs one counted get when the cursor steps onto it.  Rows go to the SQL
+    layer one per handler call for the first ``threshold`` rows, then ``batch`` rows
+    per call (the row prefetch cache); every call after the first restores the
+    stored cursor position, a re-latch of the leaf holding the previous row, which
+    is checked for make-young but not counted (flag :func:`relatch_flag`; left out
+    when ``relatch`` is False).  A final call finds the end.
+
+    Parameters
+    ----------
+    leaves : array of int
+        The scanned leaf pages (dense indices), in key order.
+    recs : array of int
+        Records on each leaf (>= 0).
+
+    Returns
+    -------
+    page : int64 array
+        One entry per access.
+    flags : uint8 array
+        0 for counted gets, the re-latch flag for re-latches.
+    row_pos : int64 array
+        For every row, the number of accesses issued when it has been read (rows
+        are read after access ``row_pos[r] - 1``).
+    """
+    leaves = np.asarray(leaves, dtype=np.int64)
+    recs = np.asarray(recs, dtype=np.int64)
+    if leaves.shape != recs.shape or (recs < 0).any():
+        raise ValueError("leaves and recs must have one non-negative record count per leaf")
+    if not (isinstance(threshold, int) and threshold >= 0 and isinstance(batch, int) and batch >= 1):
+        raise ValueError(f"threshold={threshold!r} (>= 0) and batch={batch!r} (>= 1) are out of range")
+    flag = relatch_flag() if relatch else None
+    if relatch and flag is None:
+        raise ValueError("the trace vocabulary has no FLAG_RELATCH: call with relatch=False")
+    n_rows = int(recs.sum())
+    leaf_of_row = np.repeat(np.arange(leaves.size), recs)
+    # rows that start a handler call touching InnoDB
+    r = np.arange(n_rows)
+    starts = (r < threshold) | ((r - threshold) % batch == 0)
+    page, flags, row_pos = [], [], np.empty(n_rows, dtype=np.int64)
+    if leaves.size:
+        page.append(leaves[0])
+        flags.append(0)
+    cur = 0
+    for i in range(n_rows):
+        lf = leaf_of_row[i]
+        if starts[i] and i > 0 and flag is not None:
+            page.append(leaves[leaf_of_row[i - 1]])
+            flags.append(flag)
+        while cur < lf:                       # step onto the next leaf(s), empty ones too
+            cur += 1
+            page.append(leaves[cur])
+            flags.append(0)
+        row_pos[i] = len(page)
+    if n_rows and flag is not None:           # the call that finds the end
+        page.append(leaves[leaf_of_row[-1]])
+        flags.append(flag)
+    while cur < leaves.size - 1:              # trailing empty leaves are stepped over
+        cur += 1
+        page.append(leaves[cur])
+        flags.append(0)
+    return (np.asarray(page, dtype=np.int64), np.asarray(flags, dtype=np.uint8), row_pos)
+
+
 # --------------------------------------------------------------------------------------
 # operators
 # --------------------------------------------------------------------------------------
@@ -239,14 +331,25 @@ def _leaf_runs(ix, first: int, last: int):
 
 def range_scan(db: Database, table: str, first: int, n_entries: int, *, index: str | None = None,
                cpu: CpuCost = CpuCost(), read_past_end: bool = True, modify: bool = False,
-               batch: int = BATCH) -> Operator:
+               batch: int = BATCH, executor: str = "mysql") -> Operator:
     """Scan ``n_entries`` entries of ``index`` (clustered by default) from key-order position ``first``.
 
-    Gets: a descent to the first entry's leaf (``height``), one get per entry,
-    one to arrive on each further leaf, and with ``read_past_end`` one more
-    entry to see that the range ended (none at the end of the index).  Rows
-    read: ``n_entries``.  A full clustered scan is ``range_scan(db, t, 0, rows)``.
+    Gets (``executor="mysql"``, 5.5/5.6): a descent to the first entry's leaf
+    (``height``), one get per entry, one to arrive on each further leaf, and with
+    ``read_past_end`` one more entry to see that the range ended (none at the end of
+    the index).  Rows read: ``n_entries``.  A full clustered scan is
+    ``range_scan(db, t, 0, rows)``.
+
+    ``executor="mariadb1011"`` (spec §14): the descent, then one counted get per
+    further leaf; cursor restores are re-latches, checked but not counted
+    (:func:`mariadb1011_scan_events`, present when the trace vocabulary has
+    FLAG_RELATCH).  ``Operator.gets`` counts the counted gets only.
     """
+    if executor not in EXECUTORS:
+        raise ValueError(f"executor={executor!r} is unknown; allowed: {', '.join(EXECUTORS)}")
+    if executor == "mariadb1011":
+        return _range_scan_mariadb(db, table, first, n_entries, index=index, cpu=cpu,
+                                   read_past_end=read_past_end, modify=modify)
     ix = db.index(table, index)
     total = ix.geometry.rows
     if not (0 <= first <= total and 0 <= n_entries <= total - first):
@@ -279,15 +382,49 @@ def range_scan(db: Database, table: str, first: int, n_entries: int, *, index: s
                     lambda: np.concatenate([upper, leaves]))
 
 
+def _range_scan_mariadb(db, table, first, n_entries, *, index, cpu, read_past_end, modify):
+    ix = db.index(table, index)
+    total = ix.geometry.rows
+    if not (0 <= first <= total and 0 <= n_entries <= total - first):
+        raise ValueError(f"range {first}..{first + n_entries} is outside {table}.{ix.name} "
+                         f"(entries 0..{total})")
+    last = first + n_entries
+    extra = 1 if read_past_end and last < total else 0
+    leaf, n = _leaf_runs(ix, first, last + extra)
+    if leaf.size == 0:
+        leaf, n = np.array([first // ix.geometry.per_leaf]), np.array([0])
+    upper = db.dense(table, ix.paths(leaf[:1])[0, :-1])
+    leaves = db.dense(table, ix.leaves[leaf])
+    flag = FLAG_MODIFY if modify else 0
+    relatch = relatch_flag() is not None
+
+    def events():
+        page, flags, _ = mariadb1011_scan_events(leaves, n, relatch=relatch)
+        return (np.concatenate([upper, page]),
+                np.concatenate([np.zeros(upper.size, np.uint8), flags | np.uint8(flag)]))
+
+    def chunks(stream):
+        page, flags = events()
+        rows = np.zeros(page.size, dtype=np.int64)
+        rows[upper.size:upper.size + 1] = n_entries      # CPU of the rows on the first leaf get
+        yield _emit(page, rows, cpu, stream, flags)
+
+    gets = int(upper.size + leaves.size)
+    return Operator(f"range {table}.{ix.name} (mariadb1011)", chunks, int(n_entries), gets,
+                    db.tablespaces, lambda: np.concatenate([upper, leaves]))
+
+
 def full_scan(db: Database, table: str, *, cpu: CpuCost = CpuCost(), modify: bool = False,
-              batch: int = BATCH) -> Operator:
+              batch: int = BATCH, executor: str = "mysql") -> Operator:
     """Scan the whole clustered index of ``table`` in key order (module docstring).
 
     Gets: ``height - 1`` above the first leaf, then ``rows + 1`` per leaf (one
-    per row and the arrival).  ``modify`` marks every leaf get as modifying.
+    per row and the arrival) with ``executor="mysql"``; one per leaf with
+    ``executor="mariadb1011"`` (see :func:`range_scan`).  ``modify`` marks every
+    leaf get as modifying.
     """
     op = range_scan(db, table, 0, db.index(table).geometry.rows, cpu=cpu, modify=modify,
-                    batch=batch)
+                    batch=batch, executor=executor)
     return op.renamed(f"full scan {table}")
 
 

@@ -1,0 +1,14 @@
+"""The live-server tier: a private MariaDB server, its settings, geometry and counters.
+
+* :class:`MariaDBServer` starts a private ``mariadbd`` in a temp directory on a unix
+  socket (networking off) and stops it by its pid (:mod:`bufsim.live.server`).
+* :func:`connect` / :class:`Connection` read settings, INNODB_BUFFER_POOL_STATS and
+  table geometry over PyMySQL (:mod:`bufsim.live.client`, :mod:`bufsim.live.geometry`).
+* :mod:`bufsim.live.workload` generates small SSB-like and sysbench-like tables, loads
+  them, runs scans and index plans cold and warm, and builds the matching traces.
+"""
+from .client import COUNTERS, GAUGES, Connection, ServerSettings, connect, delta
+from .server import DEFAULT_SETTINGS, LiveError, MariaDBServer, find_binary, server_available
+
+__all__ = ["COUNTERS", "GAUGES", "Connection", "ServerSettings", "connect", "delta",
+           "DEFAULT_SETTINGS", "LiveError", "MariaDBServer", "find_binary", "server_available"]

@@ -1,0 +1,283 @@
+"""A PyMySQL connection to MySQL/MariaDB that reads what a buffer-pool replay needs.
+
+:func:`connect` opens a connection by unix socket or TCP on 127.0.0.1 and wraps it in
+a :class:`Connection`, whose methods read the settings that decide the pool's
+behaviour (:meth:`Connection.settings`), the pool's counters
+(:meth:`Connection.pool_stats`: INFORMATION_SCHEMA.INNODB_BUFFER_POOL_STATS beside the
+``Innodb_buffer_pool_*`` status variables, one row per pool) and the geometry of
+tables (:mod:`bufsim.live.geometry`).  :func:`delta` subtracts two counter readings
+taken around a workload.
+
+Errors are :class:`bufsim.live.LiveError` and name what failed: the socket or host
+that refused the connection, the privilege a query needs, or a server that died.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pandas as pd
+
+from .server import LiveError
+
+__all__ = ["Connection", "ServerSettings", "connect", "delta", "COUNTERS", "GAUGES"]
+
+#: Cumulative counters of INNODB_BUFFER_POOL_STATS (subtracted by :func:`delta`).
+COUNTERS = (
+    "NUMBER_PAGES_GET", "NUMBER_PAGES_READ", "NUMBER_PAGES_READ_AHEAD",
+    "NUMBER_READ_AHEAD_EVICTED", "PAGES_MADE_YOUNG", "PAGES_NOT_MADE_YOUNG",
+    "NUMBER_PAGES_CREATED", "NUMBER_PAGES_WRITTEN", "LRU_IO_TOTAL",
+)
+#: Gauges (a delta keeps the later reading).
+GAUGES = ("POOL_SIZE", "FREE_BUFFERS", "DATABASE_PAGES", "OLD_DATABASE_PAGES",
+          "MODIFIED_DATABASE_PAGES")
+#: Status variables read beside the I_S table (cumulative, lower-cased names).
+STATUS = (
+    "Innodb_buffer_pool_read_requests", "Innodb_buffer_pool_reads",
+    "Innodb_buffer_pool_read_ahead", "Innodb_buffer_pool_read_ahead_evicted",
+    "Innodb_buffer_pool_pages_made_young", "Innodb_buffer_pool_pages_made_not_young",
+    "Innodb_pages_read",
+)
+
+# MySQL error codes that mean a missing privilege, and a lost server
+_PRIVILEGE = {1044, 1045, 1142, 1143, 1227, 1370}
+_GONE = {2002, 2003, 2006, 2013, 2055}
+
+
+@dataclass(frozen=True)
+class ServerSettings:
+    """The server settings that matter to a replay (read from the live server).
+
+    ``pool_pages`` is the server's POOL_SIZE (usable frames, after the block
+    descriptors), ``buffer_pool_size`` the configured bytes.
+    """
+
+    version: str
+    page_size: int
+    buffer_pool_size: int
+    pool_pages: int
+    instances: int
+    old_blocks_pct: int
+    old_blocks_time_ms: int
+    read_ahead_threshold: int
+    random_read_ahead: bool
+    lru_scan_depth: int
+    adaptive_hash_index: bool
+    flush_method: str
+    chunk_size: int
+
+    @property
+    def is_mariadb(self) -> bool:
+        return "mariadb" in self.version.lower()
+
+    def preset_overrides(self) -> dict:
+        """Keyword overrides for a bufsim preset with this server's values."""
+        return dict(pool_pages=self.pool_pages, old_blocks_pct=self.old_blocks_pct,
+                    old_blocks_time_ms=self.old_blocks_time_ms,
+                    read_ahead_threshold=self.read_ahead_threshold,
+                    lru_scan_depth=self.lru_scan_depth,
+                    adaptive_hash_index=self.adaptive_hash_index)
+
+
+class Connection:
+    """A live connection (see module docstring).  Use :func:`connect` to open one."""
+
+    def __init__(self, conn, where: str, user: str, server=None):
+        self._conn = conn
+        self.where = where
+        self.user = user
+        self.server = server
+
+    # ---- plumbing -----------------------------------------------------------------
+    def _fail(self, exc, doing: str):
+        import pymysql
+        code = exc.args[0] if exc.args and isinstance(exc.args[0], int) else None
+        if self.server is not None:
+            self.server.check_alive(doing)           # raises if the server died
+        if code in _PRIVILEGE:
+            raise LiveError(f"{doing}: user {self.user!r} lacks a privilege on {self.where} "
+                            f"(server error {code}: {exc.args[1] if len(exc.args) > 1 else exc})") from None
+        if code in _GONE or isinstance(exc, pymysql.err.InterfaceError):
+            raise LiveError(f"{doing}: the connection to {self.where} was lost ({exc})") from None
+        raise LiveError(f"{doing}: server error on {self.where}: {exc}") from None
+
+    def query(self, sql: str, args=None, *, doing: str | None = None) -> list[tuple]:
+        """Run one statement; its rows as tuples."""
+        import pymysql
+        try:
+            with self._conn.cursor() as cur:
+                cur.execute(sql, args)
+                return list(cur.fetchall())
+        except pymysql.err.MySQLError as exc:
+            self._fail(exc, doing or f"running {sql.split()[0].upper()} {sql[:60]!r}")
+
+    def frame(self, sql: str, args=None, *, doing: str | None = None) -> pd.DataFrame:
+        """Run one query; its rows as a DataFrame with the column names."""
+        import pymysql
+        try:
+            with self._conn.cursor() as cur:
+                cur.execute(sql, args)
+                cols = [d[0] for d in cur.description]
+                return pd.DataFrame(list(cur.fetchall()), columns=cols)
+        except pymysql.err.MySQLError as exc:
+            self._fail(exc, doing or f"running {sql[:60]!r}")
+
+    def execute(self, sql: str, args=None, *, doing: str | None = None) -> int:
+        """Run one statement; the affected row count."""
+        import pymysql
+        try:
+            with self._conn.cursor() as cur:
+                n = cur.execute(sql, args)
+            return n
+        except pymysql.err.MySQLError as exc:
+            self._fail(exc, doing or f"running {sql[:60]!r}")
+
+    def close(self) -> None:
+        try:
+            self._conn.close()
+        except Exception:
+            pass
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    # ---- settings and counters ----------------------------------------------------
+    def variables(self, like: str = "innodb%") -> dict:
+        """Global variables matching ``like`` (lower-case names -> string values)."""
+        rows = self.query("SHOW GLOBAL VARIABLES LIKE %s", (like,),
+                          doing=f"reading variables like {like!r}")
+        return {k.lower(): v for k, v in rows}
+
+    def status(self, names=STATUS) -> dict:
+        """Global status variables ``names`` as integers."""
+        rows = self.query("SHOW GLOBAL STATUS LIKE 'Innodb_%'", doing="reading SHOW GLOBAL STATUS")
+        have = {k.lower(): v for k, v in rows}
+        out = {}
+        for n in names:
+            v = have.get(n.lower())
+            out[n] = int(v) if v is not None and str(v).lstrip("-").isdigit() else None
+        return out
+
+    def settings(self) -> ServerSettings:
+        """The settings that matter (:class:`ServerSettings`), POOL_SIZE included."""
+        v = self.variables("innodb%")
+        version = self.query("SELECT VERSION()", doing="reading VERSION()")[0][0]
+        pool = self.pool_stats()
+        inst = v.get("innodb_buffer_pool_instances")
+
+        def num(name, default=0):
+            x = v.get(name)
+            return int(x) if x is not None and str(x).isdigit() else default
+
+        return ServerSettings(
+            version=str(version), page_size=num("innodb_page_size", 16384),
+            buffer_pool_size=num("innodb_buffer_pool_size"),
+            pool_pages=int(pool["POOL_SIZE"].sum()),
+            instances=int(inst) if inst is not None else len(pool),
+            old_blocks_pct=num("innodb_old_blocks_pct", 37),
+            old_blocks_time_ms=num("innodb_old_blocks_time", 1000),
+            read_ahead_threshold=num("innodb_read_ahead_threshold", 56),
+            random_read_ahead=v.get("innodb_random_read_ahead", "OFF").upper() == "ON",
+            lru_scan_depth=num("innodb_lru_scan_depth", 1024),
+            adaptive_hash_index=v.get("innodb_adaptive_hash_index", "OFF").upper() == "ON",
+            flush_method=str(v.get("innodb_flush_method", "")),
+            chunk_size=num("innodb_buffer_pool_chunk_size"),
+        )
+
+    def pool_stats(self) -> pd.DataFrame:
+        """INNODB_BUFFER_POOL_STATS (one row per pool) with the Innodb_* status variables.
+
+        Needs the PROCESS privilege.  The status variables are server-wide; they are
+        put on the first row (NaN on the others).
+        """
+        cols = ", ".join(("POOL_ID",) + GAUGES + COUNTERS)
+        df = self.frame(f"SELECT {cols} FROM INFORMATION_SCHEMA.INNODB_BUFFER_POOL_STATS "
+                        "ORDER BY POOL_ID",
+                        doing="reading INFORMATION_SCHEMA.INNODB_BUFFER_POOL_STATS (needs PROCESS)")
+        if df.empty:
+            raise LiveError(f"INNODB_BUFFER_POOL_STATS on {self.where} is empty: "
+                            f"user {self.user!r} may lack the PROCESS privilege")
+        for c in df.columns:
+            df[c] = pd.to_numeric(df[c]).astype("int64")
+        st = self.status()
+        for k, val in st.items():
+            df[k] = [val] + [None] * (len(df) - 1) if val is not None else None
+        return df
+
+    def counters(self) -> pd.Series:
+        """The pool counters summed over pools, with the status variables (a Series)."""
+        df = self.pool_stats()
+        s = df.drop(columns=["POOL_ID"]).sum(numeric_only=True, min_count=1)
+        return s.astype("float64")
+
+    def geometry(self, schema: str, tables=None, **kwargs):
+        """:func:`bufsim.live.geometry.read_geometry` over this connection."""
+        from .geometry import read_geometry
+        return read_geometry(self, schema, tables, **kwargs)
+
+
+def delta(before, after) -> pd.DataFrame | pd.Series:
+    """Counters accumulated between two readings (gauges keep the later value).
+
+    Parameters
+    ----------
+    before, after : pandas.DataFrame or pandas.Series
+        Two results of :meth:`Connection.pool_stats` (or of
+        :meth:`Connection.counters`), taken around a workload.
+
+    Returns
+    -------
+    Same type as the inputs: cumulative columns as ``after - before``.
+    """
+    if type(before) is not type(after):
+        raise ValueError("delta needs two readings of the same kind (two pool_stats() "
+                         "frames or two counters() series)")
+    cumulative = set(COUNTERS) | set(STATUS)
+    out = after.copy()
+    if isinstance(after, pd.DataFrame):
+        if list(before.get("POOL_ID", [])) != list(after.get("POOL_ID", [])):
+            raise ValueError("delta: the two readings are of different pools")
+        for c in after.columns:
+            if c in cumulative:
+                out[c] = after[c] - before[c]
+        return out
+    for c in after.index:
+        if c in cumulative:
+            out[c] = after[c] - before[c]
+    return out
+
+
+def connect(*, socket: str | None = None, host: str | None = None, port: int = 3306,
+            user: str = "root", password: str = "", database: str | None = None,
+            connect_timeout: float = 10, server=None) -> Connection:
+    """Open a :class:`Connection` by unix ``socket`` or TCP on ``host`` (loopback only).
+
+    Raises
+    ------
+    LiveError
+        If the socket/host does not answer or refuses the user; the message names it.
+    ValueError
+        If neither or both of ``socket`` and ``host`` are given, or ``host`` is not a
+        loopback address (bufsim only talks to a server on this machine).
+    """
+    import pymysql
+    if (socket is None) == (host is None):
+        raise ValueError("give exactly one of socket= (a unix socket path) or host= (127.0.0.1)")
+    if host is not None and host not in ("127.0.0.1", "localhost", "::1"):
+        raise ValueError(f"host={host!r} is not a loopback address; allowed: 127.0.0.1, ::1, localhost")
+    where = f"socket {socket}" if socket is not None else f"{host}:{port}"
+    try:
+        kw = dict(user=user, password=password, database=database, autocommit=True,
+                  connect_timeout=connect_timeout, local_infile=True)
+        if socket is not None:
+            conn = pymysql.connect(unix_socket=str(socket), **kw)
+        else:
+            conn = pymysql.connect(host=host, port=int(port), **kw)
+    except pymysql.err.MySQLError as exc:
+        code = exc.args[0] if exc.args and isinstance(exc.args[0], int) else None
+        if code in _PRIVILEGE:
+            raise LiveError(f"connecting to {where} as {user!r}: access denied ({exc.args[-1]})") from None
+        raise LiveError(f"connecting to {where}: no MySQL/MariaDB server answers there ({exc})") from None
+    return Connection(conn, where, user, server)

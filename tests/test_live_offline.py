@@ -1,0 +1,127 @@
+"""Parts of the live tier that need no server: tolerances, explanations, .ibd parsing, results."""
+import pytest
+
+import numpy as np
+
+from bufsim.live import validation as V
+from bufsim.live.geometry import FIL_NULL, FIL_PAGE_INDEX, parse_ibd
+from bufsim.live.workload import Scale, generate
+from bufsim.results import results_frame
+
+
+@pytest.mark.parametrize("metric,reported,simulated,ok", [
+    ("NUMBER_PAGES_READ", 1000, 1050, True), ("NUMBER_PAGES_READ", 1000, 1051, False),
+    ("NUMBER_PAGES_READ", 0, 0, True), ("NUMBER_PAGES_READ", 0, 1, False),
+    ("NUMBER_PAGES_GET", 1000, 980, True), ("NUMBER_PAGES_GET", 1000, 979, False),
+    ("PAGES_MADE_YOUNG", 199, 249, True), ("PAGES_MADE_YOUNG", 199, 250, False),
+    ("PAGES_MADE_YOUNG", 200, 220, True), ("PAGES_MADE_YOUNG", 200, 221, False),
+    ("PAGES_NOT_MADE_YOUNG", 10, 60, True), ("PAGES_NOT_MADE_YOUNG", 5000, 4400, False),
+])
+def test_tolerances_are_issue_16s(metric, reported, simulated, ok):
+    assert V.holds(metric, reported, simulated) is ok
+
+
+def test_explanations_name_a_mechanism():
+    row = dict(metric="NUMBER_PAGES_READ", config="pool=6M pct=37 time=1000 ra=on lsd=default",
+               phase="cold", reported=400.0, simulated=350.0, holds=False)
+    why = V.explain(row)
+    assert "read-ahead target" in why and "refilled on demand" in why
+    row.update(config="pool=10M pct=5 time=0 ra=off lsd=100", phase="warm")
+    assert V.explain(row).startswith("free list refilled on demand")
+    row.update(metric="PAGES_NOT_MADE_YOUNG")
+    assert "re-latches" in V.explain(row)
+    assert V.explain(dict(row, holds=True)) == "holds"
+
+
+def test_grid_labels_and_settings():
+    assert len(V.FULL_GRID) == 96 and len({s.label for s in V.FULL_GRID}) == 96
+    pools = {s.pool for s in V.QUICK_GRID}
+    assert pools == {"6M", "10M", "20M"}
+    s = V.Setting("6M", 5, 0, False, None).server_settings()
+    assert s["innodb_read_ahead_threshold"] == 0 and s["innodb_lru_scan_depth"] == 1536
+    with pytest.raises(ValueError, match="preset='nope' is unknown"):
+        V.run_grid(preset="nope")
+
+
+def _page(page_no, typ, prev=FIL_NULL, nxt=FIL_NULL, level=0, n_recs=0, index_id=0, size=16384):
+    b = bytearray(size)
+    b[4:8] = page_no.to_bytes(4, "big")
+    b[8:12] = prev.to_bytes(4, "big")
+    b[12:16] = nxt.to_bytes(4, "big")
+    b[24:26] = typ.to_bytes(2, "big")
+    b[38 + 16:38 + 18] = n_recs.to_bytes(2, "big")
+    b[38 + 26:38 + 28] = level.to_bytes(2, "big")
+    b[38 + 28:38 + 36] = index_id.to_bytes(8, "big")
+    return bytes(b)
+
+
+def test_parse_ibd_reads_the_headers(tmp_path):
+    p0 = bytearray(_page(0, 8))
+    p0[38 + 8:38 + 12] = (64).to_bytes(4, "big")          # FSP_SIZE
+    pages = [bytes(p0), _page(1, 5), _page(2, 3),
+             _page(3, FIL_PAGE_INDEX, level=1, n_recs=2, index_id=77),
+             _page(4, FIL_PAGE_INDEX, nxt=5, n_recs=30, index_id=77),
+             _page(5, FIL_PAGE_INDEX, prev=4, n_recs=12, index_id=77)]
+    path = tmp_path / "t.ibd"
+    path.write_bytes(b"".join(pages))
+    f = parse_ibd(path)
+    assert f["fsp_size"] == 64
+    assert f["page_no"].tolist() == [0, 1, 2, 3, 4, 5]
+    assert f["type"].tolist()[3:] == [FIL_PAGE_INDEX] * 3
+    assert f["level"].tolist()[3:] == [1, 0, 0] and f["n_recs"].tolist()[3:] == [2, 30, 12]
+    assert f["next"][4] == 5 and f["prev"][5] == 4 and f["prev"][4] == FIL_NULL
+    assert (f["index_id"][3:] == 77).all()
+    (tmp_path / "bad.ibd").write_bytes(b"x" * 100)
+    with pytest.raises(Exception, match="not a whole number of 16384-byte pages"):
+        parse_ibd(tmp_path / "bad.ibd")
+
+
+def test_generated_rows_are_deterministic():
+    a, b = generate(Scale(orders=50, sbtest_rows=200, krange_rows=10), seed=4), \
+        generate(Scale(orders=50, sbtest_rows=200, krange_rows=10), seed=4)
+    for k in a:
+        assert a[k].equals(b[k])
+    c = generate(Scale(orders=50, sbtest_rows=200, krange_rows=10), seed=5)
+    assert not a["lineorder"].equals(c["lineorder"])
+    lo = a["lineorder"]
+    assert lo.set_index(["lo_orderkey", "lo_linenumber"]).index.is_unique
+    with pytest.raises(ValueError, match="Scale.krange_rows=300 is out of range"):
+        Scale(sbtest_rows=200, krange_rows=300)
+
+
+def test_results_accept_a_holds_column():
+    row = dict(experiment="e", metric="m", config="c", reported=10, simulated=11, fitted=False)
+    f = results_frame([dict(row, holds=True), dict(row, holds=False)])
+    assert list(f.columns)[-1] == "holds" and f.holds.tolist() == [True, False]
+    assert "holds" not in results_frame([row]).columns
+    with pytest.raises(ValueError, match="holds must be True or False"):
+        results_frame([dict(row, holds="yes")])
+    with pytest.raises(ValueError, match="missing \\['holds'\\]"):
+        results_frame([dict(row, holds=True), row])
+
+
+def test_exact_lookups_step_at_leaf_edges():
+    """First record of a leaf: the previous leaf first; last record: the next leaf after."""
+    from bufsim import SpaceSpec, Tablespaces
+    from bufsim.live.geometry import LiveGeometry, LiveIndex
+    from bufsim.live.workload import exact_lookup_pages
+
+    class _T:                                   # the parts of LiveTable the lookup uses
+        name, space_id, n_pages = "t", 9, 64
+
+        def space_spec(self):
+            return SpaceSpec(9, 64, "t")
+
+    ix = LiveIndex("PRIMARY", 1, 3, (np.array([10, 11, 12]), np.array([3])),
+                   (np.array([4, 4, 4]), np.array([3])))
+    t = _T()
+    t.clustered = ix
+    geo = LiveGeometry.__new__(LiveGeometry)
+    geo.tables = {"t": t}
+    geo.tablespaces = Tablespaces([t.space_spec()])
+    geo._base = {"t": 0}
+    assert exact_lookup_pages(geo, "t", [0]).tolist() == [3, 10]            # first of leaf 0
+    assert exact_lookup_pages(geo, "t", [3]).tolist() == [3, 10, 11]        # last of leaf 0
+    assert exact_lookup_pages(geo, "t", [4]).tolist() == [3, 10, 11]        # first of leaf 1
+    assert exact_lookup_pages(geo, "t", [5]).tolist() == [3, 11]
+    assert exact_lookup_pages(geo, "t", [11]).tolist() == [3, 12]           # last of the last leaf
