@@ -97,7 +97,7 @@ def _float(what, lo, hi, lo_open=False):
 
 def _size(what):
     def conv(text):
-        from .sweep import parse_sizes
+        from .sweeps import parse_sizes
         try:
             v = parse_sizes(text, what)
         except ValueError as e:
@@ -179,7 +179,7 @@ def _chart_target(path: Path) -> tuple[str, Path]:
 
 def _load(args):
     """The trace of ``args.trace``; bad input becomes a UsageError."""
-    from .sweep import load_trace
+    from .sweeps import load_trace
     from .trace import read_trace
     import inspect
     if not Path(args.trace).is_file():
@@ -224,7 +224,7 @@ def _print_table(rows: Sequence[tuple[str, object]], out=None) -> None:
 def _cmd_replay(args) -> int:
     from .config import preset
     from .engine import replay
-    from .sweep import provenance, result_row
+    from .sweeps import provenance, result_row
     if args.json and args.csv:
         raise UsageError("--json and --csv exclude each other")
     out = _check_output(args.output, (".json", ".csv", ".txt"))
@@ -295,7 +295,7 @@ def _executor(spec: str):
 
 def _cmd_sweep(args) -> int:
     import pandas as pd  # noqa: F401
-    from .sweep import make_config, parse_sizes, parse_values, sweep
+    from .sweeps import make_config, parse_sizes, parse_values, sweep
     from .config import MAX_INSTANCES
     out = _check_output(args.output, (".parquet", ".csv"))
     if args.jobs is not None and args.executor is not None:
@@ -317,7 +317,7 @@ def _cmd_sweep(args) -> int:
             grid["device"] = [args.device]
     except ValueError as e:
         raise UsageError(str(e)) from None
-    from .sweep import expand_grid
+    from .sweeps import expand_grid
     points = expand_grid(grid)
     for p in points:  # every configuration valid before any replay
         try:
@@ -378,7 +378,7 @@ def _sweep_chart(df, chart: Path) -> None:
 # --------------------------------------------------------------------------------------
 def _cmd_mrc(args) -> int:
     from .advise import miss_ratio_curve
-    from .sweep import parse_sizes
+    from .sweeps import parse_sizes
     out = _check_output(args.output, (".csv", ".parquet", ".json"))
     if args.chart is not None and args.no_chart:
         raise UsageError("--chart and --no-chart exclude each other")
