@@ -193,12 +193,23 @@ def test_load_trace_reads_saved_and_csv_traces(trace, tmp_path, csv_trace):
     assert load_trace(csv_trace).n_gets() == 12_000
 
 
-def test_dask_local_cluster_gives_identical_results(trace):
+def test_dask_local_cluster_gives_identical_results(trace, csv_trace, tmp_path):
     distributed = pytest.importorskip("distributed")
+    from bufsim.cli import main
     serial = sweep(trace, GRID, jobs=1)
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
                                   host="127.0.0.1", dashboard_address=None,
                                   silence_logs=50) as cluster:
         with distributed.Client(cluster) as client:
             df = sweep(trace, GRID, executor=client)
+        # the command line's --executor dask://HOST:PORT, on a trace file
+        addr = cluster.scheduler_address.replace("tcp://", "dask://")
+        out = tmp_path / "d.csv"
+        assert main(["sweep", str(csv_trace), "--pool", "320,1024", "--old-blocks-time",
+                     "0,1000", "--executor", addr, "-o", str(out), "--no-chart",
+                     "--no-progress"]) == 0
     pd.testing.assert_frame_equal(df, serial)
+    by_cli = pd.read_csv(out)
+    local = sweep(csv_trace, GRID, jobs=1)
+    assert by_cli["NUMBER_PAGES_READ"].tolist() == local["NUMBER_PAGES_READ"].tolist()
+    assert by_cli["hit_ratio"].tolist() == local["hit_ratio"].tolist()
