@@ -246,8 +246,7 @@ def _cmd_replay(args) -> int:
     if fmt == "table":
         text = _table_text(cfg, res, row)
     elif fmt == "json":
-        text = json.dumps({"config": {k: (v if not isinstance(v, dict) else v)
-                                      for k, v in cfg.describe().items()},
+        text = json.dumps({"config": cfg.describe(),
                            "totals": {k: int(v) for k, v in res.totals.items()},
                            "hit_ratio": row["hit_ratio"], "elapsed_ns": row["elapsed_ns"],
                            "instances": json.loads(res.stats.to_json(orient="records")),
@@ -294,9 +293,8 @@ def _executor(spec: str):
 
 
 def _cmd_sweep(args) -> int:
-    import pandas as pd  # noqa: F401
-    from .sweeps import make_config, parse_sizes, parse_values, sweep
     from .config import MAX_INSTANCES
+    from .sweeps import expand_grid, make_config, parse_sizes, parse_values, sweep
     out = _check_output(args.output, (".parquet", ".csv"))
     if args.jobs is not None and args.executor is not None:
         raise UsageError("--jobs and --executor exclude each other (the cluster decides)")
@@ -317,7 +315,6 @@ def _cmd_sweep(args) -> int:
             grid["device"] = [args.device]
     except ValueError as e:
         raise UsageError(str(e)) from None
-    from .sweeps import expand_grid
     points = expand_grid(grid)
     for p in points:  # every configuration valid before any replay
         try:
@@ -327,10 +324,7 @@ def _cmd_sweep(args) -> int:
     if chart is not None:
         _chart_target(chart)
     trace = args.trace
-    _load_check = not Path(trace).is_file()
-    if _load_check:
-        raise UsageError(f"TRACE: no such file: {trace}")
-    # read once here to validate the whole file before any work (workers re-read it)
+    # read once here so that bad input is refused before any replay (workers re-read it)
     _load(args)
     executor = _executor(args.executor) if args.executor else None
     try:

@@ -480,15 +480,21 @@ def sweep(trace, grid, *, executor=None, jobs: int | None = None, preset: str = 
     prov = provenance(source if isinstance(source, str) else trace)
 
     bar = None
-    if progress:
-        from tqdm.auto import tqdm
-        bar = tqdm(total=len(points), desc="sweep", unit="config")
+
+    def start_bar():
+        # created after the workers are started: tqdm's monitor thread must not be
+        # running when a process pool forks
+        if progress:
+            from tqdm.auto import tqdm
+            return tqdm(total=len(points), desc="sweep", unit="config")
+        return None
     rows: list[dict | None] = [None] * len(points)
     tmpdir = None
     own = None
     try:
         serial = executor is None and (jobs == 1 or len(points) == 1)
         if serial:
+            bar = start_bar()
             for i, p in enumerate(points):
                 rows[i] = _run_point(source, read_kw, p, preset)
                 if bar is not None:
@@ -505,6 +511,7 @@ def sweep(trace, grid, *, executor=None, jobs: int | None = None, preset: str = 
                 trace.save(tmp)
                 source = str(tmp)
             futures = [executor.submit(_run_point, source, read_kw, p, preset) for p in points]
+            bar = start_bar()
             index = {id(f): i for i, f in enumerate(futures)}
             for f in _as_completed(futures):
                 i = index[id(f)]
