@@ -658,7 +658,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         printing its line, as argparse does (``--help`` and ``--version`` exit 0).
     """
     argv = list(sys.argv[1:] if argv is None else argv)
-    prog = "bufsim" + (f" {argv[0]}" if argv and not argv[0].startswith("-") else "")
+    commands = ("replay", "sweep", "mrc", "advise", "convert", "notebooks")
+    prog = "bufsim" + (f" {argv[0]}" if argv and argv[0] in commands else "")
     try:
         args = _parser().parse_args(argv)
     except UsageError as e:  # as argparse itself does for usage errors: SystemExit(2)
