@@ -500,8 +500,8 @@ def sweep(trace, grid, *, executor=None, jobs: int | None = None, preset: str = 
                 if bar is not None:
                     bar.update(1)
         else:
+            _warm_kernel()      # local workers then load the kernel from the cache
             if executor is None:
-                _warm_kernel()
                 own = cf.ProcessPoolExecutor(max_workers=min(jobs or os.cpu_count() or 1,
                                                              len(points)))
                 executor = own
