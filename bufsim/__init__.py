@@ -21,6 +21,7 @@ from .config import (
 from .engine import PoolState, ReplayResult, replay
 from .pages import IndexSpec, SpaceSpec, Tablespaces
 from .trace import FLAG_AHI, FLAG_MODIFY, FLAG_SHORTCUT, FLAG_STMT_END, Chunk, Trace, read_trace
+from .sweeps import sweep  # noqa: E402
 
 __version__ = "0.1.0"
 
@@ -37,5 +38,5 @@ __all__ = [
     "CostModel", "DeviceModel", "PoolConfig", "mysql55", "mysql56", "mysql57", "mariadb105",
     "pages_from_bytes", "preset", "TraceError", "PoolState", "ReplayResult", "replay", "IndexSpec",
     "SpaceSpec", "Tablespaces", "FLAG_AHI", "FLAG_MODIFY", "FLAG_SHORTCUT", "FLAG_STMT_END", "Chunk", "Trace", "read_trace",
-    "synthetic", "analytic", "contention", "workloads", "live",
+    "synthetic", "analytic", "contention", "workloads", "live", "sweep",
 ]

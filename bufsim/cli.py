@@ -1,0 +1,675 @@
+"""The ``bufsim`` command line: replay, sweep, mrc, advise, convert, notebooks.
+
+Each subcommand has ``--help``.  Exit status: 0 when it worked, 2 for bad input
+or usage (a missing or malformed trace, an unknown column, a value out of
+range, conflicting options), 1 for a failure while running.  An error is one
+line on stderr that names the argument (and, for a file, the row and column);
+nothing is written then.  Every output file goes through
+:func:`bufsim.paths.atomic_path`, so an existing file is replaced only by a
+complete new one.
+
+``bufsim.__main__`` is a thin door to :func:`main`.
+"""
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from . import paths
+from .trace_import import CANONICAL_COLUMNS, FORMATS as TRACE_FORMATS
+
+__all__ = ["main", "UsageError", "CANONICAL_COLUMNS", "TRACE_FORMATS"]
+
+DEVICES = ("hdd7200", "ssd", "fs_cache", "instant")
+
+
+class UsageError(ValueError):
+    """Bad input or usage: exit status 2."""
+
+
+def _type_error(what: str, message: str) -> argparse.ArgumentTypeError:
+    """argparse prefixes 'argument WHAT: ' itself; drop our own prefix."""
+    if message.startswith(what + ": "):
+        message = message[len(what) + 2:]
+    return argparse.ArgumentTypeError(message)
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse with a one-line error (and exit status 2)."""
+
+    def error(self, message):  # noqa: D401 - argparse API
+        raise UsageError(f"{message} (see {self.prog} --help)")
+
+
+# --------------------------------------------------------------------------------------
+# argument types and helpers
+# --------------------------------------------------------------------------------------
+def _columns(text: str) -> dict:
+    out = {}
+    for part in text.split(","):
+        if "=" not in part:
+            raise _type_error("", f"{part!r} is not NAME=COLUMN (e.g. page=blk,space=sp)")
+        k, v = (x.strip() for x in part.split("=", 1))
+        if k not in CANONICAL_COLUMNS:
+            raise _type_error("", f"{k!r} is not a trace column; allowed: "
+                                  f"{', '.join(CANONICAL_COLUMNS)}")
+        if not v:
+            raise _type_error("", f"{k}= names no file column")
+        if k in out:
+            raise _type_error("", f"{k!r} is given twice")
+        out[k] = v
+    return out
+
+
+def _int(what, lo=None, hi=None):
+    def conv(text):
+        try:
+            v = int(text)
+        except ValueError:
+            raise _type_error(what, f"{text!r} is not an integer") from None
+        if (lo is not None and v < lo) or (hi is not None and v > hi):
+            rng = f"{lo}..{hi}" if hi is not None else f">= {lo}"
+            raise _type_error(what, f"{v} is out of range; allowed: {rng}")
+        return v
+    return conv
+
+
+def _float(what, lo, hi, lo_open=False):
+    def conv(text):
+        try:
+            v = float(text)
+        except ValueError:
+            raise _type_error(what, f"{text!r} is not a number") from None
+        if not (v > lo if lo_open else v >= lo) or v > hi:
+            raise _type_error(what, f"{v} is out of range; allowed: "
+                             f"{'(' if lo_open else '['}{lo}, {hi}]")
+        return v
+    return conv
+
+
+def _size(what):
+    def conv(text):
+        from .sweeps import parse_sizes
+        try:
+            v = parse_sizes(text, what)
+        except ValueError as e:
+            raise _type_error(what, str(e)) from None
+        if len(v) != 1:
+            raise _type_error(what, f"give one size, got {text!r}")
+        return v[0]
+    return conv
+
+
+def _add_trace_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("trace", metavar="TRACE",
+                   help="trace file: CSV/Parquet with columns space,page[,time_ns|time_ms]"
+                        "[,thread][,statement], or a trace saved by bufsim (.npy, .parquet)")
+    p.add_argument("--columns", type=_columns, metavar="NAME=COL,...",
+                   help="map trace columns to the file's (e.g. page=blk,space=sp); names: "
+                        + ", ".join(CANONICAL_COLUMNS))
+    p.add_argument("--format", choices=TRACE_FORMATS,
+                   help="file format (default: guessed from the name)")
+
+
+def _add_config_args(p: argparse.ArgumentParser, multi: bool) -> None:
+    from .config import PRESETS
+    p.add_argument("--preset", default="mysql56", choices=list(PRESETS),
+                   help="version defaults (default mysql56)")
+    p.add_argument("--device", choices=DEVICES, default=None,
+                   help="I/O device model (default: the preset's, hdd7200)")
+    if multi:
+        p.add_argument("--pool", required=True, metavar="SIZES",
+                       help="pool sizes: 64M:4G:x2 (geometric), 64M:1G:+64M, 64M,128M,1G "
+                            "(list) or 8192 (pages)")
+        p.add_argument("--old-blocks-time", metavar="MS,...",
+                       help="innodb_old_blocks_time values, e.g. 0,1000")
+        p.add_argument("--old-blocks-pct", metavar="PCT,...",
+                       help="innodb_old_blocks_pct values (5..95), e.g. 20,37,50")
+        p.add_argument("--instances", metavar="N,...",
+                       help="innodb_buffer_pool_instances values (1..64)")
+    else:
+        p.add_argument("--pool", required=True, type=_size("--pool"), metavar="SIZE",
+                       help="innodb_buffer_pool_size: 128M, 4G, or pages (8192)")
+        p.add_argument("--old-blocks-time", type=_int("--old-blocks-time", 0, 2**32 - 1),
+                       metavar="MS", help="innodb_old_blocks_time in ms (preset default)")
+        p.add_argument("--old-blocks-pct", type=_int("--old-blocks-pct", 5, 95), metavar="PCT",
+                       help="innodb_old_blocks_pct (preset default 37)")
+        p.add_argument("--instances", type=_int("--instances", 1, 64), metavar="N",
+                       help="innodb_buffer_pool_instances (preset default)")
+
+
+def _overrides(args) -> dict:
+    kw = {"pool_pages": args.pool}
+    for a, f in (("old_blocks_time", "old_blocks_time_ms"), ("old_blocks_pct", "old_blocks_pct"),
+                 ("instances", "instances"), ("device", "device")):
+        v = getattr(args, a)
+        if v is not None:
+            kw[f] = v
+    return kw
+
+
+def _check_output(path: str | None, allowed: Sequence[str], what: str = "-o") -> Path | None:
+    if path is None:
+        return None
+    p = Path(path)
+    if p.suffix.lower() not in allowed:
+        raise UsageError(f"{what}: {path!r} must end with {', '.join(allowed)}")
+    if p.exists() and p.is_dir():
+        raise UsageError(f"{what}: {path!r} is a directory")
+    return p
+
+
+def _chart_target(path: Path) -> tuple[str, Path]:
+    """``(stem, directory)`` for save_figure from ``out.png`` / ``out.svg`` / ``out``."""
+    from .figures import _NAME_RE
+    stem = path.stem if path.suffix.lower() in (".png", ".svg") else path.name
+    if not _NAME_RE.fullmatch(stem):
+        raise UsageError(f"--chart: {path.name!r}: the file name may hold letters, digits, "
+                         "'_', '-' and '.' only")
+    return stem, path.parent if str(path.parent) else Path(".")
+
+
+def _load(args):
+    """The trace of ``args.trace``; bad input becomes a UsageError."""
+    from .sweeps import load_trace
+    if not Path(args.trace).is_file():
+        raise UsageError(f"TRACE: no such file: {args.trace}")
+    try:
+        return load_trace(args.trace, columns=args.columns, format=args.format)
+    except (ValueError, FileNotFoundError) as e:
+        raise UsageError(f"TRACE: {e}") from None
+
+
+def _write_frame(df, path: Path) -> None:
+    with paths.atomic_path(path) as tmp:
+        sfx = path.suffix.lower()
+        if sfx == ".parquet":
+            df.to_parquet(tmp, index=False)
+        elif sfx == ".json":
+            tmp.write_text(df.to_json(orient="records", indent=1))
+        else:
+            df.to_csv(tmp, index=False)
+
+
+def _print_table(rows: Sequence[tuple[str, object]], out=None) -> None:
+    out = out or sys.stdout
+    w = max(len(k) for k, _ in rows)
+    for k, v in rows:
+        if isinstance(v, float):
+            v = f"{v:.6f}"
+        elif isinstance(v, int):
+            v = f"{v:,}"
+        print(f"{k:<{w}}  {v}", file=out)
+
+
+# --------------------------------------------------------------------------------------
+# replay
+# --------------------------------------------------------------------------------------
+def _cmd_replay(args) -> int:
+    from .config import preset
+    from .engine import replay
+    from .sweeps import provenance, result_row
+    if args.json and args.csv:
+        raise UsageError("--json and --csv exclude each other")
+    out = _check_output(args.output, (".json", ".csv", ".txt"))
+    fmt = "json" if args.json else "csv" if args.csv else None
+    if out is not None:
+        by_suffix = {".json": "json", ".csv": "csv", ".txt": "table"}[out.suffix.lower()]
+        if fmt is not None and fmt != by_suffix:
+            raise UsageError(f"-o {args.output}: the suffix says {by_suffix} but --{fmt} was given")
+        fmt = by_suffix
+    fmt = fmt or "table"
+    try:
+        cfg = preset(args.preset, **_overrides(args))
+    except ValueError as e:
+        raise UsageError(str(e)) from None
+    trace = _load(args)
+    res = replay(trace, cfg)
+    row = result_row(res)
+    prov = provenance(args.trace)
+    if fmt == "table":
+        text = _table_text(cfg, res, row)
+    elif fmt == "json":
+        text = json.dumps({"config": cfg.describe(),
+                           "totals": {k: int(v) for k, v in res.totals.items()},
+                           "hit_ratio": row["hit_ratio"], "elapsed_ns": row["elapsed_ns"],
+                           "instances": json.loads(res.stats.to_json(orient="records")),
+                           "provenance": {**prov, "trace": args.trace}}, indent=1) + "\n"
+    else:
+        import pandas as pd
+        params = {"preset": args.preset, "policy": cfg.policy, "pool_pages": cfg.pool_pages,
+                  "instances": cfg.instances, "old_blocks_time_ms": cfg.old_blocks_time_ms,
+                  "old_blocks_pct": cfg.old_blocks_pct, "device": cfg.device.name}
+        text = pd.DataFrame([{**params, **row, **prov, "trace": args.trace}]).to_csv(index=False)
+    if out is None:
+        sys.stdout.write(text)
+    else:
+        paths.atomic_write(out, lambda p: p.write_text(text))
+        print(f"wrote {out}", file=sys.stderr)
+    return 0
+
+
+def _table_text(cfg, res, row) -> str:
+    import io
+    buf = io.StringIO()
+    print(f"# {cfg.version} {cfg.policy}, pool {cfg.pool_pages:,} pages "
+          f"({cfg.pool_pages * 16 / 1024:g} MiB), {cfg.instances} instance(s), "
+          f"old_blocks_time {cfg.old_blocks_time_ms} ms, old_blocks_pct {cfg.old_blocks_pct}, "
+          f"device {cfg.device.name}", file=buf)
+    rows = [(k, int(v)) for k, v in res.totals.items()]
+    rows += [("hit_ratio", row["hit_ratio"]), ("elapsed_s (virtual)", row["elapsed_ns"] / 1e9)]
+    _print_table(rows, buf)
+    return buf.getvalue()
+
+
+# --------------------------------------------------------------------------------------
+# sweep
+# --------------------------------------------------------------------------------------
+def _executor(spec: str):
+    if not spec.startswith("dask://") or len(spec) <= len("dask://"):
+        raise UsageError(f"--executor: {spec!r} must be dask://HOST:PORT")
+    try:
+        from distributed import Client
+    except ImportError:
+        raise UsageError("--executor: dask.distributed is not installed; "
+                         "pip install 'bufsim[cluster]'") from None
+    return Client("tcp://" + spec[len("dask://"):], timeout=30)
+
+
+def _cmd_sweep(args) -> int:
+    from .config import MAX_INSTANCES
+    from .sweeps import expand_grid, make_config, parse_sizes, parse_values, sweep
+    out = _check_output(args.output, (".parquet", ".csv"))
+    if args.jobs is not None and args.executor is not None:
+        raise UsageError("--jobs and --executor exclude each other (the cluster decides)")
+    if args.chart is not None and args.no_chart:
+        raise UsageError("--chart and --no-chart exclude each other")
+    chart = None if args.no_chart else _check_output(args.chart, (".png", ".svg"), "--chart") \
+        if args.chart else out.with_suffix(".png")
+    try:
+        grid = {"pool_pages": parse_sizes(args.pool, "--pool")}
+        if args.old_blocks_time:
+            grid["old_blocks_time_ms"] = parse_values(args.old_blocks_time, "--old-blocks-time",
+                                                      0, 2**32 - 1)
+        if args.old_blocks_pct:
+            grid["old_blocks_pct"] = parse_values(args.old_blocks_pct, "--old-blocks-pct", 5, 95)
+        if args.instances:
+            grid["instances"] = parse_values(args.instances, "--instances", 1, MAX_INSTANCES)
+        if args.device:
+            grid["device"] = [args.device]
+    except ValueError as e:
+        raise UsageError(str(e)) from None
+    points = expand_grid(grid)
+    for p in points:  # every configuration valid before any replay
+        try:
+            make_config(p, args.preset)
+        except ValueError as e:
+            raise UsageError(f"configuration {p}: {e}") from None
+    if chart is not None:
+        _chart_target(chart)
+    trace = args.trace
+    # read once here so that bad input is refused before any replay (workers re-read it)
+    _load(args)
+    executor = _executor(args.executor) if args.executor else None
+    try:
+        df = sweep(trace, points, executor=executor, jobs=args.jobs, preset=args.preset,
+                   columns=args.columns, format=args.format, progress=not args.no_progress)
+    finally:
+        if executor is not None:
+            executor.close()
+    _write_frame(df, out)
+    if chart is not None:
+        _sweep_chart(df, chart)
+    failed = int(df["error"].notna().sum())
+    cols = [c for c in ("pool_pages", "old_blocks_time_ms", "old_blocks_pct", "instances")
+            if c in df.columns] + ["hit_ratio", "NUMBER_PAGES_READ", "PAGES_MADE_YOUNG",
+                                   "PAGES_NOT_MADE_YOUNG", "error"]
+    print(df[cols].to_string(index=False))
+    print(f"wrote {out}" + (f" and {chart.with_suffix('.png')}, {chart.with_suffix('.svg')}"
+                            if chart is not None else ""), file=sys.stderr)
+    if failed:
+        print(f"bufsim sweep: {failed} of {len(df)} configurations failed (see the error "
+              "column)", file=sys.stderr)
+        return 1
+    return 0
+
+
+def _sweep_chart(df, chart: Path) -> None:
+    import altair as alt
+    from .figures import save_figure
+    d = df[df["error"].isna()].copy()
+    d["pool_mib"] = d["pool_pages"].astype(float) * 16 / 1024
+    series = [c for c in ("old_blocks_time_ms", "old_blocks_pct", "instances")
+              if c in d.columns and d[c].nunique() > 1]
+    d["setting"] = d.apply(lambda r: ", ".join(f"{c}={r[c]}" for c in series) or "replay", axis=1)
+    d = d[["pool_mib", "hit_ratio", "setting"]]
+    c = alt.Chart(d, title="Hit ratio by pool size").mark_line(point=True).encode(
+        x=alt.X("pool_mib:Q", scale=alt.Scale(type="log", base=2), title="pool size (MiB)"),
+        y=alt.Y("hit_ratio:Q", title="hit ratio", scale=alt.Scale(zero=False)),
+        color=alt.Color("setting:N", title=None))
+    stem, directory = _chart_target(chart)
+    save_figure(c, stem, directory=directory)
+
+
+# --------------------------------------------------------------------------------------
+# mrc
+# --------------------------------------------------------------------------------------
+def _cmd_mrc(args) -> int:
+    from .advise import miss_ratio_curve
+    from .sweeps import parse_sizes
+    out = _check_output(args.output, (".csv", ".parquet", ".json"))
+    if args.chart is not None and args.no_chart:
+        raise UsageError("--chart and --no-chart exclude each other")
+    chart = None if args.no_chart or (args.chart is None and out is None) else \
+        _check_output(args.chart, (".png", ".svg"), "--chart") if args.chart else \
+        out.with_suffix(".png")
+    if chart is not None:
+        _chart_target(chart)
+    sizes = None
+    if args.sizes:
+        try:
+            sizes = parse_sizes(args.sizes, "--sizes")
+        except ValueError as e:
+            raise UsageError(str(e)) from None
+    trace = _load(args)
+    df = miss_ratio_curve(trace, sizes=sizes, shards=args.shards, seed=args.seed)
+    show = df.assign(pool_mib=df["size"] * 16 / 1024)[["size", "pool_mib", "hits", "misses",
+                                                      "hit_ratio", "miss_ratio"]]
+    print(f"# {'SHARDS rate ' + str(args.shards) if args.shards else 'exact'} LRU miss-ratio "
+          f"curve of {args.trace}: {int(df['gets'].iloc[0]):,} gets")
+    print(show.to_string(index=False))
+    if out is not None:
+        _write_frame(df, out)
+    if chart is not None:
+        import altair as alt
+        from .figures import save_figure
+        d = show[["pool_mib", "miss_ratio"]]
+        c = alt.Chart(d, title="LRU miss-ratio curve" + (" (SHARDS)" if args.shards else "")
+                      ).mark_line(point=True).encode(
+            x=alt.X("pool_mib:Q", scale=alt.Scale(type="log", base=2), title="pool size (MiB)"),
+            y=alt.Y("miss_ratio:Q", title="miss ratio"))
+        stem, directory = _chart_target(chart)
+        save_figure(c, stem, directory=directory)
+    if out is not None or chart is not None:
+        print("wrote " + ", ".join(str(x) for x in
+                                   ([out] if out else []) + ([chart.with_suffix(".png"),
+                                                              chart.with_suffix(".svg")]
+                                                             if chart else [])),
+              file=sys.stderr)
+    return 0
+
+
+# --------------------------------------------------------------------------------------
+# advise
+# --------------------------------------------------------------------------------------
+def _cmd_advise(args) -> int:
+    from .advise import advise
+    out = _check_output(args.output, (".md", ".html"))
+    trace = _load(args)
+    report = advise(trace, target_hit=args.target_hit, threads=args.threads, cores=args.cores,
+                    preset=args.preset, device=args.device or "ssd", shards=args.shards,
+                    gets_per_txn=args.gets_per_txn, trace_label=args.trace)
+    if out is None:
+        sys.stdout.write(report.markdown())
+    else:
+        text = report.html() if out.suffix.lower() == ".html" else report.markdown()
+        paths.atomic_write(out, lambda p: p.write_text(text))
+        print(f"wrote {out}", file=sys.stderr)
+    return 0
+
+
+# --------------------------------------------------------------------------------------
+# convert
+# --------------------------------------------------------------------------------------
+def _cmd_convert(args) -> int:
+    from .blktrace import convert_blkparse
+    out = _check_output(args.output, (".csv",))
+    src = Path(args.input)
+    if not src.is_file():
+        raise UsageError(f"IN: no such file: {args.input}")
+    try:
+        stats = convert_blkparse(src, out, page_size=args.page_size, file_offset=args.file_offset,
+                                 space=args.space, actions=args.action, writes=args.writes,
+                                 device=args.device)
+    except ValueError as e:
+        raise UsageError(str(e)) from None
+    print(f"wrote {out}: {stats['rows']:,} page gets from {stats['events']:,} requests "
+          f"({stats['skipped_lines']:,} other lines, {stats['outside']:,} requests outside the "
+          "file)", file=sys.stderr)
+    return 0
+
+
+def _byte_size(what):
+    def conv(text):
+        s = text.strip().upper()
+        mult = {"K": 2**10, "M": 2**20, "G": 2**30, "T": 2**40}.get(s[-1:], 1)
+        num = s[:-1] if s[-1:] in "KMGT" else s
+        try:
+            v = int(num) * mult
+        except ValueError:
+            raise _type_error(what, f"{text!r} is not a byte count (e.g. 16K, 1048576)") \
+                from None
+        if v < 0:
+            raise _type_error(what, f"{text!r} is negative")
+        return v
+    return conv
+
+
+# --------------------------------------------------------------------------------------
+# notebooks (today's behaviour)
+# --------------------------------------------------------------------------------------
+@contextlib.contextmanager
+def _run_outputs(quick: bool):
+    """Direct the outputs of a batch run through the environment (the kernels inherit it),
+    unless ``BUFSIM_BUILD_DIR`` / ``BUFSIM_FIGURES_DIR`` say otherwise; restored afterwards.
+
+    A full run is the one way to refresh the committed ``figures/``; a quick run writes
+    under ``build/quick/`` (figures in ``build/quick/figures``) so that it never
+    overwrites the figures and results of a full run."""
+    saved = {k: os.environ.get(k) for k in (paths.BUILD_ENV_VAR, paths.FIGURES_ENV_VAR)}
+    if quick:
+        build = (paths.build_dir() / "quick" if saved[paths.BUILD_ENV_VAR] is None
+                 else paths.build_dir())
+        os.environ[paths.BUILD_ENV_VAR] = str(build)
+        figures = build / "figures"
+    else:
+        figures = paths.committed_figures_dir()
+    if saved[paths.FIGURES_ENV_VAR] is None:
+        os.environ[paths.FIGURES_ENV_VAR] = str(figures)
+    try:
+        yield
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+
+def _cmd_notebooks(args) -> int:
+    from . import notebooks
+    with _run_outputs(args.quick):
+        try:
+            runs = notebooks.run_notebooks(args.names, quick=args.quick,
+                                           progress=not args.no_progress)
+        except (ValueError, FileNotFoundError) as exc:
+            print(f"bufsim notebooks run: {exc}", file=sys.stderr)
+            return 2
+        if not runs:
+            print("bufsim notebooks run: no notebooks to run", file=sys.stderr)
+            return 1
+        summary = notebooks.write_summary(runs, quick=args.quick)
+        print(notebooks.format_runs(runs))
+        print(f"summary: {summary}")
+        return 0 if all(r.ok for r in runs) else 1
+
+
+# --------------------------------------------------------------------------------------
+# the parser
+# --------------------------------------------------------------------------------------
+def _parser() -> argparse.ArgumentParser:
+    from . import __version__
+    parser = _Parser(prog="bufsim", description="bufsim: buffer-pool modelling suite. "
+                     "Exit status: 0 ok, 1 a failure while running, 2 bad input or usage.")
+    parser.add_argument("--version", action="version", version=f"bufsim {__version__}")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND",
+                                     parser_class=_Parser)
+
+    p = commands.add_parser("replay", help="replay a trace and print InnoDB's counters",
+                            description="Replay a trace through one buffer pool and print "
+                            "INNODB_BUFFER_POOL_STATS counters (summed over instances) and "
+                            "the hit ratio, as a table, JSON or CSV.")
+    _add_trace_args(p)
+    _add_config_args(p, multi=False)
+    g = p.add_mutually_exclusive_group()
+    g.add_argument("--json", action="store_true", help="print JSON (config, totals, per instance)")
+    g.add_argument("--csv", action="store_true", help="print one CSV row (parameters, counters, "
+                   "provenance)")
+    p.add_argument("-o", "--output", metavar="FILE",
+                   help="write to FILE (.txt table, .json or .csv) instead of stdout")
+    p.set_defaults(func=_cmd_replay)
+
+    p = commands.add_parser("sweep", help="replay a grid of configurations in parallel",
+                            description="Replay a trace once per configuration of the grid "
+                            "(the cartesian product of the lists given) on every core, write "
+                            "one row per configuration (parameters, counters, hit ratio, error, "
+                            "provenance) and a chart of hit ratio by pool size.")
+    _add_trace_args(p)
+    _add_config_args(p, multi=True)
+    p.add_argument("--jobs", type=_int("--jobs", 1, 4096), metavar="N",
+                   help="worker processes (default: every core; 1 runs serially)")
+    p.add_argument("--executor", metavar="dask://HOST:PORT",
+                   help="run on a dask.distributed scheduler instead of local processes")
+    p.add_argument("-o", "--output", required=True, metavar="OUT",
+                   help="results table, .parquet or .csv")
+    p.add_argument("--chart", metavar="PNG",
+                   help="chart path (.png; an .svg is written beside it); default: OUT with .png")
+    p.add_argument("--no-chart", action="store_true", help="do not draw the chart")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.set_defaults(func=_cmd_sweep)
+
+    p = commands.add_parser("mrc", help="the LRU miss-ratio curve of a trace",
+                            description="The exact LRU miss-ratio curve (Mattson stack "
+                            "distances) of a trace, or a SHARDS sample of it, as a table and "
+                            "a chart.")
+    _add_trace_args(p)
+    p.add_argument("--shards", type=_float("--shards", 0.0, 1.0, lo_open=True), metavar="RATE",
+                   help="SHARDS sampling rate in (0, 1] (default: exact)")
+    p.add_argument("--seed", type=_int("--seed", 0), default=0,
+                   help="seed of the SHARDS page hash (default 0)")
+    p.add_argument("--sizes", metavar="SIZES", help="pool sizes (grammar of sweep --pool; "
+                   "default: 5M, then doubling up to the pages the trace touches)")
+    p.add_argument("-o", "--output", metavar="OUT", help="write the curve (.csv, .parquet, .json)")
+    p.add_argument("--chart", metavar="PNG", help="chart path (default: OUT with .png, if -o)")
+    p.add_argument("--no-chart", action="store_true", help="do not draw the chart")
+    p.set_defaults(func=_cmd_mrc)
+
+    p = commands.add_parser("advise", help="recommend a pool size, old_blocks_time and "
+                            "instances for a trace",
+                            description="A short report: the pool size at the knee of the "
+                            "miss-ratio curve and the size reaching --target-hit, the effect of "
+                            "old_blocks_time (replays at 0 and 1000 at the recommended size), "
+                            "and the number of instances from the contention model, with every "
+                            "assumption stated.")
+    _add_trace_args(p)
+    p.add_argument("--target-hit", type=_float("--target-hit", 0.0, 1.0, lo_open=True),
+                   default=0.99, metavar="H", help="hit ratio to reach (default 0.99)")
+    p.add_argument("--threads", type=_int("--threads", 1, 10_000), default=32, metavar="N",
+                   help="concurrent user threads for the contention model (default 32)")
+    p.add_argument("--cores", type=_int("--cores", 1, 4096), default=16, metavar="C",
+                   help="CPU cores of the server for the contention model (default 16)")
+    p.add_argument("--gets-per-txn", type=_int("--gets-per-txn", 1), default=None, metavar="G",
+                   help="page gets per transaction when the trace has no statement marks "
+                        "(default 100)")
+    p.add_argument("--preset", default="mysql57", choices=["mysql55", "mysql56", "mysql57"],
+                   help="server version (default mysql57)")
+    p.add_argument("--device", choices=DEVICES, help="I/O device model (default ssd)")
+    p.add_argument("--shards", type=_float("--shards", 0.0, 1.0, lo_open=True), metavar="RATE",
+                   help="use a SHARDS-sampled curve (default: exact)")
+    p.add_argument("-o", "--output", metavar="REPORT", help="write REPORT (.md or .html) "
+                   "instead of printing Markdown")
+    p.set_defaults(func=_cmd_advise)
+
+    p = commands.add_parser("convert", help="convert a block-I/O trace to a page trace")
+    conv = p.add_subparsers(dest="kind", required=True, metavar="KIND", parser_class=_Parser)
+    b = conv.add_parser("blktrace", help="blkparse's default text output -> space,page CSV",
+                        description="Convert blkparse's default text output (one line per "
+                        "event: dev cpu seq time pid action rwbs sector + n [process]) into a "
+                        "CSV of space,page,time_ns,thread rows, one per page a request "
+                        "touches: page = (sector * 512 - file offset) // page size.")
+    b.add_argument("input", metavar="IN", help="blkparse text output")
+    b.add_argument("-o", "--output", required=True, metavar="OUT.csv")
+    b.add_argument("--page-size", type=_byte_size("--page-size"), default=16384,
+                   metavar="BYTES", help="InnoDB page size (default 16K)")
+    b.add_argument("--file-offset", type=_byte_size("--file-offset"), default=0,
+                   metavar="BYTES", help="byte offset of the tablespace file's first page on "
+                   "the traced device (default 0)")
+    b.add_argument("--space", type=_int("--space", 0, 2**32 - 1), default=0,
+                   help="space id to write (default 0)")
+    b.add_argument("--action", default="Q", metavar="ACTIONS",
+                   help="blkparse actions to keep (default Q: queued, before merging)")
+    b.add_argument("--writes", action="store_true", help="keep writes too (default: reads)")
+    b.add_argument("--device", metavar="MAJ,MIN", help="keep only this device (e.g. 8,0)")
+    b.set_defaults(func=_cmd_convert)
+
+    nb = commands.add_parser("notebooks", help="work with the notebooks in notebooks/")
+    nb_commands = nb.add_subparsers(dest="action", required=True, metavar="ACTION",
+                                    parser_class=_Parser)
+    run = nb_commands.add_parser(
+        "run", help="execute notebooks with papermill and write build/summary.md and .html",
+        description=("Execute notebooks/*.ipynb (sorted) with papermill into build/notebooks/, "
+                     "then write build/summary.md and build/summary.html with every "
+                     "build/results/*.csv and every figure. A full run (no --quick) is the one "
+                     "command that refreshes the committed figures/. Exits 1 if any notebook "
+                     "failed."))
+    run.add_argument("--quick", action="store_true",
+                     help="inject quick = True into each notebook's parameters cell (small "
+                     "sizes, for tests); outputs go to build/quick/ so that full-run figures "
+                     "are kept")
+    run.add_argument("--no-progress", action="store_true", help="do not show the progress bar")
+    run.add_argument("names", nargs="*", metavar="NAME",
+                     help="notebook stems or prefixes, e.g. 00 or 00_quickstart (default: all)")
+    run.set_defaults(func=_cmd_notebooks)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the ``bufsim`` command line.
+
+    Parameters
+    ----------
+    argv : sequence of str, optional
+        Arguments without the program name; ``sys.argv[1:]`` by default.
+
+    Returns
+    -------
+    int
+        The exit status: 0 ok, 1 a failure while running, 2 bad input.  A usage
+        error found while parsing the arguments raises ``SystemExit(2)`` after
+        printing its line, as argparse does (``--help`` and ``--version`` exit 0).
+    """
+    argv = list(sys.argv[1:] if argv is None else argv)
+    commands = ("replay", "sweep", "mrc", "advise", "convert", "notebooks")
+    prog = "bufsim" + (f" {argv[0]}" if argv and argv[0] in commands else "")
+    try:
+        args = _parser().parse_args(argv)
+    except UsageError as e:  # as argparse itself does for usage errors: SystemExit(2)
+        print(f"{prog}: error: {e}", file=sys.stderr)
+        raise SystemExit(2) from None
+    try:
+        return int(args.func(args))
+    except UsageError as e:
+        print(f"{prog}: error: {e}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print(f"{prog}: interrupted", file=sys.stderr)
+        return 130
+    except Exception as e:  # a failure while running: one line, status 1
+        msg = " ".join(str(e).split())
+        print(f"{prog}: failed: {type(e).__name__}: {msg}", file=sys.stderr)
+        return 1

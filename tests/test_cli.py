@@ -1,0 +1,300 @@
+"""The bufsim command line, through the real console script (subprocesses).
+
+Each subcommand is run as ``python -m bufsim`` (and once as the ``bufsim`` script
+of the environment), its numbers compared with the library's, and bad input
+checked: exit status 2, one line on stderr naming the problem, nothing written.
+"""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import bufsim
+from bufsim.advise import advise
+from bufsim.analytic import exact_mrc, shards_mrc
+
+SCRIPT = Path(sys.executable).parent / "bufsim"
+
+
+def run(*args, cwd=None, script=False):
+    cmd = [str(SCRIPT)] if script else [sys.executable, "-m", "bufsim"]
+    return subprocess.run(cmd + [str(a) for a in args], capture_output=True, text=True,
+                          cwd=cwd, timeout=600)
+
+
+@pytest.fixture(scope="module")
+def csv(tmp_path_factory):
+    """A hot table (space 3) and a scan of a larger one (space 4), 9,000 gets."""
+    rng = np.random.default_rng(11)
+    hot = rng.zipf(1.4, 6000) % 700
+    scan = np.arange(3000) // 2
+    path = tmp_path_factory.mktemp("cli") / "trace.csv"
+    pd.DataFrame({"space": np.concatenate([np.full(3000, 3), np.full(3000, 4),
+                                           np.full(3000, 3)]),
+                  "page": np.concatenate([hot[:3000], scan, hot[3000:]])}
+                 ).to_csv(path, index=False)
+    return path
+
+
+class _Proc:
+    def __init__(self, returncode, stdout, stderr):
+        self.returncode, self.stdout, self.stderr = returncode, stdout, stderr
+
+
+@pytest.fixture
+def inproc(capsys):
+    """Run ``bufsim.cli.main`` in this process (same code as the script, no start-up
+    cost); usage errors raise SystemExit(2) there, as argparse does."""
+    from bufsim.cli import main
+
+    def call(*args):
+        capsys.readouterr()
+        try:
+            code = main([str(a) for a in args])
+        except SystemExit as e:
+            code = e.code
+        out = capsys.readouterr()
+        return _Proc(code, out.out, out.err)
+    return call
+
+
+def one_error_line(proc, *needles):
+    assert proc.returncode == 2, (proc.returncode, proc.stderr)
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1, proc.stderr
+    for n in needles:
+        assert n in lines[0], lines[0]
+    return lines[0]
+
+
+def listing(d: Path):
+    return sorted(p.name for p in d.iterdir())
+
+
+# ---- version, help ---------------------------------------------------------------------
+def test_version_and_help_through_the_script_on_path():
+    assert SCRIPT.is_file()
+    p = run("--version", script=True)
+    assert p.returncode == 0 and p.stdout.strip() == f"bufsim {bufsim.__version__}"
+    h = run("sweep", "--help", script=True)
+    assert h.returncode == 0 and "usage: bufsim sweep" in h.stdout and "64M:4G:x2" in h.stdout
+    assert "blkparse" in run("convert", "blktrace", "--help").stdout
+    assert run("notebooks", "run", "--help").returncode == 0
+
+
+# ---- replay ----------------------------------------------------------------------------
+def test_replay_table_json_csv_match_the_library(csv, tmp_path, inproc):
+    res = bufsim.replay(bufsim.read_trace(csv), bufsim.mysql55(pool_pages="8M"))
+    p = run("replay", csv, "--preset", "mysql55", "--pool", "8M", script=True)
+    assert p.returncode == 0, p.stderr
+    table = dict(line.rsplit(None, 1) for line in p.stdout.splitlines()[1:])
+    assert int(table["NUMBER_PAGES_READ"].replace(",", "")) == res.totals["NUMBER_PAGES_READ"]
+    assert float(table["hit_ratio"]) == pytest.approx(res.hit_ratio, abs=1e-6)
+
+    j = inproc("replay", csv, "--preset", "mysql55", "--pool", "512", "--json")
+    doc = json.loads(j.stdout)
+    assert doc["totals"] == {k: int(v) for k, v in res.totals.items()}
+    assert doc["config"]["pool_pages"] == 512 and doc["config"]["old_blocks_time_ms"] == 0
+    assert doc["provenance"]["trace_sha256"] and len(doc["instances"]) == 1
+
+    out = tmp_path / "r.csv"
+    c = inproc("replay", csv, "--preset", "mysql55", "--pool", "8M", "--old-blocks-time", "1000",
+            "--old-blocks-pct", "20", "-o", out)
+    assert c.returncode == 0, c.stderr
+    row = pd.read_csv(out).iloc[0]
+    res2 = bufsim.replay(bufsim.read_trace(csv), bufsim.mysql55(
+        pool_pages=512, old_blocks_time_ms=1000, old_blocks_pct=20))
+    assert row["PAGES_NOT_MADE_YOUNG"] == res2.totals["PAGES_NOT_MADE_YOUNG"]
+    assert row["NUMBER_PAGES_READ"] == res2.totals["NUMBER_PAGES_READ"]
+    assert row["old_blocks_pct"] == 20 and row["hit_ratio"] == pytest.approx(res2.hit_ratio)
+    assert listing(tmp_path) == ["r.csv"]          # no temporary file left behind
+
+
+def _empty_trace(d):
+    p = d / "empty.csv"
+    p.write_text("space,page\n")
+    return p
+
+
+@pytest.mark.parametrize("case", ["unknown_column", "missing_column", "wrong_type_pool",
+                                  "wrong_type_time", "missing_file", "empty_trace",
+                                  "conflicting_formats", "conflicting_suffix", "bad_cell"])
+def test_replay_bad_input_exits_2_with_one_line_and_writes_nothing(case, csv, tmp_path, inproc):
+    out = tmp_path / "out" / "r.json"
+    out.parent.mkdir()
+    bad = tmp_path / "bad.csv"
+    bad.write_text("space,pg\n1,2\n")
+    cell = tmp_path / "cell.csv"
+    cell.write_text("space,page\n1,2\n1,x\n")
+    args, needles = {
+        "unknown_column": (["--columns", "blk=b"], ["--columns", "'blk' is not a trace column"]),
+        "missing_column": ([], ["missing required column 'page'"]),
+        "wrong_type_pool": (["--pool", "lots"], ["--pool", "'lots' is not a size"]),
+        "wrong_type_time": (["--old-blocks-time", "1s"], ["--old-blocks-time",
+                                                         "'1s' is not an integer"]),
+        "missing_file": ([], ["TRACE: no such file"]),
+        "empty_trace": ([], ["no data rows"]),
+        "conflicting_formats": (["--json", "--csv"], ["--csv", "not allowed with", "--json"]),
+        "conflicting_suffix": (["--csv"], ["suffix says json but --csv"]),
+        "bad_cell": ([], ["row 1 (line 3)", "column 'page'", "'x'"]),
+    }[case]
+    trace = {"missing_column": bad, "missing_file": tmp_path / "none.csv",
+             "empty_trace": _empty_trace(tmp_path), "bad_cell": cell}.get(case, csv)
+    pool = [] if "--pool" in args else ["--pool", "8M"]
+    # the acceptance list through the console script, the others in this process
+    script = case in ("unknown_column", "wrong_type_pool", "missing_file", "empty_trace",
+                      "conflicting_formats")
+    p = (run if script else inproc)("replay", trace, *pool, *args, "-o", out)
+    one_error_line(p, "bufsim replay: error:", *needles)
+    assert listing(out.parent) == [] and p.stdout == ""
+
+
+def test_out_of_range_config_names_the_field(csv, tmp_path, inproc):
+    p = inproc("replay", csv, "--pool", "1M")
+    one_error_line(p, "pool_pages=64 is out of range; allowed: 320..")
+    p = inproc("replay", csv, "--pool", "8M", "--old-blocks-pct", "99")
+    one_error_line(p, "--old-blocks-pct", "99 is out of range; allowed: 5..95")
+
+
+def test_replay_with_a_column_mapping(csv, tmp_path):
+    d = pd.read_csv(csv).rename(columns={"space": "sp", "page": "blk"})
+    mapped = tmp_path / "mapped.csv"
+    d.to_csv(mapped, index=False)
+    a = run("replay", csv, "--pool", "8M", "--csv")
+    b = run("replay", mapped, "--pool", "8M", "--csv", "--columns", "page=blk,space=sp")
+    assert b.returncode == 0, b.stderr
+    cols = ["NUMBER_PAGES_GET", "NUMBER_PAGES_READ", "hit_ratio"]
+    from io import StringIO
+    pd.testing.assert_frame_equal(pd.read_csv(StringIO(a.stdout))[cols],
+                                  pd.read_csv(StringIO(b.stdout))[cols])
+
+
+# ---- sweep -----------------------------------------------------------------------------
+def test_sweep_writes_the_grid_a_chart_and_matches_serial(csv, tmp_path):
+    out = tmp_path / "s.parquet"
+    p = run("sweep", csv, "--pool", "5M:20M:x2", "--old-blocks-time", "0,1000", "--preset",
+            "mysql55", "-o", out, "--jobs", "2")
+    assert p.returncode == 0, p.stderr
+    assert "6/6" in p.stderr                         # the bar's total
+    df = pd.read_parquet(out)
+    assert df[["pool_pages", "old_blocks_time_ms"]].values.tolist() == [
+        [s, t] for s in (320, 640, 1280) for t in (0, 1000)]
+    assert df["error"].isna().all()
+    assert sorted(listing(tmp_path)) == ["s.parquet", "s.png", "s.svg"]
+    lib = bufsim.sweep(bufsim.read_trace(csv), {"pool_pages": [320, 640, 1280],
+                                                "old_blocks_time_ms": [0, 1000]},
+                       jobs=1, preset="mysql55")
+    for c in ("NUMBER_PAGES_READ", "PAGES_MADE_YOUNG", "PAGES_NOT_MADE_YOUNG", "hit_ratio"):
+        assert df[c].tolist() == lib[c].tolist(), c
+
+
+@pytest.mark.parametrize("args, needles", [
+    (["--jobs", "2", "--executor", "dask://127.0.0.1:1"], ["--jobs and --executor exclude"]),
+    (["--old-blocks-time", "0,abc"], ["--old-blocks-time: 'abc' is not an integer"]),
+    (["--instances", "0"], ["--instances: 0 is out of range; allowed: 1..64"]),
+    (["--chart", "c.jpg"], ["--chart", "must end with .png, .svg"]),
+    (["--executor", "tcp://x"], ["--executor", "must be dask://HOST:PORT"]),
+])
+def test_sweep_bad_input(args, needles, csv, tmp_path, inproc, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    script = args[0] == "--jobs"
+    p = (run if script else inproc)("sweep", csv, "--pool", "5M,10M", "-o", tmp_path / "s.csv",
+                                    *args)
+    one_error_line(p, "bufsim sweep: error:", *needles)
+    assert listing(tmp_path) == []
+
+
+def test_sweep_invalid_configuration_is_refused_before_any_replay(csv, tmp_path, inproc):
+    p = inproc("sweep", csv, "--pool", "1M,8M", "-o", tmp_path / "s.parquet")
+    one_error_line(p, "configuration {'pool_pages': 64}", "pool_pages=64 is out of range")
+    assert listing(tmp_path) == []
+
+
+# ---- mrc -------------------------------------------------------------------------------
+def test_mrc_exact_and_shards(csv, tmp_path, inproc):
+    trace = bufsim.read_trace(csv)
+    out = tmp_path / "m.csv"
+    p = run("mrc", csv, "--sizes", "5M:20M:x2", "-o", out)
+    assert p.returncode == 0, p.stderr
+    df = pd.read_csv(out)
+    ref = exact_mrc(trace, [320, 640, 1280])
+    assert df["hits"].tolist() == ref["hits"].tolist()
+    assert sorted(listing(tmp_path)) == ["m.csv", "m.png", "m.svg"]
+    assert "exact LRU miss-ratio curve" in p.stdout
+
+    s = inproc("mrc", csv, "--shards", "0.5", "--seed", "3", "--sizes", "320,640", "-o",
+            tmp_path / "s.json", "--no-chart")
+    assert s.returncode == 0, s.stderr
+    got = pd.read_json(tmp_path / "s.json")
+    want = shards_mrc(trace, [320, 640], rate=0.5, seed=3)
+    assert got["hit_ratio"].to_numpy() == pytest.approx(want["hit_ratio"].to_numpy())
+    # default sizes: 5 MiB doubling until the footprint fits
+    d = inproc("mrc", csv)
+    sizes = [int(line.split()[0]) for line in d.stdout.splitlines()[2:]]
+    assert sizes == [320, 640, 1280, 2560]
+
+
+def test_mrc_bad_input(csv, tmp_path, inproc):
+    one_error_line(run("mrc", csv, "--shards", "0"), "--shards", "0.0 is out of range")
+    one_error_line(inproc("mrc", csv, "--shards", "half"), "--shards", "'half' is not a number")
+    one_error_line(inproc("mrc", csv, "--sizes", "big"), "--sizes: 'big' is not a size")
+    one_error_line(inproc("mrc", csv, "-o", tmp_path / "m.txt"), "-o", "must end with .csv")
+    one_error_line(inproc("mrc", tmp_path / "no.csv"), "TRACE: no such file")
+    one_error_line(inproc("mrc", csv, "-o", tmp_path / "m.csv", "--chart", tmp_path / "c.png",
+                       "--no-chart"), "--chart and --no-chart exclude each other")
+    assert listing(tmp_path) == []
+
+
+# ---- advise ----------------------------------------------------------------------------
+def test_advise_markdown_and_html(csv, tmp_path, inproc):
+    trace = bufsim.read_trace(csv)
+    rep = advise(trace, target_hit=0.6, threads=8, cores=4, preset="mysql56", trace_label=str(csv))
+    md = tmp_path / "r.md"
+    p = run("advise", csv, "--target-hit", "0.6", "--threads", "8", "--cores", "4",
+            "--preset", "mysql56", "-o", md)
+    assert p.returncode == 0, p.stderr
+    text = md.read_text()
+    assert text == rep.markdown()
+    pages = rep.recommended_pages
+    assert f"recommended: **{pages / 64:,.0f} MiB** ({pages:,} pages" in text
+    assert "| 0 |" in text and "| 1000 |" in text and "Assumptions" in text
+    h = inproc("advise", csv, "--target-hit", "0.6", "--threads", "8", "--cores", "4",
+            "--preset", "mysql56", "-o", tmp_path / "r.html")
+    assert h.returncode == 0, h.stderr
+    html = (tmp_path / "r.html").read_text()
+    assert html.startswith("<!DOCTYPE html>") and "<table>" in html and "<h2>Instances</h2>" in html
+
+
+def test_advise_bad_input(csv, tmp_path, inproc):
+    one_error_line(run("advise", csv, "--target-hit", "1.5"), "--target-hit", "out of range")
+    one_error_line(inproc("advise", csv, "--threads", "many"), "--threads", "not an integer")
+    one_error_line(inproc("advise", csv, "-o", tmp_path / "r.pdf"), "must end with .md, .html")
+    one_error_line(inproc("advise", csv, "--preset", "mariadb105"), "--preset", "invalid choice")
+    one_error_line(inproc("advise", _empty_trace(tmp_path)), "no data rows")
+    assert listing(tmp_path) == ["empty.csv"]
+
+
+# ---- convert ---------------------------------------------------------------------------
+def test_convert_blktrace_then_replay(tmp_path, inproc):
+    src = Path(__file__).parent / "data" / "blkparse_sample.txt"
+    out = tmp_path / "pages.csv"
+    p = run("convert", "blktrace", src, "-o", out, "--page-size", "16K", "--file-offset", "1M",
+            "--space", "9")
+    assert p.returncode == 0, p.stderr
+    df = pd.read_csv(out)
+    assert df.columns.tolist() == ["space", "page", "time_ns", "thread"]
+    assert (df["space"] == 9).all()
+    r = inproc("replay", out, "--pool", "5M", "--json")
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["totals"]["NUMBER_PAGES_GET"] == len(df)
+    one_error_line(run("convert", "blktrace", src, "-o", tmp_path / "x.csv", "--page-size",
+                       "3000"), "--page-size", "power of two")
+    one_error_line(inproc("convert", "blktrace", tmp_path / "none.txt", "-o", tmp_path / "y.csv"),
+                   "IN: no such file")
+    assert listing(tmp_path) == ["pages.csv"]
