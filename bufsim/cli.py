@@ -21,11 +21,11 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from . import paths
+from .config import DEVICES
 from .trace_import import CANONICAL_COLUMNS, FORMATS as TRACE_FORMATS
 
 __all__ = ["main", "UsageError", "CANONICAL_COLUMNS", "TRACE_FORMATS"]
 
-DEVICES = ("hdd7200", "ssd", "fs_cache", "instant")
 
 
 class UsageError(ValueError):
