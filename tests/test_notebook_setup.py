@@ -12,7 +12,7 @@ import pytest
 
 import bufsim
 from bufsim import _numba_cache, figures, notebooks, paths, provenance
-from bufsim.__main__ import _run_outputs
+from bufsim.cli import _run_outputs
 from bufsim.results import write_claims, write_results, write_table
 
 
