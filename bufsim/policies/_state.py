@@ -29,14 +29,14 @@ import numpy as np
 from numba import njit
 
 # ---- per-page mutable state ------------------------------------------------------------
-P_PREV, P_NEXT, P_WHERE, P_OLD, P_ACCESS, P_STAMP, P_READY, P_DIRTY, P_REF = range(9)
-N_P = 9
-# ---- per-page static facts -------------------------------------------------------------
-S_INST, S_GROUP, S_SPACE, S_PAGENO, S_PREVLEAF, S_NEXTLEAF = range(6)
+P_PREV, P_NEXT, P_WHERE, P_OLD, P_ACCESS, P_STAMP, P_READY, P_DIRTY, P_REF, P_PAGE = range(10)
+N_P = 10
+# ---- per-page static facts (one row per distinct page the replay has met) -------------
+S_INST, S_DENSE, S_SPACE, S_PAGENO, S_PREVLEAF, S_NEXTLEAF = range(6)
 N_S = 6
 # ---- per-instance state: list l in 1..4 uses columns 3(l-1) .. 3(l-1)+2 -----------------
-I_OLD, I_OLDLEN, I_FREE, I_CLOCK, I_SIZE, I_CAP, I_W, I_AREA, I_P, I_K1, I_K2 = range(12, 23)
-N_I = 23
+I_OLD, I_OLDLEN, I_FREE, I_CLOCK, I_SIZE, I_CAP, I_W, I_AREA, I_P, I_K1, I_K2, I_DROP = range(12, 24)
+N_I = 24
 # ---- per-instance counters -------------------------------------------------------------
 (C_GETS, C_READ, C_RA, C_RA_EVICTED, C_YOUNG, C_NOT_YOUNG, C_WRITTEN, C_READS,
  C_EVICT, C_WAIT_FREE, C_WRITE_REQ, C_AHI) = range(12)
@@ -51,8 +51,9 @@ COUNTER_NAMES = (
 T_CLOCK, T_CPU, T_IOWAIT, T_GETS, T_MISSES, T_EVENTS, T_POS, T_END = range(8)
 N_T = 8
 # ---- global state ----------------------------------------------------------------------
-G_DEVFREE, G_DEVLAST, G_NEXT_TICK, G_ACTIVE, G_FIXED, G_DEVBUSY, G_TICKS = range(7)
-N_G = 7
+G_DEVFREE, G_DEVLAST, G_NEXT_TICK, G_ACTIVE, G_FIXED, G_DEVBUSY, G_TICKS, G_FTOP, G_NLOCAL, \
+    G_MID = range(10)
+N_G = 10
 # ---- configuration ---------------------------------------------------------------------
 (K_POLICY, K_VERSION, K_OLDTIME, K_RATIO, K_RATHRESH, K_SCANDEPTH, K_AHI, K_CLEANER,
  K_COST_CLOCK, K_COST_YOUNG, K_COST_MISS, K_COST_EVICT, K_DEV_RAND, K_DEV_SEQ,
@@ -151,6 +152,14 @@ def move_to_head(pst, ist, i, p):
     push_head(pst, ist, i, l, p)
 
 
+@njit(_nrt=False, cache=True, inline="always")
+def drop(pst, ist, i, p):
+    """Unlink ghost entry p for good (it leaves every list) and remember it in
+    ``ist[i, I_DROP]`` so that the engine can free its frame."""
+    unlink(pst, ist, i, p)
+    ist[i, I_DROP] = p
+
+
 def walk(pst, ist, i, l):
     """Pages of list l from head to tail (plain Python; for tests and snapshots)."""
     out = []
@@ -162,7 +171,69 @@ def walk(pst, ist, i, l):
 
 
 def new_page_state(n_pages: int) -> np.ndarray:
+    """State rows for ``n_pages`` entries (frames in the engine; pages in the policy
+    twin tests, which index it by page directly)."""
     pst = np.zeros((n_pages, N_P), dtype=np.int64)
     pst[:, P_PREV] = -1
     pst[:, P_NEXT] = -1
+    pst[:, P_PAGE] = -1
     return pst
+
+
+# ---- the page map: dense page index -> local id (open addressing, linear probing) ----------
+@njit(_nrt=False, cache=True, inline="always")
+def _slot0(d, mask):
+    x = np.uint64(d) * np.uint64(0x9E3779B97F4A7C15)
+    return np.int64(x >> np.uint64(29)) & mask
+
+
+@njit(_nrt=False, cache=True)
+def hash_find(hk, hv, d):
+    """Local id of dense page d, or -1 if the replay has not met it."""
+    mask = hk.shape[0] - 1
+    h = _slot0(d, mask)
+    while True:
+        k = hk[h]
+        if k == d:
+            return np.int64(hv[h])
+        if k < 0:
+            return np.int64(-1)
+        h = (h + 1) & mask
+
+
+@njit(_nrt=False, cache=True)
+def fold_instance(space_id, page_no, n_inst):
+    """buf_pool_get: fold(space, page_no >> 6) mod n_inst in unsigned 64-bit arithmetic
+    (as :meth:`bufsim.Tablespaces.instance_of`)."""
+    s = np.uint64(space_id)
+    x = np.uint64(page_no) >> np.uint64(6)
+    f = (s << np.uint64(20)) + s + x
+    return np.int64(f % np.uint64(n_inst))
+
+
+@njit(_nrt=False, cache=True)
+def hash_add(hk, hv, stat, fmap, glob, sids, n_inst, d, sp, pn):
+    """Local id of dense page d (page pn of space position sp), registering it with
+    its static facts if it is new (the caller guarantees room).  Leaf links of a new
+    page are -2 (unknown) until the engine fills them for a page of the trace."""
+    mask = hk.shape[0] - 1
+    h = _slot0(d, mask)
+    while True:
+        k = hk[h]
+        if k == d:
+            return np.int64(hv[h])
+        if k < 0:
+            break
+        h = (h + 1) & mask
+    p = glob[G_NLOCAL]
+    glob[G_NLOCAL] = p + 1
+    hk[h] = d
+    hv[h] = p
+    stat[p, S_DENSE] = d
+    stat[p, S_SPACE] = sp
+    stat[p, S_PAGENO] = pn
+    stat[p, S_INST] = fold_instance(sids[sp], pn, n_inst)
+    stat[p, S_PREVLEAF] = -2
+    stat[p, S_NEXTLEAF] = -2
+    fmap[p] = -1
+    return p

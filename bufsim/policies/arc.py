@@ -54,7 +54,7 @@ from collections import OrderedDict
 
 from numba import njit
 
-from ._state import I_CAP, I_P, P_WHERE, move_to_head, push_head, unlink
+from ._state import I_CAP, I_P, P_WHERE, drop, move_to_head, push_head, unlink
 
 
 def init(ist, i, capacity):
@@ -124,14 +124,14 @@ def miss(pst, ist, i, p):
     if full:                                             # case IV
         if ist[i, 2] + ist[i, 8] >= c:                   # (A) |L1| = c
             if ist[i, 8] > 0:
-                unlink(pst, ist, i, ist[i, 7])
+                drop(pst, ist, i, ist[i, 7])
                 victim = _replace(pst, ist, i, False)
             else:
                 victim = ist[i, 1]
                 unlink(pst, ist, i, victim)
         else:                                            # (B) |L1| < c
             if ist[i, 2] + ist[i, 5] + ist[i, 8] + ist[i, 11] >= 2 * c and ist[i, 11] > 0:
-                unlink(pst, ist, i, ist[i, 10])
+                drop(pst, ist, i, ist[i, 10])
             victim = _replace(pst, ist, i, False)
     push_head(pst, ist, i, 1, p)
     return victim

@@ -47,7 +47,7 @@ from collections import OrderedDict
 
 from numba import njit
 
-from ._state import I_CAP, I_K1, I_K2, P_WHERE, move_to_head, push_head, unlink
+from ._state import I_CAP, I_K1, I_K2, P_WHERE, drop, move_to_head, push_head, unlink
 
 
 def init(ist, i, capacity):
@@ -85,7 +85,7 @@ def miss(pst, ist, i, p):
             kout = ist[i, I_K2]
             if kout > 0:
                 if ist[i, 8] >= kout:
-                    unlink(pst, ist, i, ist[i, 7])
+                    drop(pst, ist, i, ist[i, 7])
                 push_head(pst, ist, i, 3, victim)
         else:
             victim = ist[i, 4]
