@@ -56,6 +56,9 @@ DONE, STOP_TIME, STOP_EVENTS, NEED_ROOM, YIELD, CLOCK_OVERFLOW = 0, -1, -2, -3, 
 GETS_PER_CALL = 4_000_000
 #: new pages one get can register (a read-ahead area)
 ROOM_PER_GET = 64
+#: tablespace maps up to this many pages use a dense int32 map (4 bytes per page
+#: number) from page to local id; larger ones an open-addressing hash
+DENSE_MAP_MAX_PAGES = 1 << 24
 
 
 @njit(_nrt=False, cache=True, inline="always")
@@ -245,7 +248,7 @@ def _run_generic(pages, counts, cpus, flags, pst, stat, ist, cnt, sst, glob, cfg
 
 
 @njit(_nrt=False, cache=True)
-def _translate(dense, out, hk, hv, stat, fmap, glob, sids, bases, n_inst, start, room, pending):
+def _translate(dense, out, dmap, hk, hv, stat, fmap, glob, sids, bases, n_inst, start, room, pending):
     """Local ids of dense pages ``dense[start:]`` into ``out``, registering new pages,
     until fewer than ``room`` could still be registered.  Pages whose leaf links are
     not known yet are listed in ``pending`` (their links set to -3 meanwhile).
@@ -257,8 +260,8 @@ def _translate(dense, out, hk, hv, stat, fmap, glob, sids, bases, n_inst, start,
         if glob[G_NLOCAL] >= room:
             break
         d = dense[j]
-        sp = np.searchsorted(bases, d, side="right") - 1
-        p = hash_add(hk, hv, stat, fmap, glob, sids, n_inst, d, sp, d - bases[sp])
+        sp = 0 if bases.shape[0] == 1 else np.searchsorted(bases, d, side="right") - 1
+        p = hash_add(dmap, hk, hv, stat, fmap, glob, sids, n_inst, d, sp, d - bases[sp])
         if stat[p, S_PREVLEAF] == -2:
             stat[p, S_PREVLEAF] = -3
             pending[npend] = p
@@ -359,6 +362,8 @@ class PoolState:
         self._space_ids = np.ascontiguousarray(tablespaces.space_ids, dtype=np.int64)
         self.space_base = np.ascontiguousarray(tablespaces.space_base, dtype=np.int64)
         self.space_size = np.ascontiguousarray(tablespaces.space_size, dtype=np.int64)
+        self.dmap = np.full(tablespaces.n_pages if tablespaces.n_pages <= DENSE_MAP_MAX_PAGES
+                            else 0, -1, dtype=np.int32)
         self._alloc_pages(1024)
         ni = config.instances
         ist = np.zeros((ni, N_I), dtype=np.int64)
@@ -404,10 +409,11 @@ class PoolState:
         if old is not None:
             stat[:n] = old[:n]
             fmap[:n] = self.fmap[:n]
-        hsize = 1 << max(4, int(2 * rows - 1).bit_length())
+        hsize = 1 << max(4, int(2 * rows - 1).bit_length()) if len(self.dmap) == 0 else 2
         hk = np.full(hsize, -1, dtype=np.int64)
         hv = np.zeros(hsize, dtype=np.int32)
-        _rehash(hk, hv, stat, n)
+        if len(self.dmap) == 0:
+            _rehash(hk, hv, stat, n)
         self.stat, self.fmap, self.hk, self.hv = stat, fmap, hk, hv
 
     def _grow(self) -> None:
@@ -415,8 +421,8 @@ class PoolState:
 
     @property
     def _pm(self):
-        return (self.fmap, self.ffree, self.hk, self.hv, self.space_base, self.space_size,
-                self._space_ids)
+        return (self.fmap, self.ffree, self.dmap, self.hk, self.hv, self.space_base,
+                self.space_size, self._space_ids)
 
     def _local(self, dense: np.ndarray) -> np.ndarray:
         """Local ids of dense pages, registering the new ones (with their leaf links)."""
@@ -426,9 +432,8 @@ class PoolState:
         ts = self.tablespaces
         while True:
             room = self.stat.shape[0] - ROOM_PER_GET
-            pending = np.empty(min(len(dense) - j, max(room - int(self.glob[G_NLOCAL]), 0)) + 1,
-                               dtype=np.int64)
-            j, npend = _translate(dense, out, self.hk, self.hv, self.stat, self.fmap, self.glob,
+            pending = np.empty(len(dense) - j + 1, dtype=np.int64)
+            j, npend = _translate(dense, out, self.dmap, self.hk, self.hv, self.stat, self.fmap, self.glob,
                                   self._space_ids, self.space_base, self.config.instances, j,
                                   room, pending)
             if npend:
@@ -443,7 +448,7 @@ class PoolState:
     def _frame_of(self, page: int) -> int:
         """Frame of dense page ``page``, -1 if it has none."""
         from .policies._state import hash_find
-        lp = hash_find(self.hk, self.hv, int(page))
+        lp = hash_find(self.dmap, self.hk, self.hv, int(page))
         return -1 if lp < 0 else int(self.fmap[lp])
 
     def page_field(self, page: int, field: int) -> int:
@@ -470,7 +475,8 @@ class PoolState:
         """Bytes of state: ``per_frame`` (pool-sized arrays), ``per_page`` (arrays
         sized by the distinct pages met, at their current capacity) and the counts."""
         frame = self.pst.nbytes + self.ffree.nbytes
-        page = self.stat.nbytes + self.fmap.nbytes + self.hk.nbytes + self.hv.nbytes
+        page = self.stat.nbytes + self.fmap.nbytes + self.hk.nbytes + self.hv.nbytes + \
+            self.dmap.nbytes
         return {"frames": len(self.pst), "frame_bytes": frame,
                 "bytes_per_frame": frame / len(self.pst),
                 "distinct_pages": self.distinct_pages, "page_bytes": page,

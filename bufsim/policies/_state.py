@@ -188,8 +188,12 @@ def _slot0(d, mask):
 
 
 @njit(_nrt=False, cache=True)
-def hash_find(hk, hv, d):
-    """Local id of dense page d, or -1 if the replay has not met it."""
+def hash_find(dmap, hk, hv, d):
+    """Local id of dense page d, or -1 if the replay has not met it.  With a dense map
+    (``dmap``, one int32 per page number, used for small tablespace maps) a plain
+    lookup; else the hash ``hk``/``hv``."""
+    if dmap.shape[0] > 0:
+        return np.int64(dmap[d])
     mask = hk.shape[0] - 1
     h = _slot0(d, mask)
     while True:
@@ -212,23 +216,30 @@ def fold_instance(space_id, page_no, n_inst):
 
 
 @njit(_nrt=False, cache=True)
-def hash_add(hk, hv, stat, fmap, glob, sids, n_inst, d, sp, pn):
+def hash_add(dmap, hk, hv, stat, fmap, glob, sids, n_inst, d, sp, pn):
     """Local id of dense page d (page pn of space position sp), registering it with
     its static facts if it is new (the caller guarantees room).  Leaf links of a new
     page are -2 (unknown) until the engine fills them for a page of the trace."""
-    mask = hk.shape[0] - 1
-    h = _slot0(d, mask)
-    while True:
-        k = hk[h]
-        if k == d:
-            return np.int64(hv[h])
-        if k < 0:
-            break
-        h = (h + 1) & mask
-    p = glob[G_NLOCAL]
+    if dmap.shape[0] > 0:
+        q = dmap[d]
+        if q >= 0:
+            return np.int64(q)
+        p = glob[G_NLOCAL]
+        dmap[d] = p
+    else:
+        mask = hk.shape[0] - 1
+        h = _slot0(d, mask)
+        while True:
+            k = hk[h]
+            if k == d:
+                return np.int64(hv[h])
+            if k < 0:
+                break
+            h = (h + 1) & mask
+        p = glob[G_NLOCAL]
+        hk[h] = d
+        hv[h] = p
     glob[G_NLOCAL] = p + 1
-    hk[h] = d
-    hv[h] = p
     stat[p, S_DENSE] = d
     stat[p, S_SPACE] = sp
     stat[p, S_PAGENO] = pn

@@ -372,9 +372,9 @@ def read_ahead_linear(pst, stat, ist, cnt, sst, glob, cfg, pm, p, k, t_ns):
     """buf_read_ahead_linear, called on the first access to page p.  Returns the time
     (later than t_ns only if freeing a block for a read-ahead page had to wait).
 
-    ``pm`` is the page map ``(fmap, ffree, hk, hv, space_base, space_size, space_ids)``;
-    bases and leaf links are dense page indices."""
-    fmap, ffree, hk, hv, space_base, space_size, sids = pm
+    ``pm`` is the page map ``(fmap, ffree, dmap, hk, hv, space_base, space_size,
+    space_ids)``; bases and leaf links are dense page indices."""
+    fmap, ffree, dmap, hk, hv, space_base, space_size, sids = pm
     thr = cfg[K_RATHRESH]
     if thr == 0 and cfg[K_VERSION] != 55:
         return t_ns  # 5.6+: 0 switches linear read-ahead off (5.5: most aggressive)
@@ -401,7 +401,7 @@ def read_ahead_linear(pst, stat, ist, cnt, sst, glob, cfg, pm, p, k, t_ns):
     pred = 0
     for j in range(low, high):
         acc = 0
-        lq = hash_find(hk, hv, base + j)
+        lq = hash_find(dmap, hk, hv, base + j)
         if lq >= 0:
             f = fmap[lq]
             if f >= 0 and pst[f, P_WHERE] == 1:
@@ -441,7 +441,7 @@ def read_ahead_linear(pst, stat, ist, cnt, sst, glob, cfg, pm, p, k, t_ns):
     for j in range(low, high):
         if is_ibuf_bitmap(j):
             continue
-        q = hash_add(hk, hv, stat, fmap, glob, sids, cfg[K_NINST], base + j, sp, j)
+        q = hash_add(dmap, hk, hv, stat, fmap, glob, sids, cfg[K_NINST], base + j, sp, j)
         f = fmap[q]
         if f >= 0 and pst[f, P_WHERE] == 1:
             continue
