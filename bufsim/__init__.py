@@ -37,7 +37,7 @@ from .config import (
 )
 from .engine import PoolState, ReplayResult, replay
 from .pages import IndexSpec, SpaceSpec, Tablespaces
-from .trace import FLAG_AHI, FLAG_MODIFY, FLAG_SHORTCUT, FLAG_STMT_END, Chunk, Trace, read_trace
+from .trace import FLAG_AHI, FLAG_MODIFY, FLAG_RELATCH, FLAG_SHORTCUT, FLAG_STMT_END, Chunk, Trace, read_trace
 
 __version__ = "0.1.0"
 
@@ -53,6 +53,6 @@ def __getattr__(name):
 __all__ = [
     "CostModel", "DeviceModel", "PoolConfig", "mysql55", "mysql56", "mysql57", "mariadb105",
     "pages_from_bytes", "preset", "PoolState", "ReplayResult", "replay", "IndexSpec",
-    "SpaceSpec", "Tablespaces", "FLAG_AHI", "FLAG_MODIFY", "FLAG_SHORTCUT", "FLAG_STMT_END", "Chunk", "Trace", "read_trace",
+    "SpaceSpec", "Tablespaces", "FLAG_AHI", "FLAG_MODIFY", "FLAG_SHORTCUT", "FLAG_STMT_END", "FLAG_RELATCH", "Chunk", "Trace", "read_trace",
     "synthetic", "analytic", "contention", "workloads",
 ]

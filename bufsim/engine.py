@@ -44,11 +44,16 @@ from .policies._state import (
     K_RATIO, K_SCANDEPTH, K_VERSION, N_C, N_G, N_I, N_K, N_S, N_T, NS_PER_S, P_OLD, P_WHERE,
     POLICY_CODES, S_DENSE, S_INST, S_NEXTLEAF, S_PAGENO, S_PREVLEAF, S_SPACE, T_CLOCK,
     T_CPU, T_END, T_EVENTS, T_GETS, T_IOWAIT, T_MISSES, T_POS, VERSION_CODES,
-    G_FTOP, G_MID, G_NLOCAL, I_DROP, P_PAGE, hash_add, new_page_state, walk,
+    G_DEVFREE, G_FTOP, G_MID, G_NLOCAL, I_DROP, P_NEXT, P_PAGE, P_PREV, hash_add,
+    new_page_state, walk,
 )
 
 __all__ = ["replay", "ReplayResult", "PoolState"]
 
+
+#: internal event flag set by the engine (not a trace flag): the page is at an edge of
+#: its read-ahead area
+FLAG_EDGE = 256
 
 # return codes of the kernels (> 0: 1 + the stream that needs its next chunk)
 DONE, STOP_TIME, STOP_EVENTS, NEED_ROOM, YIELD, CLOCK_OVERFLOW = 0, -1, -2, -3, -4, -5
@@ -74,7 +79,7 @@ def _generic_get(pst, stat, ist, cnt, sst, glob, cfg, pm, code, p, fl, k, t_ns):
     glob[G_ACTIVE] = 1
     f = fmap[p]
     if f >= 0:
-        w = pst[f, P_WHERE]
+        w = pst[P_WHERE, f]
         if w == 1 or w == 2:
             policy_hit(code, pst, ist, i, f)
             return t_ns
@@ -88,7 +93,7 @@ def _generic_get(pst, stat, ist, cnt, sst, glob, cfg, pm, code, p, fl, k, t_ns):
     if victim >= 0:
         cnt[i, C_EVICT] += 1
         ist[i, I_CLOCK] += 1
-        if pst[victim, P_WHERE] == 0:
+        if pst[P_WHERE, victim] == 0:
             release_frame(pst, glob, fmap, ffree, victim)
     d = ist[i, I_DROP]
     if d >= 0:
@@ -248,10 +253,163 @@ def _run_generic(pages, counts, cpus, flags, pst, stat, ist, cnt, sst, glob, cfg
 
 
 @njit(_nrt=False, cache=True)
-def _translate(dense, out, dmap, hk, hv, stat, fmap, glob, sids, bases, n_inst, start, room, pending):
+def _run_lru(pages, counts, cpus, flags, pst, stat, ist, cnt, sst, glob, cfg, pm,
+             exhausted, stop_ns, max_events, budget, room):
+    """Plain LRU, one stream, one instance, no stop time or event limit: the fast path.
+
+    The same state and the same results as :func:`_run_generic` with policy ``lru``
+    (the twin tests run both), with the list ends, counters, device queue and clock
+    in locals, written back once per call; a miss reuses the evicted page's frame.
+    Other cases go to :func:`_run_generic`."""
+    if sst.shape[0] != 1 or ist.shape[0] != 1 or stop_ns >= 0 or max_events >= 0:
+        return _run_generic(pages, counts, cpus, flags, pst, stat, ist, cnt, sst, glob, cfg,
+                            pm, exhausted, stop_ns, max_events, budget, room)
+    fmap = pm[0]
+    ffree = pm[1]
+    prv = pst[P_PREV]
+    nxt = pst[P_NEXT]
+    where = pst[P_WHERE]
+    page = pst[P_PAGE]
+    head = ist[0, 0]
+    tail = ist[0, 1]
+    length = ist[0, 2]
+    cap = ist[0, I_CAP]
+    top = glob[G_FTOP]
+    devfree = glob[G_DEVFREE]
+    devlast = glob[G_DEVLAST]
+    devbusy = glob[G_DEVBUSY]
+    rnd = cfg[K_DEV_RAND]
+    seq = cfg[K_DEV_SEQ]
+    miss_cpu = cfg[K_COST_MISS]
+    e = sst[0, T_POS]
+    end = sst[0, T_END]
+    t = sst[0, T_CLOCK]
+    n_gets = 0
+    n_counted = 0
+    n_miss = 0
+    n_evict = 0
+    iowait = 0
+    cpu_sum = 0
+    n_events = 0
+    left = budget
+    code = DONE
+    partial = 0
+    while True:
+        if e >= end:
+            code = DONE if exhausted[0] != 0 else 1
+            break
+        if left <= 0:
+            code = YIELD
+            break
+        p = pages[e]
+        c = counts[e]
+        cpu = cpus[e]
+        n = c if c <= left else left
+        for _ in range(n):
+            f = fmap[p]
+            if f >= 0:
+                if f != head:                      # move to the head
+                    a = prv[f]
+                    b = nxt[f]
+                    nxt[a] = b
+                    if b >= 0:
+                        prv[b] = a
+                    else:
+                        tail = a
+                    prv[f] = -1
+                    nxt[f] = head
+                    prv[head] = f
+                    head = f
+            else:
+                n_miss += 1
+                if length >= cap:                  # evict the tail, reuse its frame
+                    f = tail
+                    tail = prv[f]
+                    if tail >= 0:
+                        nxt[tail] = -1
+                    else:
+                        head = -1
+                    fmap[page[f]] = -1
+                    n_evict += 1
+                else:
+                    top -= 1
+                    f = ffree[top]
+                    length += 1
+                fmap[p] = f
+                page[f] = p
+                where[f] = 1
+                prv[f] = -1
+                nxt[f] = head
+                if head >= 0:
+                    prv[head] = f
+                else:
+                    tail = f
+                head = f
+                # device_read
+                if seq != rnd and devlast >= 0 and stat[p, S_DENSE] == stat[devlast, S_DENSE] + 1 \
+                        and stat[p, S_SPACE] == stat[devlast, S_SPACE]:
+                    svc = seq
+                else:
+                    svc = rnd
+                start = t if t > devfree else devfree
+                devfree = start + svc
+                devlast = p
+                devbusy += svc
+                iowait += devfree - t
+                t = devfree + miss_cpu
+                cpu_sum += miss_cpu
+            t += cpu
+            if t < 0:
+                code = CLOCK_OVERFLOW
+                break
+        if code == CLOCK_OVERFLOW:
+            break
+        left -= n
+        n_gets += n
+        if (flags[e] & 16) == 0:
+            n_counted += n
+        cpu_sum += cpu * n
+        if n < c:
+            counts[e] = c - n
+            code = YIELD
+            partial = 1
+            break
+        n_events += 1
+        e += 1
+    # write back
+    ist[0, 0] = head
+    ist[0, 1] = tail
+    ist[0, 2] = length
+    ist[0, I_CLOCK] += n_evict
+    glob[G_FTOP] = top
+    glob[G_DEVFREE] = devfree
+    glob[G_DEVLAST] = devlast
+    glob[G_DEVBUSY] = devbusy
+    glob[G_ACTIVE] = 1 if n_gets > 0 else glob[G_ACTIVE]
+    glob[G_MID] = partial  # 1 + stream 0 if an event was cut
+    cnt[0, C_GETS] += n_counted
+    sst[0, T_GETS] += n_counted
+    cnt[0, C_READS] += n_miss
+    cnt[0, C_READ] += n_miss
+    cnt[0, C_EVICT] += n_evict
+    sst[0, T_MISSES] += n_miss
+    sst[0, T_IOWAIT] += iowait
+    sst[0, T_CPU] += cpu_sum
+    sst[0, T_EVENTS] += n_events
+    sst[0, T_POS] = e
+    sst[0, T_CLOCK] = t
+    return code
+
+
+@njit(_nrt=False, cache=True)
+def _translate(dense, out, dmap, hk, hv, stat, fmap, glob, sids, bases, n_inst, start, room,
+               pending, linked, flags, area):
     """Local ids of dense pages ``dense[start:]`` into ``out``, registering new pages,
     until fewer than ``room`` could still be registered.  Pages whose leaf links are
-    not known yet are listed in ``pending`` (their links set to -3 meanwhile).
+    not filled yet (``linked[p] == 0``: new, or registered by a read-ahead) are
+    listed in ``pending`` for the caller to fill, and marked.  With ``area > 0`` the
+    events of pages at either edge of a read-ahead area get :data:`FLAG_EDGE` in
+    ``flags`` (only their first access can start a linear read-ahead).
     Returns (index reached, pending count)."""
     npend = 0
     n = dense.shape[0]
@@ -261,9 +419,14 @@ def _translate(dense, out, dmap, hk, hv, stat, fmap, glob, sids, bases, n_inst, 
             break
         d = dense[j]
         sp = 0 if bases.shape[0] == 1 else np.searchsorted(bases, d, side="right") - 1
-        p = hash_add(dmap, hk, hv, stat, fmap, glob, sids, n_inst, d, sp, d - bases[sp])
-        if stat[p, S_PREVLEAF] == -2:
-            stat[p, S_PREVLEAF] = -3
+        pn = d - bases[sp]
+        p = hash_add(dmap, hk, hv, stat, fmap, glob, sids, n_inst, d, sp, pn)
+        if area > 0:
+            r = pn % area
+            if r == 0 or r == area - 1:
+                flags[j] |= FLAG_EDGE  # linear read-ahead may start here
+        if linked[p] == 0:
+            linked[p] = 1
             pending[npend] = p
             npend += 1
         out[j] = p
@@ -323,7 +486,7 @@ class PoolState:
 
     Layout (frame-major, like InnoDB's ``buf_block_t`` array and ``page_hash``):
 
-    ``pst[frame, P_*]``
+    ``pst[P_*, frame]``
         one row per buffer frame (the pool's size, plus ghost entries for 2Q/ARC):
         list links, old flag, access time, stamp, read completion, dirty, the page.
     ``stat[page, S_*]``, ``fmap[page]``
@@ -364,7 +527,7 @@ class PoolState:
         self.space_size = np.ascontiguousarray(tablespaces.space_size, dtype=np.int64)
         self.dmap = np.full(tablespaces.n_pages if tablespaces.n_pages <= DENSE_MAP_MAX_PAGES
                             else 0, -1, dtype=np.int32)
-        self._alloc_pages(1024)
+        self._alloc_pages(1 << 14)
         ni = config.instances
         ist = np.zeros((ni, N_I), dtype=np.int64)
         ist[:, 0:12:3] = -1
@@ -394,7 +557,8 @@ class PoolState:
         self.glob[G_FTOP] = nf
         self.cfg = _config_array(config)
         self.exhausted = np.zeros(n_streams, dtype=np.int64)
-        self._kernel = _run_innodb if config.policy == "innodb" else _run_generic
+        self._kernel = {"innodb": _run_innodb, "lru": _run_lru}.get(config.policy, _run_generic)
+        self._area = config.read_ahead_area if config.policy == "innodb" else 0
         self._buf = [_empty_events() for _ in range(n_streams)]
         self._arrays = _empty_events()
 
@@ -406,9 +570,12 @@ class PoolState:
         n = int(self.glob[G_NLOCAL]) if old is not None else 0
         stat = np.zeros((rows, N_S), dtype=np.int64)
         fmap = np.full(rows, -1, dtype=np.int32)
+        linked = np.zeros(rows, dtype=np.uint8)
         if old is not None:
             stat[:n] = old[:n]
             fmap[:n] = self.fmap[:n]
+            linked[:n] = self._linked[:n]
+        self._linked = linked
         hsize = 1 << max(4, int(2 * rows - 1).bit_length()) if len(self.dmap) == 0 else 2
         hk = np.full(hsize, -1, dtype=np.int64)
         hv = np.zeros(hsize, dtype=np.int32)
@@ -424,8 +591,9 @@ class PoolState:
         return (self.fmap, self.ffree, self.dmap, self.hk, self.hv, self.space_base,
                 self.space_size, self._space_ids)
 
-    def _local(self, dense: np.ndarray) -> np.ndarray:
-        """Local ids of dense pages, registering the new ones (with their leaf links)."""
+    def _local(self, dense: np.ndarray, flags: np.ndarray) -> np.ndarray:
+        """Local ids of dense pages, registering the new ones (with their leaf links);
+        marks FLAG_EDGE in ``flags`` (InnoDB)."""
         dense = np.ascontiguousarray(dense, dtype=np.int64)
         out = np.empty(len(dense), dtype=np.int64)
         j = 0
@@ -435,7 +603,7 @@ class PoolState:
             pending = np.empty(len(dense) - j + 1, dtype=np.int64)
             j, npend = _translate(dense, out, self.dmap, self.hk, self.hv, self.stat, self.fmap, self.glob,
                                   self._space_ids, self.space_base, self.config.instances, j,
-                                  room, pending)
+                                  room, pending, self._linked, flags, self._area)
             if npend:
                 pend = pending[:npend]
                 prev, nxt = ts.leaf_links_of(self.stat[pend, S_DENSE])
@@ -456,11 +624,11 @@ class PoolState:
         page that has no frame (not resident, not a ghost), as every field of such a
         page was in the page-major engine."""
         f = self._frame_of(page)
-        return 0 if f < 0 else int(self.pst[f, field])
+        return 0 if f < 0 else int(self.pst[field, f])
 
     def _dense_of_frames(self, frames) -> np.ndarray:
         fr = np.asarray(frames, dtype=np.int64)
-        return self.stat[self.pst[fr, P_PAGE], S_DENSE]
+        return self.stat[self.pst[P_PAGE, fr], S_DENSE]
 
     @property
     def n_streams(self) -> int:
@@ -476,9 +644,9 @@ class PoolState:
         sized by the distinct pages met, at their current capacity) and the counts."""
         frame = self.pst.nbytes + self.ffree.nbytes
         page = self.stat.nbytes + self.fmap.nbytes + self.hk.nbytes + self.hv.nbytes + \
-            self.dmap.nbytes
-        return {"frames": len(self.pst), "frame_bytes": frame,
-                "bytes_per_frame": frame / len(self.pst),
+            self.dmap.nbytes + self._linked.nbytes
+        return {"frames": self.pst.shape[1], "frame_bytes": frame,
+                "bytes_per_frame": frame / self.pst.shape[1],
                 "distinct_pages": self.distinct_pages, "page_bytes": page,
                 "bytes_per_distinct_page": page / max(self.distinct_pages, 1)}
 
@@ -495,10 +663,19 @@ class PoolState:
             bad = int(np.flatnonzero(cpu > 2**63 - 1 - int(self.sst[stream, T_CLOCK]))[0])
             raise ValueError(f"trace column 'cpu_ns' row {bad} = {int(cpu[bad])} would overflow "
                              "the int64 virtual clock (start_ns + cpu_ns must stay below 2**63)")
-        local = self._local(chunk.page)
+        flags = np.array(chunk.flags, dtype=np.int64)
+        local = self._local(chunk.page, flags)
+        # counts are copied: the kernel splits a long event by decrementing its count
+        new = (local, np.array(chunk.count, dtype=np.int64), cpu, flags)
+        if self.n_streams == 1 and self.sst[0, T_POS] >= self.sst[0, T_END]:
+            # one stream, its buffer used up: the chunk's arrays are the kernel's
+            self._arrays = new
+            self.sst[0, T_POS] = 0
+            self.sst[0, T_END] = len(local)
+            self._buf[0] = new
+            return
         rest = self._remaining(stream)
-        self._buf[stream] = tuple(np.concatenate([r, np.asarray(a, dtype=np.int64)])
-                                  for r, a in zip(rest, (local, chunk.count, cpu, chunk.flags)))
+        self._buf[stream] = tuple(np.concatenate([r, a]) for r, a in zip(rest, new))
         self._layout()
 
     def _remaining(self, s):
@@ -601,13 +778,13 @@ class PoolState:
 
     def group_counts(self) -> tuple[np.ndarray, np.ndarray]:
         """Resident and old pages per group (index), counted from the frames."""
-        where = self.pst[:, P_WHERE]
+        where = self.pst[P_WHERE, :]
         resident = (where == 1) | (where == 2)
         n = self.tablespaces.n_groups
         frames = np.flatnonzero(resident)
         g = self.tablespaces.group_of(self._dense_of_frames(frames)) if len(frames) else \
             np.zeros(0, dtype=np.int64)
-        old = (self.pst[frames, P_OLD] != 0) if self.config.policy == "innodb" else \
+        old = (self.pst[P_OLD, frames] != 0) if self.config.policy == "innodb" else \
             np.zeros(len(frames), dtype=bool)
         return (np.bincount(g, minlength=n), np.bincount(g[old], minlength=n))
 

@@ -527,7 +527,8 @@ class Tablespaces:
         pn = d - base
         prev = np.where(pn > 0, d - 1, -1)
         nxt = np.where(pn < self._sizes[k] - 1, d + 1, -1)
-        for j in np.unique(k):
+        custom = [j for j, s in enumerate(self._spaces) if s.leaf_links is not None]
+        for j in (np.unique(k) if custom else ()):
             s = self._spaces[int(j)]
             if s.leaf_links is None:
                 continue

@@ -274,12 +274,13 @@ class ReferencePool:
             if self.config.policy == "innodb":
                 t = self._innodb_get(page, flags, st, t)
             else:
-                t = self._twin_get(page, st, t)
+                t = self._twin_get(page, flags, st, t)
             t += cpu
             st.cpu += cpu
         if self.config.cleaner_activity == "statement" and flags & (8 | 2):
             self.active = True    # FLAG_STMT_END or FLAG_MODIFY: the activity count moved
-        st.gets += count
+        if not flags & 16:
+            st.gets += count  # FLAG_RELATCH: checked, not counted
         st.pos += 1
         st.clock = t
         return True
@@ -295,8 +296,9 @@ class ReferencePool:
             self.active = True
         resident = p in inst.pages
         hashed = cfg.adaptive_hash_index and resident and inst.pages[p].access > 0
+        counted = 0 if flags & 16 else 1  # FLAG_RELATCH: checked, not counted
         if flags & 4 and hashed:          # AHI shortcut: one get, no stamp, no check
-            inst.count("NUMBER_PAGES_GET")
+            inst.count("NUMBER_PAGES_GET", counted)
             inst.count("ahi_hits")
             pg = inst.pages[p]
             if pg.ready > t:
@@ -307,7 +309,7 @@ class ReferencePool:
                 inst.count("Innodb_buffer_pool_write_requests")
             return t
         ahi = bool(flags & 1) and hashed
-        inst.count("NUMBER_PAGES_GET", 2 if ahi else 1)
+        inst.count("NUMBER_PAGES_GET", (2 if ahi else 1) * counted)
         if ahi:
             inst.count("ahi_hits")
         self.fixed = p
@@ -411,10 +413,10 @@ class ReferencePool:
         inst.count("NUMBER_PAGES_READ_AHEAD", n)
         return t
 
-    def _twin_get(self, p, st, t):
+    def _twin_get(self, p, flags, st, t):
         cfg = self.config
         inst = self.inst[self.inst_of[p]]
-        inst.count("NUMBER_PAGES_GET")
+        inst.count("NUMBER_PAGES_GET", 0 if flags & 16 else 1)
         hit, victim = inst.twin.access(p)
         if hit:
             return t

@@ -27,7 +27,7 @@ import numpy as np
 
 from .pages import SpaceSpec, Tablespaces, _as_int64, _check_int
 
-__all__ = ["FLAG_AHI", "FLAG_MODIFY", "FLAG_SHORTCUT", "FLAG_STMT_END", "FLAG_MASK", "Chunk", "Trace", "read_trace", "TRACE_DTYPE"]
+__all__ = ["FLAG_AHI", "FLAG_MODIFY", "FLAG_SHORTCUT", "FLAG_STMT_END", "FLAG_RELATCH", "FLAG_MASK", "Chunk", "Trace", "read_trace", "TRACE_DTYPE"]
 
 #: The get takes the adaptive-hash-index path: it counts two gets when the page is resident.
 FLAG_AHI = 1
@@ -46,8 +46,14 @@ FLAG_SHORTCUT = 4
 #: next pass "active" (``srv_check_activity``), as in InnoDB, where page gets do not
 #: move the count; under the default ``"get"`` every get does and this bit is inert.
 FLAG_STMT_END = 8
+#: The get is a cursor re-latch of a remembered position (``btr_pcur_restore_position``
+#: -> ``buf_page_optimistic_get`` on a page the cursor already counted): "checked,
+#: not counted".  It goes through everything a get does (the access-time stamp, the
+#: make-young check, a read if the page is gone) but is not counted in
+#: NUMBER_PAGES_GET, nor in the stream's gets.
+FLAG_RELATCH = 16
 #: All defined flag bits; other bits are rejected.
-FLAG_MASK = FLAG_AHI | FLAG_MODIFY | FLAG_SHORTCUT | FLAG_STMT_END
+FLAG_MASK = FLAG_AHI | FLAG_MODIFY | FLAG_SHORTCUT | FLAG_STMT_END | FLAG_RELATCH
 
 _COLUMNS = ("page", "count", "cpu_ns", "stream", "flags")
 #: Record layout of a saved ``.npy`` trace.
@@ -81,7 +87,7 @@ class Chunk:
     stream : numpy.ndarray of int64
         Stream id (>= 0).
     flags : numpy.ndarray of uint8
-        Bits of :data:`FLAG_AHI`, :data:`FLAG_MODIFY`, :data:`FLAG_SHORTCUT` and
+        Bits of :data:`FLAG_AHI`, :data:`FLAG_MODIFY`, :data:`FLAG_SHORTCUT`, :data:`FLAG_RELATCH` and
         :data:`FLAG_STMT_END`.
 
     Notes
@@ -133,7 +139,8 @@ class Chunk:
                   ("stream", self.stream < 0, "allowed: >= 0"),
                   ("flags", (self.flags & ~np.uint8(FLAG_MASK)) != 0,
                    f"allowed: bits of FLAG_AHI={FLAG_AHI} | FLAG_MODIFY={FLAG_MODIFY} | "
-                   f"FLAG_SHORTCUT={FLAG_SHORTCUT} | FLAG_STMT_END={FLAG_STMT_END}"))
+                   f"FLAG_SHORTCUT={FLAG_SHORTCUT} | FLAG_STMT_END={FLAG_STMT_END} | "
+                   f"FLAG_RELATCH={FLAG_RELATCH}"))
         for col, b, allowed in checks:
             if b.any():
                 i = _first(b)
@@ -363,7 +370,8 @@ class Trace:
 
     def streams(self) -> np.ndarray:
         """Distinct stream ids, ascending (one pass)."""
-        seen = [np.unique(c.stream) for c in self if len(c)]
+        seen = [c.stream[:1] if (c.stream == c.stream[0]).all() else np.unique(c.stream)
+                for c in self if len(c)]
         return np.unique(np.concatenate(seen)) if seen else np.zeros(0, dtype=np.int64)
 
     def split_streams(self) -> list[Trace]:

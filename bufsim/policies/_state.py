@@ -1,29 +1,33 @@
 """Array state shared by every policy kernel, and the list primitives over it.
 
-All replay state lives in a handful of int64 NumPy arrays so that the jitted
-kernels see no Python objects:
+All replay state lives in a handful of NumPy arrays so that the jitted kernels see
+no Python objects:
 
-``pst[page, field]``   mutable per-page state (columns ``P_*``)
-``stat[page, field]``  static per-page facts from the tablespace map (columns ``S_*``)
+``pst[field, frame]``  mutable per-frame state (rows ``P_*``): one column per buffer
+                       frame (``buf_block_t``), plus ghost entries for 2Q/ARC
+``stat[page, field]``  static facts of each distinct page met (columns ``S_*``),
+                       read on the miss and read-ahead paths only
+``fmap[page]``         the page's frame or -1 (InnoDB's ``page_hash``)
 ``ist[inst, field]``   per-instance state: up to four array-linked lists, the
                        InnoDB old-sublist pointer, free blocks, freed_page_clock...
 ``cnt[inst, field]``   per-instance counters (``C_*``), named after
                        INFORMATION_SCHEMA.INNODB_BUFFER_POOL_STATS
 ``sst[stream, field]`` per-stream clock and counts (``T_*``)
-``glob[field]``        device queue, page-cleaner tick, the buffer-fixed page
+``glob[field]``        device queue, page-cleaner tick, the buffer-fixed frame,
+                       the free-frame stack top, the number of distinct pages met
 ``cfg[field]``         the configuration as integers (``K_*``)
-``grp[group, 2]``      resident and old pages per index (group)
 
 Every kernel is compiled with ``_nrt=False``: it allocates nothing, and without
-numba's reference counting of array arguments a replay runs about 4x faster
-(measured: 3.5 -> 14 M gets/s for ``innodb`` on a 1M-page Zipf trace).
+numba's reference counting of array arguments a replay runs about 4x faster.
 
-Per-page arrays are page-major so that one page's state shares one or two cache
-lines: a miss on a trace over a million pages then costs 2-3 cache misses, not
-one per field.
+The per-frame state is field-major (one contiguous row per field, sized by the
+pool): a list operation touches the link rows only, whose working set is a few
+bytes per frame, whatever the number of pages the trace names.
 
-A page is in at most one list at a time; ``pst[p, P_WHERE]`` names it (0: none).
-Lists 1 and 2 hold resident pages, lists 3 and 4 are ghost lists (2Q, ARC).
+The list primitives take an *entry* id: a frame in the engine, a page number in
+the policy twin tests (which give every page an entry).  An entry is in at most
+one list at a time; ``pst[P_WHERE, e]`` names it (0: none).  Lists 1 and 2 hold
+resident pages, lists 3 and 4 are ghost lists (2Q, ARC).
 """
 import numpy as np
 from numba import njit
@@ -94,58 +98,58 @@ def push_head(pst, ist, i, l, p):
     """Link page p at the head of list l of instance i."""
     b = 3 * (l - 1)
     h = ist[i, b]
-    pst[p, P_PREV] = -1
-    pst[p, P_NEXT] = h
+    pst[P_PREV, p] = -1
+    pst[P_NEXT, p] = h
     if h >= 0:
-        pst[h, P_PREV] = p
+        pst[P_PREV, h] = p
     else:
         ist[i, b + 1] = p
     ist[i, b] = p
     ist[i, b + 2] += 1
-    pst[p, P_WHERE] = l
+    pst[P_WHERE, p] = l
 
 
 @njit(_nrt=False, cache=True, inline="always")
 def insert_after(pst, ist, i, l, a, p):
     """Link page p right after page a (towards the tail) in list l."""
     b = 3 * (l - 1)
-    n = pst[a, P_NEXT]
-    pst[p, P_PREV] = a
-    pst[p, P_NEXT] = n
-    pst[a, P_NEXT] = p
+    n = pst[P_NEXT, a]
+    pst[P_PREV, p] = a
+    pst[P_NEXT, p] = n
+    pst[P_NEXT, a] = p
     if n >= 0:
-        pst[n, P_PREV] = p
+        pst[P_PREV, n] = p
     else:
         ist[i, b + 1] = p
     ist[i, b + 2] += 1
-    pst[p, P_WHERE] = l
+    pst[P_WHERE, p] = l
 
 
 @njit(_nrt=False, cache=True, inline="always")
 def unlink(pst, ist, i, p):
     """Unlink page p from whichever list holds it."""
-    l = pst[p, P_WHERE]
+    l = pst[P_WHERE, p]
     b = 3 * (l - 1)
-    pr = pst[p, P_PREV]
-    nx = pst[p, P_NEXT]
+    pr = pst[P_PREV, p]
+    nx = pst[P_NEXT, p]
     if pr >= 0:
-        pst[pr, P_NEXT] = nx
+        pst[P_NEXT, pr] = nx
     else:
         ist[i, b] = nx
     if nx >= 0:
-        pst[nx, P_PREV] = pr
+        pst[P_PREV, nx] = pr
     else:
         ist[i, b + 1] = pr
     ist[i, b + 2] -= 1
-    pst[p, P_PREV] = -1
-    pst[p, P_NEXT] = -1
-    pst[p, P_WHERE] = 0
+    pst[P_PREV, p] = -1
+    pst[P_NEXT, p] = -1
+    pst[P_WHERE, p] = 0
 
 
 @njit(_nrt=False, cache=True, inline="always")
 def move_to_head(pst, ist, i, p):
     """Move page p to the head of the list it is in."""
-    l = pst[p, P_WHERE]
+    l = pst[P_WHERE, p]
     if ist[i, 3 * (l - 1)] == p:
         return
     unlink(pst, ist, i, p)
@@ -166,17 +170,17 @@ def walk(pst, ist, i, l):
     p = int(ist[i, 3 * (l - 1)])
     while p >= 0:
         out.append(p)
-        p = int(pst[p, P_NEXT])
+        p = int(pst[P_NEXT, p])
     return out
 
 
 def new_page_state(n_pages: int) -> np.ndarray:
     """State rows for ``n_pages`` entries (frames in the engine; pages in the policy
     twin tests, which index it by page directly)."""
-    pst = np.zeros((n_pages, N_P), dtype=np.int64)
-    pst[:, P_PREV] = -1
-    pst[:, P_NEXT] = -1
-    pst[:, P_PAGE] = -1
+    pst = np.zeros((N_P, n_pages), dtype=np.int64)
+    pst[P_PREV, :] = -1
+    pst[P_NEXT, :] = -1
+    pst[P_PAGE, :] = -1
     return pst
 
 

@@ -66,7 +66,7 @@ def init(ist, i, capacity):
 @njit(_nrt=False, cache=True, inline="always")
 def hit(pst, ist, i, p):
     """Case I: move ``p`` from T1 or within T2 to the head of T2."""
-    if pst[p, P_WHERE] == 1:
+    if pst[P_WHERE, p] == 1:
         unlink(pst, ist, i, p)
         push_head(pst, ist, i, 2, p)
     else:
@@ -100,7 +100,7 @@ def miss(pst, ist, i, p):
         forgotten in case IV-A), or -1.
     """
     c = ist[i, I_CAP]
-    where = pst[p, P_WHERE]
+    where = pst[P_WHERE, p]
     full = ist[i, 2] + ist[i, 5] >= c
     victim = -1
     if where == 3 or where == 4:
