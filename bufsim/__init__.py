@@ -36,6 +36,7 @@ from .config import (
     pages_from_bytes, preset,
 )
 from .engine import PoolState, ReplayResult, replay
+from .pool import Pool, PoolSnapshot
 from .pages import IndexSpec, SpaceSpec, Tablespaces
 from .trace import FLAG_AHI, FLAG_MODIFY, FLAG_RELATCH, FLAG_SHORTCUT, FLAG_STMT_END, Chunk, Trace, read_trace
 
@@ -52,7 +53,7 @@ def __getattr__(name):
 
 __all__ = [
     "CostModel", "DeviceModel", "PoolConfig", "mysql55", "mysql56", "mysql57", "mariadb105",
-    "pages_from_bytes", "preset", "PoolState", "ReplayResult", "replay", "IndexSpec",
+    "pages_from_bytes", "preset", "PoolState", "Pool", "PoolSnapshot", "ReplayResult", "replay", "IndexSpec",
     "SpaceSpec", "Tablespaces", "FLAG_AHI", "FLAG_MODIFY", "FLAG_SHORTCUT", "FLAG_STMT_END", "FLAG_RELATCH", "Chunk", "Trace", "read_trace",
     "synthetic", "analytic", "contention", "workloads",
 ]

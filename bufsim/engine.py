@@ -963,22 +963,30 @@ def replay(trace, config: PoolConfig | str | None = None, *, sample_every_ns: in
 
     for s in range(len(sources)):
         refill(s)
-    while True:
-        stop = next_sample
-        if switches and (stop < 0 or switches[0][0] < stop):
-            stop = switches[0][0]
-        code = state.run(stop_ns=stop)
-        if code > 0:
-            refill(code - 1)
-        elif code == STOP_TIME:
-            if switches and stop == switches[0][0]:
-                state.cfg[K_OLDTIME] = switches.pop(0)[1]
-                if stop != next_sample:
-                    continue
-            samples.append(_sample(state, next_sample))
-            next_sample += sample_every_ns
-        else:
-            break
+    try:
+        while True:
+            stop = next_sample
+            if switches and (stop < 0 or switches[0][0] < stop):
+                stop = switches[0][0]
+            code = state.run(stop_ns=stop)
+            if code > 0:
+                refill(code - 1)
+            elif code == STOP_TIME:
+                if switches and stop == switches[0][0]:
+                    state.cfg[K_OLDTIME] = switches.pop(0)[1]
+                    if stop != next_sample:
+                        continue
+                samples.append(_sample(state, next_sample))
+                next_sample += sample_every_ns
+            else:
+                break
+    except KeyboardInterrupt:
+        if bar is not None:
+            bar.close()
+        gets = int(state.sst[:, T_GETS].sum())
+        raise KeyboardInterrupt(
+            f"replay interrupted after {gets:,} gets, at virtual time "
+            f"{int(state.sst[:, T_CLOCK].max()):,} ns; no result was produced") from None
     if bar is not None:
         bar.close()
     if sample_every_ns:

@@ -231,6 +231,39 @@ class ReferencePool:
             cap = config.instance_pages - config.misc_pages
             self.inst = [_TwinInstance(twin(cap)) for _ in range(config.instances)]
 
+    # ---- a session (bufsim.Pool's reference) ---------------------------------------------
+    def add_events(self, stream: int, events) -> None:
+        """Append ``(page, count, cpu_ns, flags)`` events to a stream."""
+        self.streams[stream].events.extend(events)
+
+    def set(self, old_blocks_time_ms: int | None = None, old_blocks_pct: int | None = None):
+        """SET GLOBAL innodb_old_blocks_time / innodb_old_blocks_pct: the time applies to
+        later checks; a new ratio re-adjusts every old sublist at once
+        (buf_LRU_old_ratio_update_instance with adjust = TRUE)."""
+        if old_blocks_time_ms is not None:
+            self.config = self.config.replace(old_blocks_time_ms=old_blocks_time_ms)
+        if old_blocks_pct is not None:
+            self.config = self.config.replace(old_blocks_pct=old_blocks_pct)
+            if self.config.policy == "innodb":
+                for inst in self.inst:
+                    inst.ratio = self.config.old_ratio
+                    if len(inst.lru) >= 512:
+                        inst.adjust()
+
+    def idle_until(self, t_ns: int) -> None:
+        """No gets until ``t_ns``: the page cleaner makes the passes due, every
+        stream's clock moves to ``t_ns`` if behind."""
+        if self.config.policy == "innodb" and self.config.page_cleaner:
+            while self.next_tick <= t_ns:
+                if self.active:
+                    for inst in self.inst:
+                        inst.cleaner_pass(self.next_tick)
+                    self.active = False
+                    self.ticks += 1
+                self.next_tick += 1_000_000_000
+        for st in self.streams:
+            st.clock = max(st.clock, t_ns)
+
     # ---- device --------------------------------------------------------------------------
     def device_read(self, p, t_ns):
         d = self.config.device
