@@ -836,6 +836,9 @@ class ReplayResult:
         ``gets:s``, ``misses:s`` and ``io_wait_ns:s``; empty without sampling.
     device_busy_ns, cleaner_passes
         Total device service time and page-cleaner passes.
+    memory
+        Bytes of engine state: per frame (pool-sized arrays) and per distinct page
+        met (the page map and static facts), see :meth:`PoolState.nbytes`.
     """
 
     config: PoolConfig
@@ -846,6 +849,7 @@ class ReplayResult:
     timeline: pd.DataFrame = field(default_factory=pd.DataFrame)
     device_busy_ns: int = 0
     cleaner_passes: int = 0
+    memory: dict = field(default_factory=dict)
 
     @property
     def hit_ratio(self) -> float:
@@ -998,7 +1002,8 @@ def replay(trace, config: PoolConfig | str | None = None, *, sample_every_ns: in
     return ReplayResult(config=config, stats=stats, totals=totals, streams=state.streams(),
                         contents=state.contents(),
                         timeline=pd.DataFrame(samples) if samples else pd.DataFrame(),
-                        device_busy_ns=int(state.glob[G_DEVBUSY]), cleaner_passes=int(state.glob[G_TICKS]))
+                        device_busy_ns=int(state.glob[G_DEVBUSY]), cleaner_passes=int(state.glob[G_TICKS]),
+                        memory=state.nbytes())
 
 
 def _sample(state: PoolState, t_ns: int) -> dict:
