@@ -58,7 +58,7 @@ FLAG_EDGE = 256
 # return codes of the kernels (> 0: 1 + the stream that needs its next chunk)
 DONE, STOP_TIME, STOP_EVENTS, NEED_ROOM, YIELD, CLOCK_OVERFLOW = 0, -1, -2, -3, -4, -5
 #: gets done per kernel call at most, so that Python sees Ctrl-C often enough
-GETS_PER_CALL = 4_000_000
+GETS_PER_CALL = 2_000_000
 #: new pages one get can register (a read-ahead area)
 ROOM_PER_GET = 64
 #: tablespace maps up to this many pages use a dense int32 map (4 bytes per page

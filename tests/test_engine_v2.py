@@ -101,7 +101,7 @@ def test_events_split_across_calls_give_the_same_result(monkeypatch, policy):
         whole = bufsim.replay(traces_, cfg, sample_every_ns=50_000_000)
         monkeypatch.setattr(engine, "GETS_PER_CALL", 7)
         split = bufsim.replay(traces_, cfg, sample_every_ns=50_000_000)
-        monkeypatch.setattr(engine, "GETS_PER_CALL", 4_000_000)
+        monkeypatch.setattr(engine, "GETS_PER_CALL", 2_000_000)
         assert _totals(split) == _totals(whole)
         assert split.timeline.equals(whole.timeline)
         assert int(whole.totals["NUMBER_PAGES_GET"]) > 0
