@@ -739,6 +739,14 @@ class PoolState:
             self._buf[s] = self._remaining(s)
         return int(code)
 
+    def set_old_blocks_time(self, ms: int) -> None:
+        """``SET GLOBAL innodb_old_blocks_time = ms``: applies to every later make-young
+        check (``config`` keeps the starting value; :class:`bufsim.Pool` updates it)."""
+        if isinstance(ms, (bool, np.bool_)) or not isinstance(ms, (int, np.integer)) \
+                or not 0 <= ms <= 2**32 - 1:
+            raise ValueError(f"old_blocks_time_ms = {ms!r} is out of range; allowed: 0..2**32-1")
+        self.cfg[K_OLDTIME] = int(ms)
+
     def idle_until(self, t_ns: int) -> None:
         """Advance every stream's clock to ``t_ns`` (if behind) with no gets: the page
         cleaner (5.6+) makes the pass due at the first whole second after activity."""

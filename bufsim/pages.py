@@ -210,7 +210,7 @@ class SpaceSpec:
             raise ValueError(f"SpaceSpec(space_id={sid}).name must be a string, got {self.name!r}")
         indexes = tuple(self.indexes)
         where = f"SpaceSpec(space_id={sid})"
-        seen = np.zeros(n, dtype=bool) if indexes else None
+        seen = np.zeros(0, dtype=np.int64)  # pages of the earlier indexes, sorted (no n-sized array)
         names = set()
         for j, ix in enumerate(indexes):
             if not isinstance(ix, IndexSpec):
@@ -229,11 +229,12 @@ class SpaceSpec:
                 if (c > 1).any():
                     raise ValueError(f"{where}.indexes[{j}] ({ix.name!r}).pages lists page "
                                      f"{int(u[c > 1][0])} twice; pages must be distinct")
-                if seen[p].any():
-                    k = int(p[seen[p]][0])
+                dup = np.isin(p, seen, assume_unique=True)
+                if dup.any():
+                    k = int(p[dup][0])
                     raise ValueError(f"{where}.indexes[{j}] ({ix.name!r}).pages overlaps an earlier "
                                      f"index at page {k}; index pages must not overlap")
-                seen[p] = True
+                seen = np.union1d(seen, p)
         object.__setattr__(self, "indexes", indexes)
         if self.leaf_links is not None:
             try:

@@ -65,15 +65,15 @@ def test_sparse_page_numbers_replay_in_little_memory():
 
 
 def test_tablespaces_lookups_need_no_per_page_arrays():
-    ts = Tablespaces([SpaceSpec(0, 2**32, "big", indexes=()),
+    ts = Tablespaces([SpaceSpec(0, 2**32, "big", indexes=(bufsim.IndexSpec("k", [2**32 - 1, 7]),)),
                       SpaceSpec(9, 300, "t", indexes=(bufsim.IndexSpec("PRIMARY", range(0, 100)),))])
-    d = ts.dense([0, 9, 9], [2**32 - 1, 50, 200])
-    assert ts.group_of(d).tolist() == [0, 1, 2]
-    assert ts.group_names == ["big", "t.PRIMARY", "t"]
-    assert ts.group_sizes.tolist() == [2**32, 100, 200]
+    d = ts.dense([0, 9, 9, 0], [2**32 - 1, 50, 200, 8])
+    assert ts.group_of(d).tolist() == [0, 2, 3, 1]
+    assert ts.group_names == ["big.k", "big", "t.PRIMARY", "t"]
+    assert ts.group_sizes.tolist() == [2, 2**32 - 2, 100, 200]
     prev, nxt = ts.leaf_links_of(d)
-    assert prev.tolist() == [d[0] - 1, d[1] - 1, d[2] - 1]
-    assert nxt.tolist() == [-1, d[1] + 1, d[2] + 1]
+    assert prev.tolist() == [d[0] - 1, d[1] - 1, d[2] - 1, d[3] - 1]
+    assert nxt.tolist() == [-1, d[1] + 1, d[2] + 1, d[3] + 1]
     assert "page_group" not in ts._cache and "links" not in ts._cache
 
 

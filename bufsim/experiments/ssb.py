@@ -39,7 +39,7 @@ import pandas as pd
 
 from ..config import CostModel, DeviceModel, PoolConfig, pages_from_bytes, preset
 from ..engine import PoolState, replay
-from ..policies._state import COUNTER_NAMES, K_OLDTIME, T_CLOCK, T_CPU, T_GETS, T_IOWAIT, T_MISSES
+from ..policies._state import COUNTER_NAMES, T_CLOCK, T_CPU, T_GETS, T_IOWAIT, T_MISSES
 from ..workloads.plans import CpuCost
 from ..workloads.ssb import QUERIES, SSB
 
@@ -187,7 +187,7 @@ def q11_sequence(ssb: SSB, steps: Sequence[tuple[str, int]], calib: Calibration,
     for plan, t_ms in steps:
         if not (isinstance(t_ms, (int, np.integer)) and 0 <= t_ms <= 2**32 - 1):
             raise ValueError(f"old_blocks_time_ms = {t_ms!r} is out of range; allowed: 0..2**32-1")
-        state.cfg[K_OLDTIME] = int(t_ms)
+        state.set_old_blocks_time(int(t_ms))
         op = ssb.query("Q1.1", plan, cpu=calib.cpu)
         c0, t0 = _counters(state), int(state.sst[0, T_CLOCK])
         state.exhausted[0] = 0
