@@ -13,6 +13,13 @@ same size, measured in this process: lru against libCacheSim's LRU, clock
 against its Clock, the InnoDB configurations against its LRU.  The hits of lru
 and clock must equal libCacheSim's exactly (column ``=lcs``).
 
+Each trace and pool size is also replayed through ``floor_lru``
+(benchmarks/floor_lru.py), a from-scratch minimal array LRU kernel: its hits must
+equal bufsim ``lru``'s, and every bufsim row carries ``ratio_vs_floor``, its rate
+over the floor's in this run (the issue-14 targets: ``lru`` >= 0.6, the InnoDB
+configurations >= 0.4).  Each bufsim row also reports the engine's memory: bytes
+of pool-sized state per frame and bytes of page-map state per distinct page.
+
 A second section (benchmarks/mrc_vs_replay.py, key ``mrc_vs_replay`` of the
 JSON) times one exact LRU miss-ratio curve against 20 LRU replays on a Zipf(0.9)
 trace of the same length, whose hits must agree at every size.
@@ -34,6 +41,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # benchmarks/lcs.py, a sibling
 
 import lcs as lcs_bench  # noqa: E402  (benchmarks/lcs.py, not libcachesim)
+from floor_lru import floor_lru  # noqa: E402  (benchmarks/floor_lru.py)
 import mrc_vs_replay as mrc_bench  # noqa: E402  (benchmarks/mrc_vs_replay.py)
 
 import bufsim  # noqa: E402
@@ -92,6 +100,24 @@ def libcachesim_runs(pages: np.ndarray, sizes):
     return out
 
 
+#: issue-14 targets: bufsim rate / floor_lru rate, per configuration
+FLOOR_TARGET = {"lru": 0.6, "innodb_t0": 0.4, "innodb_t1000": 0.4}
+
+
+def time_floor(chunk, n_pages, capacity, repeat=1):
+    """(seconds, hits) of the minimal LRU kernel over a materialized chunk."""
+    pages = np.ascontiguousarray(chunk.page, dtype=np.int64)
+    counts = np.ascontiguousarray(chunk.count, dtype=np.int64)
+    floor_lru(pages[:10], counts[:10], n_pages, 4)  # compile or load, untimed
+    best, hits = None, None
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        hits = floor_lru(pages, counts, n_pages, capacity)
+        d = time.perf_counter() - t0
+        best = d if best is None else min(best, d)
+    return best, int(hits)
+
+
 def compile_seconds():
     """Compile (or load from cache) the kernels on a tiny trace."""
     trace = bufsim.synthetic.zipf_trace(2000, 1000, 0.9, seed=0)
@@ -116,6 +142,8 @@ def warm_first_replay_seconds():
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--quick", action="store_true", help="2M gets instead of 20M")
+    ap.add_argument("--repeat", type=int, default=2,
+                    help="best of this many timings per row (the machine may be shared)")
     args = ap.parse_args(argv)
     n_gets = 2_000_000 if args.quick else 20_000_000
     n_pages = 1_000_000
@@ -130,13 +158,23 @@ def main(argv=None):
             scan_every=n_gets // 10, seed=7)),
     }
     rows = []
+    floor_mismatch = []
     for tname, trace in traces.items():
         chunk = trace.materialize()
         gets = int(chunk.count.sum())
         flat = np.repeat(chunk.page, chunk.count)
-        del chunk
         ref = libcachesim_runs(flat, sizes)
         del flat
+        floor = {}
+        for size in sizes:
+            cap = configs()["lru"](size)
+            cap = cap.instance_pages - cap.misc_pages
+            secs, hits = time_floor(chunk, trace.tablespaces.n_pages, cap, repeat=args.repeat)
+            floor[size] = (secs, hits)
+            rows.append(dict(trace=tname, gets=gets, pool_pages=size, policy="floor_lru",
+                             seconds=secs, gets_per_s=gets / secs, hits=hits,
+                             ratio_vs_floor=1.0))
+        del chunk
         for size in sizes:
             for lpol in ("lru", "clock"):
                 if (lpol, size) in ref:
@@ -147,8 +185,12 @@ def main(argv=None):
                                      hits_equal_libcachesim=None, ratio_vs_libcachesim=1.0,
                                      libcachesim_hashpower=hp))
             for pname, make in configs().items():
-                secs, res = time_replay(trace, make(size))
+                secs, res = time_replay(trace, make(size), repeat=args.repeat)
                 hits = int(res.streams["gets"].sum() - res.streams["misses"].sum())
+                fsecs, fhits = floor[size]
+                if pname == "lru" and hits != fhits:
+                    floor_mismatch.append(f"{tname}/{size}: lru {hits} hits, floor_lru {fhits}")
+                mem = res.memory
                 lpol = REFERENCE[pname]
                 r = ref.get((lpol, size))
                 rows.append(dict(
@@ -156,7 +198,11 @@ def main(argv=None):
                     gets_per_s=gets / secs, hits=hits, reference=f"libcachesim_{lpol}",
                     libcachesim_hits=r[1] if r else None,
                     hits_equal_libcachesim=(hits == r[1]) if r and pname in EXACT else None,
-                    ratio_vs_libcachesim=r[0] / secs if r else None))
+                    ratio_vs_libcachesim=r[0] / secs if r else None,
+                    ratio_vs_floor=fsecs / secs, floor_target=FLOOR_TARGET.get(pname),
+                    bytes_per_frame=mem.get("bytes_per_frame"),
+                    bytes_per_distinct_page=mem.get("bytes_per_distinct_page"),
+                    distinct_pages=mem.get("distinct_pages"), frames=mem.get("frames")))
     mrc = mrc_bench.run(quick=args.quick)
     out = dict(
         when=dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
@@ -166,7 +212,7 @@ def main(argv=None):
         libcachesim_method=("cache.process_trace(TraceReader(oracleGeneral file)), obj_id "
                             "page+1, obj_size 1, cache size in objects; only process_trace "
                             "timed"),
-        quick=bool(args.quick), n_gets=n_gets, n_pages=n_pages,
+        quick=bool(args.quick), n_gets=n_gets, n_pages=n_pages, repeat=args.repeat,
         compile_or_cache_load_seconds=compile_s,
         warm_process_first_replay_seconds=warm_s, results=rows, mrc_vs_replay=mrc,
     )
@@ -180,17 +226,31 @@ def main(argv=None):
           f"{n_gets} gets per trace")
     print(f"compile (or cache load) s: {', '.join(f'{k} {v:.2f}' for k, v in compile_s.items())}")
     print(f"warm process import + first small replay: {warm_s:.2f} s")
-    print(f"{'trace':10} {'pool':>8} {'policy':18} {'Mgets/s':>8} {'x lcs':>6} {'vs':>6} "
-          f"{'hits':>10} {'lcs hits':>10} {'=lcs':>5}")
+    print(f"{'trace':10} {'pool':>8} {'policy':18} {'Mgets/s':>8} {'x floor':>7} {'target':>6} "
+          f"{'x lcs':>6} {'vs':>6} {'hits':>10} {'lcs hits':>10} {'=lcs':>5} {'B/frame':>7} "
+          f"{'B/page':>7}")
     for r in rows:
-        ratio = "-" if r["ratio_vs_libcachesim"] is None else f"{r['ratio_vs_libcachesim']:.2f}"
-        vs = r.get("reference", "").replace("libcachesim_", "") or "-"
-        lh = "-" if r["libcachesim_hits"] is None else str(r["libcachesim_hits"])
-        eq = {True: "yes", False: "NO", None: "-"}[r["hits_equal_libcachesim"]]
+        ratio = "-" if r.get("ratio_vs_libcachesim") is None else f"{r['ratio_vs_libcachesim']:.2f}"
+        vs = (r.get("reference") or "").replace("libcachesim_", "") or "-"
+        lh = "-" if r.get("libcachesim_hits") is None else str(r["libcachesim_hits"])
+        eq = {True: "yes", False: "NO", None: "-"}[r.get("hits_equal_libcachesim")]
+        fl = "-" if r.get("ratio_vs_floor") is None else f"{r['ratio_vs_floor']:.2f}"
+        tg = "-" if r.get("floor_target") is None else f"{r['floor_target']:.1f}"
+        bf = "-" if r.get("bytes_per_frame") is None else f"{r['bytes_per_frame']:.0f}"
+        bp = "-" if r.get("bytes_per_distinct_page") is None else f"{r['bytes_per_distinct_page']:.0f}"
         print(f"{r['trace']:10} {r['pool_pages']:>8} {r['policy']:18} {r['gets_per_s'] / 1e6:8.2f} "
-              f"{ratio:>6} {vs:>6} {r['hits']:>10} {lh:>10} {eq:>5}")
+              f"{fl:>7} {tg:>6} {ratio:>6} {vs:>6} {r['hits']:>10} {lh:>10} {eq:>5} {bf:>7} {bp:>7}")
     print(mrc_bench.report(mrc))
-    bad = [r for r in rows if r["hits_equal_libcachesim"] is False]
+    if floor_mismatch:
+        print("MISMATCH: floor_lru hits differ from bufsim lru: " + "; ".join(floor_mismatch))
+        return 1
+    below = [r for r in rows if r.get("floor_target") is not None
+             and r["ratio_vs_floor"] < r["floor_target"]]
+    if below:
+        print("BELOW TARGET (x floor): " + ", ".join(
+            f"{r['trace']}/{r['pool_pages']}/{r['policy']} {r['ratio_vs_floor']:.2f}"
+            for r in below))
+    bad = [r for r in rows if r.get("hits_equal_libcachesim") is False]
     if bad:
         print("MISMATCH: " + ", ".join(f"{r['trace']}/{r['pool_pages']}/{r['policy']}"
                                        for r in bad))

@@ -19,8 +19,9 @@ from .config import (
     pages_from_bytes, preset,
 )
 from .engine import PoolState, ReplayResult, replay
+from .pool import Pool, PoolSnapshot
 from .pages import IndexSpec, SpaceSpec, Tablespaces
-from .trace import FLAG_AHI, FLAG_MODIFY, FLAG_SHORTCUT, FLAG_STMT_END, Chunk, Trace, read_trace
+from .trace import FLAG_AHI, FLAG_MODIFY, FLAG_RELATCH, FLAG_SHORTCUT, FLAG_STMT_END, Chunk, Trace, read_trace
 from .sweeps import sweep  # noqa: E402
 
 __version__ = "0.1.0"
@@ -36,7 +37,8 @@ def __getattr__(name):
 
 __all__ = [
     "CostModel", "DeviceModel", "PoolConfig", "mysql55", "mysql56", "mysql57", "mariadb105",
-    "pages_from_bytes", "preset", "TraceError", "PoolState", "ReplayResult", "replay", "IndexSpec",
-    "SpaceSpec", "Tablespaces", "FLAG_AHI", "FLAG_MODIFY", "FLAG_SHORTCUT", "FLAG_STMT_END", "Chunk", "Trace", "read_trace",
+    "pages_from_bytes", "preset", "TraceError", "PoolState", "Pool", "PoolSnapshot", "ReplayResult",
+    "replay", "IndexSpec", "SpaceSpec", "Tablespaces", "FLAG_AHI", "FLAG_MODIFY", "FLAG_SHORTCUT",
+    "FLAG_STMT_END", "FLAG_RELATCH", "Chunk", "Trace", "read_trace",
     "synthetic", "analytic", "contention", "workloads", "live", "sweep",
 ]

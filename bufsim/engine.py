@@ -33,7 +33,9 @@ from ._validation import check_int, check_ns
 from .config import PoolConfig, preset
 from .pages import Tablespaces
 from .policies import registry
-from .policies.innodb import background, device_read, get as innodb_get, instance_of
+from .policies.innodb import (
+    background, device_read, get as innodb_get, instance_of, release_frame, take_frame,
+)
 from .policies.registry import policy_hit, policy_miss
 from .policies._state import (
     C_EVICT, C_GETS, C_READ, C_READS, COUNTER_NAMES, G_ACTIVE, G_DEVBUSY, G_DEVLAST, G_FIXED,
@@ -41,91 +43,410 @@ from .policies._state import (
     K_ACTIVITY, K_AHI, K_CLEANER, K_COST_CLOCK, K_COST_EVICT, K_COST_MISS, K_COST_YOUNG,
     K_DEV_RAND, K_DEV_SEQ, K_DEV_WRITE, K_NINST, K_OLDTIME, K_POLICY, K_RATHRESH,
     K_RATIO, K_SCANDEPTH, K_VERSION, N_C, N_G, N_I, N_K, N_S, N_T, NS_PER_S, P_OLD, P_WHERE,
-    POLICY_CODES, S_GROUP, S_INST, S_NEXTLEAF, S_PAGENO, S_PREVLEAF, S_SPACE, T_CLOCK,
+    POLICY_CODES, S_DENSE, S_INST, S_NEXTLEAF, S_PAGENO, S_PREVLEAF, S_SPACE, T_CLOCK,
     T_CPU, T_END, T_EVENTS, T_GETS, T_IOWAIT, T_MISSES, T_POS, VERSION_CODES,
+    G_DEVFREE, G_FTOP, G_MID, G_NLOCAL, I_DROP, P_NEXT, P_PAGE, P_PREV, hash_add,
     new_page_state, walk,
 )
 
 __all__ = ["replay", "ReplayResult", "PoolState"]
 
-DONE, STOP_TIME, STOP_EVENTS = 0, -1, -2
+
+#: internal event flag set by the engine (not a trace flag): the page is at an edge of
+#: its read-ahead area
+FLAG_EDGE = 256
+
+# return codes of the kernels (> 0: 1 + the stream that needs its next chunk)
+DONE, STOP_TIME, STOP_EVENTS, NEED_ROOM, YIELD, CLOCK_OVERFLOW = 0, -1, -2, -3, -4, -5
+#: gets done per kernel call at most, so that Python sees Ctrl-C often enough
+GETS_PER_CALL = 2_000_000
+#: new pages one get can register (a read-ahead area)
+ROOM_PER_GET = 64
+#: tablespace maps up to this many pages use a dense int32 map (4 bytes per page
+#: number) from page to local id; larger ones an open-addressing hash
+DENSE_MAP_MAX_PAGES = 1 << 24
 
 
 @njit(_nrt=False, cache=True, inline="always")
-def _generic_get(pst, stat, ist, cnt, sst, glob, cfg, p, k, t_ns):
-    """A get under a comparison policy: the policy decides the lists, the engine
-    counts and charges the miss."""
+def _generic_get(pst, stat, ist, cnt, sst, glob, cfg, pm, code, p, fl, k, t_ns):
+    """A get of page p (local id) under a comparison policy: the policy decides the
+    lists (over frames), the engine counts, hands out and takes back frames, and
+    charges the miss."""
+    fmap = pm[0]
+    ffree = pm[1]
     i = instance_of(stat, cfg, p)
-    cnt[i, C_GETS] += 1
+    if (fl & 16) == 0:
+        cnt[i, C_GETS] += 1
     glob[G_ACTIVE] = 1
-    w = pst[p, P_WHERE]
-    if w == 1 or w == 2:
-        policy_hit(cfg[K_POLICY], pst, ist, i, p)
-        return t_ns
+    f = fmap[p]
+    if f >= 0:
+        w = pst[P_WHERE, f]
+        if w == 1 or w == 2:
+            policy_hit(code, pst, ist, i, f)
+            return t_ns
+    else:
+        f = take_frame(pst, glob, fmap, ffree, p)
     sst[k, T_MISSES] += 1
     cnt[i, C_READS] += 1
     cnt[i, C_READ] += 1
-    victim = policy_miss(cfg[K_POLICY], pst, ist, i, p)
+    ist[i, I_DROP] = -1
+    victim = policy_miss(code, pst, ist, i, f)
     if victim >= 0:
         cnt[i, C_EVICT] += 1
         ist[i, I_CLOCK] += 1
+        if pst[P_WHERE, victim] == 0:
+            release_frame(pst, glob, fmap, ffree, victim)
+    d = ist[i, I_DROP]
+    if d >= 0:
+        release_frame(pst, glob, fmap, ffree, d)
     done = device_read(stat, glob, cfg, p, t_ns)
     sst[k, T_IOWAIT] += done - t_ns
     sst[k, T_CPU] += cfg[K_COST_MISS]
     return done + cfg[K_COST_MISS]
 
 
+@njit(_nrt=False, cache=True, inline="always")
+def _next_stream(sst, exhausted):
+    """The stream whose clock is smallest among those with buffered events (ties: the
+    lowest id); -1 if none has any; -(2 + s) if stream s needs its next chunk first."""
+    K = sst.shape[0]
+    if K == 1:
+        if sst[0, T_POS] < sst[0, T_END]:
+            return 0
+        return -1 if exhausted[0] != 0 else -2
+    best = -1
+    for s in range(K):
+        if sst[s, T_POS] < sst[s, T_END]:
+            if best < 0 or sst[s, T_CLOCK] < sst[best, T_CLOCK]:
+                best = s
+        elif exhausted[s] == 0:
+            return -(2 + s)
+    return best
+
+
 @njit(_nrt=False, cache=True)
-def _run(pages, counts, cpus, flags, pst, stat, ist, cnt, sst, glob, cfg,
-         space_base, space_size, exhausted, stop_ns, max_events):
-    """Process events until an input buffer runs dry, a stream reaches ``stop_ns``
-    (if >= 0) or ``max_events`` (if >= 0) events are done.
+def _run_innodb(pages, counts, cpus, flags, pst, stat, ist, cnt, sst, glob, cfg, pm,
+                exhausted, stop_ns, max_events, budget, room):
+    """The InnoDB kernel: process events until an input buffer runs dry, a stream
+    reaches ``stop_ns`` (if >= 0), ``max_events`` (if >= 0) events are done,
+    ``budget`` gets are done (YIELD) or fewer than ``room`` new pages could be
+    registered (NEED_ROOM).  An event cut by the last two is resumed, on the same
+    stream, by the next call (``glob[G_MID]``), as if it had not been cut.
 
     Stream s's buffered events are ``[sst[s, T_POS], sst[s, T_END])`` of the event
-    arrays.  Returns DONE (0) when every stream is exhausted, ``1 + s`` when stream s
-    needs its next chunk, STOP_TIME (-1) or STOP_EVENTS (-2).
+    arrays (pages as local ids).  Returns DONE (0) when every stream is exhausted,
+    ``1 + s`` when stream s needs its next chunk, STOP_TIME, STOP_EVENTS, NEED_ROOM,
+    YIELD or CLOCK_OVERFLOW (the int64 virtual clock would wrap).
     """
-    K = sst.shape[0]
-    policy = cfg[K_POLICY]
-    cleaner = cfg[K_CLEANER] != 0 and policy == 0
+    cleaner = cfg[K_CLEANER] != 0
+    fmap = pm[0]
+    ffree = pm[1]
+    activity = cfg[K_ACTIVITY] != 0
     n_done = 0
+    left = budget
     while True:
-        best = -1
-        for s in range(K):
-            if sst[s, T_POS] < sst[s, T_END]:
-                if best < 0 or sst[s, T_CLOCK] < sst[best, T_CLOCK]:
-                    best = s
-            elif exhausted[s] == 0:
-                return 1 + s
-        if best < 0:
-            return DONE
+        if left <= 0:
+            return YIELD
+        mid = glob[G_MID]
+        if mid > 0:
+            best = mid - 1
+        else:
+            best = _next_stream(sst, exhausted)
+            if best == -1:
+                return DONE
+            if best < -1:
+                return -best - 1
+            t = sst[best, T_CLOCK]
+            if stop_ns >= 0 and t >= stop_ns:
+                return STOP_TIME
+            if max_events >= 0 and n_done >= max_events:
+                return STOP_EVENTS
+            if glob[G_NLOCAL] > room:
+                return NEED_ROOM
+            if cleaner:
+                background(pst, stat, ist, cnt, glob, cfg, fmap, ffree, t)
         t = sst[best, T_CLOCK]
-        if stop_ns >= 0 and t >= stop_ns:
-            return STOP_TIME
-        if max_events >= 0 and n_done >= max_events:
-            return STOP_EVENTS
-        if cleaner:
-            background(pst, stat, ist, cnt, glob, cfg, t)
         e = sst[best, T_POS]
         p = pages[e]
         c = counts[e]
         cpu = cpus[e]
         fl = flags[e]
-        for _ in range(c):
-            if policy == 0:
-                t = innodb_get(pst, stat, ist, cnt, sst, glob, cfg, space_base,
-                               space_size, p, fl, best, t)
-            else:
-                t = _generic_get(pst, stat, ist, cnt, sst, glob, cfg, p, best, t)
+        n = 0
+        while n < c:
+            if n >= left or glob[G_NLOCAL] > room:
+                break
+            t = innodb_get(pst, stat, ist, cnt, sst, glob, cfg, pm, p, fl, best, t)
             t += cpu
-        if (fl & 10) != 0 and cfg[K_ACTIVITY] != 0:
+            n += 1
+            if t < 0:
+                sst[best, T_CLOCK] = t
+                return CLOCK_OVERFLOW
+        left -= n
+        sst[best, T_CPU] += cpu * n
+        if (fl & 16) == 0:
+            sst[best, T_GETS] += n
+        sst[best, T_CLOCK] = t
+        if n < c:
+            counts[e] = c - n
+            glob[G_MID] = best + 1
+            if glob[G_NLOCAL] > room:
+                return NEED_ROOM
+            return YIELD
+        glob[G_MID] = 0
+        if (fl & 10) != 0 and activity:
             glob[G_ACTIVE] = 1  # FLAG_STMT_END | FLAG_MODIFY: the activity count moved
-        sst[best, T_CPU] += cpu * c
-        sst[best, T_GETS] += c
         sst[best, T_EVENTS] += 1
         sst[best, T_POS] = e + 1
-        sst[best, T_CLOCK] = t
         n_done += 1
+
+
+@njit(_nrt=False, cache=True)
+def _run_generic(pages, counts, cpus, flags, pst, stat, ist, cnt, sst, glob, cfg, pm,
+                 exhausted, stop_ns, max_events, budget, room):
+    """The kernel of the comparison policies (same contract as :func:`_run_innodb`;
+    they register no pages, so never NEED_ROOM)."""
+    code = cfg[K_POLICY]
+    n_done = 0
+    left = budget
+    while True:
+        if left <= 0:
+            return YIELD
+        mid = glob[G_MID]
+        if mid > 0:
+            best = mid - 1
+        else:
+            best = _next_stream(sst, exhausted)
+            if best == -1:
+                return DONE
+            if best < -1:
+                return -best - 1
+            t = sst[best, T_CLOCK]
+            if stop_ns >= 0 and t >= stop_ns:
+                return STOP_TIME
+            if max_events >= 0 and n_done >= max_events:
+                return STOP_EVENTS
+        t = sst[best, T_CLOCK]
+        e = sst[best, T_POS]
+        p = pages[e]
+        c = counts[e]
+        cpu = cpus[e]
+        fl = flags[e]
+        n = c if c <= left else left
+        for _ in range(n):
+            t = _generic_get(pst, stat, ist, cnt, sst, glob, cfg, pm, code, p, fl, best, t)
+            t += cpu
+            if t < 0:
+                sst[best, T_CLOCK] = t
+                return CLOCK_OVERFLOW
+        left -= n
+        sst[best, T_CPU] += cpu * n
+        if (fl & 16) == 0:
+            sst[best, T_GETS] += n
+        sst[best, T_CLOCK] = t
+        if n < c:
+            counts[e] = c - n
+            glob[G_MID] = best + 1
+            return YIELD
+        glob[G_MID] = 0
+        sst[best, T_EVENTS] += 1
+        sst[best, T_POS] = e + 1
+        n_done += 1
+
+
+@njit(_nrt=False, cache=True)
+def _run_lru(pages, counts, cpus, flags, pst, stat, ist, cnt, sst, glob, cfg, pm,
+             exhausted, stop_ns, max_events, budget, room):
+    """Plain LRU, one stream, one instance, no stop time or event limit: the fast path.
+
+    The same state and the same results as :func:`_run_generic` with policy ``lru``
+    (the twin tests run both), with the list ends, counters, device queue and clock
+    in locals, written back once per call; a miss reuses the evicted page's frame.
+    Other cases go to :func:`_run_generic`."""
+    if sst.shape[0] != 1 or ist.shape[0] != 1 or stop_ns >= 0 or max_events >= 0:
+        return _run_generic(pages, counts, cpus, flags, pst, stat, ist, cnt, sst, glob, cfg,
+                            pm, exhausted, stop_ns, max_events, budget, room)
+    fmap = pm[0]
+    ffree = pm[1]
+    prv = pst[P_PREV]
+    nxt = pst[P_NEXT]
+    where = pst[P_WHERE]
+    page = pst[P_PAGE]
+    head = ist[0, 0]
+    tail = ist[0, 1]
+    length = ist[0, 2]
+    cap = ist[0, I_CAP]
+    top = glob[G_FTOP]
+    devfree = glob[G_DEVFREE]
+    devlast = glob[G_DEVLAST]
+    devbusy = glob[G_DEVBUSY]
+    rnd = cfg[K_DEV_RAND]
+    seq = cfg[K_DEV_SEQ]
+    miss_cpu = cfg[K_COST_MISS]
+    e = sst[0, T_POS]
+    end = sst[0, T_END]
+    t = sst[0, T_CLOCK]
+    n_gets = 0
+    n_counted = 0
+    n_miss = 0
+    n_evict = 0
+    iowait = 0
+    cpu_sum = 0
+    n_events = 0
+    left = budget
+    code = DONE
+    partial = 0
+    while True:
+        if e >= end:
+            code = DONE if exhausted[0] != 0 else 1
+            break
+        if left <= 0:
+            code = YIELD
+            break
+        p = pages[e]
+        c = counts[e]
+        cpu = cpus[e]
+        n = c if c <= left else left
+        for _ in range(n):
+            f = fmap[p]
+            if f >= 0:
+                if f != head:                      # move to the head
+                    a = prv[f]
+                    b = nxt[f]
+                    nxt[a] = b
+                    if b >= 0:
+                        prv[b] = a
+                    else:
+                        tail = a
+                    prv[f] = -1
+                    nxt[f] = head
+                    prv[head] = f
+                    head = f
+            else:
+                n_miss += 1
+                if length >= cap:                  # evict the tail, reuse its frame
+                    f = tail
+                    tail = prv[f]
+                    if tail >= 0:
+                        nxt[tail] = -1
+                    else:
+                        head = -1
+                    fmap[page[f]] = -1
+                    n_evict += 1
+                else:
+                    top -= 1
+                    f = ffree[top]
+                    length += 1
+                fmap[p] = f
+                page[f] = p
+                where[f] = 1
+                prv[f] = -1
+                nxt[f] = head
+                if head >= 0:
+                    prv[head] = f
+                else:
+                    tail = f
+                head = f
+                # device_read
+                if seq != rnd and devlast >= 0 and stat[p, S_DENSE] == stat[devlast, S_DENSE] + 1 \
+                        and stat[p, S_SPACE] == stat[devlast, S_SPACE]:
+                    svc = seq
+                else:
+                    svc = rnd
+                start = t if t > devfree else devfree
+                devfree = start + svc
+                devlast = p
+                devbusy += svc
+                iowait += devfree - t
+                t = devfree + miss_cpu
+                cpu_sum += miss_cpu
+            t += cpu
+            if t < 0:
+                code = CLOCK_OVERFLOW
+                break
+        if code == CLOCK_OVERFLOW:
+            break
+        left -= n
+        n_gets += n
+        if (flags[e] & 16) == 0:
+            n_counted += n
+        cpu_sum += cpu * n
+        if n < c:
+            counts[e] = c - n
+            code = YIELD
+            partial = 1
+            break
+        n_events += 1
+        e += 1
+    # write back
+    ist[0, 0] = head
+    ist[0, 1] = tail
+    ist[0, 2] = length
+    ist[0, I_CLOCK] += n_evict
+    glob[G_FTOP] = top
+    glob[G_DEVFREE] = devfree
+    glob[G_DEVLAST] = devlast
+    glob[G_DEVBUSY] = devbusy
+    glob[G_ACTIVE] = 1 if n_gets > 0 else glob[G_ACTIVE]
+    glob[G_MID] = partial  # 1 + stream 0 if an event was cut
+    cnt[0, C_GETS] += n_counted
+    sst[0, T_GETS] += n_counted
+    cnt[0, C_READS] += n_miss
+    cnt[0, C_READ] += n_miss
+    cnt[0, C_EVICT] += n_evict
+    sst[0, T_MISSES] += n_miss
+    sst[0, T_IOWAIT] += iowait
+    sst[0, T_CPU] += cpu_sum
+    sst[0, T_EVENTS] += n_events
+    sst[0, T_POS] = e
+    sst[0, T_CLOCK] = t
+    return code
+
+
+@njit(_nrt=False, cache=True)
+def _translate(dense, out, dmap, hk, hv, stat, fmap, glob, sids, bases, n_inst, start, room,
+               pending, linked, flags, area):
+    """Local ids of dense pages ``dense[start:]`` into ``out``, registering new pages,
+    until fewer than ``room`` could still be registered.  Pages whose leaf links are
+    not filled yet (``linked[p] == 0``: new, or registered by a read-ahead) are
+    listed in ``pending`` for the caller to fill, and marked.  With ``area > 0`` the
+    events of pages at either edge of a read-ahead area get :data:`FLAG_EDGE` in
+    ``flags`` (only their first access can start a linear read-ahead).
+    Returns (index reached, pending count)."""
+    npend = 0
+    n = dense.shape[0]
+    j = start
+    while j < n:
+        if glob[G_NLOCAL] >= room:
+            break
+        d = dense[j]
+        sp = 0 if bases.shape[0] == 1 else np.searchsorted(bases, d, side="right") - 1
+        pn = d - bases[sp]
+        p = hash_add(dmap, hk, hv, stat, fmap, glob, sids, n_inst, d, sp, pn)
+        if area > 0:
+            r = pn % area
+            if r == 0 or r == area - 1:
+                flags[j] |= FLAG_EDGE  # linear read-ahead may start here
+        if linked[p] == 0:
+            linked[p] = 1
+            pending[npend] = p
+            npend += 1
+        out[j] = p
+        j += 1
+    return j, npend
+
+
+@njit(_nrt=False, cache=True)
+def _rehash(hk, hv, stat, n_local):
+    """Fill an empty hash (keys -1) with the local ids 0..n_local-1."""
+    mask = hk.shape[0] - 1
+    for p in range(n_local):
+        d = stat[p, S_DENSE]
+        x = np.uint64(d) * np.uint64(0x9E3779B97F4A7C15)
+        h = np.int64(x >> np.uint64(29)) & mask
+        while hk[h] >= 0:
+            h = (h + 1) & mask
+        hk[h] = d
+        hv[h] = p
 
 
 def _config_array(cfg: PoolConfig) -> np.ndarray:
@@ -150,42 +471,70 @@ def _config_array(cfg: PoolConfig) -> np.ndarray:
     return a
 
 
+def _frames_needed(config: PoolConfig) -> int:
+    """Frames (rows of the per-frame state) a pool needs: one per block, plus room for
+    the ghost lists of 2Q and ARC and the page being read while its victim leaves."""
+    cap = config.instance_pages - config.misc_pages
+    ghosts = {"two_q": cap // 2 + 1, "arc": cap + 1}.get(config.policy, 0)
+    return config.instances * (cap + ghosts + 1)
+
+
 class PoolState:
     """The complete array state of one replay, between calls of the kernel.
 
     Most users call :func:`replay`; tests and notebooks that need to look inside
     (step one event at a time, read the LRU order) use this class directly.
+
+    Layout (frame-major, like InnoDB's ``buf_block_t`` array and ``page_hash``):
+
+    ``pst[P_*, frame]``
+        one row per buffer frame (the pool's size, plus ghost entries for 2Q/ARC):
+        list links, old flag, access time, stamp, read completion, dirty, the page.
+    ``stat[page, S_*]``, ``fmap[page]``
+        one row per *distinct page the replay has met* (a local id, given in order
+        of first appearance): dense index, space, page number, instance, B-tree
+        leaf links, and its frame (-1 if not resident).
+    ``hk``, ``hv``
+        open-addressing hash from dense page index to local id.
+
+    Memory therefore follows the pool size and the pages a trace touches, not the
+    largest page number.
     """
 
     def __init__(self, config: PoolConfig, tablespaces: Tablespaces, n_streams: int = 1,
                  start_ns: Sequence[int] | None = None, stream_names: Sequence[str] | None = None):
         if n_streams < 1:
             raise ValueError(f"n_streams={n_streams} is out of range; allowed: >= 1")
-        self.start_ns = np.zeros(n_streams, dtype=np.int64) if start_ns is None else \
-            np.asarray(start_ns, dtype=np.int64)
+        if start_ns is None:
+            self.start_ns = np.zeros(n_streams, dtype=np.int64)
+        else:
+            vals = list(start_ns) if np.ndim(start_ns) else [start_ns]
+            if any(not isinstance(x, (int, np.integer)) or not 0 <= int(x) <= 2**63 - 1
+                   for x in vals):
+                raise ValueError(f"start_ns must hold {n_streams} integer times in "
+                                 f"0..2**63-1, got {start_ns!r}")
+            self.start_ns = np.asarray([int(x) for x in vals], dtype=np.int64)
         if self.start_ns.shape != (n_streams,) or (self.start_ns < 0).any():
             raise ValueError(f"start_ns must hold {n_streams} times >= 0, got {start_ns!r}")
         self.stream_names = [str(s) for s in range(n_streams)] if stream_names is None \
             else [str(x) for x in stream_names]
         self.config = config
         self.tablespaces = tablespaces
-        n = tablespaces.n_pages
-        self.pst = new_page_state(n)
-        stat = np.zeros((n, N_S), dtype=np.int64)
-        stat[:, S_INST] = tablespaces.instance_of(config.instances)
-        stat[:, S_GROUP] = tablespaces.page_group
-        stat[:, S_SPACE] = tablespaces.page_space_idx
-        stat[:, S_PAGENO] = tablespaces.page_no
-        stat[:, S_PREVLEAF] = tablespaces.prev_leaf
-        stat[:, S_NEXTLEAF] = tablespaces.next_leaf
-        self.stat = stat
+        nf = _frames_needed(config)
+        self.pst = new_page_state(nf)
+        self.ffree = np.arange(nf - 1, -1, -1, dtype=np.int32)  # a stack: frame 0 on top
+        self._space_ids = np.ascontiguousarray(tablespaces.space_ids, dtype=np.int64)
         self.space_base = np.ascontiguousarray(tablespaces.space_base, dtype=np.int64)
         self.space_size = np.ascontiguousarray(tablespaces.space_size, dtype=np.int64)
+        self.dmap = np.full(tablespaces.n_pages if tablespaces.n_pages <= DENSE_MAP_MAX_PAGES
+                            else 0, -1, dtype=np.int32)
+        self._alloc_pages(1 << 14)
         ni = config.instances
         ist = np.zeros((ni, N_I), dtype=np.int64)
         ist[:, 0:12:3] = -1
         ist[:, 1:12:3] = -1
         ist[:, I_OLD] = -1
+        ist[:, I_DROP] = -1
         size = config.instance_pages
         cap = size - config.misc_pages
         ist[:, I_SIZE] = size
@@ -206,14 +555,101 @@ class PoolState:
         self.glob[G_DEVLAST] = -1
         self.glob[G_FIXED] = -1
         self.glob[G_NEXT_TICK] = NS_PER_S
+        self.glob[G_FTOP] = nf
         self.cfg = _config_array(config)
         self.exhausted = np.zeros(n_streams, dtype=np.int64)
+        self._kernel = {"innodb": _run_innodb, "lru": _run_lru}.get(config.policy, _run_generic)
+        self._area = config.read_ahead_area if config.policy == "innodb" else 0
         self._buf = [_empty_events() for _ in range(n_streams)]
         self._arrays = _empty_events()
+
+    # ---- the page map ------------------------------------------------------------------
+    def _alloc_pages(self, rows: int) -> None:
+        """(Re)allocate the per-page arrays for ``rows`` distinct pages, keeping the
+        pages met so far, and rebuild the hash at a load factor <= 1/2."""
+        old = getattr(self, "stat", None)
+        n = int(self.glob[G_NLOCAL]) if old is not None else 0
+        stat = np.zeros((rows, N_S), dtype=np.int64)
+        fmap = np.full(rows, -1, dtype=np.int32)
+        linked = np.zeros(rows, dtype=np.uint8)
+        if old is not None:
+            stat[:n] = old[:n]
+            fmap[:n] = self.fmap[:n]
+            linked[:n] = self._linked[:n]
+        self._linked = linked
+        hsize = 1 << max(4, int(2 * rows - 1).bit_length()) if len(self.dmap) == 0 else 2
+        hk = np.full(hsize, -1, dtype=np.int64)
+        hv = np.zeros(hsize, dtype=np.int32)
+        if len(self.dmap) == 0:
+            _rehash(hk, hv, stat, n)
+        self.stat, self.fmap, self.hk, self.hv = stat, fmap, hk, hv
+
+    def _grow(self) -> None:
+        self._alloc_pages(2 * self.stat.shape[0])
+
+    @property
+    def _pm(self):
+        return (self.fmap, self.ffree, self.dmap, self.hk, self.hv, self.space_base,
+                self.space_size, self._space_ids)
+
+    def _local(self, dense: np.ndarray, flags: np.ndarray) -> np.ndarray:
+        """Local ids of dense pages, registering the new ones (with their leaf links);
+        marks FLAG_EDGE in ``flags`` (InnoDB)."""
+        dense = np.ascontiguousarray(dense, dtype=np.int64)
+        out = np.empty(len(dense), dtype=np.int64)
+        j = 0
+        ts = self.tablespaces
+        while True:
+            room = self.stat.shape[0] - ROOM_PER_GET
+            pending = np.empty(len(dense) - j + 1, dtype=np.int64)
+            j, npend = _translate(dense, out, self.dmap, self.hk, self.hv, self.stat, self.fmap, self.glob,
+                                  self._space_ids, self.space_base, self.config.instances, j,
+                                  room, pending, self._linked, flags, self._area)
+            if npend:
+                pend = pending[:npend]
+                prev, nxt = ts.leaf_links_of(self.stat[pend, S_DENSE])
+                self.stat[pend, S_PREVLEAF] = prev
+                self.stat[pend, S_NEXTLEAF] = nxt
+            if j >= len(dense):
+                return out
+            self._grow()
+
+    def _frame_of(self, page: int) -> int:
+        """Frame of dense page ``page``, -1 if it has none."""
+        from .policies._state import hash_find
+        lp = hash_find(self.dmap, self.hk, self.hv, int(page))
+        return -1 if lp < 0 else int(self.fmap[lp])
+
+    def page_field(self, page: int, field: int) -> int:
+        """Column ``field`` (a ``P_*`` constant) of dense page ``page``'s frame; 0 for a
+        page that has no frame (not resident, not a ghost), as every field of such a
+        page was in the page-major engine."""
+        f = self._frame_of(page)
+        return 0 if f < 0 else int(self.pst[field, f])
+
+    def _dense_of_frames(self, frames) -> np.ndarray:
+        fr = np.asarray(frames, dtype=np.int64)
+        return self.stat[self.pst[P_PAGE, fr], S_DENSE]
 
     @property
     def n_streams(self) -> int:
         return self.sst.shape[0]
+
+    @property
+    def distinct_pages(self) -> int:
+        """Distinct pages the replay has met (trace pages and read-ahead pages)."""
+        return int(self.glob[G_NLOCAL])
+
+    def nbytes(self) -> dict:
+        """Bytes of state: ``per_frame`` (pool-sized arrays), ``per_page`` (arrays
+        sized by the distinct pages met, at their current capacity) and the counts."""
+        frame = self.pst.nbytes + self.ffree.nbytes
+        page = self.stat.nbytes + self.fmap.nbytes + self.hk.nbytes + self.hv.nbytes + \
+            self.dmap.nbytes + self._linked.nbytes
+        return {"frames": self.pst.shape[1], "frame_bytes": frame,
+                "bytes_per_frame": frame / self.pst.shape[1],
+                "distinct_pages": self.distinct_pages, "page_bytes": page,
+                "bytes_per_distinct_page": page / max(self.distinct_pages, 1)}
 
     # ---- feeding events ---------------------------------------------------------------
     def feed(self, stream: int, chunk) -> None:
@@ -223,10 +659,24 @@ class PoolState:
             bad = int(np.flatnonzero((chunk.page < 0) | (chunk.page >= n))[0])
             raise ValueError(f"trace column 'page' row {bad}: page index {int(chunk.page[bad])} "
                              f"is outside the tablespaces (allowed 0..{n - 1})")
+        cpu = np.asarray(chunk.cpu_ns, dtype=np.int64)
+        if len(chunk) and (cpu.max() > 2**63 - 1 - int(self.sst[stream, T_CLOCK])):
+            bad = int(np.flatnonzero(cpu > 2**63 - 1 - int(self.sst[stream, T_CLOCK]))[0])
+            raise ValueError(f"trace column 'cpu_ns' row {bad} = {int(cpu[bad])} would overflow "
+                             "the int64 virtual clock (start_ns + cpu_ns must stay below 2**63)")
+        flags = np.array(chunk.flags, dtype=np.int64)
+        local = self._local(chunk.page, flags)
+        # counts are copied: the kernel splits a long event by decrementing its count
+        new = (local, np.array(chunk.count, dtype=np.int64), cpu, flags)
+        if self.n_streams == 1 and self.sst[0, T_POS] >= self.sst[0, T_END]:
+            # one stream, its buffer used up: the chunk's arrays are the kernel's
+            self._arrays = new
+            self.sst[0, T_POS] = 0
+            self.sst[0, T_END] = len(local)
+            self._buf[0] = new
+            return
         rest = self._remaining(stream)
-        self._buf[stream] = tuple(np.concatenate([r, np.asarray(a, dtype=np.int64)])
-                                  for r, a in zip(rest, (chunk.page, chunk.count, chunk.cpu_ns,
-                                                         chunk.flags)))
+        self._buf[stream] = tuple(np.concatenate([r, a]) for r, a in zip(rest, new))
         self._layout()
 
     def _remaining(self, s):
@@ -251,19 +701,67 @@ class PoolState:
         self.exhausted[stream] = 1
 
     def run(self, stop_ns: int = -1, max_events: int = -1) -> int:
-        """Run the kernel on the buffered events; see :func:`_run` for the return codes."""
+        """Run the kernel on the buffered events.
+
+        Returns 0 when every stream is exhausted, ``1 + s`` when stream s needs its
+        next chunk, -1 when a stream reached ``stop_ns``, -2 after ``max_events``
+        events.  The kernel returns to Python every few million gets (a long event
+        is split and resumed exactly), so Ctrl-C stops a replay within a second.
+
+        Raises
+        ------
+        ValueError
+            If the int64 virtual clock would overflow (``start_ns`` plus the
+            trace's ``cpu_ns`` and waits reach 2**63).
+        """
         pages, counts, cpus, flags = self._arrays
-        code = _run(pages, counts, cpus, flags, self.pst, self.stat, self.ist,
-                    self.cnt, self.sst, self.glob, self.cfg, self.space_base,
-                    self.space_size, self.exhausted, int(stop_ns), int(max_events))
+        done = 0
+        while True:
+            left = -1 if max_events < 0 else max(int(max_events) - done, 0)
+            ev0 = int(self.sst[:, T_EVENTS].sum())
+            code = self._kernel(pages, counts, cpus, flags, self.pst, self.stat, self.ist,
+                                self.cnt, self.sst, self.glob, self.cfg, self._pm,
+                                self.exhausted, int(stop_ns), left, GETS_PER_CALL,
+                                self.stat.shape[0] - ROOM_PER_GET)
+            done += int(self.sst[:, T_EVENTS].sum()) - ev0
+            if code == NEED_ROOM:
+                self._grow()
+                continue
+            if code == YIELD:
+                continue
+            if code == CLOCK_OVERFLOW:
+                s = int(np.argmin(self.sst[:, T_CLOCK]))
+                raise ValueError(
+                    f"the virtual clock of stream {s} overflowed int64: start_ns "
+                    f"({int(self.start_ns[s])}) plus the trace's cpu_ns and waits reached "
+                    "2**63 ns; allowed: start_ns + total time < 2**63 - 1")
+            break
         for s in range(self.n_streams):
             self._buf[s] = self._remaining(s)
         return int(code)
 
+    def set_old_blocks_time(self, ms: int) -> None:
+        """``SET GLOBAL innodb_old_blocks_time = ms``: applies to every later make-young
+        check (``config`` keeps the starting value; :class:`bufsim.Pool` updates it)."""
+        if isinstance(ms, (bool, np.bool_)) or not isinstance(ms, (int, np.integer)) \
+                or not 0 <= ms <= 2**32 - 1:
+            raise ValueError(f"old_blocks_time_ms = {ms!r} is out of range; allowed: 0..2**32-1")
+        self.cfg[K_OLDTIME] = int(ms)
+
+    def idle_until(self, t_ns: int) -> None:
+        """Advance every stream's clock to ``t_ns`` (if behind) with no gets: the page
+        cleaner (5.6+) makes the pass due at the first whole second after activity."""
+        t_ns = int(t_ns)
+        if self.config.policy == "innodb" and self.config.page_cleaner:
+            background(self.pst, self.stat, self.ist, self.cnt, self.glob, self.cfg,
+                       self.fmap, self.ffree, t_ns)
+        self.sst[:, T_CLOCK] = np.maximum(self.sst[:, T_CLOCK], t_ns)
+
     # ---- reading the state ---------------------------------------------------------------
     def lru(self, instance: int = 0, l: int = 1) -> list[int]:
-        """Pages of list ``l`` of an instance, head (most recent) first."""
-        return walk(self.pst, self.ist, instance, l)
+        """Dense pages of list ``l`` of an instance, head (most recent) first."""
+        frames = walk(self.pst, self.ist, instance, l)
+        return [int(x) for x in self._dense_of_frames(frames)] if frames else []
 
     def stats(self) -> pd.DataFrame:
         """One row per instance, columns as INFORMATION_SCHEMA.INNODB_BUFFER_POOL_STATS."""
@@ -288,14 +786,16 @@ class PoolState:
             "events": s[:, T_EVENTS]})
 
     def group_counts(self) -> tuple[np.ndarray, np.ndarray]:
-        """Resident and old pages per group (index), counted from the page state."""
-        where = self.pst[:, P_WHERE]
+        """Resident and old pages per group (index), counted from the frames."""
+        where = self.pst[P_WHERE, :]
         resident = (where == 1) | (where == 2)
-        old = resident & (self.pst[:, P_OLD] != 0) if self.config.policy == "innodb" else \
-            np.zeros_like(resident)
-        g = self.stat[:, S_GROUP]
-        n = len(self.tablespaces.group_names)
-        return (np.bincount(g[resident], minlength=n), np.bincount(g[old], minlength=n))
+        n = self.tablespaces.n_groups
+        frames = np.flatnonzero(resident)
+        g = self.tablespaces.group_of(self._dense_of_frames(frames)) if len(frames) else \
+            np.zeros(0, dtype=np.int64)
+        old = (self.pst[P_OLD, frames] != 0) if self.config.policy == "innodb" else \
+            np.zeros(len(frames), dtype=bool)
+        return (np.bincount(g, minlength=n), np.bincount(g[old], minlength=n))
 
     def contents(self) -> pd.DataFrame:
         """Resident pages per index (group), like INNODB_BUFFER_PAGE_LRU grouped;
@@ -345,6 +845,9 @@ class ReplayResult:
         ``gets:s``, ``misses:s`` and ``io_wait_ns:s``; empty without sampling.
     device_busy_ns, cleaner_passes
         Total device service time and page-cleaner passes.
+    memory
+        Bytes of engine state: per frame (pool-sized arrays) and per distinct page
+        met (the page map and static facts), see :meth:`PoolState.nbytes`.
     """
 
     config: PoolConfig
@@ -355,6 +858,7 @@ class ReplayResult:
     timeline: pd.DataFrame = field(default_factory=pd.DataFrame)
     device_busy_ns: int = 0
     cleaner_passes: int = 0
+    memory: dict = field(default_factory=dict)
 
     @property
     def hit_ratio(self) -> float:
@@ -472,22 +976,30 @@ def replay(trace, config: PoolConfig | str | None = None, *, sample_every_ns: in
 
     for s in range(len(sources)):
         refill(s)
-    while True:
-        stop = next_sample
-        if switches and (stop < 0 or switches[0][0] < stop):
-            stop = switches[0][0]
-        code = state.run(stop_ns=stop)
-        if code > 0:
-            refill(code - 1)
-        elif code == STOP_TIME:
-            if switches and stop == switches[0][0]:
-                state.cfg[K_OLDTIME] = switches.pop(0)[1]
-                if stop != next_sample:
-                    continue
-            samples.append(_sample(state, next_sample))
-            next_sample += sample_every_ns
-        else:
-            break
+    try:
+        while True:
+            stop = next_sample
+            if switches and (stop < 0 or switches[0][0] < stop):
+                stop = switches[0][0]
+            code = state.run(stop_ns=stop)
+            if code > 0:
+                refill(code - 1)
+            elif code == STOP_TIME:
+                if switches and stop == switches[0][0]:
+                    state.set_old_blocks_time(switches.pop(0)[1])
+                    if stop != next_sample:
+                        continue
+                samples.append(_sample(state, next_sample))
+                next_sample += sample_every_ns
+            else:
+                break
+    except KeyboardInterrupt:
+        if bar is not None:
+            bar.close()
+        gets = int(state.sst[:, T_GETS].sum())
+        raise KeyboardInterrupt(
+            f"replay interrupted after {gets:,} gets, at virtual time "
+            f"{int(state.sst[:, T_CLOCK].max()):,} ns; no result was produced") from None
     if bar is not None:
         bar.close()
     if sample_every_ns:
@@ -499,7 +1011,8 @@ def replay(trace, config: PoolConfig | str | None = None, *, sample_every_ns: in
     return ReplayResult(config=config, stats=stats, totals=totals, streams=state.streams(),
                         contents=state.contents(),
                         timeline=pd.DataFrame(samples) if samples else pd.DataFrame(),
-                        device_busy_ns=int(state.glob[G_DEVBUSY]), cleaner_passes=int(state.glob[G_TICKS]))
+                        device_busy_ns=int(state.glob[G_DEVBUSY]), cleaner_passes=int(state.glob[G_TICKS]),
+                        memory=state.nbytes())
 
 
 def _switch(j: int, entry) -> tuple[int, int]:

@@ -207,7 +207,7 @@ class SpaceSpec:
             raise ValueError(f"SpaceSpec(space_id={sid}).name must be a string, got {self.name!r}")
         indexes = tuple(self.indexes)
         where = f"SpaceSpec(space_id={sid})"
-        seen = np.zeros(n, dtype=bool) if indexes else None
+        seen = np.zeros(0, dtype=np.int64)  # pages of the earlier indexes, sorted (no n-sized array)
         names = set()
         for j, ix in enumerate(indexes):
             if not isinstance(ix, IndexSpec):
@@ -226,11 +226,12 @@ class SpaceSpec:
                 if (c > 1).any():
                     raise ValueError(f"{where}.indexes[{j}] ({ix.name!r}).pages lists page "
                                      f"{int(u[c > 1][0])} twice; pages must be distinct")
-                if seen[p].any():
-                    k = int(p[seen[p]][0])
+                dup = np.isin(p, seen, assume_unique=True)
+                if dup.any():
+                    k = int(p[dup][0])
                     raise ValueError(f"{where}.indexes[{j}] ({ix.name!r}).pages overlaps an earlier "
                                      f"index at page {k}; index pages must not overlap")
-                seen[p] = True
+                seen = np.union1d(seen, p)
         object.__setattr__(self, "indexes", indexes)
         if self.leaf_links is not None:
             try:
@@ -468,26 +469,74 @@ class Tablespaces:
         return self._cached("page_no", lambda: _readonly(
             np.arange(self._n, dtype=np.int64) - self._bases[self.page_space_idx]))
 
-    def _groups(self):
-        names, gspace = [], []
-        group = np.empty(self._n, dtype=np.int64)
+    def _group_table(self):
+        """Groups without per-page arrays: names, space of each group, the sorted dense
+        indices of every index page with its group, and each space's rest group (-1 if
+        its indexes cover it)."""
+        names, gspace, keys, vals = [], [], [], []
+        rest = np.full(self.n_spaces, -1, dtype=np.int64)
         for k, s in enumerate(self._spaces):
             base = int(self._bases[k])
-            covered = np.zeros(s.n_pages, dtype=bool)
+            covered = 0
             for ix in s.indexes:
                 p = ix.page_array()
-                group[base + p] = len(names)
-                covered[p] = True
+                keys.append(base + p)
+                vals.append(np.full(len(p), len(names), dtype=np.int64))
+                covered += len(p)
                 names.append(f"{s.label}.{ix.name}")
                 gspace.append(k)
-            if not covered.all():
-                group[base + np.flatnonzero(~covered)] = len(names)
+            if covered < s.n_pages:
+                rest[k] = len(names)
                 names.append(s.label)
                 gspace.append(k)
         if len(set(names)) != len(names):
             dup = next(n for n in names if names.count(n) > 1)
             raise ValueError(f"group name {dup!r} occurs twice; rename the space or index")
-        return _readonly(group), tuple(names), _readonly(np.array(gspace, dtype=np.int64))
+        keys = np.concatenate(keys) if keys else np.zeros(0, dtype=np.int64)
+        vals = np.concatenate(vals) if vals else np.zeros(0, dtype=np.int64)
+        order = np.argsort(keys, kind="stable")
+        return (tuple(names), _readonly(np.array(gspace, dtype=np.int64)),
+                _readonly(keys[order]), _readonly(vals[order]), _readonly(rest))
+
+    def _groups(self):
+        names, gspace, keys, vals, rest = self._cached("group_table", self._group_table)
+        group = np.repeat(rest, self._sizes)
+        group[keys] = vals
+        return _readonly(group), names, gspace
+
+    def group_of(self, dense) -> np.ndarray:
+        """Group of each dense page, computed from the index page lists (no per-page
+        array of the whole map is built)."""
+        d = _as_int64(dense, "dense")
+        _, _, keys, vals, rest = self._cached("group_table", self._group_table)
+        out = rest[np.searchsorted(self._bases, d, side="right") - 1]
+        if len(keys):
+            pos = np.minimum(np.searchsorted(keys, d), len(keys) - 1)
+            hit = keys[pos] == d
+            out = np.where(hit, vals[pos], out)
+        return out
+
+    def leaf_links_of(self, dense) -> tuple[np.ndarray, np.ndarray]:
+        """(prev, next) dense leaf neighbours of each dense page, -1 for none, as
+        :attr:`prev_leaf` / :attr:`next_leaf` but computed for these pages only."""
+        d = _as_int64(dense, "dense")
+        k = np.searchsorted(self._bases, d, side="right") - 1
+        base = self._bases[k]
+        pn = d - base
+        prev = np.where(pn > 0, d - 1, -1)
+        nxt = np.where(pn < self._sizes[k] - 1, d + 1, -1)
+        custom = [j for j, s in enumerate(self._spaces) if s.leaf_links is not None]
+        for j in (np.unique(k) if custom else ()):
+            s = self._spaces[int(j)]
+            if s.leaf_links is None:
+                continue
+            m = k == j
+            lp, ln = s.leaf_links
+            b = int(self._bases[j])
+            a, c = lp[pn[m]], ln[pn[m]]
+            prev[m] = np.where(a >= 0, a + b, -1)
+            nxt[m] = np.where(c >= 0, c + b, -1)
+        return prev, nxt
 
     @property
     def page_group(self) -> np.ndarray:
@@ -498,22 +547,29 @@ class Tablespaces:
     def group_names(self) -> list:
         """Group names: ``"<space label>.<index>"`` per index, ``"<space label>"`` for the
         pages of a space outside every index (present only if there are such pages)."""
-        return list(self._cached("groups", self._groups)[1])
+        return list(self._cached("group_table", self._group_table)[0])
 
     @property
     def group_space(self) -> np.ndarray:
         """Space position of every group."""
-        return self._cached("groups", self._groups)[2]
+        return self._cached("group_table", self._group_table)[1]
 
     @property
     def n_groups(self) -> int:
-        return len(self._cached("groups", self._groups)[1])
+        return len(self._cached("group_table", self._group_table)[0])
 
     @property
     def group_sizes(self) -> np.ndarray:
         """Pages in every group."""
-        return self._cached("group_sizes", lambda: _readonly(
-            np.bincount(self.page_group, minlength=self.n_groups).astype(np.int64)))
+        def compute():
+            _, gspace, _, vals, rest = self._cached("group_table", self._group_table)
+            sizes = np.bincount(vals, minlength=self.n_groups).astype(np.int64)
+            for k, g in enumerate(rest):
+                if g >= 0:
+                    sizes[g] = int(self._sizes[k]) - int(sizes[gspace == k].sum())
+            return _readonly(sizes)
+
+        return self._cached("group_sizes", compute)
 
     def _links(self):
         prev = np.arange(-1, self._n - 1, dtype=np.int64)

@@ -231,6 +231,39 @@ class ReferencePool:
             cap = config.instance_pages - config.misc_pages
             self.inst = [_TwinInstance(twin(cap)) for _ in range(config.instances)]
 
+    # ---- a session (bufsim.Pool's reference) ---------------------------------------------
+    def add_events(self, stream: int, events) -> None:
+        """Append ``(page, count, cpu_ns, flags)`` events to a stream."""
+        self.streams[stream].events.extend(events)
+
+    def set(self, old_blocks_time_ms: int | None = None, old_blocks_pct: int | None = None):
+        """SET GLOBAL innodb_old_blocks_time / innodb_old_blocks_pct: the time applies to
+        later checks; a new ratio re-adjusts every old sublist at once
+        (buf_LRU_old_ratio_update_instance with adjust = TRUE)."""
+        if old_blocks_time_ms is not None:
+            self.config = self.config.replace(old_blocks_time_ms=old_blocks_time_ms)
+        if old_blocks_pct is not None:
+            self.config = self.config.replace(old_blocks_pct=old_blocks_pct)
+            if self.config.policy == "innodb":
+                for inst in self.inst:
+                    inst.ratio = self.config.old_ratio
+                    if len(inst.lru) >= 512:
+                        inst.adjust()
+
+    def idle_until(self, t_ns: int) -> None:
+        """No gets until ``t_ns``: the page cleaner makes the passes due, every
+        stream's clock moves to ``t_ns`` if behind."""
+        if self.config.policy == "innodb" and self.config.page_cleaner:
+            while self.next_tick <= t_ns:
+                if self.active:
+                    for inst in self.inst:
+                        inst.cleaner_pass(self.next_tick)
+                    self.active = False
+                    self.ticks += 1
+                self.next_tick += 1_000_000_000
+        for st in self.streams:
+            st.clock = max(st.clock, t_ns)
+
     # ---- device --------------------------------------------------------------------------
     def device_read(self, p, t_ns):
         d = self.config.device
@@ -274,12 +307,13 @@ class ReferencePool:
             if self.config.policy == "innodb":
                 t = self._innodb_get(page, flags, st, t)
             else:
-                t = self._twin_get(page, st, t)
+                t = self._twin_get(page, flags, st, t)
             t += cpu
             st.cpu += cpu
         if self.config.cleaner_activity == "statement" and flags & (8 | 2):
             self.active = True    # FLAG_STMT_END or FLAG_MODIFY: the activity count moved
-        st.gets += count
+        if not flags & 16:
+            st.gets += count  # FLAG_RELATCH: checked, not counted
         st.pos += 1
         st.clock = t
         return True
@@ -295,8 +329,9 @@ class ReferencePool:
             self.active = True
         resident = p in inst.pages
         hashed = cfg.adaptive_hash_index and resident and inst.pages[p].access > 0
+        counted = 0 if flags & 16 else 1  # FLAG_RELATCH: checked, not counted
         if flags & 4 and hashed:          # AHI shortcut: one get, no stamp, no check
-            inst.count("NUMBER_PAGES_GET")
+            inst.count("NUMBER_PAGES_GET", counted)
             inst.count("ahi_hits")
             pg = inst.pages[p]
             if pg.ready > t:
@@ -307,7 +342,7 @@ class ReferencePool:
                 inst.count("Innodb_buffer_pool_write_requests")
             return t
         ahi = bool(flags & 1) and hashed
-        inst.count("NUMBER_PAGES_GET", 2 if ahi else 1)
+        inst.count("NUMBER_PAGES_GET", (2 if ahi else 1) * counted)
         if ahi:
             inst.count("ahi_hits")
         self.fixed = p
@@ -411,10 +446,10 @@ class ReferencePool:
         inst.count("NUMBER_PAGES_READ_AHEAD", n)
         return t
 
-    def _twin_get(self, p, st, t):
+    def _twin_get(self, p, flags, st, t):
         cfg = self.config
         inst = self.inst[self.inst_of[p]]
-        inst.count("NUMBER_PAGES_GET")
+        inst.count("NUMBER_PAGES_GET", 0 if flags & 16 else 1)
         hit, victim = inst.twin.access(p)
         if hit:
             return t

@@ -48,8 +48,11 @@ FLAG_SHORTCUT = 4
 #: next pass "active" (``srv_check_activity``), as in InnoDB, where page gets do not
 #: move the count; under the default ``"get"`` every get does and this bit is inert.
 FLAG_STMT_END = 8
-#: The get re-latches the page (bit reserved for the engine's relatch model; defined
-#: here so that imported traces may carry it).
+#: The get is a cursor re-latch of a remembered position (``btr_pcur_restore_position``
+#: -> ``buf_page_optimistic_get`` on a page the cursor already counted): "checked,
+#: not counted".  It goes through everything a get does (the access-time stamp, the
+#: make-young check, a read if the page is gone) but is not counted in
+#: NUMBER_PAGES_GET, nor in the stream's gets.
 FLAG_RELATCH = 16
 #: All defined flag bits; other bits are rejected.
 FLAG_MASK = FLAG_AHI | FLAG_MODIFY | FLAG_SHORTCUT | FLAG_STMT_END | FLAG_RELATCH
@@ -86,7 +89,7 @@ class Chunk:
     stream : numpy.ndarray of int64
         Stream id (>= 0).
     flags : numpy.ndarray of uint8
-        Bits of :data:`FLAG_AHI`, :data:`FLAG_MODIFY`, :data:`FLAG_SHORTCUT` and
+        Bits of :data:`FLAG_AHI`, :data:`FLAG_MODIFY`, :data:`FLAG_SHORTCUT`, :data:`FLAG_RELATCH` and
         :data:`FLAG_STMT_END`.
 
     Notes
@@ -369,7 +372,8 @@ class Trace:
 
     def streams(self) -> np.ndarray:
         """Distinct stream ids, ascending (one pass)."""
-        seen = [np.unique(c.stream) for c in self if len(c)]
+        seen = [c.stream[:1] if (c.stream == c.stream[0]).all() else np.unique(c.stream)
+                for c in self if len(c)]
         return np.unique(np.concatenate(seen)) if seen else np.zeros(0, dtype=np.int64)
 
     def split_streams(self) -> list[Trace]:

@@ -54,7 +54,7 @@ def compare_lists(state, ref, n):
             assert state.lru(i, l) == ref.lists(i)[l - 1], f"instance {i} list {l} after event {n}"
         if state.config.policy == "innodb":
             inst = ref.inst[i]
-            kernel_old = {p for p in state.lru(i) if state.pst[p, P_OLD]}
+            kernel_old = {p for p in state.lru(i) if state.page_field(p, P_OLD)}
             assert kernel_old == inst.old_pages(), f"old pages of instance {i} after event {n}"
             assert state.ist[i, I_FREE] == inst.free
             assert state.ist[i, I_CLOCK] == inst.clock

@@ -56,7 +56,7 @@ def test_list_reaching_512_pages_leaves_209_old():
     assert stat(state, "DATABASE_PAGES") == 512
     assert stat(state, "OLD_DATABASE_PAGES") == 209
     # every page went to the head, so the old ones are the 209 read first
-    old = {p for p in state.lru() if state.pst[p, P_OLD]}
+    old = {p for p in state.lru() if state.page_field(p, P_OLD)}
     assert old == set(range(209))
     state511 = run_events(cfg, ts, np.arange(511))
     assert stat(state511, "OLD_DATABASE_PAGES") == 0
@@ -119,7 +119,7 @@ def test_quarter_rule_moves_young_pages_without_counting_them():
     assert stat(base, "PAGES_MADE_YOUNG") == 7
     # page 511 was put at the head with stamp 0 and is young: moved and restamped, not counted
     state = run_events(cfg, ts, np.concatenate([scan, [511]]))
-    assert state.pst[511, P_STAMP] == 100
+    assert state.page_field(511, P_STAMP) == 100
     assert stat(state, "PAGES_MADE_YOUNG") == 7
     # page 690 (first accessed at clock 90 < W, so left old) is old: counted
     state = run_events(cfg, ts, np.concatenate([scan, [690]]))
@@ -132,7 +132,7 @@ def test_young_enough_page_is_not_moved():
     cfg = mysql55(pool_pages=600, cost=FREE, device=INSTANT)
     # 600..649 evict 50 pages (< W = 94); then 511 (stamp 0) is young enough
     state = run_events(cfg, ts, np.concatenate([np.arange(650), [511]]))
-    assert state.pst[511, P_STAMP] == 0
+    assert state.page_field(511, P_STAMP) == 0
     head = state.lru()[0]
     assert head == 511
 

@@ -39,8 +39,7 @@ import pandas as pd
 
 from ..config import CostModel, DeviceModel, PoolConfig, pages_from_bytes, preset
 from ..engine import PoolState, replay
-from ..policies._state import COUNTER_NAMES, K_OLDTIME, T_CLOCK, T_CPU, T_GETS, T_IOWAIT, T_MISSES
-from ..policies.innodb import background
+from ..policies._state import COUNTER_NAMES, T_CLOCK, T_CPU, T_GETS, T_IOWAIT, T_MISSES
 from ..workloads.plans import CpuCost
 from ..workloads.ssb import QUERIES, SSB
 
@@ -188,7 +187,7 @@ def q11_sequence(ssb: SSB, steps: Sequence[tuple[str, int]], calib: Calibration,
     for plan, t_ms in steps:
         if not (isinstance(t_ms, (int, np.integer)) and 0 <= t_ms <= 2**32 - 1):
             raise ValueError(f"old_blocks_time_ms = {t_ms!r} is out of range; allowed: 0..2**32-1")
-        state.cfg[K_OLDTIME] = int(t_ms)
+        state.set_old_blocks_time(int(t_ms))
         op = ssb.query("Q1.1", plan, cpu=calib.cpu)
         c0, t0 = _counters(state), int(state.sst[0, T_CLOCK])
         state.exhausted[0] = 0
@@ -209,7 +208,7 @@ def q11_sequence(ssb: SSB, steps: Sequence[tuple[str, int]], calib: Calibration,
                         seconds=(int(state.sst[0, T_CLOCK]) - t0) / NS))
         t = int(state.sst[0, T_CLOCK]) + int(idle_ns)
         if cfg.page_cleaner and idle_ns:
-            background(state.pst, state.stat, state.ist, state.cnt, state.glob, state.cfg, t)
+            state.idle_until(t)
         state.sst[0, T_CLOCK] = t
     return pd.DataFrame(out)
 
@@ -358,7 +357,7 @@ def run_ssb(ssb: SSB, configs: PoolConfig | Mapping[str, PoolConfig], calib: Cal
                 # the statement ended: an idle gap, in which the page cleaner (5.6) runs
                 t = int(st.sst[0, T_CLOCK]) + int(idle_ns)
                 if st.config.page_cleaner and idle_ns:
-                    background(st.pst, st.stat, st.ist, st.cnt, st.glob, st.cfg, t)
+                    st.idle_until(t)
                 st.sst[0, T_CLOCK] = t
     if states_out is not None:
         states_out.update(states)

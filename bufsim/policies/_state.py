@@ -1,42 +1,46 @@
 """Array state shared by every policy kernel, and the list primitives over it.
 
-All replay state lives in a handful of int64 NumPy arrays so that the jitted
-kernels see no Python objects:
+All replay state lives in a handful of NumPy arrays so that the jitted kernels see
+no Python objects:
 
-``pst[page, field]``   mutable per-page state (columns ``P_*``)
-``stat[page, field]``  static per-page facts from the tablespace map (columns ``S_*``)
+``pst[field, frame]``  mutable per-frame state (rows ``P_*``): one column per buffer
+                       frame (``buf_block_t``), plus ghost entries for 2Q/ARC
+``stat[page, field]``  static facts of each distinct page met (columns ``S_*``),
+                       read on the miss and read-ahead paths only
+``fmap[page]``         the page's frame or -1 (InnoDB's ``page_hash``)
 ``ist[inst, field]``   per-instance state: up to four array-linked lists, the
                        InnoDB old-sublist pointer, free blocks, freed_page_clock...
 ``cnt[inst, field]``   per-instance counters (``C_*``), named after
                        INFORMATION_SCHEMA.INNODB_BUFFER_POOL_STATS
 ``sst[stream, field]`` per-stream clock and counts (``T_*``)
-``glob[field]``        device queue, page-cleaner tick, the buffer-fixed page
+``glob[field]``        device queue, page-cleaner tick, the buffer-fixed frame,
+                       the free-frame stack top, the number of distinct pages met
 ``cfg[field]``         the configuration as integers (``K_*``)
-``grp[group, 2]``      resident and old pages per index (group)
 
 Every kernel is compiled with ``_nrt=False``: it allocates nothing, and without
-numba's reference counting of array arguments a replay runs about 4x faster
-(measured: 3.5 -> 14 M gets/s for ``innodb`` on a 1M-page Zipf trace).
+numba's reference counting of array arguments a replay runs about 4x faster.
 
-Per-page arrays are page-major so that one page's state shares one or two cache
-lines: a miss on a trace over a million pages then costs 2-3 cache misses, not
-one per field.
+The per-frame state is field-major (one contiguous row per field, sized by the
+pool): a list operation touches the link rows only, whose working set is a few
+bytes per frame, whatever the number of pages the trace names.
 
-A page is in at most one list at a time; ``pst[p, P_WHERE]`` names it (0: none).
-Lists 1 and 2 hold resident pages, lists 3 and 4 are ghost lists (2Q, ARC).
+The list primitives take an *entry* id: a frame in the engine, a page number in
+the policy twin tests (which give every page an entry).  An entry is in at most
+one list at a time; ``pst[P_WHERE, e]`` names it (0: none).  Lists 1 and 2 hold
+resident pages, lists 3 and 4 are ghost lists (2Q, ARC).
 """
 import numpy as np
 from numba import njit
 
 # ---- per-page mutable state ------------------------------------------------------------
-P_PREV, P_NEXT, P_WHERE, P_OLD, P_ACCESS, P_STAMP, P_READY, P_DIRTY, P_REF = range(9)
-N_P = 9
-# ---- per-page static facts -------------------------------------------------------------
-S_INST, S_GROUP, S_SPACE, S_PAGENO, S_PREVLEAF, S_NEXTLEAF = range(6)
+P_PREV, P_NEXT, P_WHERE, P_OLD, P_ACCESS, P_STAMP, P_READY, P_DIRTY, P_REF, P_PAGE = range(10)
+N_P = 10
+# ---- per-page static facts (one row per distinct page the replay has met) -------------
+S_INST, S_DENSE, S_SPACE, S_PAGENO, S_PREVLEAF, S_NEXTLEAF = range(6)
 N_S = 6
 # ---- per-instance state: list l in 1..4 uses columns 3(l-1) .. 3(l-1)+2 -----------------
-I_OLD, I_OLDLEN, I_FREE, I_CLOCK, I_SIZE, I_CAP, I_W, I_AREA, I_P, I_K1, I_K2 = range(12, 23)
-N_I = 23
+I_OLD, I_OLDLEN, I_FREE, I_CLOCK, I_SIZE, I_CAP, I_W, I_AREA, I_P, I_K1, I_K2, I_DROP = range(12, 24)
+N_I = 24
 # ---- per-instance counters -------------------------------------------------------------
 (C_GETS, C_READ, C_RA, C_RA_EVICTED, C_YOUNG, C_NOT_YOUNG, C_WRITTEN, C_READS,
  C_EVICT, C_WAIT_FREE, C_WRITE_REQ, C_AHI) = range(12)
@@ -51,8 +55,9 @@ COUNTER_NAMES = (
 T_CLOCK, T_CPU, T_IOWAIT, T_GETS, T_MISSES, T_EVENTS, T_POS, T_END = range(8)
 N_T = 8
 # ---- global state ----------------------------------------------------------------------
-G_DEVFREE, G_DEVLAST, G_NEXT_TICK, G_ACTIVE, G_FIXED, G_DEVBUSY, G_TICKS = range(7)
-N_G = 7
+G_DEVFREE, G_DEVLAST, G_NEXT_TICK, G_ACTIVE, G_FIXED, G_DEVBUSY, G_TICKS, G_FTOP, G_NLOCAL, \
+    G_MID = range(10)
+N_G = 10
 # ---- configuration ---------------------------------------------------------------------
 (K_POLICY, K_VERSION, K_OLDTIME, K_RATIO, K_RATHRESH, K_SCANDEPTH, K_AHI, K_CLEANER,
  K_COST_CLOCK, K_COST_YOUNG, K_COST_MISS, K_COST_EVICT, K_DEV_RAND, K_DEV_SEQ,
@@ -93,62 +98,70 @@ def push_head(pst, ist, i, l, p):
     """Link page p at the head of list l of instance i."""
     b = 3 * (l - 1)
     h = ist[i, b]
-    pst[p, P_PREV] = -1
-    pst[p, P_NEXT] = h
+    pst[P_PREV, p] = -1
+    pst[P_NEXT, p] = h
     if h >= 0:
-        pst[h, P_PREV] = p
+        pst[P_PREV, h] = p
     else:
         ist[i, b + 1] = p
     ist[i, b] = p
     ist[i, b + 2] += 1
-    pst[p, P_WHERE] = l
+    pst[P_WHERE, p] = l
 
 
 @njit(_nrt=False, cache=True, inline="always")
 def insert_after(pst, ist, i, l, a, p):
     """Link page p right after page a (towards the tail) in list l."""
     b = 3 * (l - 1)
-    n = pst[a, P_NEXT]
-    pst[p, P_PREV] = a
-    pst[p, P_NEXT] = n
-    pst[a, P_NEXT] = p
+    n = pst[P_NEXT, a]
+    pst[P_PREV, p] = a
+    pst[P_NEXT, p] = n
+    pst[P_NEXT, a] = p
     if n >= 0:
-        pst[n, P_PREV] = p
+        pst[P_PREV, n] = p
     else:
         ist[i, b + 1] = p
     ist[i, b + 2] += 1
-    pst[p, P_WHERE] = l
+    pst[P_WHERE, p] = l
 
 
 @njit(_nrt=False, cache=True, inline="always")
 def unlink(pst, ist, i, p):
     """Unlink page p from whichever list holds it."""
-    l = pst[p, P_WHERE]
+    l = pst[P_WHERE, p]
     b = 3 * (l - 1)
-    pr = pst[p, P_PREV]
-    nx = pst[p, P_NEXT]
+    pr = pst[P_PREV, p]
+    nx = pst[P_NEXT, p]
     if pr >= 0:
-        pst[pr, P_NEXT] = nx
+        pst[P_NEXT, pr] = nx
     else:
         ist[i, b] = nx
     if nx >= 0:
-        pst[nx, P_PREV] = pr
+        pst[P_PREV, nx] = pr
     else:
         ist[i, b + 1] = pr
     ist[i, b + 2] -= 1
-    pst[p, P_PREV] = -1
-    pst[p, P_NEXT] = -1
-    pst[p, P_WHERE] = 0
+    pst[P_PREV, p] = -1
+    pst[P_NEXT, p] = -1
+    pst[P_WHERE, p] = 0
 
 
 @njit(_nrt=False, cache=True, inline="always")
 def move_to_head(pst, ist, i, p):
     """Move page p to the head of the list it is in."""
-    l = pst[p, P_WHERE]
+    l = pst[P_WHERE, p]
     if ist[i, 3 * (l - 1)] == p:
         return
     unlink(pst, ist, i, p)
     push_head(pst, ist, i, l, p)
+
+
+@njit(_nrt=False, cache=True, inline="always")
+def drop(pst, ist, i, p):
+    """Unlink ghost entry p for good (it leaves every list) and remember it in
+    ``ist[i, I_DROP]`` so that the engine can free its frame."""
+    unlink(pst, ist, i, p)
+    ist[i, I_DROP] = p
 
 
 def walk(pst, ist, i, l):
@@ -157,12 +170,85 @@ def walk(pst, ist, i, l):
     p = int(ist[i, 3 * (l - 1)])
     while p >= 0:
         out.append(p)
-        p = int(pst[p, P_NEXT])
+        p = int(pst[P_NEXT, p])
     return out
 
 
 def new_page_state(n_pages: int) -> np.ndarray:
-    pst = np.zeros((n_pages, N_P), dtype=np.int64)
-    pst[:, P_PREV] = -1
-    pst[:, P_NEXT] = -1
+    """State rows for ``n_pages`` entries (frames in the engine; pages in the policy
+    twin tests, which index it by page directly)."""
+    pst = np.zeros((N_P, n_pages), dtype=np.int64)
+    pst[P_PREV, :] = -1
+    pst[P_NEXT, :] = -1
+    pst[P_PAGE, :] = -1
     return pst
+
+
+# ---- the page map: dense page index -> local id (open addressing, linear probing) ----------
+@njit(_nrt=False, cache=True, inline="always")
+def _slot0(d, mask):
+    x = np.uint64(d) * np.uint64(0x9E3779B97F4A7C15)
+    return np.int64(x >> np.uint64(29)) & mask
+
+
+@njit(_nrt=False, cache=True)
+def hash_find(dmap, hk, hv, d):
+    """Local id of dense page d, or -1 if the replay has not met it.  With a dense map
+    (``dmap``, one int32 per page number, used for small tablespace maps) a plain
+    lookup; else the hash ``hk``/``hv``."""
+    if dmap.shape[0] > 0:
+        return np.int64(dmap[d])
+    mask = hk.shape[0] - 1
+    h = _slot0(d, mask)
+    while True:
+        k = hk[h]
+        if k == d:
+            return np.int64(hv[h])
+        if k < 0:
+            return np.int64(-1)
+        h = (h + 1) & mask
+
+
+@njit(_nrt=False, cache=True)
+def fold_instance(space_id, page_no, n_inst):
+    """buf_pool_get: fold(space, page_no >> 6) mod n_inst in unsigned 64-bit arithmetic
+    (as :meth:`bufsim.Tablespaces.instance_of`)."""
+    s = np.uint64(space_id)
+    x = np.uint64(page_no) >> np.uint64(6)
+    f = (s << np.uint64(20)) + s + x
+    return np.int64(f % np.uint64(n_inst))
+
+
+@njit(_nrt=False, cache=True)
+def hash_add(dmap, hk, hv, stat, fmap, glob, sids, n_inst, d, sp, pn):
+    """Local id of dense page d (page pn of space position sp), registering it with
+    its static facts if it is new (the caller guarantees room).  Leaf links of a new
+    page are -2 (unknown) until the engine fills them for a page of the trace."""
+    if dmap.shape[0] > 0:
+        q = dmap[d]
+        if q >= 0:
+            return np.int64(q)
+        p = glob[G_NLOCAL]
+        dmap[d] = p
+    else:
+        mask = hk.shape[0] - 1
+        h = _slot0(d, mask)
+        while True:
+            k = hk[h]
+            if k == d:
+                return np.int64(hv[h])
+            if k < 0:
+                break
+            h = (h + 1) & mask
+        p = glob[G_NLOCAL]
+        hk[h] = d
+        hv[h] = p
+    glob[G_NLOCAL] = p + 1
+    stat[p, S_DENSE] = d
+    stat[p, S_SPACE] = sp
+    stat[p, S_PAGENO] = pn
+    stat[p, S_INST] = fold_instance(sids[sp], pn, n_inst)
+    stat[p, S_PREVLEAF] = -2
+    stat[p, S_NEXTLEAF] = -2
+    fmap[p] = -1
+    return p

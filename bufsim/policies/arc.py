@@ -54,7 +54,7 @@ from collections import OrderedDict
 
 from numba import njit
 
-from ._state import I_CAP, I_P, P_WHERE, move_to_head, push_head, unlink
+from ._state import I_CAP, I_P, P_WHERE, drop, move_to_head, push_head, unlink
 
 
 def init(ist, i, capacity):
@@ -66,7 +66,7 @@ def init(ist, i, capacity):
 @njit(_nrt=False, cache=True, inline="always")
 def hit(pst, ist, i, p):
     """Case I: move ``p`` from T1 or within T2 to the head of T2."""
-    if pst[p, P_WHERE] == 1:
+    if pst[P_WHERE, p] == 1:
         unlink(pst, ist, i, p)
         push_head(pst, ist, i, 2, p)
     else:
@@ -100,7 +100,7 @@ def miss(pst, ist, i, p):
         forgotten in case IV-A), or -1.
     """
     c = ist[i, I_CAP]
-    where = pst[p, P_WHERE]
+    where = pst[P_WHERE, p]
     full = ist[i, 2] + ist[i, 5] >= c
     victim = -1
     if where == 3 or where == 4:
@@ -124,14 +124,14 @@ def miss(pst, ist, i, p):
     if full:                                             # case IV
         if ist[i, 2] + ist[i, 8] >= c:                   # (A) |L1| = c
             if ist[i, 8] > 0:
-                unlink(pst, ist, i, ist[i, 7])
+                drop(pst, ist, i, ist[i, 7])
                 victim = _replace(pst, ist, i, False)
             else:
                 victim = ist[i, 1]
                 unlink(pst, ist, i, victim)
         else:                                            # (B) |L1| < c
             if ist[i, 2] + ist[i, 5] + ist[i, 8] + ist[i, 11] >= 2 * c and ist[i, 11] > 0:
-                unlink(pst, ist, i, ist[i, 10])
+                drop(pst, ist, i, ist[i, 10])
             victim = _replace(pst, ist, i, False)
     push_head(pst, ist, i, 1, p)
     return victim

@@ -16,6 +16,14 @@ Simplifications, all documented in the README:
   read-ahead, compressed pages (unzip_LRU) and 5.7's remembered LRU scan
   position are not modelled;
 * ``NUMBER_PAGES_READ`` counts a read when it is issued, not when it completes.
+
+State layout (see :mod:`bufsim.engine`): the lists link *frames* (rows of ``pst``,
+one per buffer block, like ``buf_block_t``); a page is named by its *local id*
+(a row of ``stat``, one per distinct page the replay has met), ``fmap[page]`` is
+its frame or -1 (InnoDB's ``page_hash``), ``pst[P_PAGE, frame]`` its page.  Free
+frames are a stack ``ffree[:glob[G_FTOP]]``.  The dense page index of a local id
+is ``stat[page, S_DENSE]``; ``hk``/``hv`` is an open-addressing hash from dense
+index to local id, used by read-ahead to look at the pages of an area.
 """
 from numba import njit
 
@@ -26,10 +34,11 @@ from ._state import (
     K_ACTIVITY, K_AHI, K_COST_CLOCK, K_NINST, K_COST_EVICT, K_COST_MISS, K_COST_YOUNG, K_DEV_RAND,
     K_DEV_SEQ, K_DEV_WRITE, K_OLDTIME, K_RATHRESH, K_RATIO, K_SCANDEPTH, K_VERSION,
     LRU_MIN_LEN, NON_OLD_MIN_LEN, NS_PER_MS, NS_PER_S, OLD_MIN_LEN, OLD_TOLERANCE, P_ACCESS,
-    P_DIRTY, P_NEXT, P_OLD, P_PREV, P_READY, P_STAMP, P_WHERE, RATIO_DIV,
-    S_INST, S_NEXTLEAF, S_PAGENO, S_PREVLEAF, S_SPACE, STAMP_MASK, T_CPU, T_IOWAIT,
-    T_MISSES, insert_after, push_head, unlink,
+    P_DIRTY, P_NEXT, P_OLD, P_PAGE, P_PREV, P_READY, P_REF, P_STAMP, P_WHERE, RATIO_DIV,
+    S_DENSE, S_INST, S_NEXTLEAF, S_PAGENO, S_PREVLEAF, S_SPACE, STAMP_MASK, T_CPU, T_IOWAIT,
+    T_MISSES, G_FTOP, G_NLOCAL, hash_add, hash_find, insert_after, push_head, unlink,
 )
+import numpy as np
 
 IBUF_BITMAP_PERIOD = 16384  # an ibuf bitmap page every 16384 pages (16 KiB pages), at offset 1
 
@@ -50,7 +59,7 @@ def instance_of(stat, cfg, p):
 # ---- the old sublist ---------------------------------------------------------------------
 @njit(_nrt=False, cache=True, inline="always")
 def set_old(pst, p, v):
-    pst[p, P_OLD] = v
+    pst[P_OLD, p] = v
 
 
 @njit(_nrt=False, cache=True, inline="always")
@@ -61,12 +70,12 @@ def old_adjust_len(pst, stat, ist, cfg, i):
     while True:
         old = ist[i, I_OLD]
         if ist[i, I_OLDLEN] + OLD_TOLERANCE < new_len:
-            old = pst[old, P_PREV]
+            old = pst[P_PREV, old]
             ist[i, I_OLD] = old
             ist[i, I_OLDLEN] += 1
             set_old(pst, old, 1)
         elif ist[i, I_OLDLEN] > new_len + OLD_TOLERANCE:
-            ist[i, I_OLD] = pst[old, P_NEXT]
+            ist[i, I_OLD] = pst[P_NEXT, old]
             ist[i, I_OLDLEN] -= 1
             set_old(pst, old, 0)
         else:
@@ -79,7 +88,7 @@ def old_init(pst, stat, ist, cfg, i):
     p = ist[i, 0]
     while p >= 0:
         set_old(pst, p, 1)
-        p = pst[p, P_NEXT]
+        p = pst[P_NEXT, p]
     ist[i, I_OLD] = ist[i, 0]
     ist[i, I_OLDLEN] = ist[i, 2]
     old_adjust_len(pst, stat, ist, cfg, i)
@@ -91,7 +100,7 @@ def add_block(pst, stat, ist, cfg, i, p, old):
     read and the list has 512 pages, then right after LRU_old (no stamp)."""
     if (not old) or ist[i, 2] < OLD_MIN_LEN:
         push_head(pst, ist, i, 1, p)
-        pst[p, P_STAMP] = ist[i, I_CLOCK] & STAMP_MASK
+        pst[P_STAMP, p] = ist[i, I_CLOCK] & STAMP_MASK
     else:
         insert_after(pst, ist, i, 1, ist[i, I_OLD], p)
         ist[i, I_OLDLEN] += 1
@@ -110,7 +119,7 @@ def remove_block(pst, stat, ist, cfg, i, p):
     """buf_LRU_remove_block.  The page's old flag is cleared afterwards (it has left
     the list; every insertion sets the flag again)."""
     if p == ist[i, I_OLD]:
-        prev = pst[p, P_PREV]
+        prev = pst[P_PREV, p]
         ist[i, I_OLD] = prev
         set_old(pst, prev, 1)
         ist[i, I_OLDLEN] += 1
@@ -119,12 +128,12 @@ def remove_block(pst, stat, ist, cfg, i, p):
         q = ist[i, 0]
         while q >= 0:
             set_old(pst, q, 0)
-            q = pst[q, P_NEXT]
+            q = pst[P_NEXT, q]
         ist[i, I_OLD] = -1
         ist[i, I_OLDLEN] = 0
         set_old(pst, p, 0)
         return
-    if pst[p, P_OLD]:
+    if pst[P_OLD, p]:
         ist[i, I_OLDLEN] -= 1
     set_old(pst, p, 0)
     old_adjust_len(pst, stat, ist, cfg, i)
@@ -133,7 +142,7 @@ def remove_block(pst, stat, ist, cfg, i, p):
 @njit(_nrt=False, cache=True, inline="always")
 def make_block_young(pst, stat, ist, cnt, cfg, i, p):
     """buf_LRU_make_block_young: counted in PAGES_MADE_YOUNG only if the page was old."""
-    if pst[p, P_OLD]:
+    if pst[P_OLD, p]:
         cnt[i, C_YOUNG] += 1
     remove_block(pst, stat, ist, cfg, i, p)
     add_block(pst, stat, ist, cfg, i, p, False)
@@ -144,8 +153,8 @@ def peek_if_too_old(pst, ist, cnt, cfg, i, p, t_ns):
     """buf_page_peek_if_too_old.  Returns bit 0: move the page; bit 1: the clock was read."""
     if ist[i, I_CLOCK] == 0:
         return 0  # warm-up: nothing evicted from this instance yet
-    if cfg[K_OLDTIME] != 0 and pst[p, P_OLD]:
-        acc = pst[p, P_ACCESS]
+    if cfg[K_OLDTIME] != 0 and pst[P_OLD, p]:
+        acc = pst[P_ACCESS, p]
         if acc > 0:
             if now_ms(t_ns) - acc >= cfg[K_OLDTIME]:
                 return 3
@@ -154,7 +163,7 @@ def peek_if_too_old(pst, ist, cnt, cfg, i, p, t_ns):
         cnt[i, C_NOT_YOUNG] += 1
         return 0
     # buf_page_peek_if_young: (clock mod 2^31) < stamp + W
-    young = (ist[i, I_CLOCK] & STAMP_MASK) < pst[p, P_STAMP] + ist[i, I_W]
+    young = (ist[i, I_CLOCK] & STAMP_MASK) < pst[P_STAMP, p] + ist[i, I_W]
     return 0 if young else 1
 
 
@@ -163,7 +172,9 @@ def peek_if_too_old(pst, ist, cnt, cfg, i, p, t_ns):
 def device_read(stat, glob, cfg, p, t_ns):
     """Queue a 16 KiB read of page p at time t_ns; return its completion time."""
     last = glob[G_DEVLAST]
-    if last >= 0 and p == last + 1 and stat[p, S_SPACE] == stat[last, S_SPACE]:
+    # the sequential test reads the pages' static facts: only when it can matter
+    if cfg[K_DEV_SEQ] != cfg[K_DEV_RAND] and last >= 0 and \
+            stat[p, S_DENSE] == stat[last, S_DENSE] + 1 and stat[p, S_SPACE] == stat[last, S_SPACE]:
         svc = cfg[K_DEV_SEQ]
     else:
         svc = cfg[K_DEV_RAND]
@@ -186,13 +197,34 @@ def device_write(glob, cfg, t_ns):
 
 # ---- freeing blocks ------------------------------------------------------------------------
 @njit(_nrt=False, cache=True, inline="always")
-def evict_page(pst, stat, ist, cnt, cfg, i, p):
-    """buf_LRU_free_page + buf_LRU_block_remove_hashed: the block goes to the free
-    list and freed_page_clock advances."""
+def release_frame(pst, glob, fmap, ffree, f):
+    """The page of frame f leaves the pool: clear its page_hash entry and put the
+    frame on the stack of free frames.  The frame's fields are left as they are:
+    whoever takes the frame sets every field it reads (init_for_read, the policies'
+    miss), so a free frame costs no writes."""
+    fmap[pst[P_PAGE, f]] = -1
+    top = glob[G_FTOP]
+    ffree[top] = f
+    glob[G_FTOP] = top + 1
+
+
+@njit(_nrt=False, cache=True, inline="always")
+def take_frame(pst, glob, fmap, ffree, p):
+    """Give page p a frame from the free stack; returns the frame."""
+    top = glob[G_FTOP] - 1
+    glob[G_FTOP] = top
+    f = ffree[top]
+    fmap[p] = f
+    pst[P_PAGE, f] = p
+    return f
+
+
+@njit(_nrt=False, cache=True, inline="always")
+def evict_page(pst, stat, ist, cnt, glob, cfg, fmap, ffree, i, p):
+    """buf_LRU_free_page + buf_LRU_block_remove_hashed: the block (frame p) goes to
+    the free list and freed_page_clock advances."""
     remove_block(pst, stat, ist, cfg, i, p)
-    pst[p, P_ACCESS] = 0
-    pst[p, P_STAMP] = 0
-    pst[p, P_READY] = 0
+    release_frame(pst, glob, fmap, ffree, p)
     ist[i, I_CLOCK] += 1
     ist[i, I_FREE] += 1
     cnt[i, C_EVICT] += 1
@@ -201,22 +233,22 @@ def evict_page(pst, stat, ist, cnt, cfg, i, p):
 @njit(_nrt=False, cache=True, inline="always")
 def replaceable(pst, glob, p, t_ns):
     """buf_flush_ready_for_replace: clean, not I/O-fixed, not buffer-fixed."""
-    return pst[p, P_DIRTY] == 0 and pst[p, P_READY] <= t_ns and p != glob[G_FIXED]
+    return pst[P_DIRTY, p] == 0 and pst[P_READY, p] <= t_ns and p != glob[G_FIXED]
 
 
 @njit(_nrt=False, cache=True, inline="always")
-def free_from_common_lru(pst, stat, ist, cnt, glob, cfg, i, limit, t_ns):
+def free_from_common_lru(pst, stat, ist, cnt, glob, cfg, fmap, ffree, i, limit, t_ns):
     """buf_LRU_free_from_common_LRU_list: scan at most ``limit`` pages from the tail
     (all if limit < 0) and free the first replaceable one; a freed page that was
     never accessed counts in NUMBER_READ_AHEAD_EVICTED."""
     p = ist[i, 1]
     scanned = 0
     while p >= 0 and (limit < 0 or scanned < limit):
-        prev = pst[p, P_PREV]
+        prev = pst[P_PREV, p]
         if replaceable(pst, glob, p, t_ns):
-            if pst[p, P_ACCESS] == 0:
+            if pst[P_ACCESS, p] == 0:
                 cnt[i, C_RA_EVICTED] += 1
-            evict_page(pst, stat, ist, cnt, cfg, i, p)
+            evict_page(pst, stat, ist, cnt, glob, cfg, fmap, ffree, i, p)
             return True
         scanned += 1
         p = prev
@@ -224,7 +256,7 @@ def free_from_common_lru(pst, stat, ist, cnt, glob, cfg, i, limit, t_ns):
 
 
 @njit(_nrt=False, cache=True, inline="always")
-def get_free_block(pst, stat, ist, cnt, sst, glob, cfg, i, k, t_ns):
+def get_free_block(pst, stat, ist, cnt, sst, glob, cfg, fmap, ffree, i, k, t_ns):
     """buf_LRU_get_free_block for a user thread of stream k at time t_ns.  Returns the
     time at which the block is had (later than t_ns if a page had to be flushed)."""
     while True:
@@ -238,8 +270,8 @@ def get_free_block(pst, stat, ist, cnt, sst, glob, cfg, i, k, t_ns):
             first = cfg[K_SCANDEPTH]
         else:
             first = 100  # BUF_LRU_SEARCH_SCAN_THRESHOLD (5.7, MariaDB)
-        if free_from_common_lru(pst, stat, ist, cnt, glob, cfg, i, first, t_ns) or \
-                free_from_common_lru(pst, stat, ist, cnt, glob, cfg, i, -1, t_ns):
+        if free_from_common_lru(pst, stat, ist, cnt, glob, cfg, fmap, ffree, i, first, t_ns) or \
+                free_from_common_lru(pst, stat, ist, cnt, glob, cfg, fmap, ffree, i, -1, t_ns):
             t_ns += cfg[K_COST_EVICT]
             sst[k, T_CPU] += cfg[K_COST_EVICT]
             continue
@@ -249,16 +281,16 @@ def get_free_block(pst, stat, ist, cnt, sst, glob, cfg, i, k, t_ns):
         p = ist[i, 1]
         earliest = -1
         while p >= 0:
-            if pst[p, P_DIRTY] and pst[p, P_READY] <= t_ns and p != glob[G_FIXED]:
+            if pst[P_DIRTY, p] and pst[P_READY, p] <= t_ns and p != glob[G_FIXED]:
                 break
-            if pst[p, P_READY] > t_ns and (earliest < 0 or pst[p, P_READY] < earliest):
-                earliest = pst[p, P_READY]
-            p = pst[p, P_PREV]
+            if pst[P_READY, p] > t_ns and (earliest < 0 or pst[P_READY, p] < earliest):
+                earliest = pst[P_READY, p]
+            p = pst[P_PREV, p]
         if p >= 0:
             done = device_write(glob, cfg, t_ns)
             sst[k, T_IOWAIT] += done - t_ns
             t_ns = done
-            pst[p, P_DIRTY] = 0
+            pst[P_DIRTY, p] = 0
             cnt[i, C_WRITTEN] += 1
         elif earliest >= 0:
             # every candidate is being read: wait for the first read to land
@@ -269,7 +301,7 @@ def get_free_block(pst, stat, ist, cnt, sst, glob, cfg, i, k, t_ns):
 
 
 @njit(_nrt=False, cache=True)
-def page_cleaner(pst, stat, ist, cnt, glob, cfg, n_inst, t_ns):
+def page_cleaner(pst, stat, ist, cnt, glob, cfg, fmap, ffree, n_inst, t_ns):
     """One pass of the 5.6/5.7 page cleaner's LRU batch (buf_flush_LRU_tail): for each
     instance walk from the tail, at most min(lru_scan_depth, LRU length) pages, freeing
     clean pages (no read_ahead_evicted count) and writing dirty ones, until the free
@@ -280,19 +312,19 @@ def page_cleaner(pst, stat, ist, cnt, glob, cfg, n_inst, t_ns):
         p = ist[i, 1]
         scanned = 0
         while p >= 0 and scanned < quota and ist[i, I_FREE] < depth and ist[i, 2] > LRU_MIN_LEN:
-            prev = pst[p, P_PREV]
+            prev = pst[P_PREV, p]
             if replaceable(pst, glob, p, t_ns):
-                evict_page(pst, stat, ist, cnt, cfg, i, p)
-            elif pst[p, P_DIRTY] and pst[p, P_READY] <= t_ns and p != glob[G_FIXED]:
+                evict_page(pst, stat, ist, cnt, glob, cfg, fmap, ffree, i, p)
+            elif pst[P_DIRTY, p] and pst[P_READY, p] <= t_ns and p != glob[G_FIXED]:
                 device_write(glob, cfg, t_ns)
-                pst[p, P_DIRTY] = 0
+                pst[P_DIRTY, p] = 0
                 cnt[i, C_WRITTEN] += 1
             scanned += 1
             p = prev
 
 
 @njit(_nrt=False, cache=True)
-def background(pst, stat, ist, cnt, glob, cfg, t_ns):
+def background(pst, stat, ist, cnt, glob, cfg, fmap, ffree, t_ns):
     """Run the page-cleaner pass due by t_ns: at the first whole virtual second not
     yet handled, if there was a get since the previous pass.  Later seconds up to
     t_ns saw no get (this is called before every event), so they are skipped.
@@ -303,7 +335,7 @@ def background(pst, stat, ist, cnt, glob, cfg, t_ns):
     if tick > t_ns:
         return
     if glob[G_ACTIVE] != 0:
-        page_cleaner(pst, stat, ist, cnt, glob, cfg, ist.shape[0], tick)
+        page_cleaner(pst, stat, ist, cnt, glob, cfg, fmap, ffree, ist.shape[0], tick)
         glob[G_ACTIVE] = 0
         glob[G_TICKS] += 1
     glob[G_NEXT_TICK] = (t_ns // NS_PER_S + 1) * NS_PER_S
@@ -311,15 +343,17 @@ def background(pst, stat, ist, cnt, glob, cfg, t_ns):
 
 # ---- reads -----------------------------------------------------------------------------------
 @njit(_nrt=False, cache=True, inline="always")
-def init_for_read(pst, stat, ist, cnt, sst, glob, cfg, p, k, t_ns):
-    """buf_page_init_for_read: take a free block (possibly evicting), put the page in
-    the LRU as a read (old = true), unaccessed and unstamped.  Returns the time."""
+def init_for_read(pst, stat, ist, cnt, sst, glob, cfg, fmap, ffree, p, k, t_ns):
+    """buf_page_init_for_read: take a free block (possibly evicting), put page p in
+    the LRU as a read (old = true), unaccessed and unstamped.  Returns the time;
+    the page's frame is ``fmap[p]`` afterwards."""
     i = instance_of(stat, cfg, p)
-    t_ns = get_free_block(pst, stat, ist, cnt, sst, glob, cfg, i, k, t_ns)
-    pst[p, P_ACCESS] = 0
-    pst[p, P_STAMP] = 0
-    pst[p, P_DIRTY] = 0
-    add_block(pst, stat, ist, cfg, i, p, True)
+    t_ns = get_free_block(pst, stat, ist, cnt, sst, glob, cfg, fmap, ffree, i, k, t_ns)
+    f = take_frame(pst, glob, fmap, ffree, p)
+    pst[P_ACCESS, f] = 0
+    pst[P_STAMP, f] = 0
+    pst[P_DIRTY, f] = 0
+    add_block(pst, stat, ist, cfg, i, f, True)
     cnt[i, C_READ] += 1
     return t_ns
 
@@ -330,10 +364,13 @@ def is_ibuf_bitmap(page_no):
 
 
 @njit(_nrt=False, cache=True)
-def read_ahead_linear(pst, stat, ist, cnt, sst, glob, cfg, space_base, space_size,
-                      p, k, t_ns):
+def read_ahead_linear(pst, stat, ist, cnt, sst, glob, cfg, pm, p, k, t_ns):
     """buf_read_ahead_linear, called on the first access to page p.  Returns the time
-    (later than t_ns only if freeing a block for a read-ahead page had to wait)."""
+    (later than t_ns only if freeing a block for a read-ahead page had to wait).
+
+    ``pm`` is the page map ``(fmap, ffree, dmap, hk, hv, space_base, space_size,
+    space_ids)``; bases and leaf links are dense page indices."""
+    fmap, ffree, dmap, hk, hv, space_base, space_size, sids = pm
     thr = cfg[K_RATHRESH]
     if thr == 0 and cfg[K_VERSION] != 55:
         return t_ns  # 5.6+: 0 switches linear read-ahead off (5.5: most aggressive)
@@ -341,6 +378,7 @@ def read_ahead_linear(pst, stat, ist, cnt, sst, glob, cfg, space_base, space_siz
     area = ist[i, I_AREA]
     pn = stat[p, S_PAGENO]
     sp = stat[p, S_SPACE]
+    dp = stat[p, S_DENSE]
     base = space_base[sp]
     size = space_size[sp]
     low = (pn // area) * area
@@ -358,8 +396,12 @@ def read_ahead_linear(pst, stat, ist, cnt, sst, glob, cfg, space_base, space_siz
     fails = 0
     pred = 0
     for j in range(low, high):
-        q = base + j
-        acc = pst[q, P_ACCESS] if pst[q, P_WHERE] == 1 else 0
+        acc = 0
+        lq = hash_find(dmap, hk, hv, base + j)
+        if lq >= 0:
+            f = fmap[lq]
+            if f >= 0 and pst[P_WHERE, f] == 1:
+                acc = pst[P_ACCESS, f]
         if acc == 0:
             fails += 1
         elif pred > 0:
@@ -376,9 +418,9 @@ def read_ahead_linear(pst, stat, ist, cnt, sst, glob, cfg, space_base, space_siz
             pred = acc
     prev_leaf = stat[p, S_PREVLEAF]
     next_leaf = stat[p, S_NEXTLEAF]
-    if pn == low and next_leaf == p + 1:
+    if pn == low and next_leaf == dp + 1:
         target = prev_leaf
-    elif pn == high - 1 and prev_leaf == p - 1:
+    elif pn == high - 1 and prev_leaf == dp - 1:
         target = next_leaf
     else:
         return t_ns
@@ -393,74 +435,86 @@ def read_ahead_linear(pst, stat, ist, cnt, sst, glob, cfg, space_base, space_siz
         return t_ns
     count = 0
     for j in range(low, high):
-        q = base + j
-        if is_ibuf_bitmap(j) or pst[q, P_WHERE] == 1:
+        if is_ibuf_bitmap(j):
             continue
-        t_ns = init_for_read(pst, stat, ist, cnt, sst, glob, cfg, q, k, t_ns)
-        pst[q, P_READY] = device_read(stat, glob, cfg, q, t_ns)
+        q = hash_add(dmap, hk, hv, stat, fmap, glob, sids, cfg[K_NINST], base + j, sp, j)
+        f = fmap[q]
+        if f >= 0 and pst[P_WHERE, f] == 1:
+            continue
+        t_ns = init_for_read(pst, stat, ist, cnt, sst, glob, cfg, fmap, ffree, q, k, t_ns)
+        pst[P_READY, fmap[q]] = device_read(stat, glob, cfg, q, t_ns)
         count += 1
     cnt[i, C_RA] += count
     return t_ns
 
 
 @njit(_nrt=False, cache=True, inline="always")
-def get(pst, stat, ist, cnt, sst, glob, cfg, space_base, space_size, p, flags, k, t_ns):
-    """One page get (buf_page_get_gen / optimistic get / AHI hit / AHI shortcut) by stream k at t_ns.
-    Returns the time when the page is latched and checked, before the get's own CPU."""
+def get(pst, stat, ist, cnt, sst, glob, cfg, pm, p, flags, k, t_ns):
+    """One page get (buf_page_get_gen / optimistic get / AHI hit / AHI shortcut) of
+    page p (a local id) by stream k at t_ns.  Returns the time when the page is
+    latched and checked, before the get's own CPU.
+
+    FLAG_RELATCH (16): a cursor re-latch of a remembered position goes through
+    every step but is not counted in NUMBER_PAGES_GET."""
+    fmap = pm[0]
+    ffree = pm[1]
     i = instance_of(stat, cfg, p)
     if cfg[K_ACTIVITY] == 0:
         glob[G_ACTIVE] = 1  # cleaner_activity='get'; 'statement' marks it in the engine
-    resident = pst[p, P_WHERE] == 1
-    hashed = cfg[K_AHI] != 0 and resident and pst[p, P_ACCESS] > 0
+    counted = 0 if (flags & 16) != 0 else 1
+    f = fmap[p]
+    resident = f >= 0 and pst[P_WHERE, f] == 1
+    hashed = cfg[K_AHI] != 0 and resident and pst[P_ACCESS, f] > 0
     if (flags & 4) != 0 and hashed:
         # AHI shortcut under the held search latch: one get, no stamp, no check
-        cnt[i, C_GETS] += 1
+        cnt[i, C_GETS] += counted
         cnt[i, C_AHI] += 1
-        if pst[p, P_READY] > t_ns:
-            sst[k, T_IOWAIT] += pst[p, P_READY] - t_ns
-            t_ns = pst[p, P_READY]
+        if pst[P_READY, f] > t_ns:
+            sst[k, T_IOWAIT] += pst[P_READY, f] - t_ns
+            t_ns = pst[P_READY, f]
         if flags & 2:
-            pst[p, P_DIRTY] = 1
+            pst[P_DIRTY, f] = 1
             cnt[i, C_WRITE_REQ] += 1
         return t_ns
     ahi = (flags & 1) != 0 and hashed
     if ahi:
-        cnt[i, C_GETS] += 2
+        cnt[i, C_GETS] += 2 * counted
         cnt[i, C_AHI] += 1
     else:
-        cnt[i, C_GETS] += 1
-    glob[G_FIXED] = p
+        cnt[i, C_GETS] += counted
+    glob[G_FIXED] = f
     if not resident:
         sst[k, T_MISSES] += 1
         cnt[i, C_READS] += 1
-        t_ns = init_for_read(pst, stat, ist, cnt, sst, glob, cfg, p, k, t_ns)
+        t_ns = init_for_read(pst, stat, ist, cnt, sst, glob, cfg, fmap, ffree, p, k, t_ns)
+        f = fmap[p]
+        glob[G_FIXED] = f
         done = device_read(stat, glob, cfg, p, t_ns)
-        pst[p, P_READY] = done
+        pst[P_READY, f] = done
         sst[k, T_IOWAIT] += done - t_ns
         t_ns = done + cfg[K_COST_MISS]
         sst[k, T_CPU] += cfg[K_COST_MISS]
-    elif pst[p, P_READY] > t_ns:
-        sst[k, T_IOWAIT] += pst[p, P_READY] - t_ns
-        t_ns = pst[p, P_READY]
-    first = pst[p, P_ACCESS] == 0
+    elif pst[P_READY, f] > t_ns:
+        sst[k, T_IOWAIT] += pst[P_READY, f] - t_ns
+        t_ns = pst[P_READY, f]
+    first = pst[P_ACCESS, f] == 0
     if first:
-        pst[p, P_ACCESS] = now_ms(t_ns)
+        pst[P_ACCESS, f] = now_ms(t_ns)
         t_ns += cfg[K_COST_CLOCK]
         sst[k, T_CPU] += cfg[K_COST_CLOCK]
     for _ in range(2 if ahi else 1):
-        r = peek_if_too_old(pst, ist, cnt, cfg, i, p, t_ns)
+        r = peek_if_too_old(pst, ist, cnt, cfg, i, f, t_ns)
         if r & 2:
             t_ns += cfg[K_COST_CLOCK]
             sst[k, T_CPU] += cfg[K_COST_CLOCK]
         if r & 1:
-            make_block_young(pst, stat, ist, cnt, cfg, i, p)
+            make_block_young(pst, stat, ist, cnt, cfg, i, f)
             t_ns += cfg[K_COST_YOUNG]
             sst[k, T_CPU] += cfg[K_COST_YOUNG]
-    if first and not ahi:
-        t_ns = read_ahead_linear(pst, stat, ist, cnt, sst, glob, cfg, space_base,
-                                 space_size, p, k, t_ns)
+    if first and not ahi and (flags & 256) != 0:  # FLAG_EDGE: only an area's edge pages
+        t_ns = read_ahead_linear(pst, stat, ist, cnt, sst, glob, cfg, pm, p, k, t_ns)
     if flags & 2:
-        pst[p, P_DIRTY] = 1
+        pst[P_DIRTY, f] = 1
         cnt[i, C_WRITE_REQ] += 1
     glob[G_FIXED] = -1
     return t_ns

@@ -47,7 +47,7 @@ from collections import OrderedDict
 
 from numba import njit
 
-from ._state import I_CAP, I_K1, I_K2, P_WHERE, move_to_head, push_head, unlink
+from ._state import I_CAP, I_K1, I_K2, P_WHERE, drop, move_to_head, push_head, unlink
 
 
 def init(ist, i, capacity):
@@ -60,7 +60,7 @@ def init(ist, i, capacity):
 @njit(_nrt=False, cache=True, inline="always")
 def hit(pst, ist, i, p):
     """A hit in Am (list 2) moves ``p`` to the head; a hit in A1in does nothing."""
-    if pst[p, P_WHERE] == 2:
+    if pst[P_WHERE, p] == 2:
         move_to_head(pst, ist, i, p)
 
 
@@ -74,7 +74,7 @@ def miss(pst, ist, i, p):
         The page that stopped being resident (the A1in tail, now a ghost in
         A1out, or the Am tail), or -1.
     """
-    ghost = pst[p, P_WHERE] == 3
+    ghost = pst[P_WHERE, p] == 3
     if ghost:
         unlink(pst, ist, i, p)
     victim = -1
@@ -85,7 +85,7 @@ def miss(pst, ist, i, p):
             kout = ist[i, I_K2]
             if kout > 0:
                 if ist[i, 8] >= kout:
-                    unlink(pst, ist, i, ist[i, 7])
+                    drop(pst, ist, i, ist[i, 7])
                 push_head(pst, ist, i, 3, victim)
         else:
             victim = ist[i, 4]

@@ -1,0 +1,288 @@
+"""A buffer pool as a session: run traces one after another on one pool, change
+settings at run time, let virtual time pass, read counters and deltas, save and
+restore the whole state.
+
+:func:`bufsim.replay` is the one-shot form (several streams, sampling, timed
+``SET GLOBAL``); :class:`Pool` is for cold-then-warm runs, warm-up-then-measure,
+a setting changed between statements, or an idle gap in which the page cleaner
+works.  Both drive the same kernels over :class:`bufsim.engine.PoolState`.
+"""
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from .config import PoolConfig, preset
+from .engine import PoolState, _sources, hit_rate
+from .pages import Tablespaces
+from .policies._state import (
+    COUNTER_NAMES, I_CLOCK, I_FREE, I_OLD, I_OLDLEN, K_OLDTIME, K_RATIO, N_P, NS_PER_MS,
+    P_ACCESS, P_DIRTY, P_OLD, P_WHERE, T_CLOCK, T_CPU, T_GETS, T_IOWAIT, T_MISSES,
+    push_head,
+)
+from .policies.innodb import old_adjust_len, old_init, take_frame
+
+__all__ = ["Pool", "PoolSnapshot"]
+
+_STATE_ARRAYS = ("pst", "ffree", "stat", "fmap", "dmap", "hk", "hv", "_linked", "ist", "cnt",
+                 "sst", "glob", "cfg", "exhausted")
+#: counters of :meth:`Pool.counters` that are levels, not cumulative counts
+_LEVELS = ("DATABASE_PAGES", "OLD_DATABASE_PAGES", "FREE_BUFFERS", "HIT_RATE")
+
+
+@dataclass(frozen=True)
+class PoolSnapshot:
+    """The complete state of a :class:`Pool` at one moment (see :meth:`Pool.snapshot`)."""
+
+    arrays: dict
+    config: PoolConfig
+    baseline: np.ndarray
+
+
+class Pool:
+    """One buffer pool, one stream of gets, kept between calls.
+
+    Parameters
+    ----------
+    config
+        A :class:`PoolConfig` or a preset name (``'mysql56'``...).
+    tablespaces
+        The page map every trace run on this pool uses.
+    content
+        Optional starting content (InnoDB and ``lru`` pools): see :meth:`load`.
+
+    Examples
+    --------
+    >>> pool = Pool(bufsim.mysql56(pool_pages=8192), trace.tablespaces)   # doctest: +SKIP
+    >>> cold = pool.run(trace); warm = pool.run(trace)                    # doctest: +SKIP
+    >>> pool.set(old_blocks_time=0); pool.idle(5); pool.delta()           # doctest: +SKIP
+    """
+
+    def __init__(self, config: PoolConfig | str, tablespaces: Tablespaces, *, content=None):
+        if isinstance(config, str):
+            config = preset(config)
+        if not isinstance(config, PoolConfig):
+            raise ValueError(f"config must be a PoolConfig or a preset name, got "
+                             f"{type(config).__name__}")
+        if not isinstance(tablespaces, Tablespaces):
+            raise ValueError(f"tablespaces must be a Tablespaces, got {type(tablespaces).__name__}")
+        self._state = PoolState(config, tablespaces, 1)
+        self._baseline = self._cumulative()
+        if content is not None:
+            self.load(**content) if isinstance(content, dict) else self.load(content)
+
+    # ---- properties ------------------------------------------------------------------------
+    @property
+    def config(self) -> PoolConfig:
+        """The configuration now in effect (with the values :meth:`set` changed)."""
+        return self._state.config
+
+    @property
+    def tablespaces(self) -> Tablespaces:
+        return self._state.tablespaces
+
+    @property
+    def state(self) -> PoolState:
+        """The engine state (read it; change it through this class)."""
+        return self._state
+
+    @property
+    def clock_ns(self) -> int:
+        """The virtual time now, in nanoseconds."""
+        return int(self._state.sst[0, T_CLOCK])
+
+    # ---- running ---------------------------------------------------------------------------
+    def run(self, trace) -> pd.DataFrame:
+        """Replay a one-stream trace from the pool's current state and virtual time.
+
+        Returns
+        -------
+        pandas.DataFrame
+            One row: the counters' increments over this run (as :meth:`delta`, which
+            it does not reset), plus ``elapsed_ns``, ``cpu_ns``, ``io_wait_ns``,
+            ``gets`` and ``misses`` of the stream.
+        """
+        sources, _, _ = _sources(trace)
+        if len(sources) != 1:
+            raise ValueError(f"trace: Pool.run takes one stream, this trace has {len(sources)}; "
+                             "replay() interleaves several")
+        if sources[0].tablespaces is not self.tablespaces and \
+                sources[0].tablespaces != self.tablespaces:
+            raise ValueError("trace: its tablespaces differ from the pool's")
+        st = self._state
+        before = self._cumulative()
+        s0 = st.sst[0].copy()
+        st.exhausted[0] = 0
+        for chunk in sources[0]:
+            if len(chunk):
+                st.feed(0, chunk)
+                code = st.run()
+                if code not in (0, 1):
+                    raise RuntimeError(f"kernel returned {code}")
+        st.close(0)
+        if st.run() != 0:
+            raise RuntimeError("the replay did not finish")
+        row = self._frame(self._cumulative() - before)
+        d = st.sst[0] - s0
+        row["elapsed_ns"] = int(d[T_CLOCK])
+        row["cpu_ns"] = int(d[T_CPU])
+        row["io_wait_ns"] = int(d[T_IOWAIT])
+        row["gets"] = int(d[T_GETS])
+        row["misses"] = int(d[T_MISSES])
+        return row
+
+    def idle(self, seconds: float) -> None:
+        """Let ``seconds`` of virtual time pass with no gets; the 5.6+ page cleaner makes
+        the pass due at the first whole second after the last activity."""
+        if not np.isfinite(seconds) or seconds < 0:
+            raise ValueError(f"seconds={seconds!r} is out of range; allowed: >= 0")
+        t = self.clock_ns + int(round(seconds * 1e9))
+        if t > 2**63 - 1:
+            raise ValueError(f"seconds={seconds!r} would overflow the int64 virtual clock")
+        self._state.idle_until(t)
+
+    def set(self, *, old_blocks_time: int | None = None, old_blocks_pct: int | None = None) -> None:
+        """``SET GLOBAL innodb_old_blocks_time = ms`` / ``innodb_old_blocks_pct = pct``.
+
+        The time applies to every later make-young check; a new percentage re-adjusts
+        each instance's old sublist at once, as buf_LRU_old_ratio_update does."""
+        st = self._state
+        changes = {}
+        if old_blocks_time is not None:
+            changes["old_blocks_time_ms"] = old_blocks_time
+        if old_blocks_pct is not None:
+            changes["old_blocks_pct"] = old_blocks_pct
+        if not changes:
+            return
+        cfg = st.config.replace(**changes)  # validates, naming the field
+        st.config = cfg
+        st.cfg[K_OLDTIME] = cfg.old_blocks_time_ms
+        if old_blocks_pct is not None:
+            st.cfg[K_RATIO] = cfg.old_ratio
+            if cfg.policy == "innodb":
+                for i in range(cfg.instances):
+                    if st.ist[i, I_OLD] >= 0:
+                        old_adjust_len(st.pst, st.stat, st.ist, st.cfg, i)
+
+    # ---- counters ----------------------------------------------------------------------------
+    def _cumulative(self) -> np.ndarray:
+        return self._state.cnt.sum(axis=0).astype(np.int64)
+
+    def _frame(self, counts: np.ndarray) -> pd.DataFrame:
+        row = {name: int(v) for name, v in zip(COUNTER_NAMES, counts)}
+        row["HIT_RATE"] = hit_rate(row["NUMBER_PAGES_READ"], row["NUMBER_PAGES_GET"])
+        return pd.DataFrame([row])
+
+    def counters(self) -> pd.DataFrame:
+        """One row, INNODB_BUFFER_POOL_STATS names summed over instances (the global
+        status variables) since the pool was created, plus the levels
+        DATABASE_PAGES, OLD_DATABASE_PAGES and FREE_BUFFERS now."""
+        df = self._frame(self._cumulative())
+        stats = self._state.stats()
+        for name in ("DATABASE_PAGES", "OLD_DATABASE_PAGES", "FREE_BUFFERS"):
+            df[name] = int(stats[name].sum())
+        return df
+
+    def delta(self) -> pd.DataFrame:
+        """One row: the counters' increments since the previous ``delta()`` call (since
+        the pool was created, the first time), HIT_RATE over those increments."""
+        now = self._cumulative()
+        out = self._frame(now - self._baseline)
+        self._baseline = now
+        return out
+
+    # ---- state ---------------------------------------------------------------------------
+    def snapshot(self) -> PoolSnapshot:
+        """A copy of the whole state (lists, flags, counters, clock, device, settings)."""
+        st = self._state
+        return PoolSnapshot({k: getattr(st, k).copy() for k in _STATE_ARRAYS}, st.config,
+                            self._baseline.copy())
+
+    def restore(self, snap: PoolSnapshot) -> None:
+        """Return to a :meth:`snapshot` of this pool (the snapshot stays usable)."""
+        if not isinstance(snap, PoolSnapshot):
+            raise ValueError(f"snap must be a PoolSnapshot, got {type(snap).__name__}")
+        st = self._state
+        if snap.arrays["pst"].shape != st.pst.shape or snap.arrays["ist"].shape != st.ist.shape:
+            raise ValueError("snap: a snapshot of another pool (its frame or instance "
+                             "count differs)")
+        for k, v in snap.arrays.items():
+            setattr(st, k, v.copy())
+        st.config = snap.config
+        self._baseline = snap.baseline.copy()
+        st._buf = [tuple(np.zeros(0, dtype=np.int64) for _ in range(4))]
+        st._arrays = st._buf[0]
+        st.sst[0, 6] = st.sst[0, 7] = 0  # no buffered events
+
+    def load(self, pages, old=None, dirty=None) -> None:
+        """Start from a given content: ``pages`` (dense page indices) in LRU order, head
+        (most recent) first, per instance in the order given; ``old`` flags (a
+        suffix of each instance's list) or None for InnoDB's own split (every page
+        young below 512 pages, else buf_LRU_old_init's); ``dirty`` flags or None.
+
+        The pool must be empty (a new pool).  The pages count as accessed now.
+        Supported for ``innodb`` and ``lru`` pools."""
+        st = self._state
+        cfg = st.config
+        if cfg.policy not in ("innodb", "lru"):
+            raise ValueError(f"content: loading a content is supported for policies innodb "
+                             f"and lru, not {cfg.policy!r}")
+        if st.ist[:, 2].sum() or st.cnt.sum():
+            raise ValueError("content: the pool is not empty; load a content into a new Pool")
+        pages = np.asarray(pages, dtype=np.int64).ravel()
+        n = len(pages)
+        old = np.zeros(n, dtype=bool) if old is None else np.asarray(old, dtype=bool).ravel()
+        dirty = np.zeros(n, dtype=bool) if dirty is None else np.asarray(dirty, dtype=bool).ravel()
+        for name, a in (("old", old), ("dirty", dirty)):
+            if len(a) != n:
+                raise ValueError(f"content: {name} has {len(a)} flags for {n} pages")
+        if n and (pages.min() < 0 or pages.max() >= self.tablespaces.n_pages):
+            bad = int(np.flatnonzero((pages < 0) | (pages >= self.tablespaces.n_pages))[0])
+            raise ValueError(f"content: pages row {bad} = {int(pages[bad])} is outside the "
+                             f"tablespaces (allowed 0..{self.tablespaces.n_pages - 1})")
+        if len(np.unique(pages)) != n:
+            raise ValueError("content: pages must be distinct")
+        inst = self.tablespaces.instance_of(cfg.instances)[pages] if cfg.instances > 1 else \
+            np.zeros(n, dtype=np.int64)
+        cap = cfg.instance_pages - cfg.misc_pages
+        local = st._local(pages, np.zeros(n, dtype=np.int64))
+        access = st.sst[0, T_CLOCK] // NS_PER_MS + 1
+        given_old = old.any()
+        for i in range(cfg.instances):
+            sel = np.flatnonzero(inst == i)
+            if len(sel) > cap:
+                raise ValueError(f"content: {len(sel)} pages for instance {i}, which holds "
+                                 f"{cap}")
+            o = old[sel]
+            if given_old and cfg.policy == "innodb":
+                k = int(np.argmax(o)) if o.any() else len(o)
+                if not o[k:].all():
+                    raise ValueError(f"content: the old pages of instance {i} must be the "
+                                     "tail of its list")
+                if (len(sel) >= 512) != bool(o.any()):
+                    raise ValueError(f"content: instance {i} holds {len(sel)} pages; an "
+                                     "InnoDB list has old pages exactly when it holds >= 512")
+            for j in sel[::-1]:  # tail first: each push goes to the head
+                f = take_frame(st.pst, st.glob, st.fmap, st.ffree, local[j])
+                push_head(st.pst, st.ist, i, 1, f)
+                st.pst[P_ACCESS, f] = access
+                st.pst[P_DIRTY, f] = int(dirty[j])
+                st.pst[P_OLD, f] = 0
+            if cfg.policy == "innodb":
+                st.ist[i, I_FREE] -= len(sel)
+                if given_old and o.any():
+                    first = sel[int(np.argmax(o))]
+                    for j in sel:
+                        st.pst[P_OLD, st.fmap[local[j]]] = int(old[j])
+                    st.ist[i, I_OLD] = st.fmap[local[first]]
+                    st.ist[i, I_OLDLEN] = int(o.sum())
+                elif len(sel) >= 512:
+                    old_init(st.pst, st.stat, st.ist, st.cfg, i)
+
+    def __repr__(self):
+        c = self.config
+        return (f"Pool(policy={c.policy!r}, pool_pages={c.pool_pages}, instances={c.instances}, "
+                f"clock_ns={self.clock_ns})")

@@ -1,0 +1,204 @@
+"""Engine v2 (issue 14): memory by distinct pages, events split across kernel calls,
+Ctrl-C, the int64 clock, FLAG_RELATCH, and the two page maps agreeing."""
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+
+import numpy as np
+import pytest
+
+import bufsim
+from bufsim import engine
+from bufsim.config import CostModel, DeviceModel, PoolConfig
+from bufsim.engine import PoolState
+from bufsim.pages import SpaceSpec, Tablespaces
+from bufsim.reference import ReferencePool
+from bufsim.trace import FLAG_AHI, FLAG_MASK, FLAG_MODIFY, FLAG_RELATCH, Chunk, Trace
+
+FREE = CostModel(0, 0, 0, 0)
+SPACES = Tablespaces([SpaceSpec(1, 640, "t1"), SpaceSpec(2, 512, "t2"), SpaceSpec(7, 200, "t3")])
+
+
+def _env():
+    env = os.environ.copy()
+    env.setdefault("NUMBA_CACHE_DIR", os.path.join(os.getcwd(), ".numba_cache", "dev"))
+    return env
+
+
+def _totals(res):
+    return (res.totals.to_dict(), res.streams.drop(columns=["name"]).to_dict("list"),
+            res.contents.to_dict("list"), res.device_busy_ns, res.cleaner_passes)
+
+
+# ---- memory follows the pages a trace touches ---------------------------------------------
+def test_sparse_page_numbers_replay_in_little_memory():
+    """Pages {0, 2**31-1} of two spaces with ids 0 and 4_294_967_279: the replay's peak
+    RSS grows by less than 200 MB (the page-major engine asked for 144 GiB)."""
+    code = textwrap.dedent("""
+        import resource, sys
+        import bufsim
+        from bufsim import Chunk, SpaceSpec, Tablespaces, Trace
+        cfg = bufsim.mysql56(pool_pages=8192, device="ssd")
+        small = Tablespaces([SpaceSpec(0, 100, "a"), SpaceSpec(4_294_967_279, 100, "b")])
+        bufsim.replay(Trace([Chunk.from_arrays([0, 99, 100, 199], 1, 1000, 0, 0)], small), cfg)
+        before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        ts = Tablespaces([SpaceSpec(0, 2**31, "a"), SpaceSpec(4_294_967_279, 2**31, "b")])
+        page = ts.dense([0, 0, 4_294_967_279, 4_294_967_279, 0],
+                        [0, 2**31 - 1, 0, 2**31 - 1, 0])
+        res = bufsim.replay(Trace([Chunk.from_arrays(page, 3, 1000, 0, 0)], ts), cfg)
+        after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        assert int(res.totals["NUMBER_PAGES_GET"]) == 15, res.totals
+        assert int(res.totals["NUMBER_PAGES_READ"]) == 4, res.totals
+        print(before, after)
+    """)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         env=_env(), timeout=600)
+    assert out.returncode == 0, out.stderr
+    before, after = (int(x) for x in out.stdout.split())
+    grown_mb = (after - before) / 1024  # ru_maxrss is in KiB on Linux
+    print(f"peak RSS {before / 1024:.0f} MB after import and warm-up, {after / 1024:.0f} MB "
+          f"after the sparse replay (+{grown_mb:.1f} MB)")
+    assert grown_mb < 200
+
+
+def test_tablespaces_lookups_need_no_per_page_arrays():
+    ts = Tablespaces([SpaceSpec(0, 2**32, "big", indexes=(bufsim.IndexSpec("k", [2**32 - 1, 7]),)),
+                      SpaceSpec(9, 300, "t", indexes=(bufsim.IndexSpec("PRIMARY", range(0, 100)),))])
+    d = ts.dense([0, 9, 9, 0], [2**32 - 1, 50, 200, 8])
+    assert ts.group_of(d).tolist() == [0, 2, 3, 1]
+    assert ts.group_names == ["big.k", "big", "t.PRIMARY", "t"]
+    assert ts.group_sizes.tolist() == [2, 2**32 - 2, 100, 200]
+    prev, nxt = ts.leaf_links_of(d)
+    assert prev.tolist() == [d[0] - 1, d[1] - 1, d[2] - 1, d[3] - 1]
+    assert nxt.tolist() == [-1, d[1] + 1, d[2] + 1, d[3] + 1]
+    assert "page_group" not in ts._cache and "links" not in ts._cache
+
+
+# ---- one event split across kernel calls ------------------------------------------------------
+def _mixed_trace(seed=3):
+    rng = np.random.default_rng(seed)
+    n = 400
+    page = rng.integers(0, SPACES.n_pages, n)
+    page[100:164] = np.arange(64, 128)  # a scan: read-ahead
+    count = rng.integers(1, 40, n)
+    count[7] = 5000
+    cpu = rng.integers(0, 200_000, n)
+    flags = rng.choice([0, FLAG_AHI, FLAG_MODIFY, FLAG_RELATCH], n).astype(np.uint8)
+    return page, count, cpu, flags
+
+
+@pytest.mark.parametrize("policy", ["innodb", "lru", "two_q"])
+def test_events_split_across_calls_give_the_same_result(monkeypatch, policy):
+    page, count, cpu, flags = _mixed_trace()
+    half = len(page) // 2
+    traces = [Trace([Chunk.from_arrays(page[:half], count[:half], cpu[:half], 0, flags[:half])], SPACES),
+              Trace([Chunk.from_arrays(page[half:], count[half:], cpu[half:], 0, flags[half:])], SPACES)]
+    cfg = PoolConfig(policy=policy, pool_pages=320, device=DeviceModel.ssd())
+    for traces_ in (traces[:1], traces):
+        whole = bufsim.replay(traces_, cfg, sample_every_ns=50_000_000)
+        monkeypatch.setattr(engine, "GETS_PER_CALL", 7)
+        split = bufsim.replay(traces_, cfg, sample_every_ns=50_000_000)
+        monkeypatch.setattr(engine, "GETS_PER_CALL", 2_000_000)
+        assert _totals(split) == _totals(whole)
+        assert split.timeline.equals(whole.timeline)
+        assert int(whole.totals["NUMBER_PAGES_GET"]) > 0
+
+
+def test_hash_page_map_equals_dense_page_map(monkeypatch):
+    page, count, cpu, flags = _mixed_trace(5)
+    tr = Trace([Chunk.from_arrays(page, count, cpu, 0, flags)], SPACES)
+    cfg = bufsim.mysql56(pool_pages=320, device="ssd", instances=1)
+    dense = bufsim.replay(tr, cfg)
+    monkeypatch.setattr(engine, "DENSE_MAP_MAX_PAGES", 0)
+    hashed = bufsim.replay(tr, cfg)
+    assert _totals(hashed) == _totals(dense)
+    assert int(dense.totals["NUMBER_PAGES_READ_AHEAD"]) > 0
+
+
+# ---- Ctrl-C ----------------------------------------------------------------------------------
+def test_ctrl_c_stops_a_replay_within_a_second():
+    code = textwrap.dedent("""
+        import sys
+        import bufsim
+        from bufsim import Chunk, Trace
+        cfg = bufsim.mysql56(pool_pages=1000)
+        ts = bufsim.Tablespaces.single(1000)
+        bufsim.replay(Trace([Chunk.from_arrays([1, 2], 10, 0, 0, 0)], ts), cfg)
+        print("ready", flush=True)
+        bufsim.replay(Trace([Chunk.from_arrays([1, 2], 10**13, 10, 0, 0)], ts), cfg)
+        print("finished", flush=True)
+    """)
+    p = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True, env=_env())
+    try:
+        assert p.stdout.readline().strip() == "ready"
+        time.sleep(0.5)
+        t0 = time.monotonic()
+        p.send_signal(signal.SIGINT)
+        p.wait(timeout=30)
+        waited = time.monotonic() - t0
+    finally:
+        if p.poll() is None:
+            p.kill()
+    err = p.stderr.read()
+    print(f"exited {waited:.2f} s after SIGINT")
+    assert "KeyboardInterrupt: replay interrupted after" in err, err
+    assert "finished" not in p.stdout.read()
+    assert waited < 1.0
+
+
+# ---- the int64 virtual clock ---------------------------------------------------------------
+def test_clock_overflow_is_an_error_naming_the_field():
+    ts = Tablespaces.single(100)
+    tr = Trace([Chunk.from_arrays([1, 2, 3], 1, 1_000, 0, 0)], ts)
+    with pytest.raises(ValueError, match="start_ns"):
+        bufsim.replay(tr, "mysql56", start_ns=[2**63 - 2_000])
+    with pytest.raises(ValueError, match="start_ns"):
+        bufsim.replay(tr, "mysql56", start_ns=[2**63])
+    big = Trace([Chunk.from_arrays([1, 2, 3], 1, 2**62, 0, 0)], ts)
+    with pytest.raises(ValueError, match="cpu_ns|start_ns"):
+        bufsim.replay(big, "mysql56", start_ns=[2**62])
+    with pytest.raises(ValueError, match="cpu_ns"):
+        bufsim.replay(big, PoolConfig(policy="lru"), start_ns=[2**62 + 5])
+    # just below the edge is fine
+    ok = bufsim.replay(tr, bufsim.mysql56(device="instant", cost=FREE), start_ns=[2**63 - 10_000])
+    assert int(ok.streams["end_ns"].iloc[0]) == 2**63 - 10_000 + 3_000
+
+
+# ---- FLAG_RELATCH: checked, not counted -------------------------------------------------------
+def test_flag_relatch_value_and_mask():
+    assert FLAG_RELATCH == 16 and FLAG_MASK & FLAG_RELATCH
+    assert bufsim.FLAG_RELATCH == 16
+
+
+@pytest.mark.parametrize("config", [
+    bufsim.mysql56(pool_pages=320, device="ssd", instances=1),
+    bufsim.mysql55(pool_pages=640, device="hdd7200", instances=2),
+    PoolConfig(policy="lru", pool_pages=200, device=DeviceModel.ssd()),
+    PoolConfig(policy="arc", pool_pages=200, device=DeviceModel.ssd()),
+])
+def test_relatch_against_the_reference(config):
+    rng = np.random.default_rng(11)
+    n = 300
+    ev = [(int(rng.integers(0, SPACES.n_pages)), int(rng.integers(1, 4)),
+           int(rng.integers(0, 3_000_000)),
+           int(rng.choice([0, FLAG_RELATCH, FLAG_RELATCH | FLAG_AHI, FLAG_MODIFY])))
+          for _ in range(n)]
+    state = PoolState(config, SPACES, 1)
+    page, count, cpu, flags = (np.array(x, dtype=np.int64) for x in zip(*ev))
+    state.feed(0, Chunk.from_arrays(page, count, cpu, 0, flags.astype(np.uint8)))
+    state.close(0)
+    ref = ReferencePool(config, SPACES, [ev])
+    k = 0
+    while ref.step():
+        k += 1
+        assert state.run(max_events=1) in (0, -2)
+        np.testing.assert_array_equal(state.cnt, ref.counters(), err_msg=f"event {k}")
+    relatched = sum(c for _, c, _, f in ev if f & FLAG_RELATCH)
+    assert int(state.sst[0, engine.T_GETS]) == sum(c for _, c, _, _ in ev) - relatched
+    assert relatched > 0
+    for i in range(config.instances):
+        assert state.lru(i) == ref.lists(i)[0]

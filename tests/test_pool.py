@@ -1,0 +1,144 @@
+"""bufsim.Pool, the pool session, against the pure-Python reference: cold, warm,
+SET GLOBAL of old_blocks_time and old_blocks_pct, idle time with the page cleaner,
+snapshot and restore; counters, stream clocks and lists compared after every step."""
+import copy
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import bufsim
+from bufsim import Pool
+from bufsim.config import DeviceModel, PoolConfig
+from bufsim.pages import SpaceSpec, Tablespaces
+from bufsim.policies._state import T_CLOCK, T_CPU, T_EVENTS, T_GETS, T_IOWAIT, T_MISSES
+from bufsim.reference import ReferencePool
+from bufsim.trace import FLAG_AHI, FLAG_MODIFY, FLAG_RELATCH, Chunk, Trace
+
+SPACES = Tablespaces([SpaceSpec(1, 900, "t1"), SpaceSpec(2, 700, "t2")])
+STREAM_COLS = [T_CLOCK, T_CPU, T_IOWAIT, T_GETS, T_MISSES, T_EVENTS]
+
+
+def events(seed, n=400, hot=700):
+    rng = np.random.default_rng(seed)
+    out = []
+    for _ in range(n):
+        if rng.random() < 0.2:  # a short scan: read-ahead, old pages
+            start = int(rng.integers(0, SPACES.n_pages - 70))
+            out += [(p, 1, 20_000, 0) for p in range(start, start + 66)]
+        else:
+            out.append((int(rng.integers(0, hot)), int(rng.integers(1, 3)),
+                        int(rng.integers(0, 40_000_000)),
+                        int(rng.choice([0, 0, FLAG_AHI, FLAG_MODIFY, FLAG_RELATCH]))))
+    return out
+
+
+def trace_of(ev):
+    page, count, cpu, flags = (np.array(x, dtype=np.int64) for x in zip(*ev))
+    return Trace([Chunk.from_arrays(page, count, cpu, 0, flags.astype(np.uint8))], SPACES)
+
+
+def check(pool, ref, what):
+    st = pool.state
+    np.testing.assert_array_equal(st.cnt, ref.counters(), err_msg=f"counters after {what}")
+    np.testing.assert_array_equal(st.sst[:, STREAM_COLS], ref.stream_table(),
+                                  err_msg=f"stream after {what}")
+    for i in range(pool.config.instances):
+        assert st.lru(i) == ref.lists(i)[0], f"list of instance {i} after {what}"
+        if pool.config.policy == "innodb":
+            inst = ref.inst[i]
+            assert {p for p in st.lru(i) if st.page_field(p, bufsim.policies._state.P_OLD)} \
+                == inst.old_pages(), f"old pages after {what}"
+            assert st.ist[i, bufsim.policies._state.I_FREE] == inst.free
+
+
+def step(pool, ref, ev, what):
+    row = pool.run(trace_of(ev))
+    ref.add_events(0, ev)
+    ref.run()
+    check(pool, ref, what)
+    return row
+
+
+@pytest.mark.parametrize("config", [
+    bufsim.mysql56(pool_pages=640, device="ssd", instances=1, lru_scan_depth=300),
+    bufsim.mysql57(pool_pages=1280, device="hdd7200", instances=2, lru_scan_depth=100),
+    PoolConfig(policy="lru", pool_pages=500, device=DeviceModel.ssd()),
+])
+def test_pool_session_against_the_reference(config):
+    pool = Pool(config, SPACES)
+    ref = ReferencePool(config, SPACES, [[]])
+    a, b, c = events(1), events(2), events(3)
+    cold = step(pool, ref, a, "cold run")
+    warm = step(pool, ref, a, "warm run")
+    assert int(warm["misses"].iloc[0]) < int(cold["misses"].iloc[0])
+    assert int(warm["gets"].iloc[0]) == int(cold["gets"].iloc[0]) > 0
+    first = pool.delta()
+    assert first.equals(pool.counters()[first.columns])  # since creation
+    if config.policy == "innodb":
+        pool.set(old_blocks_time=0)
+        ref.set(old_blocks_time_ms=0)
+        step(pool, ref, b, "old_blocks_time=0")
+        pool.set(old_blocks_pct=15)
+        ref.set(old_blocks_pct=15)
+        check(pool, ref, "old_blocks_pct=15")
+        pool.set(old_blocks_time=1000, old_blocks_pct=60)
+        ref.set(old_blocks_time_ms=1000, old_blocks_pct=60)
+        check(pool, ref, "old_blocks_pct=60")
+        assert pool.config.old_blocks_time_ms == 1000 and pool.config.old_blocks_pct == 60
+    step(pool, ref, b, "run b")
+    before_idle = pool.counters()
+    pool.idle(3.5)
+    ref.idle_until(pool.clock_ns)
+    check(pool, ref, "idle")
+    if config.policy == "innodb":  # the page cleaner freed blocks in the idle time
+        assert int(pool.counters()["FREE_BUFFERS"].iloc[0]) > int(before_idle["FREE_BUFFERS"].iloc[0])
+    snap = pool.snapshot()
+    ref_snap = copy.deepcopy(ref)
+    d1 = step(pool, ref, c, "run c")
+    after_c = pool.counters()
+    pool.restore(snap)
+    ref = ref_snap
+    check(pool, ref, "restore")
+    d2 = step(pool, ref, c, "run c again")
+    pd.testing.assert_frame_equal(d1, d2)
+    pd.testing.assert_frame_equal(after_c, pool.counters())
+    second = pool.delta()  # since the first delta() (the snapshot kept its baseline)
+    tot = pool.counters()
+    for col in ("NUMBER_PAGES_GET", "NUMBER_PAGES_READ", "PAGES_MADE_YOUNG"):
+        assert int(second[col].iloc[0]) == int(tot[col].iloc[0]) - int(first[col].iloc[0])
+
+
+def test_pool_set_validates_and_replay_is_unchanged():
+    pool = Pool("mysql56", SPACES)
+    with pytest.raises(ValueError, match="old_blocks_pct"):
+        pool.set(old_blocks_pct=1)
+    with pytest.raises(ValueError, match="seconds"):
+        pool.idle(-1)
+    ev = events(4)
+    cfg = bufsim.mysql56(pool_pages=640, device="ssd")
+    res = bufsim.replay(trace_of(ev), cfg)
+    row = Pool(cfg, SPACES).run(trace_of(ev))
+    for col in ("NUMBER_PAGES_GET", "NUMBER_PAGES_READ", "PAGES_MADE_YOUNG", "evictions"):
+        assert int(row[col].iloc[0]) == int(res.totals[col])
+    assert int(row["elapsed_ns"].iloc[0]) == int(res.streams["elapsed_ns"].iloc[0])
+
+
+def test_pool_from_content():
+    cfg = bufsim.mysql56(pool_pages=1024, device="ssd", instances=1)
+    pages = np.arange(600)[::-1]           # head first: 599 is the most recent
+    old = np.zeros(600, dtype=bool)
+    old[-230:] = True                      # pages 229..0 are old
+    dirty = np.zeros(600, dtype=bool)
+    dirty[:5] = True
+    pool = Pool(cfg, SPACES, content=dict(pages=pages, old=old, dirty=dirty))
+    assert pool.state.lru() == pages.tolist()
+    c = pool.counters()
+    assert int(c["DATABASE_PAGES"].iloc[0]) == 600 and int(c["OLD_DATABASE_PAGES"].iloc[0]) == 230
+    assert int(c["FREE_BUFFERS"].iloc[0]) == 1024 - 600
+    row = pool.run(trace_of([(p, 1, 0, 0) for p in range(0, 600, 7)]))
+    assert int(row["misses"].iloc[0]) == 0
+    with pytest.raises(ValueError, match="tail"):
+        Pool(cfg, SPACES, content=dict(pages=pages, old=~old))
+    with pytest.raises(ValueError, match="not empty"):
+        pool.load(pages)
