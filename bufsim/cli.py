@@ -666,8 +666,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except UsageError as e:
         print(f"{prog}: error: {e}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
-        print(f"{prog}: interrupted", file=sys.stderr)
+    except KeyboardInterrupt as e:  # the engine's message says how far the replay got
+        print(f"{prog}: interrupted" + (f": {e}" if str(e) else "") + "; nothing written",
+              file=sys.stderr)
         return 130
     except Exception as e:  # a failure while running: one line, status 1
         msg = " ".join(str(e).split())

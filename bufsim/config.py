@@ -134,7 +134,7 @@ def pages_from_bytes(nbytes: int | str, version: str | None = None, *, instances
     if version not in POOL_SIZE_VERSIONS:
         raise ValueError(f"version={version!r} is unknown to pages_from_bytes; allowed: None, "
                          + ", ".join(POOL_SIZE_VERSIONS))
-    _check_int("instances", instances, 1, MAX_INSTANCES)
+    check_int("instances", instances, 1, MAX_INSTANCES)
     if version == "mariadb10.11":
         if instances != 1:
             raise ValueError(f"instances={instances} is out of range for MariaDB 10.11; allowed: 1")

@@ -169,8 +169,10 @@ def claims_frame(claims: Iterable[Mapping[str, object]] | pd.DataFrame) -> pd.Da
         raise ValueError(f"claims table needs a 'holds' column and a column naming each claim, "
                          f"got columns {list(frame.columns)}")
     for i, v in enumerate(frame["holds"]):
-        if not isinstance(v, (bool, np.bool_)):
-            raise ValueError(f"claims row {i}: holds must be True or False, got {v!r}")
+        try:
+            check_bool("holds", v)
+        except ValueError as e:
+            raise ValueError(f"claims row {i}: {e}") from None
     frame["holds"] = frame["holds"].astype(bool)
     return frame.reset_index(drop=True)
 

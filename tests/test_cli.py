@@ -298,3 +298,50 @@ def test_convert_blktrace_then_replay(tmp_path, inproc):
     one_error_line(inproc("convert", "blktrace", tmp_path / "none.txt", "-o", tmp_path / "y.csv"),
                    "IN: no such file")
     assert listing(tmp_path) == ["pages.csv"]
+
+
+def test_sigint_stops_a_replay_within_a_second_and_writes_nothing(tmp_path):
+    """Issue 17: Ctrl-C during a long replay (rows of 2**32-1 gets) exits within 1 s
+    with the engine's message and leaves no output file, temporary or final."""
+    import signal
+    import time
+
+    trace = tmp_path / "long.csv"
+    trace.write_text("space,page,count\n0,1,1\n0,2,1\n" + "0,1,4294967295\n0,2,4294967295\n" * 4)
+    out = tmp_path / "out" / "counters.json"
+    out.parent.mkdir()
+    # the same command on a short trace first, so that the child loads the compiled
+    # kernels from the cache instead of compiling them while the signal arrives
+    small = tmp_path / "small.csv"
+    small.write_text("space,page,count\n0,1,1\n0,2,1\n0,1,1000\n")
+    assert run("replay", small, "--pool", "8M", "--json").returncode == 0
+    code = ("import signal, sys; signal.signal(signal.SIGINT, signal.default_int_handler); "
+            "from bufsim.cli import main; sys.exit(main(sys.argv[1:]))")
+    p = subprocess.Popen([sys.executable, "-c", code, "replay", str(trace), "--pool", "8M",
+                          "--json", "-o", str(out)], stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True)
+    try:
+        # wait until the replay is under way (imports and cache loads take ~1-2 s of CPU)
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and p.poll() is None and _cpu_seconds(p.pid) < 4:
+            time.sleep(0.2)
+        assert p.poll() is None, p.stderr.read()
+        t0 = time.monotonic()
+        p.send_signal(signal.SIGINT)
+        p.wait(timeout=30)
+        waited = time.monotonic() - t0
+    finally:
+        if p.poll() is None:
+            p.kill()
+    err = p.stderr.read()
+    assert p.returncode == 130, err
+    assert "interrupted: replay interrupted after" in err and "nothing written" in err, err
+    assert listing(out.parent) == []
+    assert waited < 1.0, waited
+
+
+def _cpu_seconds(pid: int) -> float:
+    """User + system CPU seconds of a process so far (Linux /proc)."""
+    import os
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")

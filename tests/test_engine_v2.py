@@ -121,12 +121,15 @@ def test_hash_page_map_equals_dense_page_map(monkeypatch):
 # ---- Ctrl-C ----------------------------------------------------------------------------------
 def test_ctrl_c_stops_a_replay_within_a_second():
     code = textwrap.dedent("""
-        import sys
+        import signal
         import bufsim
         from bufsim import Chunk, Trace
+        # as in an interactive session, even where the test runner was started with
+        # SIGINT ignored (a background job of a non-interactive shell passes SIG_IGN on)
+        signal.signal(signal.SIGINT, signal.default_int_handler)
         cfg = bufsim.mysql56(pool_pages=1000)
         ts = bufsim.Tablespaces.single(1000)
-        bufsim.replay(Trace([Chunk.from_arrays([1, 2], 10, 0, 0, 0)], ts), cfg)
+        bufsim.replay(Trace([Chunk.from_arrays([1, 2], 10, 10, 0, 0)], ts), cfg)
         print("ready", flush=True)
         bufsim.replay(Trace([Chunk.from_arrays([1, 2], 10**13, 10, 0, 0)], ts), cfg)
         print("finished", flush=True)
