@@ -508,6 +508,14 @@ def _link(target: Path, start: Path) -> str:
     return f"<{rel}>" if " " in rel else rel
 
 
+def _summary_paths(path, results_dir, figures_dir, default_name: str) -> tuple[Path, Path, Path]:
+    """The summary file, the results folder and the figures folder of a summary, each the
+    caller's or the run's default."""
+    return (Path(path) if path is not None else paths.build_dir() / default_name,
+            Path(results_dir) if results_dir is not None else paths.results_dir(),
+            Path(figures_dir) if figures_dir is not None else paths.figures_dir())
+
+
 def write_summary(
     runs: Sequence[NotebookRun] | None = None,
     *,
@@ -542,9 +550,7 @@ def write_summary(
     """
     import pandas as pd
 
-    out = Path(path) if path is not None else paths.build_dir() / "summary.md"
-    res = Path(results_dir) if results_dir is not None else paths.results_dir()
-    figs = Path(figures_dir) if figures_dir is not None else paths.figures_dir()
+    out, res, figs = _summary_paths(path, results_dir, figures_dir, "summary.md")
     lines = ["# bufsim reproduction summary", ""]
     if runs is not None:
         failed = sum(not r.ok for r in runs)
@@ -665,9 +671,7 @@ def write_html_summary(
 
     import pandas as pd
 
-    out = Path(path) if path is not None else paths.build_dir() / "summary.html"
-    res = Path(results_dir) if results_dir is not None else paths.results_dir()
-    figs = Path(figures_dir) if figures_dir is not None else paths.figures_dir()
+    out, res, figs = _summary_paths(path, results_dir, figures_dir, "summary.html")
     mode = "quick" if quick else "full"
     body = ["<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
             "<title>bufsim reproduction summary</title>", f"<style>{_CSS}</style></head><body>",
