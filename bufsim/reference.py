@@ -250,9 +250,9 @@ class ReferencePool:
                     if len(inst.lru) >= 512:
                         inst.adjust()
 
-    def idle_until(self, t_ns: int) -> None:
-        """No gets until ``t_ns``: the page cleaner makes the passes due, every
-        stream's clock moves to ``t_ns`` if behind."""
+    def _cleaner_passes_due(self, t_ns: int) -> None:
+        """The 5.6+ page cleaner's passes at every whole second up to ``t_ns``, each run
+        only if the server was active since the previous one."""
         if self.config.policy == "innodb" and self.config.page_cleaner:
             while self.next_tick <= t_ns:
                 if self.active:
@@ -261,6 +261,11 @@ class ReferencePool:
                     self.active = False
                     self.ticks += 1
                 self.next_tick += 1_000_000_000
+
+    def idle_until(self, t_ns: int) -> None:
+        """No gets until ``t_ns``: the page cleaner makes the passes due, every
+        stream's clock moves to ``t_ns`` if behind."""
+        self._cleaner_passes_due(t_ns)
         for st in self.streams:
             st.clock = max(st.clock, t_ns)
 
@@ -294,14 +299,7 @@ class ReferencePool:
         k = min(live, key=lambda s: (self.streams[s].clock, s))
         st = self.streams[k]
         t = st.clock
-        if self.config.policy == "innodb" and self.config.page_cleaner:
-            while self.next_tick <= t:
-                if self.active:
-                    for inst in self.inst:
-                        inst.cleaner_pass(self.next_tick)
-                    self.active = False
-                    self.ticks += 1
-                self.next_tick += 1_000_000_000
+        self._cleaner_passes_due(t)
         page, count, cpu, flags = st.events[st.pos]
         for _ in range(count):
             if self.config.policy == "innodb":

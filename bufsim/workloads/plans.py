@@ -350,17 +350,7 @@ def range_scan(db: Database, table: str, first: int, n_entries: int, *, index: s
     if executor == "mariadb1011":
         return _range_scan_mariadb(db, table, first, n_entries, index=index, cpu=cpu,
                                    read_past_end=read_past_end, modify=modify)
-    ix = db.index(table, index)
-    total = ix.geometry.rows
-    if not (0 <= first <= total and 0 <= n_entries <= total - first):
-        raise ValueError(f"range {first}..{first + n_entries} is outside {table}.{ix.name} "
-                         f"(entries 0..{total})")
-    last = first + n_entries
-    extra = 1 if read_past_end and last < total else 0
-    leaf, n = _leaf_runs(ix, first, last + extra)
-    if leaf.size == 0:                                   # an empty index or range: one descent
-        leaf, n = np.array([first // ix.geometry.per_leaf]), np.array([0])
-    upper = db.dense(table, ix.paths(leaf[:1])[0, :-1])
+    ix, extra, leaf, n, upper = _range_leaves(db, table, first, n_entries, index, read_past_end)
     rows = n.copy()
     if extra:
         rows[-1] -= 1
@@ -382,7 +372,11 @@ def range_scan(db: Database, table: str, first: int, n_entries: int, *, index: s
                     lambda: np.concatenate([upper, leaves]))
 
 
-def _range_scan_mariadb(db, table, first, n_entries, *, index, cpu, read_past_end, modify):
+def _range_leaves(db, table, first, n_entries, index, read_past_end):
+    """The leaves a range of ``n_entries`` entries from ``first`` visits (one more entry when
+    ``read_past_end`` and the range ends inside the index), for both executors: the index,
+    whether that extra entry is read, the leaf positions, the entries per leaf and the dense
+    pages of the descent above the first leaf."""
     ix = db.index(table, index)
     total = ix.geometry.rows
     if not (0 <= first <= total and 0 <= n_entries <= total - first):
@@ -391,9 +385,14 @@ def _range_scan_mariadb(db, table, first, n_entries, *, index, cpu, read_past_en
     last = first + n_entries
     extra = 1 if read_past_end and last < total else 0
     leaf, n = _leaf_runs(ix, first, last + extra)
-    if leaf.size == 0:
+    if leaf.size == 0:                                   # an empty index or range: one descent
         leaf, n = np.array([first // ix.geometry.per_leaf]), np.array([0])
     upper = db.dense(table, ix.paths(leaf[:1])[0, :-1])
+    return ix, extra, leaf, n, upper
+
+
+def _range_scan_mariadb(db, table, first, n_entries, *, index, cpu, read_past_end, modify):
+    ix, _, leaf, n, upper = _range_leaves(db, table, first, n_entries, index, read_past_end)
     leaves = db.dense(table, ix.leaves[leaf])
     flag = FLAG_MODIFY if modify else 0
     relatch = relatch_flag() is not None
