@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import bz2
 import csv
+import re
 import gzip
 import lzma
 import os
@@ -250,6 +251,29 @@ def _read_exact(f, n: int) -> bytes:
     return b"".join(parts)
 
 
+def _too_many_fields_named(reader, path, header, n_columns):
+    """Iterate pandas' chunks, turning its "Expected 2 fields in line 3, saw 3" into a
+    TraceError naming the row and line (rows count data rows from 0, as elsewhere)."""
+    import pandas as pd
+    it = iter(reader)
+    while True:
+        try:
+            df = next(it)
+        except StopIteration:
+            return
+        except pd.errors.ParserError as e:
+            m = re.search(r"Expected (\d+) fields in line (\d+), saw (\d+)", str(e))
+            if m is None:
+                raise
+            line = int(m.group(2))
+            raise TraceError(
+                f"{path}: row {line - (2 if header == 0 else 1)} (line {line}): {m.group(3)} fields, but "
+                f"the header names {n_columns} column{'s' if n_columns != 1 else ''}; a row may "
+                "not have more fields than the header (quote a field that holds the separator)"
+            ) from None
+        yield df
+
+
 def _read_errors():
     import pandas as pd
     import pyarrow as pa
@@ -379,6 +403,7 @@ class _Source:
                                  "unique")
             seen.add(n)
         keys = dict(cols)
+        self.all_keys = [k for _, k in cols]
         if self.format == "oracle":
             self.names, self.raw = {"page": "obj_id"}, {"page": "obj_id"}
             return
@@ -430,8 +455,16 @@ class _Source:
         import pandas as pd
         dtypes = {self.raw[c]: str for c in _LABELS if c in self.names}
         na = {self.raw[c]: _CSV_NA for c in numeric}
+        # With a header, every column is parsed (no usecols): pandas then refuses a row
+        # with more fields than the header ("Expected 2 fields in line 3, saw 3"), which
+        # usecols would drop silently; unused columns are read as text.
+        if header == 0:
+            used = set(self.raw.values())
+            dtypes = {k: str for k in self.all_keys if k not in used} | dtypes
+            used_keys = None
         reader = pd.read_csv(self.path, sep=sep, header=header, skipinitialspace=True,
                              skip_blank_lines=False, usecols=used_keys, dtype=dtypes,
+                             index_col=False,
                              keep_default_na=False, na_values=na, chunksize=self.chunk_size,
                              compression=self.comp, encoding="utf-8-sig",
                              names=None if header == 0 else [0])
@@ -439,7 +472,7 @@ class _Source:
         row0 = 0
         used = list(self.names)
         with reader:
-            for df in reader:
+            for df in _too_many_fields_named(reader, self.path, header, len(self.all_keys)):
                 cols = {c: df[self.raw[c]].reset_index(drop=True) for c in used}
                 t = cols.get("time_ns")
                 if t is not None and t.dtype.kind == "f" and \

@@ -421,3 +421,22 @@ def test_streamed_events_equal_the_in_memory_ones(tmp_path, rows, chunk_size):
         assert getattr(c1, col).tolist() == getattr(a, col).tolist(), col
     assert one.tablespaces.locate(c1.page)[1].tolist() == two.tablespaces.locate(a.page)[1].tolist()
     assert c1.n_gets == sum(count)
+
+
+@pytest.mark.parametrize("sep,suffix", [(",", "csv"), ("\t", "tsv")])
+@pytest.mark.parametrize("chunk_size", [1, 1 << 20])
+def test_a_row_with_more_fields_than_the_header_is_an_error(tmp_path, sep, suffix, chunk_size):
+    # pandas' usecols would drop the extra field silently; the reader must name the row
+    p = tmp_path / f"t.{suffix}"
+    p.write_text(sep.join(["page", "space"]) + "\n" + "\n".join(
+        sep.join(r) for r in [["1", "0"], ["2", "0"], ["3", "0", "7"], ["4", "0"]]) + "\n")
+    with pytest.raises(TraceError, match=r"row 2 \(line 4\): 3 fields, but the header names 2"):
+        read_trace(p, chunk_size=chunk_size)
+
+
+def test_unused_columns_are_still_read_and_ignored(tmp_path):
+    p = tmp_path / "t.csv"
+    p.write_text("page,note,space\n1,a b,0\n2,,0\n3,x,0\n")
+    t = read_trace(p)
+    c = t.materialize()
+    assert c.page.tolist() == [1, 2, 3]
