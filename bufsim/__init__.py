@@ -15,7 +15,7 @@ _numba_cache.install()  # one cache folder for make, JupyterLab and papermill
 from . import synthetic  # noqa: E402
 from ._validation import TraceError  # noqa: E402
 from .config import (
-    CostModel, DeviceModel, PoolConfig, mariadb105, mysql55, mysql56, mysql57,
+    CostModel, DeviceModel, PoolConfig, mariadb105, mariadb1011, mysql55, mysql56, mysql57,
     pages_from_bytes, preset,
 )
 from .engine import PoolState, ReplayResult, replay
@@ -36,7 +36,7 @@ def __getattr__(name):
     raise AttributeError(f"module 'bufsim' has no attribute {name!r}")
 
 __all__ = [
-    "CostModel", "DeviceModel", "PoolConfig", "mysql55", "mysql56", "mysql57", "mariadb105",
+    "CostModel", "DeviceModel", "PoolConfig", "mysql55", "mysql56", "mysql57", "mariadb105", "mariadb1011",
     "pages_from_bytes", "preset", "TraceError", "PoolState", "Pool", "PoolSnapshot", "ReplayResult",
     "replay", "IndexSpec", "SpaceSpec", "Tablespaces", "FLAG_AHI", "FLAG_MODIFY", "FLAG_SHORTCUT",
     "FLAG_STMT_END", "FLAG_RELATCH", "Chunk", "Trace", "read_trace",

@@ -20,7 +20,7 @@ from ._validation import check_bool, check_int
 
 __all__ = [
     "CostModel", "DeviceModel", "PoolConfig", "VERSIONS", "PAGE_SIZE",
-    "mysql55", "mysql56", "mysql57", "mariadb105", "preset", "PRESETS", "pages_from_bytes",
+    "mysql55", "mysql56", "mysql57", "mariadb105", "mariadb1011", "preset", "PRESETS", "pages_from_bytes",
     "POOL_SIZE_VERSIONS",
 ]
 
@@ -29,7 +29,7 @@ PAGE_SIZE = 16384
 MIN_POOL_PAGES = 320
 #: MAX_BUFFER_POOLS in include/buf0buf.h.
 MAX_INSTANCES = 64
-VERSIONS = ("5.5", "5.6", "5.7", "mariadb10.5")
+VERSIONS = ("5.5", "5.6", "5.7", "mariadb10.5", "mariadb10.11")
 POLICIES = ("innodb", "lru", "fifo", "clock", "two_q", "arc")
 #: values of PoolConfig.cleaner_activity
 CLEANER_ACTIVITY = ("get", "statement")
@@ -253,9 +253,11 @@ class PoolConfig:
         settings below apply to ``'innodb'`` only; every policy runs under the
         same clock, cost and device model.
     version
-        ``'5.5'``, ``'5.6'``, ``'5.7'`` or ``'mariadb10.5'``: decides how free
-        blocks are found (5.5: each reader evicts its own victim; later: the page
-        cleaner refills the free list once per second), what
+        ``'5.5'``, ``'5.6'``, ``'5.7'``, ``'mariadb10.5'`` or ``'mariadb10.11'``:
+        decides how free blocks are found (5.5: each reader evicts its own victim;
+        later: the page cleaner refills the free list once per second; 10.11 also
+        at once whenever a block is taken below lru_scan_depth), the read-ahead
+        target and failure count (10.11: the next page-number area), what
         ``read_ahead_threshold=0`` means (5.5: most aggressive; later: off) and
         the user-thread scan depth.
     pool_pages
@@ -425,11 +427,25 @@ def mariadb105(**overrides) -> PoolConfig:
                                      adaptive_hash_index=False), overrides)
 
 
-PRESETS = {"mysql55": mysql55, "mysql56": mysql56, "mysql57": mysql57, "mariadb105": mariadb105}
+def mariadb1011(**overrides) -> PoolConfig:
+    """MariaDB 10.11 defaults (one pool, lru_scan_depth 1536, adaptive hash index off)
+    with the mechanisms of ``shared/design/innodb-buffer-pool.md`` §13 that 10.5's
+    preset lacks: a thread that takes a free block below lru_scan_depth has the
+    cleaner refill the free list from the LRU tail at once (down to 256 LRU pages),
+    linear read-ahead reads the area of the next page number, and its failure count
+    aborts one failure earlier.  Size the pool with
+    ``pages_from_bytes(size, version="mariadb10.11")``."""
+    return _make("mariadb10.11", dict(old_blocks_time_ms=1000, lru_scan_depth=1536,
+                                      adaptive_hash_index=False), overrides)
+
+
+PRESETS = {"mysql55": mysql55, "mysql56": mysql56, "mysql57": mysql57, "mariadb105": mariadb105,
+           "mariadb1011": mariadb1011}
 
 
 def preset(name: str, **overrides) -> PoolConfig:
-    """A preset by name (``'mysql55'``, ``'mysql56'``, ``'mysql57'``, ``'mariadb105'``)."""
+    """A preset by name (``'mysql55'``, ``'mysql56'``, ``'mysql57'``, ``'mariadb105'``,
+    ``'mariadb1011'``)."""
     if name not in PRESETS:
         raise ValueError(f"preset={name!r} is unknown; allowed: {', '.join(PRESETS)}")
     return PRESETS[name](**overrides)

@@ -526,6 +526,8 @@ class PoolState:
         self._space_ids = np.ascontiguousarray(tablespaces.space_ids, dtype=np.int64)
         self.space_base = np.ascontiguousarray(tablespaces.space_base, dtype=np.int64)
         self.space_size = np.ascontiguousarray(tablespaces.space_size, dtype=np.int64)
+        # pages that hold no data, freed after a MariaDB 10.11 read-ahead reads them (§13)
+        self._unused = np.ascontiguousarray(tablespaces.unused_dense, dtype=np.int64)
         self.dmap = np.full(tablespaces.n_pages if tablespaces.n_pages <= DENSE_MAP_MAX_PAGES
                             else 0, -1, dtype=np.int32)
         self._alloc_pages(1 << 14)
@@ -590,7 +592,7 @@ class PoolState:
     @property
     def _pm(self):
         return (self.fmap, self.ffree, self.dmap, self.hk, self.hv, self.space_base,
-                self.space_size, self._space_ids)
+                self.space_size, self._space_ids, self._unused)
 
     def _local(self, dense: np.ndarray, flags: np.ndarray) -> np.ndarray:
         """Local ids of dense pages, registering the new ones (with their leaf links);

@@ -190,6 +190,10 @@ class SpaceSpec:
         FIL_PAGE_NEXT of every page, ``-1`` for none.  None (default) links the
         pages of the space sequentially: ``prev = p - 1``, ``next = p + 1``,
         ``-1`` at the edges.
+    unused_pages : numpy.ndarray or None, optional
+        Page numbers of pages that hold no data (FIL_PAGE_TYPE_ALLOCATED: allocated
+        but never written, or freed).  MariaDB 10.11 frees such a page from the pool
+        as soon as a read-ahead has read it (design doc §13).  None (default): none.
     """
 
     space_id: int
@@ -197,6 +201,7 @@ class SpaceSpec:
     name: str = ""
     indexes: tuple = ()
     leaf_links: tuple | None = None
+    unused_pages: np.ndarray | None = None
 
     def __post_init__(self):
         sid = _check_int("SpaceSpec.space_id", self.space_id, 0, MAX_SPACE_ID)
@@ -251,6 +256,14 @@ class SpaceSpec:
                                      f"allowed: -1 (none) or 0..{n - 1}")
                 links.append(_readonly(a.copy()))
             object.__setattr__(self, "leaf_links", tuple(links))
+        if self.unused_pages is not None:
+            u = _as_int64(self.unused_pages, f"{where}.unused_pages").ravel()
+            bad = (u < 0) | (u >= n)
+            if bad.any():
+                k = int(np.flatnonzero(bad)[0])
+                raise ValueError(f"{where}.unused_pages row {k} = {int(u[k])} is out of range; "
+                                 f"allowed: 0..{n - 1}")
+            object.__setattr__(self, "unused_pages", _readonly(np.unique(u)))
 
     @property
     def label(self) -> str:
@@ -264,6 +277,10 @@ class SpaceSpec:
                 (other.space_id, other.n_pages, other.name, other.indexes):
             return False
         if (self.leaf_links is None) != (other.leaf_links is None):
+            return False
+        if (self.unused_pages is None) != (other.unused_pages is None) or (
+                self.unused_pages is not None
+                and not np.array_equal(self.unused_pages, other.unused_pages)):
             return False
         return self.leaf_links is None or all(
             np.array_equal(a, b) for a, b in zip(self.leaf_links, other.leaf_links))
@@ -586,6 +603,16 @@ class Tablespaces:
         return _readonly(prev), _readonly(nxt)
 
     @property
+    def unused_dense(self) -> np.ndarray:
+        """Sorted dense indices of every space's ``unused_pages`` (int64, read-only)."""
+        def compute():
+            parts = [s.unused_pages + b for s, b in zip(self._spaces, self._bases.tolist())
+                     if s.unused_pages is not None]
+            return _readonly(np.concatenate(parts).astype(np.int64) if parts
+                             else np.zeros(0, dtype=np.int64))
+        return self._cached("unused", compute)
+
+    @property
     def prev_leaf(self) -> np.ndarray:
         """Dense index of the previous leaf (FIL_PAGE_PREV) of every page, -1 for none."""
         return self._cached("links", self._links)[0]
@@ -646,6 +673,8 @@ class Tablespaces:
                                 for ix in s.indexes]
             if s.leaf_links is not None:
                 d["leaf_links"] = {"prev": s.leaf_links[0].tolist(), "next": s.leaf_links[1].tolist()}
+            if s.unused_pages is not None:
+                d["unused_pages"] = s.unused_pages.tolist()
             spaces.append(d)
         return {"format": _JSON_FORMAT, "version": _JSON_VERSION, "spaces": spaces}
 
@@ -669,7 +698,11 @@ class Tablespaces:
             if links is not None:
                 links = (np.asarray(links["prev"], dtype=np.int64),
                          np.asarray(links["next"], dtype=np.int64))
-            spaces.append(SpaceSpec(d["space_id"], d["n_pages"], d.get("name", ""), indexes, links))
+            unused = d.get("unused_pages")
+            if unused is not None:
+                unused = np.asarray(unused, dtype=np.int64)
+            spaces.append(SpaceSpec(d["space_id"], d["n_pages"], d.get("name", ""), indexes, links,
+                                    unused))
         return cls(spaces)
 
     @classmethod

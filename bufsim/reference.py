@@ -150,6 +150,9 @@ class InnoDBInstance:
         while True:
             if self.free > 0:
                 self.free -= 1
+                if cfg.version == "mariadb10.11" and self.free < cfg.lru_scan_depth and \
+                        len(self.lru) > 256:
+                    self.cleaner_pass(t_ns)  # §13: the free list refilled on demand
                 return t_ns
             first = {"5.5": 100 + self.size // 10, "5.6": cfg.lru_scan_depth}.get(cfg.version, 100)
             if self.free_from_tail(first, t_ns) or self.free_from_tail(-1, t_ns):
@@ -214,6 +217,7 @@ class ReferencePool:
     def __init__(self, config: PoolConfig, tablespaces, streams):
         self.config = config
         self.ts = tablespaces
+        self._unused = set(tablespaces.unused_dense.tolist())
         self.inst_of = tablespaces.instance_of(config.instances)
         self.streams = [RefStream(list(ev)) for ev in streams]
         self.fixed = -1
@@ -405,6 +409,9 @@ class ReferencePool:
             return t
         direction = -1 if pn == low else 1
         limit = min(64 - thr, area)
+        mariadb = cfg.version == "mariadb10.11"
+        if mariadb:  # §13: the count of failures aborts at zero (the limit-th failure)
+            limit = limit - 1 if limit > 0 else area
         fails = 0
         pred = None
         for j in range(low, high):
@@ -420,7 +427,16 @@ class ReferencePool:
             if acc:
                 pred = acc
         prev_leaf, next_leaf = int(ts.prev_leaf[p]), int(ts.next_leaf[p])
-        if pn == low and next_leaf == p + 1:
+        if mariadb:  # §13: the last page reads the next page-number area
+            if prev_leaf < 0 or next_leaf < 0:
+                return t
+            if pn == high - 1:
+                target = p + 1
+            elif prev_leaf == p - 1:
+                target = next_leaf
+            else:
+                return t
+        elif pn == low and next_leaf == p + 1:
             target = prev_leaf
         elif pn == high - 1 and prev_leaf == p - 1:
             target = next_leaf
@@ -441,6 +457,8 @@ class ReferencePool:
             t = self._read(q, st, t)
             self.inst[self.inst_of[q]].pages[q].ready = self.device_read(q, t)
             n += 1
+            if mariadb and q in self._unused:  # §13: a page with no data is freed at once
+                self.inst[self.inst_of[q]].evict(q)
         inst.count("NUMBER_PAGES_READ_AHEAD", n)
         return t
 

@@ -15,6 +15,7 @@ from bufsim.config import CostModel, DeviceModel, PoolConfig
 from bufsim.engine import PoolState
 from bufsim.pages import SpaceSpec, Tablespaces
 from bufsim.policies._state import (
+    COUNTER_NAMES,
     I_CLOCK, I_FREE, P_OLD, T_CLOCK, T_CPU, T_EVENTS, T_GETS, T_IOWAIT, T_MISSES,
 )
 from bufsim.reference import ReferencePool
@@ -65,16 +66,18 @@ def compare_lists(state, ref, n):
 
 
 # ---- random traces ------------------------------------------------------------------------
-SPACES = Tablespaces([SpaceSpec(1, 640, "t1"), SpaceSpec(2, 512, "t2"), SpaceSpec(7, 200, "t3")])
+SPACES = Tablespaces([SpaceSpec(1, 640, "t1"),
+                      SpaceSpec(2, 512, "t2", unused_pages=np.r_[70:100, 300:310]),
+                      SpaceSpec(7, 200, "t3")])
 
 
 @st.composite
-def innodb_cases(draw):
+def innodb_cases(draw, versions=("5.5", "5.6", "5.7", "mariadb10.5", "mariadb10.11")):
     instances = draw(st.sampled_from([1, 1, 2]))
     pool = draw(st.integers(560, 760)) * instances
     cfg = PoolConfig(
         policy="innodb",
-        version=draw(st.sampled_from(["5.5", "5.6", "5.7", "mariadb10.5"])),
+        version=draw(st.sampled_from(list(versions))),
         pool_pages=pool, instances=instances,
         old_blocks_pct=draw(st.sampled_from([5, 37, 50, 95])),
         old_blocks_time_ms=draw(st.sampled_from([0, 1, 4])),
@@ -117,6 +120,33 @@ def innodb_cases(draw):
 def test_innodb_kernel_matches_reference(seed_block, case):
     cfg, streams = case
     run_both(cfg, SPACES, streams)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow,
+                                                                  HealthCheck.data_too_large])
+@given(case=innodb_cases(versions=("mariadb10.11",)))
+def test_mariadb1011_kernel_matches_reference(case):
+    # the §13 mechanisms (refill on demand, next-area read-ahead, the failure count)
+    # event by event against the pure-Python twin
+    cfg, streams = case
+    run_both(cfg, SPACES, streams)
+
+
+@pytest.mark.parametrize("threshold", [56, 64])
+@pytest.mark.parametrize("depth", [100, 300])
+def test_mariadb1011_scan_through_unused_pages_matches_reference(threshold, depth):
+    # a scan of t2 whose read-ahead areas hold the unused pages 70..99 and 300..309,
+    # then a second pass: read-ahead, freeing of unused pages and refills all happen
+    base = int(SPACES.space_base[1])
+    ev = [(base + j, 2, 20_000, 0) for j in range(0, 480)] * 2
+    cfg = PoolConfig(policy="innodb", version="mariadb10.11", pool_pages=600,
+                     read_ahead_threshold=threshold, lru_scan_depth=depth,
+                     cost=CostModel(clock_read_ns=20, make_young_ns=100, miss_cpu_ns=1000,
+                                    evict_ns=50),
+                     device=DeviceModel("test", 200_000, 30_000, 150_000))
+    state, ref = run_both(cfg, SPACES, [ev])
+    totals = dict(zip(COUNTER_NAMES, ref.counters().sum(axis=0)))
+    assert totals["NUMBER_PAGES_READ_AHEAD"] > 0 and totals["evictions"] > 0
 
 
 @st.composite

@@ -327,3 +327,88 @@ def test_bad_trace_is_rejected_before_replay():
         replay(Trace.from_arrays(np.array([1, 2, 100]), tablespaces=ts), mysql56())
     with pytest.raises(ValueError, match="page"):
         Chunk.from_arrays(np.array([1.0, np.nan]))
+
+
+# ---- §13 MariaDB 10.11 ---------------------------------------------------------------------
+@pytest.mark.parametrize("threshold,mysql,mariadb", [(64, 0, 960), (63, 960, 0), (62, 960, 960)])
+def test_mariadb1011_failure_count_aborts_at_zero(threshold, mysql, mariadb):
+    """One access out of order per area (pages 10 and 11 swapped).  MySQL aborts when
+    ``fail_count > 64 - threshold``; MariaDB 10.11 counts ``min(64 - threshold, area)``
+    down and aborts when it reaches zero, one failure earlier (and with threshold 64 the
+    count starts at zero, so its first decrement wraps and it never aborts)."""
+    ts = Tablespaces.single(1024)
+    pages = np.arange(1024)
+    pages[10::64], pages[11::64] = pages[11::64].copy(), pages[10::64].copy()
+    trace = Trace.from_arrays(pages, cpu_ns=1_000_000, tablespaces=ts)
+    my = replay(trace, mysql56(pool_pages=8192, read_ahead_threshold=threshold))
+    ma = replay(trace, preset("mariadb1011", pool_pages=8192, read_ahead_threshold=threshold))
+    assert my.totals["NUMBER_PAGES_READ_AHEAD"] == mysql
+    assert ma.totals["NUMBER_PAGES_READ_AHEAD"] == mariadb
+
+
+def test_mariadb1011_reads_the_next_page_number_area():
+    """Leaves in the order of extents 0, 2, 1, 3 (an index whose extents interleave with
+    another's).  MySQL reads the area of the successor leaf, so every area after the
+    first is read ahead; MariaDB 10.11 reads the area of the next page number, so the
+    page after extent 0 is extent 1, and extent 2 is read on demand."""
+    order = np.concatenate([np.arange(0, 64), np.arange(128, 192), np.arange(64, 128),
+                            np.arange(192, 256)])
+    prev, nxt = np.full(256, -1), np.full(256, -1)
+    prev[order[1:]], nxt[order[:-1]] = order[:-1], order[1:]
+    ts = Tablespaces([SpaceSpec(1, 256, "t", leaf_links=(prev, nxt))])
+    trace = Trace.from_arrays(order, count=50, cpu_ns=1000, tablespaces=ts)
+    my = replay(trace, mysql56(pool_pages=8192)).totals
+    ma = replay(trace, preset("mariadb1011", pool_pages=8192)).totals
+    assert (my["NUMBER_PAGES_READ_AHEAD"], my["Innodb_buffer_pool_reads"]) == (192, 64)
+    assert (ma["NUMBER_PAGES_READ_AHEAD"], ma["Innodb_buffer_pool_reads"]) == (128, 128)
+    assert my["NUMBER_PAGES_READ"] == ma["NUMBER_PAGES_READ"] == 256
+
+
+@pytest.mark.parametrize("pool,depth", [(1000, 300), (379, 1536)])
+def test_mariadb1011_refills_the_free_list_on_demand(pool, depth):
+    """§13: a block taken below lru_scan_depth has the cleaner evict from the LRU tail
+    at once, until lru_scan_depth blocks are free or the LRU is down to 256 pages, so
+    the LRU of a small pool stays far below its size (no old sublist at 379 pages).
+    10.5's once-per-second cleaner does not run in this sub-second replay."""
+    ts = unlinked(3000)
+    pages = np.random.default_rng(5).permutation(3000)[:2000]
+    kw = dict(pool_pages=pool, lru_scan_depth=depth, cost=FREE, device=INSTANT)
+    old = run_events(mariadb105(**kw), ts, pages, cpu=1000)
+    new = run_events(preset("mariadb1011", **kw), ts, pages, cpu=1000)
+    cap = mariadb105(**kw).instance_pages - mariadb105(**kw).misc_pages
+    assert stat(old, "DATABASE_PAGES") == cap
+    lru, free = stat(new, "DATABASE_PAGES"), stat(new, "FREE_BUFFERS")
+    assert lru == max(cap - depth, 257)
+    assert lru + free == cap
+    assert stat(new, "Innodb_buffer_pool_reads") == stat(old, "Innodb_buffer_pool_reads") == 2000
+    if lru < 512:
+        assert stat(new, "OLD_DATABASE_PAGES") == 0
+    # evictions by the cleaner are not read-ahead evictions (§13 "who evicts")
+    assert stat(new, "NUMBER_READ_AHEAD_EVICTED") == 0
+
+
+def test_mariadb1011_frees_read_ahead_pages_that_hold_no_data():
+    """§13: pages of a read-ahead area that hold no data (FIL_PAGE_TYPE_ALLOCATED) are
+    freed once read; each such eviction advances freed_page_clock, which ends the
+    warm-up exemption of §3.1.  A scan of extent 0 reads extent 1 ahead, whose pages
+    100..127 are unused."""
+    ts = Tablespaces([SpaceSpec(1, 256, "t", unused_pages=np.arange(100, 128))])
+    trace = Trace.from_arrays(np.arange(64), count=50, cpu_ns=1000, tablespaces=ts)
+    kw = dict(pool_pages=8192, cost=FREE, device=INSTANT)
+    ma = replay(trace, preset("mariadb1011", **kw))
+    my = replay(trace, mariadb105(**kw))
+    assert ma.totals["NUMBER_PAGES_READ_AHEAD"] == my.totals["NUMBER_PAGES_READ_AHEAD"] == 64
+    assert int(ma.stats["DATABASE_PAGES"].sum()) == 128 - 28
+    assert int(my.stats["DATABASE_PAGES"].sum()) == 128
+    assert ma.totals["evictions"] == 28 and my.totals["evictions"] == 0
+    assert ma.totals["NUMBER_READ_AHEAD_EVICTED"] == 0
+
+
+def test_unused_pages_are_checked_and_kept_in_json():
+    spec = SpaceSpec(1, 10, "t", unused_pages=[7, 3, 3])
+    assert spec.unused_pages.tolist() == [3, 7]
+    ts = Tablespaces([SpaceSpec(2, 5), spec])
+    assert ts.unused_dense.tolist() == [8, 12]
+    assert Tablespaces.from_json(ts.to_json()) == ts
+    with pytest.raises(ValueError, match=r"unused_pages row 0 = 10 is out of range; allowed: 0\.\.9"):
+        SpaceSpec(1, 10, unused_pages=[10])

@@ -33,6 +33,7 @@ from .server import LiveError
 __all__ = ["LiveIndex", "LiveTable", "LiveGeometry", "read_geometry", "parse_ibd"]
 
 FIL_PAGE_INDEX = 17855
+FIL_PAGE_TYPE_ALLOCATED = 0  # fil0fil.h: a freshly allocated page (never written)
 FIL_NULL = 0xFFFFFFFF
 _DATA = 38
 
@@ -133,7 +134,10 @@ class LiveTable:
         for a in links:
             a[(a < -1) | (a >= self.n_pages)] = -1
         specs = tuple(IndexSpec(ix.name, np.sort(ix.pages())) for ix in self.indexes)
-        return SpaceSpec(self.space_id, self.n_pages, self.name, specs, links)
+        # pages never written (all zeros: FIL_PAGE_TYPE_ALLOCATED), which MariaDB 10.11
+        # frees as soon as a read-ahead has read them (§13)
+        unused = np.flatnonzero(self.page_type == FIL_PAGE_TYPE_ALLOCATED)
+        return SpaceSpec(self.space_id, self.n_pages, self.name, specs, links, unused)
 
     def n_index_pages(self) -> int:
         return int((self.page_type == FIL_PAGE_INDEX).sum())

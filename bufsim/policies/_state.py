@@ -65,7 +65,10 @@ N_G = 10
 N_K = 17
 
 POLICY_CODES = {"innodb": 0, "lru": 1, "fifo": 2, "clock": 3, "two_q": 4, "arc": 5}
-VERSION_CODES = {"5.5": 55, "5.6": 56, "5.7": 57, "mariadb10.5": 105}
+VERSION_CODES = {"5.5": 55, "5.6": 56, "5.7": 57, "mariadb10.5": 105, "mariadb10.11": 1011}
+#: the version code of MariaDB 10.11 (its §13 mechanisms: free list refilled on demand,
+#: read-ahead of the next page-number area, a failure count that aborts at zero)
+V_MARIADB1011 = 1011
 
 # InnoDB constants (include/buf0lru.h, buf/buf0lru.cc)
 OLD_MIN_LEN = 512

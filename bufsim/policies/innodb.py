@@ -36,7 +36,7 @@ from ._state import (
     LRU_MIN_LEN, NON_OLD_MIN_LEN, NS_PER_MS, NS_PER_S, OLD_MIN_LEN, OLD_TOLERANCE, P_ACCESS,
     P_DIRTY, P_NEXT, P_OLD, P_PAGE, P_PREV, P_READY, P_REF, P_STAMP, P_WHERE, RATIO_DIV,
     S_DENSE, S_INST, S_NEXTLEAF, S_PAGENO, S_PREVLEAF, S_SPACE, STAMP_MASK, T_CPU, T_IOWAIT,
-    T_MISSES, G_FTOP, G_NLOCAL, hash_add, hash_find, insert_after, push_head, unlink,
+    T_MISSES, G_FTOP, G_NLOCAL, V_MARIADB1011, hash_add, hash_find, insert_after, push_head, unlink,
 )
 import numpy as np
 
@@ -255,15 +255,46 @@ def free_from_common_lru(pst, stat, ist, cnt, glob, cfg, fmap, ffree, i, limit, 
     return False
 
 
+@njit(_nrt=False, cache=True)
+def cleaner_lru_batch(pst, stat, ist, cnt, glob, cfg, fmap, ffree, i, t_ns):
+    """The page cleaner's LRU batch on instance i (buf_flush_LRU_tail /
+    buf_flush_LRU_list_batch): walk from the tail, at most min(lru_scan_depth, LRU
+    length) pages, freeing clean pages (an eviction by the cleaner: no
+    read_ahead_evicted count) and writing dirty ones, until the free list holds
+    lru_scan_depth blocks or the LRU is down to 256 pages."""
+    depth = cfg[K_SCANDEPTH]
+    quota = min(depth, ist[i, 2])
+    p = ist[i, 1]
+    scanned = 0
+    while p >= 0 and scanned < quota and ist[i, I_FREE] < depth and ist[i, 2] > LRU_MIN_LEN:
+        prev = pst[P_PREV, p]
+        if replaceable(pst, glob, p, t_ns):
+            evict_page(pst, stat, ist, cnt, glob, cfg, fmap, ffree, i, p)
+        elif pst[P_DIRTY, p] and pst[P_READY, p] <= t_ns and p != glob[G_FIXED]:
+            device_write(glob, cfg, t_ns)
+            pst[P_DIRTY, p] = 0
+            cnt[i, C_WRITTEN] += 1
+        scanned += 1
+        p = prev
+
+
 @njit(_nrt=False, cache=True, inline="always")
 def get_free_block(pst, stat, ist, cnt, sst, glob, cfg, fmap, ffree, i, k, t_ns):
     """buf_LRU_get_free_block for a user thread of stream k at time t_ns.  Returns the
     time at which the block is had (later than t_ns if a page had to be flushed)."""
     while True:
+        v = cfg[K_VERSION]
         if ist[i, I_FREE] > 0:
             ist[i, I_FREE] -= 1
+            if v == V_MARIADB1011 and ist[i, I_FREE] < cfg[K_SCANDEPTH] and \
+                    ist[i, 2] > LRU_MIN_LEN:
+                # MariaDB 10.11 (§13): a thread that takes a free block with the free list
+                # below innodb_lru_scan_depth wakes the page cleaner
+                # (buf_LRU_get_free_block -> page_cleaner_wakeup), whose LRU batch
+                # (buf_flush_LRU_list_batch) evicts from the tail until the list is full
+                # again or the LRU is down to BUF_LRU_MIN_LEN: modelled as done at once.
+                cleaner_lru_batch(pst, stat, ist, cnt, glob, cfg, fmap, ffree, i, t_ns)
             return t_ns
-        v = cfg[K_VERSION]
         if v == 55:
             first = 100 + ist[i, I_SIZE] // 10
         elif v == 56:
@@ -302,25 +333,9 @@ def get_free_block(pst, stat, ist, cnt, sst, glob, cfg, fmap, ffree, i, k, t_ns)
 
 @njit(_nrt=False, cache=True)
 def page_cleaner(pst, stat, ist, cnt, glob, cfg, fmap, ffree, n_inst, t_ns):
-    """One pass of the 5.6/5.7 page cleaner's LRU batch (buf_flush_LRU_tail): for each
-    instance walk from the tail, at most min(lru_scan_depth, LRU length) pages, freeing
-    clean pages (no read_ahead_evicted count) and writing dirty ones, until the free
-    list holds lru_scan_depth blocks or the LRU is down to 256 pages."""
-    depth = cfg[K_SCANDEPTH]
+    """One pass of the 5.6+ page cleaner: its LRU batch on every instance."""
     for i in range(n_inst):
-        quota = min(depth, ist[i, 2])
-        p = ist[i, 1]
-        scanned = 0
-        while p >= 0 and scanned < quota and ist[i, I_FREE] < depth and ist[i, 2] > LRU_MIN_LEN:
-            prev = pst[P_PREV, p]
-            if replaceable(pst, glob, p, t_ns):
-                evict_page(pst, stat, ist, cnt, glob, cfg, fmap, ffree, i, p)
-            elif pst[P_DIRTY, p] and pst[P_READY, p] <= t_ns and p != glob[G_FIXED]:
-                device_write(glob, cfg, t_ns)
-                pst[P_DIRTY, p] = 0
-                cnt[i, C_WRITTEN] += 1
-            scanned += 1
-            p = prev
+        cleaner_lru_batch(pst, stat, ist, cnt, glob, cfg, fmap, ffree, i, t_ns)
 
 
 @njit(_nrt=False, cache=True)
@@ -370,7 +385,7 @@ def read_ahead_linear(pst, stat, ist, cnt, sst, glob, cfg, pm, p, k, t_ns):
 
     ``pm`` is the page map ``(fmap, ffree, dmap, hk, hv, space_base, space_size,
     space_ids)``; bases and leaf links are dense page indices."""
-    fmap, ffree, dmap, hk, hv, space_base, space_size, sids = pm
+    fmap, ffree, dmap, hk, hv, space_base, space_size, sids, unused = pm
     thr = cfg[K_RATHRESH]
     if thr == 0 and cfg[K_VERSION] != 55:
         return t_ns  # 5.6+: 0 switches linear read-ahead off (5.5: most aggressive)
@@ -393,6 +408,13 @@ def read_ahead_linear(pst, stat, ist, cnt, sst, glob, cfg, pm, p, k, t_ns):
     if pn == low:
         asc = -1
     limit = min(64 - thr, area)
+    mariadb = cfg[K_VERSION] == V_MARIADB1011
+    if mariadb:
+        # MariaDB 10.11 counts ``count = min(64 - threshold, area)`` down on every failed
+        # page and gives up when it reaches zero: the limit-th failure aborts, where
+        # MySQL's ``fail_count > threshold`` aborts at the (limit + 1)-th.  With threshold
+        # 64 the count starts at 0 and the first decrement wraps (ulint): never aborts.
+        limit = limit - 1 if limit > 0 else area
     fails = 0
     pred = 0
     for j in range(low, high):
@@ -418,7 +440,20 @@ def read_ahead_linear(pst, stat, ist, cnt, sst, glob, cfg, pm, p, k, t_ns):
             pred = acc
     prev_leaf = stat[p, S_PREVLEAF]
     next_leaf = stat[p, S_NEXTLEAF]
-    if pn == low and next_leaf == dp + 1:
+    if mariadb:
+        # buf_read_ahead_linear of MariaDB 10.11: both links must be set; the last page
+        # of an area reads the area of the next page *number* (``++id``), whatever
+        # FIL_PAGE_NEXT says; the first page reads the area of its next leaf if its
+        # previous leaf is the page before it
+        if prev_leaf < 0 or next_leaf < 0:
+            return t_ns
+        if pn == high - 1:
+            target = dp + 1
+        elif prev_leaf == dp - 1:
+            target = next_leaf
+        else:
+            return t_ns
+    elif pn == low and next_leaf == dp + 1:
         target = prev_leaf
     elif pn == high - 1 and prev_leaf == dp - 1:
         target = next_leaf
@@ -442,8 +477,18 @@ def read_ahead_linear(pst, stat, ist, cnt, sst, glob, cfg, pm, p, k, t_ns):
         if f >= 0 and pst[P_WHERE, f] == 1:
             continue
         t_ns = init_for_read(pst, stat, ist, cnt, sst, glob, cfg, fmap, ffree, q, k, t_ns)
-        pst[P_READY, fmap[q]] = device_read(stat, glob, cfg, q, t_ns)
+        f = fmap[q]
+        pst[P_READY, f] = device_read(stat, glob, cfg, q, t_ns)
         count += 1
+        if mariadb and unused.shape[0] > 0:
+            d = base + j
+            u = np.searchsorted(unused, d)
+            if u < unused.shape[0] and unused[u] == d:
+                # §13: a page that holds no data (FIL_PAGE_TYPE_ALLOCATED) is freed from
+                # the pool once its read completes; the eviction advances freed_page_clock
+                # and is the pool's own, not a READ_AHEAD_EVICTED one
+                evict_page(pst, stat, ist, cnt, glob, cfg, fmap, ffree,
+                           instance_of(stat, cfg, q), f)
     cnt[i, C_RA] += count
     return t_ns
 
