@@ -5,8 +5,8 @@ lru_scan_depth) and every plan of :mod:`bufsim.live.workload`, the server is
 restarted (a cold pool), the tables are opened, and the plan runs twice (``cold``,
 then ``warm``); the counter deltas of each run are set beside the deltas of a replay
 of the same plan's trace, built by bufsim's workload model over the geometry read
-from the server, through the closest preset available (``mariadb105`` with the
-server's POOL_SIZE and settings).  Nothing is fitted.
+from the server, through the ``mariadb1011`` preset (the §13 mechanisms) with the
+server's POOL_SIZE and settings.  Nothing is fitted.
 
 :func:`holds` applies the tolerances of issue 16: pages read within 5 %, pages made
 young / not made young within 10 % (or within 50 pages where the server's count is
@@ -107,11 +107,11 @@ def _totals(traces, cfg) -> pd.Series:
 
 def run_grid(settings=QUICK_GRID, *, scale: W.Scale = W.QUICK, seed: int = 0,
              plans=("scan", "star", "point", "krange"), server: MariaDBServer | None = None,
-             preset: str = "mariadb105", progress=None) -> pd.DataFrame:
+             preset: str = "mariadb1011", progress=None) -> pd.DataFrame:
     """Run the grid on a private server (started here unless given) and replay each run.
 
-    ``preset`` names the bufsim preset of the replay (``mariadb105``, the closest one
-    today); it gets the server's POOL_SIZE, old_blocks_pct/time, read_ahead_threshold,
+    ``preset`` names the bufsim preset of the replay (``mariadb1011`` by default, with
+    the §13 mechanisms; ``mariadb105`` to see what they change); it gets the server's POOL_SIZE, old_blocks_pct/time, read_ahead_threshold,
     lru_scan_depth and adaptive-hash-index setting, and the ``ssd`` device model.
 
     Returns
@@ -187,23 +187,31 @@ def results_rows(frame: pd.DataFrame, experiment: str = "live MariaDB 10.11") ->
 _MECH = {
     "read_ahead": ("read-ahead target and failure tolerance (§13): MariaDB 10.11 reads the "
                    "area that follows the current one in page-number order, secondary-index "
-                   "extents included; mariadb105 reads the successor leaf's area"),
+                   "extents included, and gives up one failure earlier (both in mariadb1011; "
+                   "mariadb105 reads the successor leaf's area), and pages of such an area "
+                   "that hold no data are freed after the read (mariadb1011 has all three)"),
     "refill": ("free list refilled on demand (§13): the server keeps about lru_scan_depth "
                "free blocks (1536 by default, more than the whole pool at 6-20 MiB), so its "
-               "LRU is a fraction of the pool and a warm run reads again; mariadb105's "
-               "once-a-second cleaner leaves the LRU nearly the whole pool"),
+               "LRU is a fraction of the pool and a warm run reads again; mariadb1011 "
+               "refills at once whenever a block is taken below the target, down to 256 LRU "
+               "pages, while the server's cleaner works beside the query thread and lets the "
+               "LRU run longer (mariadb105 has only the once-a-second cleaner)"),
     "relatch": ("re-latches (§13/§14): each cursor restore (one per 8 rows after the first 4) "
                 "goes through the make-young check without being a page get; the trace "
-                "cannot carry them until FLAG_RELATCH is in the kernel"),
-    "warmup": ("freeing of unused read-ahead pages and who evicts (§13): the server's "
-               "evictions advance freed_page_clock, ending the warm-up exemption, so "
-               "old_blocks_time/make-young decisions start; the replay never leaves warm-up"),
+                "carries them (FLAG_RELATCH), but a check counts only after the pool has "
+                "left warm-up (see the next mechanism)"),
+    "warmup": ("the warm-up exemption (§3.1, §13 'who evicts'): pages are checked against "
+               "old_blocks_time only once the instance has evicted or freed a page; the "
+               "server's counts show it left warm-up where the replay's pool evicted nothing "
+               "(pools that hold the data with lru_scan_depth 100, 1 GiB); what advances "
+               "the server's freed_page_clock there has not been found yet"),
     "executor": "the executor model (§14) misses some page gets of this plan",
 }
 
 
 def explain(row) -> str:
-    """Which §13 mechanism (missing from the kernel today) explains a row that misses.
+    """Which §13 mechanism (missing from the replay's preset, or only approximated by
+    ``mariadb1011``) explains a row that misses.
 
     A rule per counter and direction, stated before any comparison is made; it
     does not change any number.
