@@ -46,15 +46,13 @@ from .policies._state import (
     POLICY_CODES, S_DENSE, S_INST, S_NEXTLEAF, S_PAGENO, S_PREVLEAF, S_SPACE, T_CLOCK,
     T_CPU, T_END, T_EVENTS, T_GETS, T_IOWAIT, T_MISSES, T_POS, VERSION_CODES,
     G_DEVFREE, G_FTOP, G_MID, G_NLOCAL, I_DROP, P_NEXT, P_PAGE, P_PREV, hash_add,
+    FLAG_ACTIVITY, FLAG_EDGE, FLAG_RELATCH,
     new_page_state, walk,
 )
 
 __all__ = ["replay", "ReplayResult", "PoolState"]
 
 
-#: internal event flag set by the engine (not a trace flag): the page is at an edge of
-#: its read-ahead area
-FLAG_EDGE = 256
 
 # return codes of the kernels (> 0: 1 + the stream that needs its next chunk)
 DONE, STOP_TIME, STOP_EVENTS, NEED_ROOM, YIELD, CLOCK_OVERFLOW = 0, -1, -2, -3, -4, -5
@@ -75,7 +73,7 @@ def _generic_get(pst, stat, ist, cnt, sst, glob, cfg, pm, code, p, fl, k, t_ns):
     fmap = pm[0]
     ffree = pm[1]
     i = instance_of(stat, cfg, p)
-    if (fl & 16) == 0:
+    if (fl & FLAG_RELATCH) == 0:
         cnt[i, C_GETS] += 1
     glob[G_ACTIVE] = 1
     f = fmap[p]
@@ -183,7 +181,7 @@ def _run_innodb(pages, counts, cpus, flags, pst, stat, ist, cnt, sst, glob, cfg,
                 return CLOCK_OVERFLOW
         left -= n
         sst[best, T_CPU] += cpu * n
-        if (fl & 16) == 0:
+        if (fl & FLAG_RELATCH) == 0:
             sst[best, T_GETS] += n
         sst[best, T_CLOCK] = t
         if n < c:
@@ -193,7 +191,7 @@ def _run_innodb(pages, counts, cpus, flags, pst, stat, ist, cnt, sst, glob, cfg,
                 return NEED_ROOM
             return YIELD
         glob[G_MID] = 0
-        if (fl & 10) != 0 and activity:
+        if (fl & FLAG_ACTIVITY) != 0 and activity:
             glob[G_ACTIVE] = 1  # FLAG_STMT_END | FLAG_MODIFY: the activity count moved
         sst[best, T_EVENTS] += 1
         sst[best, T_POS] = e + 1
@@ -240,7 +238,7 @@ def _run_generic(pages, counts, cpus, flags, pst, stat, ist, cnt, sst, glob, cfg
                 return CLOCK_OVERFLOW
         left -= n
         sst[best, T_CPU] += cpu * n
-        if (fl & 16) == 0:
+        if (fl & FLAG_RELATCH) == 0:
             sst[best, T_GETS] += n
         sst[best, T_CLOCK] = t
         if n < c:
@@ -367,7 +365,7 @@ def _run_lru(pages, counts, cpus, flags, pst, stat, ist, cnt, sst, glob, cfg, pm
             break
         left -= n
         n_gets += n
-        if (flags[e] & 16) == 0:
+        if (flags[e] & FLAG_RELATCH) == 0:
             n_counted += n
         cpu_sum += cpu * n
         if n < c:

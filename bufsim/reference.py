@@ -15,7 +15,9 @@ from __future__ import annotations
 import numpy as np
 
 from .config import PoolConfig
-from .policies._state import COUNTER_NAMES
+from .policies._state import (
+    COUNTER_NAMES, FLAG_ACTIVITY, FLAG_AHI, FLAG_MODIFY, FLAG_RELATCH, FLAG_SHORTCUT,
+)
 
 MASK31 = (1 << 31) - 1
 C = {name: j for j, name in enumerate(COUNTER_NAMES)}
@@ -312,9 +314,9 @@ class ReferencePool:
                 t = self._twin_get(page, flags, st, t)
             t += cpu
             st.cpu += cpu
-        if self.config.cleaner_activity == "statement" and flags & (8 | 2):
+        if self.config.cleaner_activity == "statement" and flags & FLAG_ACTIVITY:
             self.active = True    # FLAG_STMT_END or FLAG_MODIFY: the activity count moved
-        if not flags & 16:
+        if not flags & FLAG_RELATCH:
             st.gets += count  # FLAG_RELATCH: checked, not counted
         st.pos += 1
         st.clock = t
@@ -331,19 +333,19 @@ class ReferencePool:
             self.active = True
         resident = p in inst.pages
         hashed = cfg.adaptive_hash_index and resident and inst.pages[p].access > 0
-        counted = 0 if flags & 16 else 1  # FLAG_RELATCH: checked, not counted
-        if flags & 4 and hashed:          # AHI shortcut: one get, no stamp, no check
+        counted = 0 if flags & FLAG_RELATCH else 1  # checked, not counted
+        if flags & FLAG_SHORTCUT and hashed:  # AHI shortcut: one get, no stamp, no check
             inst.count("NUMBER_PAGES_GET", counted)
             inst.count("ahi_hits")
             pg = inst.pages[p]
             if pg.ready > t:
                 st.io_wait += pg.ready - t
                 t = pg.ready
-            if flags & 2:
+            if flags & FLAG_MODIFY:
                 pg.dirty = True
                 inst.count("Innodb_buffer_pool_write_requests")
             return t
-        ahi = bool(flags & 1) and hashed
+        ahi = bool(flags & FLAG_AHI) and hashed
         inst.count("NUMBER_PAGES_GET", (2 if ahi else 1) * counted)
         if ahi:
             inst.count("ahi_hits")
@@ -377,7 +379,7 @@ class ReferencePool:
                 st.cpu += cfg.cost.make_young_ns
         if first and not ahi:
             t = self._read_ahead(p, st, t)
-        if flags & 2:
+        if flags & FLAG_MODIFY:
             pg.dirty = True
             inst.count("Innodb_buffer_pool_write_requests")
         self.fixed = -1
@@ -465,7 +467,7 @@ class ReferencePool:
     def _twin_get(self, p, flags, st, t):
         cfg = self.config
         inst = self.inst[self.inst_of[p]]
-        inst.count("NUMBER_PAGES_GET", 0 if flags & 16 else 1)
+        inst.count("NUMBER_PAGES_GET", 0 if flags & FLAG_RELATCH else 1)
         hit, victim = inst.twin.access(p)
         if hit:
             return t

@@ -31,31 +31,11 @@ from .pages import SpaceSpec, Tablespaces, _as_int64, _check_int
 
 __all__ = ["FLAG_AHI", "FLAG_MODIFY", "FLAG_SHORTCUT", "FLAG_STMT_END", "FLAG_RELATCH", "FLAG_MASK", "Chunk", "Trace", "read_trace", "TRACE_DTYPE"]
 
-#: The get takes the adaptive-hash-index path: it counts two gets when the page is resident.
-FLAG_AHI = 1
-#: The get modifies (dirties) the page.
-FLAG_MODIFY = 2
-#: The get is an adaptive-hash-index hit taken while the caller already holds the search
-#: latch (``row_sel_try_search_shortcut_for_mysql``: a unique lookup in a consistent
-#: read, such as an ``eq_ref`` probe of a SELECT): one get, no access-time stamp, no
-#: make-young check (spec §3.2).  A page that is not resident, or never accessed, or a
-#: pool without the adaptive hash index, takes the normal path instead.
-FLAG_SHORTCUT = 4
-#: The event is the last of a statement: the server's activity count moves when it
-#: ends (``innobase_commit`` -> ``srv_active_wake_master_thread`` ->
-#: ``srv_inc_activity_count``).  Under ``PoolConfig(cleaner_activity="statement")``
-#: only such events and :data:`FLAG_MODIFY` events make the 5.6+ page cleaner's
-#: next pass "active" (``srv_check_activity``), as in InnoDB, where page gets do not
-#: move the count; under the default ``"get"`` every get does and this bit is inert.
-FLAG_STMT_END = 8
-#: The get is a cursor re-latch of a remembered position (``btr_pcur_restore_position``
-#: -> ``buf_page_optimistic_get`` on a page the cursor already counted): "checked,
-#: not counted".  It goes through everything a get does (the access-time stamp, the
-#: make-young check, a read if the page is gone) but is not counted in
-#: NUMBER_PAGES_GET, nor in the stream's gets.
-FLAG_RELATCH = 16
-#: All defined flag bits; other bits are rejected.
-FLAG_MASK = FLAG_AHI | FLAG_MODIFY | FLAG_SHORTCUT | FLAG_STMT_END | FLAG_RELATCH
+# The flag bits are defined beside the kernels that read them (bufsim.policies._state,
+# where each is documented) and re-exported here, the trace's public vocabulary.
+from .policies._state import (  # noqa: E402
+    FLAG_AHI, FLAG_MASK, FLAG_MODIFY, FLAG_RELATCH, FLAG_SHORTCUT, FLAG_STMT_END,
+)
 
 _COLUMNS = ("page", "count", "cpu_ns", "stream", "flags")
 #: Record layout of a saved ``.npy`` trace.

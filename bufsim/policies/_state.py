@@ -58,6 +58,38 @@ N_T = 8
 G_DEVFREE, G_DEVLAST, G_NEXT_TICK, G_ACTIVE, G_FIXED, G_DEVBUSY, G_TICKS, G_FTOP, G_NLOCAL, \
     G_MID = range(10)
 N_G = 10
+# ---- event flags (a trace's ``flags`` column; re-exported by bufsim.trace) ---------------
+#: The get takes the adaptive-hash-index path: it counts two gets when the page is resident.
+FLAG_AHI = 1
+#: The get modifies (dirties) the page.
+FLAG_MODIFY = 2
+#: The get is an adaptive-hash-index hit taken while the caller already holds the search
+#: latch (``row_sel_try_search_shortcut_for_mysql``: a unique lookup in a consistent
+#: read, such as an ``eq_ref`` probe of a SELECT): one get, no access-time stamp, no
+#: make-young check (spec §3.2).  A page that is not resident, or never accessed, or a
+#: pool without the adaptive hash index, takes the normal path instead.
+FLAG_SHORTCUT = 4
+#: The event is the last of a statement: the server's activity count moves when it
+#: ends (``innobase_commit`` -> ``srv_active_wake_master_thread`` ->
+#: ``srv_inc_activity_count``).  Under ``PoolConfig(cleaner_activity="statement")``
+#: only such events and :data:`FLAG_MODIFY` events make the 5.6+ page cleaner's
+#: next pass "active" (``srv_check_activity``), as in InnoDB, where page gets do not
+#: move the count; under the default ``"get"`` every get does and this bit is inert.
+FLAG_STMT_END = 8
+#: The get is a cursor re-latch of a remembered position (``btr_pcur_restore_position``
+#: -> ``buf_page_optimistic_get`` on a page the cursor already counted): "checked,
+#: not counted".  It goes through everything a get does (the access-time stamp, the
+#: make-young check, a read if the page is gone) but is not counted in
+#: NUMBER_PAGES_GET, nor in the stream's gets.
+FLAG_RELATCH = 16
+#: All defined flag bits; other bits are rejected.
+FLAG_MASK = FLAG_AHI | FLAG_MODIFY | FLAG_SHORTCUT | FLAG_STMT_END | FLAG_RELATCH
+#: Set by the engine, not a trace flag: the page is at an edge of its read-ahead area,
+#: so its first access may start a linear read-ahead.
+FLAG_EDGE = 256
+#: Flags whose event, once done, moves the server's activity count.
+FLAG_ACTIVITY = FLAG_STMT_END | FLAG_MODIFY
+
 # ---- configuration ---------------------------------------------------------------------
 (K_POLICY, K_VERSION, K_OLDTIME, K_RATIO, K_RATHRESH, K_SCANDEPTH, K_AHI, K_CLEANER,
  K_COST_CLOCK, K_COST_YOUNG, K_COST_MISS, K_COST_EVICT, K_DEV_RAND, K_DEV_SEQ,

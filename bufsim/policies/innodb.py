@@ -36,7 +36,8 @@ from ._state import (
     LRU_MIN_LEN, NON_OLD_MIN_LEN, NS_PER_MS, NS_PER_S, OLD_MIN_LEN, OLD_TOLERANCE, P_ACCESS,
     P_DIRTY, P_NEXT, P_OLD, P_PAGE, P_PREV, P_READY, P_REF, P_STAMP, P_WHERE, RATIO_DIV,
     S_DENSE, S_INST, S_NEXTLEAF, S_PAGENO, S_PREVLEAF, S_SPACE, STAMP_MASK, T_CPU, T_IOWAIT,
-    T_MISSES, G_FTOP, G_NLOCAL, V_MARIADB1011, hash_add, hash_find, insert_after, push_head, unlink,
+    T_MISSES, G_FTOP, G_NLOCAL, V_MARIADB1011, FLAG_AHI, FLAG_EDGE, FLAG_MODIFY, FLAG_RELATCH,
+    FLAG_SHORTCUT, hash_add, hash_find, insert_after, push_head, unlink,
 )
 import numpy as np
 
@@ -506,22 +507,22 @@ def get(pst, stat, ist, cnt, sst, glob, cfg, pm, p, flags, k, t_ns):
     i = instance_of(stat, cfg, p)
     if cfg[K_ACTIVITY] == 0:
         glob[G_ACTIVE] = 1  # cleaner_activity='get'; 'statement' marks it in the engine
-    counted = 0 if (flags & 16) != 0 else 1
+    counted = 0 if (flags & FLAG_RELATCH) != 0 else 1
     f = fmap[p]
     resident = f >= 0 and pst[P_WHERE, f] == 1
     hashed = cfg[K_AHI] != 0 and resident and pst[P_ACCESS, f] > 0
-    if (flags & 4) != 0 and hashed:
+    if (flags & FLAG_SHORTCUT) != 0 and hashed:
         # AHI shortcut under the held search latch: one get, no stamp, no check
         cnt[i, C_GETS] += counted
         cnt[i, C_AHI] += 1
         if pst[P_READY, f] > t_ns:
             sst[k, T_IOWAIT] += pst[P_READY, f] - t_ns
             t_ns = pst[P_READY, f]
-        if flags & 2:
+        if flags & FLAG_MODIFY:
             pst[P_DIRTY, f] = 1
             cnt[i, C_WRITE_REQ] += 1
         return t_ns
-    ahi = (flags & 1) != 0 and hashed
+    ahi = (flags & FLAG_AHI) != 0 and hashed
     if ahi:
         cnt[i, C_GETS] += 2 * counted
         cnt[i, C_AHI] += 1
@@ -556,9 +557,9 @@ def get(pst, stat, ist, cnt, sst, glob, cfg, pm, p, flags, k, t_ns):
             make_block_young(pst, stat, ist, cnt, cfg, i, f)
             t_ns += cfg[K_COST_YOUNG]
             sst[k, T_CPU] += cfg[K_COST_YOUNG]
-    if first and not ahi and (flags & 256) != 0:  # FLAG_EDGE: only an area's edge pages
+    if first and not ahi and (flags & FLAG_EDGE) != 0:  # only an area's edge pages
         t_ns = read_ahead_linear(pst, stat, ist, cnt, sst, glob, cfg, pm, p, k, t_ns)
-    if flags & 2:
+    if flags & FLAG_MODIFY:
         pst[P_DIRTY, f] = 1
         cnt[i, C_WRITE_REQ] += 1
     glob[G_FIXED] = -1
