@@ -34,7 +34,8 @@ from .config import PoolConfig, preset
 from .pages import Tablespaces
 from .policies import registry
 from .policies.innodb import (
-    background, device_read, get as innodb_get, instance_of, release_frame, take_frame,
+    background, device_read, get as innodb_get, instance_of, old_adjust_len, old_init,
+    release_frame, take_frame,
 )
 from .policies.registry import policy_hit, policy_miss
 from .policies._state import (
@@ -46,7 +47,7 @@ from .policies._state import (
     POLICY_CODES, S_DENSE, S_INST, S_NEXTLEAF, S_PAGENO, S_PREVLEAF, S_SPACE, T_CLOCK,
     T_CPU, T_END, T_EVENTS, T_GETS, T_IOWAIT, T_MISSES, T_POS, VERSION_CODES,
     G_DEVFREE, G_FTOP, G_MID, G_NLOCAL, I_DROP, P_NEXT, P_PAGE, P_PREV, hash_add,
-    FLAG_ACTIVITY, FLAG_EDGE, FLAG_RELATCH,
+    FLAG_ACTIVITY, FLAG_EDGE, FLAG_RELATCH, NS_PER_MS, P_ACCESS, P_DIRTY, push_head,
     new_page_state, walk,
 )
 
@@ -614,6 +615,11 @@ class PoolState:
                 return out
             self._grow()
 
+    def local_ids(self, dense) -> np.ndarray:
+        """Local ids of dense pages, registering the new ones (with their leaf links)."""
+        dense = np.asarray(dense, dtype=np.int64)
+        return self._local(dense, np.zeros(len(dense), dtype=np.int64))
+
     def _frame_of(self, page: int) -> int:
         """Frame of dense page ``page``, -1 if it has none."""
         from .policies._state import hash_find
@@ -739,6 +745,81 @@ class PoolState:
         for s in range(self.n_streams):
             self._buf[s] = self._remaining(s)
         return int(code)
+
+    def reopen(self, stream: int) -> None:
+        """Let a closed stream take chunks again (a new statement on the same pool)."""
+        self.exhausted[stream] = 0
+
+    def set_settings(self, config: PoolConfig) -> None:
+        """``SET GLOBAL``: make ``config``'s old_blocks_time and old_blocks_pct the ones in
+        effect.  A new percentage re-adjusts each instance's old sublist at once, as
+        buf_LRU_old_ratio_update does; the time applies to every later check."""
+        self.config = config
+        self.cfg[K_OLDTIME] = config.old_blocks_time_ms
+        if self.cfg[K_RATIO] != config.old_ratio:
+            self.cfg[K_RATIO] = config.old_ratio
+            if config.policy == "innodb":
+                for i in range(config.instances):
+                    if self.ist[i, I_OLD] >= 0:
+                        old_adjust_len(self.pst, self.stat, self.ist, self.cfg, i)
+
+    def counter_totals(self) -> np.ndarray:
+        """The cumulative counters (:data:`COUNTER_NAMES`), summed over instances."""
+        return self.cnt.sum(axis=0).astype(np.int64)
+
+    def stream_totals(self, stream: int = 0) -> dict:
+        """A stream's cumulative ``clock_ns``, ``cpu_ns``, ``io_wait_ns``, ``gets``,
+        ``misses`` and ``events``, and the device's ``busy_ns`` (all streams)."""
+        s = self.sst[stream]
+        return dict(clock_ns=int(s[T_CLOCK]), cpu_ns=int(s[T_CPU]), io_wait_ns=int(s[T_IOWAIT]),
+                    gets=int(s[T_GETS]), misses=int(s[T_MISSES]), events=int(s[T_EVENTS]),
+                    busy_ns=int(self.glob[G_DEVBUSY]))
+
+    #: the arrays that hold the whole mutable state (:meth:`copy_arrays`)
+    STATE_ARRAYS = ("pst", "ffree", "stat", "fmap", "dmap", "hk", "hv", "_linked", "ist", "cnt",
+                    "sst", "glob", "cfg", "exhausted")
+
+    def copy_arrays(self) -> dict:
+        """A copy of every state array (lists, flags, counters, clocks, device, settings)."""
+        return {k: getattr(self, k).copy() for k in self.STATE_ARRAYS}
+
+    def restore_arrays(self, arrays: dict, config: PoolConfig) -> None:
+        """Return to :meth:`copy_arrays`' state, with no buffered events."""
+        for k, v in arrays.items():
+            setattr(self, k, v.copy())
+        self.config = config
+        self._buf = [tuple(np.zeros(0, dtype=np.int64) for _ in range(4))
+                     for _ in range(self.n_streams)]
+        self._arrays = self._buf[0]
+        self.sst[:, T_POS] = self.sst[:, T_END] = 0
+
+    def load_content(self, local: np.ndarray, inst: np.ndarray, old: np.ndarray | None,
+                     dirty: np.ndarray) -> None:
+        """Put pages (local ids, LRU order, head first) into an empty pool: see
+        :meth:`bufsim.Pool.load`, which checks the arguments.  ``old`` None: InnoDB's own
+        split (buf_LRU_old_init from 512 pages)."""
+        cfg = self.config
+        access = self.sst[0, T_CLOCK] // NS_PER_MS + 1
+        for i in range(cfg.instances):
+            sel = np.flatnonzero(inst == i)
+            for j in sel[::-1]:  # tail first: each push goes to the head
+                f = take_frame(self.pst, self.glob, self.fmap, self.ffree, local[j])
+                push_head(self.pst, self.ist, i, 1, f)
+                self.pst[P_ACCESS, f] = access
+                self.pst[P_DIRTY, f] = int(dirty[j])
+                self.pst[P_OLD, f] = 0
+            if cfg.policy != "innodb":
+                continue
+            self.ist[i, I_FREE] -= len(sel)
+            o = None if old is None else old[sel]
+            if o is not None and o.any():
+                first = sel[int(np.argmax(o))]
+                for j in sel:
+                    self.pst[P_OLD, self.fmap[local[j]]] = int(old[j])
+                self.ist[i, I_OLD] = self.fmap[local[first]]
+                self.ist[i, I_OLDLEN] = int(o.sum())
+            elif len(sel) >= 512:
+                old_init(self.pst, self.stat, self.ist, self.cfg, i)
 
     def set_old_blocks_time(self, ms: int) -> None:
         """``SET GLOBAL innodb_old_blocks_time = ms``: applies to every later make-young

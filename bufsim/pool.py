@@ -16,19 +16,11 @@ import numpy as np
 import pandas as pd
 
 from .config import PoolConfig, preset
-from .engine import PoolState, _sources, hit_rate
+from .engine import COUNTER_NAMES, PoolState, _sources, hit_rate
 from .pages import Tablespaces
-from .policies._state import (
-    COUNTER_NAMES, I_CLOCK, I_FREE, I_OLD, I_OLDLEN, K_OLDTIME, K_RATIO, N_P, NS_PER_MS,
-    P_ACCESS, P_DIRTY, P_OLD, P_WHERE, T_CLOCK, T_CPU, T_GETS, T_IOWAIT, T_MISSES,
-    push_head,
-)
-from .policies.innodb import old_adjust_len, old_init, take_frame
 
 __all__ = ["Pool", "PoolSnapshot"]
 
-_STATE_ARRAYS = ("pst", "ffree", "stat", "fmap", "dmap", "hk", "hv", "_linked", "ist", "cnt",
-                 "sst", "glob", "cfg", "exhausted")
 #: counters of :meth:`Pool.counters` that are levels, not cumulative counts
 _LEVELS = ("DATABASE_PAGES", "OLD_DATABASE_PAGES", "FREE_BUFFERS", "HIT_RATE")
 
@@ -92,7 +84,7 @@ class Pool:
     @property
     def clock_ns(self) -> int:
         """The virtual time now, in nanoseconds."""
-        return int(self._state.sst[0, T_CLOCK])
+        return self._state.stream_totals(0)["clock_ns"]
 
     # ---- running ---------------------------------------------------------------------------
     def run(self, trace) -> pd.DataFrame:
@@ -112,26 +104,44 @@ class Pool:
         if sources[0].tablespaces is not self.tablespaces and \
                 sources[0].tablespaces != self.tablespaces:
             raise ValueError("trace: its tablespaces differ from the pool's")
-        st = self._state
-        before = self._cumulative()
-        s0 = st.sst[0].copy()
-        st.exhausted[0] = 0
+        self.begin()
         for chunk in sources[0]:
-            if len(chunk):
-                st.feed(0, chunk)
-                code = st.run()
-                if code not in (0, 1):
-                    raise RuntimeError(f"kernel returned {code}")
+            self.feed(chunk)
+        return self.end()
+
+    def begin(self) -> None:
+        """Start a run fed chunk by chunk (:meth:`feed`, then :meth:`end`): for a trace
+        made on the fly, or one chunk stream fed to several pools."""
+        self._run0 = (self._cumulative(), self._state.stream_totals(0))
+        self._state.reopen(0)
+
+    def feed(self, chunk) -> None:
+        """Replay one chunk (a :class:`bufsim.trace.Chunk` of the pool's tablespaces) of
+        the run started by :meth:`begin`."""
+        if getattr(self, "_run0", None) is None:
+            raise RuntimeError("Pool.feed: call begin() first")
+        if len(chunk):
+            self._state.feed(0, chunk)
+            code = self._state.run()
+            if code not in (0, 1):
+                raise RuntimeError(f"kernel returned {code}")
+
+    def end(self) -> pd.DataFrame:
+        """End the run started by :meth:`begin`; returns its row as :meth:`run` does."""
+        if getattr(self, "_run0", None) is None:
+            raise RuntimeError("Pool.end: call begin() first")
+        st = self._state
         st.close(0)
         if st.run() != 0:
             raise RuntimeError("the replay did not finish")
+        before, s0 = self._run0
+        self._run0 = None
         row = self._frame(self._cumulative() - before)
-        d = st.sst[0] - s0
-        row["elapsed_ns"] = int(d[T_CLOCK])
-        row["cpu_ns"] = int(d[T_CPU])
-        row["io_wait_ns"] = int(d[T_IOWAIT])
-        row["gets"] = int(d[T_GETS])
-        row["misses"] = int(d[T_MISSES])
+        s1 = st.stream_totals(0)
+        row["elapsed_ns"] = s1["clock_ns"] - s0["clock_ns"]
+        for k in ("cpu_ns", "io_wait_ns", "gets", "misses"):
+            row[k] = s1[k] - s0[k]
+        row["device_busy_ns"] = s1["busy_ns"] - s0["busy_ns"]
         return row
 
     def idle(self, seconds: float) -> None:
@@ -139,9 +149,15 @@ class Pool:
         the pass due at the first whole second after the last activity."""
         if not np.isfinite(seconds) or seconds < 0:
             raise ValueError(f"seconds={seconds!r} is out of range; allowed: >= 0")
-        t = self.clock_ns + int(round(seconds * 1e9))
+        self.idle_ns(int(round(seconds * 1e9)))
+
+    def idle_ns(self, ns: int) -> None:
+        """:meth:`idle` for ``ns`` nanoseconds exactly (an integer >= 0)."""
+        if isinstance(ns, (bool, np.bool_)) or not isinstance(ns, (int, np.integer)) or ns < 0:
+            raise ValueError(f"ns={ns!r} is out of range; allowed: integer >= 0")
+        t = self.clock_ns + int(ns)
         if t > 2**63 - 1:
-            raise ValueError(f"seconds={seconds!r} would overflow the int64 virtual clock")
+            raise ValueError(f"idle of {ns} ns would overflow the int64 virtual clock")
         self._state.idle_until(t)
 
     def set(self, *, old_blocks_time: int | None = None, old_blocks_pct: int | None = None) -> None:
@@ -149,7 +165,6 @@ class Pool:
 
         The time applies to every later make-young check; a new percentage re-adjusts
         each instance's old sublist at once, as buf_LRU_old_ratio_update does."""
-        st = self._state
         changes = {}
         if old_blocks_time is not None:
             changes["old_blocks_time_ms"] = old_blocks_time
@@ -157,19 +172,11 @@ class Pool:
             changes["old_blocks_pct"] = old_blocks_pct
         if not changes:
             return
-        cfg = st.config.replace(**changes)  # validates, naming the field
-        st.config = cfg
-        st.cfg[K_OLDTIME] = cfg.old_blocks_time_ms
-        if old_blocks_pct is not None:
-            st.cfg[K_RATIO] = cfg.old_ratio
-            if cfg.policy == "innodb":
-                for i in range(cfg.instances):
-                    if st.ist[i, I_OLD] >= 0:
-                        old_adjust_len(st.pst, st.stat, st.ist, st.cfg, i)
+        self._state.set_settings(self.config.replace(**changes))  # validates, naming the field
 
     # ---- counters ----------------------------------------------------------------------------
     def _cumulative(self) -> np.ndarray:
-        return self._state.cnt.sum(axis=0).astype(np.int64)
+        return self._state.counter_totals()
 
     def _frame(self, counts: np.ndarray) -> pd.DataFrame:
         row = {name: int(v) for name, v in zip(COUNTER_NAMES, counts)}
@@ -186,6 +193,19 @@ class Pool:
             df[name] = int(stats[name].sum())
         return df
 
+    def totals(self) -> dict:
+        """The stream's cumulative ``clock_ns``, ``cpu_ns``, ``io_wait_ns``, ``gets``,
+        ``misses``, ``events`` and the device's ``busy_ns`` since the pool was created."""
+        return self._state.stream_totals(0)
+
+    def stats(self) -> pd.DataFrame:
+        """One row per instance: INNODB_BUFFER_POOL_STATS columns now."""
+        return self._state.stats()
+
+    def contents(self) -> pd.DataFrame:
+        """Resident, old and young pages per index now (INNODB_BUFFER_PAGE_LRU grouped)."""
+        return self._state.contents()
+
     def delta(self) -> pd.DataFrame:
         """One row: the counters' increments since the previous ``delta()`` call (since
         the pool was created, the first time), HIT_RATE over those increments."""
@@ -198,8 +218,7 @@ class Pool:
     def snapshot(self) -> PoolSnapshot:
         """A copy of the whole state (lists, flags, counters, clock, device, settings)."""
         st = self._state
-        return PoolSnapshot({k: getattr(st, k).copy() for k in _STATE_ARRAYS}, st.config,
-                            self._baseline.copy())
+        return PoolSnapshot(st.copy_arrays(), st.config, self._baseline.copy())
 
     def restore(self, snap: PoolSnapshot) -> None:
         """Return to a :meth:`snapshot` of this pool (the snapshot stays usable)."""
@@ -209,13 +228,9 @@ class Pool:
         if snap.arrays["pst"].shape != st.pst.shape or snap.arrays["ist"].shape != st.ist.shape:
             raise ValueError("snap: a snapshot of another pool (its frame or instance "
                              "count differs)")
-        for k, v in snap.arrays.items():
-            setattr(st, k, v.copy())
-        st.config = snap.config
+        st.restore_arrays(snap.arrays, snap.config)
         self._baseline = snap.baseline.copy()
-        st._buf = [tuple(np.zeros(0, dtype=np.int64) for _ in range(4))]
-        st._arrays = st._buf[0]
-        st.sst[0, 6] = st.sst[0, 7] = 0  # no buffered events
+        self._run0 = None
 
     def load(self, pages, old=None, dirty=None) -> None:
         """Start from a given content: ``pages`` (dense page indices) in LRU order, head
@@ -230,7 +245,7 @@ class Pool:
         if cfg.policy not in ("innodb", "lru"):
             raise ValueError(f"content: loading a content is supported for policies innodb "
                              f"and lru, not {cfg.policy!r}")
-        if st.ist[:, 2].sum() or st.cnt.sum():
+        if st.stats()["DATABASE_PAGES"].sum() or st.counter_totals().any():
             raise ValueError("content: the pool is not empty; load a content into a new Pool")
         pages = np.asarray(pages, dtype=np.int64).ravel()
         n = len(pages)
@@ -248,8 +263,6 @@ class Pool:
         inst = self.tablespaces.instance_of(cfg.instances)[pages] if cfg.instances > 1 else \
             np.zeros(n, dtype=np.int64)
         cap = cfg.instance_pages - cfg.misc_pages
-        local = st._local(pages, np.zeros(n, dtype=np.int64))
-        access = st.sst[0, T_CLOCK] // NS_PER_MS + 1
         given_old = old.any()
         for i in range(cfg.instances):
             sel = np.flatnonzero(inst == i)
@@ -265,22 +278,8 @@ class Pool:
                 if (len(sel) >= 512) != bool(o.any()):
                     raise ValueError(f"content: instance {i} holds {len(sel)} pages; an "
                                      "InnoDB list has old pages exactly when it holds >= 512")
-            for j in sel[::-1]:  # tail first: each push goes to the head
-                f = take_frame(st.pst, st.glob, st.fmap, st.ffree, local[j])
-                push_head(st.pst, st.ist, i, 1, f)
-                st.pst[P_ACCESS, f] = access
-                st.pst[P_DIRTY, f] = int(dirty[j])
-                st.pst[P_OLD, f] = 0
-            if cfg.policy == "innodb":
-                st.ist[i, I_FREE] -= len(sel)
-                if given_old and o.any():
-                    first = sel[int(np.argmax(o))]
-                    for j in sel:
-                        st.pst[P_OLD, st.fmap[local[j]]] = int(old[j])
-                    st.ist[i, I_OLD] = st.fmap[local[first]]
-                    st.ist[i, I_OLDLEN] = int(o.sum())
-                elif len(sel) >= 512:
-                    old_init(st.pst, st.stat, st.ist, st.cfg, i)
+        local = st.local_ids(pages)
+        st.load_content(local, inst, old if given_old else None, dirty)
 
     def __repr__(self):
         c = self.config

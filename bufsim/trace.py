@@ -33,7 +33,7 @@ __all__ = ["FLAG_AHI", "FLAG_MODIFY", "FLAG_SHORTCUT", "FLAG_STMT_END", "FLAG_RE
 
 # The flag bits are defined beside the kernels that read them (bufsim.policies._state,
 # where each is documented) and re-exported here, the trace's public vocabulary.
-from .policies._state import (  # noqa: E402
+from .policies import (  # noqa: E402
     FLAG_AHI, FLAG_MASK, FLAG_MODIFY, FLAG_RELATCH, FLAG_SHORTCUT, FLAG_STMT_END,
 )
 

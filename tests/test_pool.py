@@ -142,3 +142,33 @@ def test_pool_from_content():
         Pool(cfg, SPACES, content=dict(pages=pages, old=~old))
     with pytest.raises(ValueError, match="not empty"):
         pool.load(pages)
+
+
+def test_begin_feed_end_is_run_chunk_by_chunk_and_feeds_several_pools():
+    """One chunk stream fed to two pools equals each pool's own run (the drivers of the
+    SSB table do this: each query's chunks are generated once)."""
+    cfgs = [bufsim.mysql56(pool_pages=640, device="ssd", instances=1),
+            bufsim.mariadb1011(pool_pages=640, device="ssd", lru_scan_depth=300)]
+    ev = events(11)
+    chunks = [trace_of(ev[k:k + 97]).materialize() for k in range(0, len(ev), 97)]
+    fed = [Pool(c, SPACES) for c in cfgs]
+    alone = [Pool(c, SPACES) for c in cfgs]
+    for rnd in range(2):  # cold, then warm with an idle gap between
+        for p in fed:
+            p.begin()
+        for ch in chunks:
+            for p in fed:
+                p.feed(ch)
+        rows = [p.end() for p in fed]
+        for p, row in zip(alone, rows):
+            pd.testing.assert_frame_equal(row, p.run(trace_of(ev)))
+        for p in fed + alone:
+            p.idle_ns(1_500_000_000)
+    for a, b in zip(fed, alone):
+        pd.testing.assert_frame_equal(a.counters(), b.counters())
+        assert a.totals() == b.totals() and a.clock_ns == b.clock_ns
+        pd.testing.assert_frame_equal(a.contents(), b.contents())
+    with pytest.raises(RuntimeError, match="call begin"):
+        fed[0].feed(chunks[0])
+    with pytest.raises(ValueError, match=r"ns=-1 is out of range"):
+        fed[0].idle_ns(-1)

@@ -37,7 +37,7 @@ from bufsim import Chunk, CostModel, DeviceModel, PoolConfig, PoolState, SpaceSp
 from bufsim.analytic import che
 from bufsim.analytic.midpoint import ScanClass, midpoint_lru
 from bufsim.engine import STOP_TIME
-from bufsim.policies._state import C_NOT_YOUNG, C_YOUNG, T_GETS, T_MISSES
+from bufsim.engine import COUNTER_NAMES
 from bufsim.synthetic import zipf_probabilities, zipf_trace
 
 __all__ = ["Mixture", "MIXTURES", "TIMES_MS", "PCTS", "KNOWN_HOT_MISSES", "che_grid", "simulate", "model",
@@ -179,16 +179,17 @@ def simulate(mix: Mixture, pct: int, tau_ms: int) -> dict:
     t0 = mix.warm_ns + mix.settle_ns
     t1 = t0 + mix.measure_ns
     assert run_to(t0) == STOP_TIME
-    a_sst, a_cnt = state.sst.copy(), state.cnt.sum(axis=0)
+    a_st, a_cnt = state.streams(), state.counter_totals()
     assert run_to(t1) == STOP_TIME
-    d = state.sst - a_sst
-    dc = state.cnt.sum(axis=0) - a_cnt
-    gets, miss = d[:, T_GETS].astype(float), d[:, T_MISSES].astype(float)
+    d = state.streams()
+    dc = dict(zip(COUNTER_NAMES, state.counter_totals() - a_cnt))
+    gets = (d["gets"] - a_st["gets"]).to_numpy(dtype=float)
+    miss = (d["misses"] - a_st["misses"]).to_numpy(dtype=float)
     pages, old = state.group_counts()
     secs = mix.measure_ns / S
     return dict(hit=1 - miss.sum() / gets.sum(), hot_hit=1 - miss[0] / gets[0],
-                scan_hit=1 - miss[1] / gets[1], made_young=dc[C_YOUNG] / secs,
-                not_made_young=dc[C_NOT_YOUNG] / secs, hot_resident=int(pages[0]),
+                scan_hit=1 - miss[1] / gets[1], made_young=dc["PAGES_MADE_YOUNG"] / secs,
+                not_made_young=dc["PAGES_NOT_MADE_YOUNG"] / secs, hot_resident=int(pages[0]),
                 hot_old=int(old[0]), scan_resident=int(pages[1]), scan_old=int(old[1]))
 
 

@@ -38,8 +38,8 @@ import numpy as np
 import pandas as pd
 
 from ..config import CostModel, DeviceModel, PoolConfig, pages_from_bytes, preset
-from ..engine import PoolState, replay
-from ..policies._state import COUNTER_NAMES, T_CLOCK, T_CPU, T_GETS, T_IOWAIT, T_MISSES
+from ..engine import replay
+from ..pool import Pool
 from ..workloads.plans import CpuCost
 from ..workloads.ssb import QUERIES, SSB
 
@@ -181,35 +181,25 @@ def q11_sequence(ssb: SSB, steps: Sequence[tuple[str, int]], calib: Calibration,
     if not steps:
         raise ValueError("steps must hold at least one (plan, old_blocks_time_ms)")
     cfg = pool_config(config, calib, old_blocks_time_ms=int(steps[0][1]), **overrides)
-    state = PoolState(cfg, ssb.tablespaces, 1)
-    idx = {n: j for j, n in enumerate(COUNTER_NAMES)}
+    pool = Pool(cfg, ssb.tablespaces)
     out = []
     for plan, t_ms in steps:
         if not (isinstance(t_ms, (int, np.integer)) and 0 <= t_ms <= 2**32 - 1):
             raise ValueError(f"old_blocks_time_ms = {t_ms!r} is out of range; allowed: 0..2**32-1")
-        state.set_old_blocks_time(int(t_ms))
+        pool.set(old_blocks_time=int(t_ms))
         op = ssb.query("Q1.1", plan, cpu=calib.cpu)
-        c0, t0 = _counters(state), int(state.sst[0, T_CLOCK])
-        state.exhausted[0] = 0
+        pool.begin()
         for chunk in op.chunks():
-            if len(chunk):
-                state.feed(0, chunk)
-                state.run()
-        state.close(0)
-        if state.run() != 0:
-            raise RuntimeError(f"replay of Q1.1 {plan} did not finish")
-        d = _counters(state) - c0
+            pool.feed(chunk)
+        d = pool.end().iloc[0]
         out.append(dict(plan=plan, old_blocks_time_ms=int(t_ms), rows=int(op.rows),
-                        gets=int(d[idx["NUMBER_PAGES_GET"]]),
-                        pages_read=int(d[idx["NUMBER_PAGES_READ"]]),
-                        read_ahead=int(d[idx["NUMBER_PAGES_READ_AHEAD"]]),
-                        made_young=int(d[idx["PAGES_MADE_YOUNG"]]),
-                        not_made_young=int(d[idx["PAGES_NOT_MADE_YOUNG"]]),
-                        seconds=(int(state.sst[0, T_CLOCK]) - t0) / NS))
-        t = int(state.sst[0, T_CLOCK]) + int(idle_ns)
-        if cfg.page_cleaner and idle_ns:
-            state.idle_until(t)
-        state.sst[0, T_CLOCK] = t
+                        gets=int(d["NUMBER_PAGES_GET"]), pages_read=int(d["NUMBER_PAGES_READ"]),
+                        read_ahead=int(d["NUMBER_PAGES_READ_AHEAD"]),
+                        made_young=int(d["PAGES_MADE_YOUNG"]),
+                        not_made_young=int(d["PAGES_NOT_MADE_YOUNG"]),
+                        seconds=int(d["elapsed_ns"]) / NS))
+        if idle_ns:
+            pool.idle_ns(int(idle_ns))
     return pd.DataFrame(out)
 
 
@@ -288,10 +278,6 @@ def fit_q11(ssb: SSB, reported_seconds: Mapping[tuple[str, int], float], *,
 
 
 # ---- the 13-query table ------------------------------------------------------------------------
-def _counters(state: PoolState) -> np.ndarray:
-    return state.cnt.sum(axis=0).copy()
-
-
 def run_ssb(ssb: SSB, configs: PoolConfig | Mapping[str, PoolConfig], calib: Calibration, *,
             runs: Sequence[str] = ("Cold", "Run1", "Run2", "Run3"),
             queries: Sequence[str] = QUERIES, idle_ns: int = NS,
@@ -303,7 +289,7 @@ def run_ssb(ssb: SSB, configs: PoolConfig | Mapping[str, PoolConfig], calib: Cal
     ``configs`` is one :class:`PoolConfig` or ``{label: PoolConfig}``; every pool
     replays the same chunks, generated once per query and run.  A query is
     ``"Q2.1"`` (scan plan) or ``"Q1.1:date_first"``.  If ``states_out`` is a dict,
-    it receives ``{label: PoolState}`` at the end (after the last idle gap), e.g.
+    it receives ``{label: bufsim.Pool}`` at the end (after the last idle gap), e.g.
     for the pool contents per index.
 
     Returns one row per configuration, run and query: the counters' increments,
@@ -318,49 +304,36 @@ def run_ssb(ssb: SSB, configs: PoolConfig | Mapping[str, PoolConfig], calib: Cal
         raise ValueError("runs must name at least one run")
     if not (isinstance(idle_ns, (int, np.integer)) and idle_ns >= 0):
         raise ValueError(f"idle_ns = {idle_ns!r} is out of range; allowed: integer >= 0")
-    states = {k: PoolState(c, ssb.tablespaces, 1) for k, c in configs.items()}
+    pools = {k: Pool(c, ssb.tablespaces) for k, c in configs.items()}
     rows_out = []
-    idx = {n: j for j, n in enumerate(COUNTER_NAMES)}
     for run in runs:
         for q in queries:
             name, _, plan = q.partition(":")
             op = ssb.query(name, plan or "scan", cpu=calib.cpu)
-            before = {k: (_counters(st), st.sst[0].copy()) for k, st in states.items()}
-            for st in states.values():
-                st.exhausted[0] = 0
-            for chunk in op.chunks():
-                if len(chunk):
-                    for st in states.values():
-                        st.feed(0, chunk)
-                        st.run()
-            for label, st in states.items():
-                st.close(0)
-                code = st.run()
-                if code != 0:
-                    raise RuntimeError(f"replay of {q} stopped with code {code}")
-                c0, s0 = before[label]
-                d, s1 = _counters(st) - c0, st.sst[0]
+            for pool in pools.values():
+                pool.begin()
+            for chunk in op.chunks():       # generated once, fed to every pool
+                for pool in pools.values():
+                    pool.feed(chunk)
+            for label, pool in pools.items():
+                d = pool.end().iloc[0]
                 r = dict(config=label, run=run, query=q, rows=int(op.rows),
-                         gets=int(d[idx["NUMBER_PAGES_GET"]]),
-                         pages_read=int(d[idx["NUMBER_PAGES_READ"]]),
-                         read_ahead=int(d[idx["NUMBER_PAGES_READ_AHEAD"]]),
-                         made_young=int(d[idx["PAGES_MADE_YOUNG"]]),
-                         not_made_young=int(d[idx["PAGES_NOT_MADE_YOUNG"]]),
-                         seconds=(s1[T_CLOCK] - s0[T_CLOCK]) / NS,
-                         cpu_ns=int(s1[T_CPU] - s0[T_CPU]),
-                         io_wait_ns=int(s1[T_IOWAIT] - s0[T_IOWAIT]),
-                         misses=int(s1[T_MISSES] - s0[T_MISSES]))
-                r.update(_features(int(s1[T_GETS] - s0[T_GETS]), r["rows"], r["cpu_ns"],
-                                   r["io_wait_ns"], calib))
+                         gets=int(d["NUMBER_PAGES_GET"]),
+                         pages_read=int(d["NUMBER_PAGES_READ"]),
+                         read_ahead=int(d["NUMBER_PAGES_READ_AHEAD"]),
+                         made_young=int(d["PAGES_MADE_YOUNG"]),
+                         not_made_young=int(d["PAGES_NOT_MADE_YOUNG"]),
+                         seconds=int(d["elapsed_ns"]) / NS, cpu_ns=int(d["cpu_ns"]),
+                         io_wait_ns=int(d["io_wait_ns"]), misses=int(d["misses"]))
+                r.update(_features(int(d["gets"]), r["rows"], r["cpu_ns"], r["io_wait_ns"],
+                                   calib))
                 r.update(_split(r, calib))
                 rows_out.append(r)
                 # the statement ended: an idle gap, in which the page cleaner (5.6) runs
-                t = int(st.sst[0, T_CLOCK]) + int(idle_ns)
-                if st.config.page_cleaner and idle_ns:
-                    st.idle_until(t)
-                st.sst[0, T_CLOCK] = t
+                if idle_ns:
+                    pool.idle_ns(int(idle_ns))
     if states_out is not None:
-        states_out.update(states)
+        states_out.update(pools)
     return pd.DataFrame(rows_out)
 
 

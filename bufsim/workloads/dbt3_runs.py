@@ -3,7 +3,7 @@
 The document ran each DBT-3 query 10 times in a row in a 50MB pool (disk-bound,
 ``O_DIRECT`` on one hard disk) and reported the mean of the last 8 runs, and 20
 times in a 3GB pool (CPU-bound), again the mean of the last 8.  This module runs a
-query's trace the same way through one :class:`bufsim.engine.PoolState` (run
+query's trace the same way through one :class:`bufsim.Pool` (run
 ``k + 1`` starts from the pool run ``k`` left), adds the executor CPU that is not
 a page get (:class:`Dbt3Cpu`), and checks the document's claims
 (:func:`claims_table`).
@@ -47,8 +47,7 @@ import numpy as np
 import pandas as pd
 
 from ..config import PoolConfig, mysql55, mysql56
-from ..engine import PoolState
-from ..policies._state import G_DEVBUSY, T_CLOCK, T_CPU, T_GETS, T_IOWAIT, T_MISSES
+from ..pool import Pool
 from ..trace import Chunk, Trace
 from .plans import CpuCost
 
@@ -131,11 +130,11 @@ _COUNTERS = ("NUMBER_PAGES_READ", "NUMBER_PAGES_READ_AHEAD", "evictions", "PAGES
              "NUMBER_PAGES_WRITTEN")
 
 
-def _snapshot(state: PoolState) -> dict:
-    s = state.sst[0]
-    tot = state.stats()[list(_COUNTERS) + ["FREE_BUFFERS"]].sum()
-    d = dict(clock=int(s[T_CLOCK]), cpu=int(s[T_CPU]), io=int(s[T_IOWAIT]), gets=int(s[T_GETS]),
-             misses=int(s[T_MISSES]), busy=int(state.glob[G_DEVBUSY]))
+def _snapshot(pool: Pool) -> dict:
+    s = pool.totals()
+    tot = pool.stats()[list(_COUNTERS) + ["FREE_BUFFERS"]].sum()
+    d = dict(clock=s["clock_ns"], cpu=s["cpu_ns"], io=s["io_wait_ns"], gets=s["gets"],
+             misses=s["misses"], busy=s["busy_ns"])
     d.update({k: int(v) for k, v in tot.items()})
     return d
 
@@ -164,20 +163,20 @@ def repeated_runs(trace: Trace, config: PoolConfig, n_runs: int, *,
     if skip_quiescent and config.old_blocks_time_ms != 0:
         raise ValueError("skip_quiescent needs old_blocks_time_ms = 0 (access times would "
                          "matter); pass skip_quiescent=False")
-    state = PoolState(config, trace.tablespaces, 1)
+    pool = Pool(config, trace.tablespaces)
     dev = config.device
     rows = []
-    prev = _snapshot(state)
+    prev = _snapshot(pool)
     checked = False
     for k in range(n_runs):
         if rows and skip_quiescent and rows[-1]["quiescent"] and checked:
             rows.append(dict(rows[-1], run=k + 1, simulated=False))
             continue
+        pool.begin()
         for chunk in trace:
-            if len(chunk):
-                state.feed(0, chunk)
-                state.run()
-        now = _snapshot(state)
+            pool.feed(chunk)
+        pool.end()
+        now = _snapshot(pool)
         d = {key: now[key] - prev[key] for key in now}
         if d["NUMBER_PAGES_WRITTEN"]:
             raise RuntimeError("a DBT-3 run wrote pages; the sequential/random split needs a "
