@@ -315,7 +315,8 @@ def load_trace(path, *, columns: Mapping[str, str] | None = None, format: str | 
     ValueError
         From the reader, naming the row and column of bad input.
     """
-    from .trace import Trace, read_trace
+    from .trace import Trace
+    from .trace_import import read_trace
     p = Path(path)
     if not p.is_file():
         raise FileNotFoundError(f"no trace file at {p}")

@@ -593,5 +593,10 @@ class _atomic:
         return False
 
 
-# defined in trace_import, which imports from here: imported last, once the names it needs exist
-from .trace_import import read_trace  # noqa: E402
+def __getattr__(name):
+    # ``bufsim.trace.read_trace`` is defined in trace_import, which imports this module;
+    # resolved on first use so that neither module imports the other at import time
+    if name == "read_trace":
+        from .trace_import import read_trace
+        return read_trace
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
