@@ -125,3 +125,28 @@ def test_exact_lookups_step_at_leaf_edges():
     assert exact_lookup_pages(geo, "t", [4]).tolist() == [3, 10, 11]        # first of leaf 1
     assert exact_lookup_pages(geo, "t", [5]).tolist() == [3, 11]
     assert exact_lookup_pages(geo, "t", [11]).tolist() == [3, 12]           # last of the last leaf
+
+
+def test_the_startup_pool_keeps_the_tables_dense_ids_and_evicts_first():
+    """The server's pool after a restart already holds pages (its DATABASE_PAGES before
+    the first run); the replay stands for them with a system tablespace appended after
+    the tables', read once before the roots.  In a pool that then fills, those pages
+    are the first evicted, which ends the warm-up exemption (freed_page_clock > 0)."""
+    from bufsim import Trace, mariadb1011
+    from bufsim.pages import SpaceSpec, Tablespaces
+    ts = Tablespaces([SpaceSpec(5, 600, "t")])
+    ts2 = V._with_system_space(ts)
+    assert ts2.space_base[0] == 0 and ts2.space_ids[-1] == 0 and ts2.n_pages == 600 + V.SYSTEM_PAGES
+    boot = V._startup_trace(ts2, 277)
+    scan = V._rebase(Trace.from_arrays(np.arange(500), count=3, cpu_ns=1000, tablespaces=ts), ts2)
+    cfg = mariadb1011(pool_pages=630, lru_scan_depth=100, device="ssd")
+    alone = V._totals([scan, scan], cfg)
+    booted = V._totals([boot, scan, scan], cfg)
+    # alone: 512 pages read (the area past page 500 by read-ahead), nothing evicted, so
+    # the pool never leaves warm-up and the second scan checks nothing
+    assert (alone["NUMBER_PAGES_READ"], alone["evictions"]) == (512, 0)
+    assert alone["PAGES_NOT_MADE_YOUNG"] == 0
+    # booted: the startup pages fill the pool, evictions start, the second scan re-reads
+    # and its re-accesses within old_blocks_time are counted
+    assert booted["evictions"] > 277 and booted["NUMBER_PAGES_READ"] > 512 + 277
+    assert booted["PAGES_NOT_MADE_YOUNG"] > 0
