@@ -39,6 +39,7 @@ from .policies.innodb import (
 )
 from .policies.registry import policy_hit, policy_miss
 from .policies._state import (
+    L1_HEAD, L1_LEN, L1_TAIL, L2_LEN,
     C_EVICT, C_GETS, C_READ, C_READS, COUNTER_NAMES, G_ACTIVE, G_DEVBUSY, G_DEVLAST, G_FIXED,
     G_NEXT_TICK, G_TICKS, I_AREA, I_CAP, I_CLOCK, I_FREE, I_OLD, I_OLDLEN, I_SIZE, I_W,
     K_ACTIVITY, K_AHI, K_CLEANER, K_COST_CLOCK, K_COST_EVICT, K_COST_MISS, K_COST_YOUNG,
@@ -270,9 +271,9 @@ def _run_lru(pages, counts, cpus, flags, pst, stat, ist, cnt, sst, glob, cfg, pm
     nxt = pst[P_NEXT]
     where = pst[P_WHERE]
     page = pst[P_PAGE]
-    head = ist[0, 0]
-    tail = ist[0, 1]
-    length = ist[0, 2]
+    head = ist[0, L1_HEAD]
+    tail = ist[0, L1_TAIL]
+    length = ist[0, L1_LEN]
     cap = ist[0, I_CAP]
     top = glob[G_FTOP]
     devfree = glob[G_DEVFREE]
@@ -377,9 +378,9 @@ def _run_lru(pages, counts, cpus, flags, pst, stat, ist, cnt, sst, glob, cfg, pm
         n_events += 1
         e += 1
     # write back
-    ist[0, 0] = head
-    ist[0, 1] = tail
-    ist[0, 2] = length
+    ist[0, L1_HEAD] = head
+    ist[0, L1_TAIL] = tail
+    ist[0, L1_LEN] = length
     ist[0, I_CLOCK] += n_evict
     glob[G_FTOP] = top
     glob[G_DEVFREE] = devfree
@@ -848,7 +849,7 @@ class PoolState:
         """One row per instance, columns as INFORMATION_SCHEMA.INNODB_BUFFER_POOL_STATS."""
         ist, cnt = self.ist, self.cnt
         df = pd.DataFrame(cnt, columns=list(COUNTER_NAMES))
-        resident = ist[:, 2] + ist[:, 5]
+        resident = ist[:, L1_LEN] + ist[:, L2_LEN]
         df.insert(0, "POOL_ID", np.arange(len(ist)))
         df.insert(1, "POOL_SIZE", ist[:, I_SIZE])
         free = ist[:, I_FREE] if self.config.policy == "innodb" else ist[:, I_CAP] - resident

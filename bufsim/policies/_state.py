@@ -39,6 +39,9 @@ N_P = 10
 S_INST, S_DENSE, S_SPACE, S_PAGENO, S_PREVLEAF, S_NEXTLEAF = range(6)
 N_S = 6
 # ---- per-instance state: list l in 1..4 uses columns 3(l-1) .. 3(l-1)+2 -----------------
+# (head frame, tail frame, length); InnoDB and lru use list 1, the other policies 1..4
+(L1_HEAD, L1_TAIL, L1_LEN, L2_HEAD, L2_TAIL, L2_LEN,
+ L3_HEAD, L3_TAIL, L3_LEN, L4_HEAD, L4_TAIL, L4_LEN) = range(12)
 I_OLD, I_OLDLEN, I_FREE, I_CLOCK, I_SIZE, I_CAP, I_W, I_AREA, I_P, I_K1, I_K2, I_DROP = range(12, 24)
 N_I = 24
 # ---- per-instance counters -------------------------------------------------------------

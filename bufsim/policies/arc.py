@@ -55,6 +55,7 @@ from collections import OrderedDict
 from numba import njit
 
 from ._state import I_CAP, I_P, P_WHERE, drop, move_to_head, push_head, unlink
+from ._state import L1_LEN, L1_TAIL, L2_LEN, L2_TAIL, L3_LEN, L3_TAIL, L4_LEN, L4_TAIL
 
 
 def init(ist, i, capacity):
@@ -76,14 +77,14 @@ def hit(pst, ist, i, p):
 @njit(_nrt=False, cache=True, inline="always")
 def _replace(pst, ist, i, in_b2):
     """REPLACE(x, p): demote the T1 or the T2 tail to its ghost list; return it."""
-    t1 = ist[i, 2]
+    t1 = ist[i, L1_LEN]
     target = ist[i, I_P]
-    if (t1 >= 1 and (t1 > target or (in_b2 and t1 == target))) or ist[i, 5] == 0:
-        v = ist[i, 1]
+    if (t1 >= 1 and (t1 > target or (in_b2 and t1 == target))) or ist[i, L2_LEN] == 0:
+        v = ist[i, L1_TAIL]
         unlink(pst, ist, i, v)
         push_head(pst, ist, i, 3, v)
     else:
-        v = ist[i, 4]
+        v = ist[i, L2_TAIL]
         unlink(pst, ist, i, v)
         push_head(pst, ist, i, 4, v)
     return v
@@ -101,11 +102,11 @@ def miss(pst, ist, i, p):
     """
     c = ist[i, I_CAP]
     where = pst[P_WHERE, p]
-    full = ist[i, 2] + ist[i, 5] >= c
+    full = ist[i, L1_LEN] + ist[i, L2_LEN] >= c
     victim = -1
     if where == 3 or where == 4:
-        b1 = ist[i, 8]
-        b2 = ist[i, 11]
+        b1 = ist[i, L3_LEN]
+        b2 = ist[i, L4_LEN]
         if where == 3:                                   # case II
             d = b2 // b1
             if d < 1:
@@ -122,16 +123,16 @@ def miss(pst, ist, i, p):
         push_head(pst, ist, i, 2, p)
         return victim
     if full:                                             # case IV
-        if ist[i, 2] + ist[i, 8] >= c:                   # (A) |L1| = c
-            if ist[i, 8] > 0:
-                drop(pst, ist, i, ist[i, 7])
+        if ist[i, L1_LEN] + ist[i, L3_LEN] >= c:                   # (A) |L1| = c
+            if ist[i, L3_LEN] > 0:
+                drop(pst, ist, i, ist[i, L3_TAIL])
                 victim = _replace(pst, ist, i, False)
             else:
-                victim = ist[i, 1]
+                victim = ist[i, L1_TAIL]
                 unlink(pst, ist, i, victim)
         else:                                            # (B) |L1| < c
-            if ist[i, 2] + ist[i, 5] + ist[i, 8] + ist[i, 11] >= 2 * c and ist[i, 11] > 0:
-                drop(pst, ist, i, ist[i, 10])
+            if ist[i, L1_LEN] + ist[i, L2_LEN] + ist[i, L3_LEN] + ist[i, L4_LEN] >= 2 * c and ist[i, L4_LEN] > 0:
+                drop(pst, ist, i, ist[i, L4_TAIL])
             victim = _replace(pst, ist, i, False)
     push_head(pst, ist, i, 1, p)
     return victim

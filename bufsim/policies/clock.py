@@ -20,6 +20,7 @@ from collections import OrderedDict
 from numba import njit
 
 from ._state import I_CAP, P_REF, move_to_head, push_head, unlink
+from ._state import L1_LEN, L1_TAIL
 
 
 def init(ist, i, capacity):
@@ -43,12 +44,12 @@ def miss(pst, ist, i, p):
         The evicted page, or -1.
     """
     victim = -1
-    if ist[i, 2] >= ist[i, I_CAP]:
-        v = ist[i, 1]
+    if ist[i, L1_LEN] >= ist[i, I_CAP]:
+        v = ist[i, L1_TAIL]
         while pst[P_REF, v] == 1:
             pst[P_REF, v] = 0
             move_to_head(pst, ist, i, v)
-            v = ist[i, 1]
+            v = ist[i, L1_TAIL]
         unlink(pst, ist, i, v)
         victim = v
     push_head(pst, ist, i, 1, p)

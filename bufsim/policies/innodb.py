@@ -28,6 +28,7 @@ index to local id, used by read-ahead to look at the pages of an area.
 from numba import njit
 
 from ._state import (
+    L1_HEAD, L1_LEN, L1_TAIL,
     C_AHI, C_EVICT, C_GETS, C_NOT_YOUNG, C_RA, C_RA_EVICTED, C_READ, C_READS,
     C_WAIT_FREE, C_WRITE_REQ, C_WRITTEN, C_YOUNG, G_ACTIVE, G_DEVBUSY, G_DEVFREE,
     G_DEVLAST, G_FIXED, G_NEXT_TICK, G_TICKS, I_AREA, I_CLOCK, I_FREE, I_OLD, I_OLDLEN, I_SIZE, I_W,
@@ -66,7 +67,7 @@ def set_old(pst, p, v):
 @njit(_nrt=False, cache=True, inline="always")
 def old_adjust_len(pst, stat, ist, cfg, i):
     """buf_LRU_old_adjust_len: keep LRU_old_len within +-20 of the target."""
-    L = ist[i, 2]
+    L = ist[i, L1_LEN]
     new_len = min(L * cfg[K_RATIO] // RATIO_DIV, L - (OLD_TOLERANCE + NON_OLD_MIN_LEN))
     while True:
         old = ist[i, I_OLD]
@@ -86,12 +87,12 @@ def old_adjust_len(pst, stat, ist, cfg, i):
 @njit(_nrt=False, cache=True)
 def old_init(pst, stat, ist, cfg, i):
     """buf_LRU_old_init: mark every page old, LRU_old = head, then adjust."""
-    p = ist[i, 0]
+    p = ist[i, L1_HEAD]
     while p >= 0:
         set_old(pst, p, 1)
         p = pst[P_NEXT, p]
-    ist[i, I_OLD] = ist[i, 0]
-    ist[i, I_OLDLEN] = ist[i, 2]
+    ist[i, I_OLD] = ist[i, L1_HEAD]
+    ist[i, I_OLDLEN] = ist[i, L1_LEN]
     old_adjust_len(pst, stat, ist, cfg, i)
 
 
@@ -99,13 +100,13 @@ def old_init(pst, stat, ist, cfg, i):
 def add_block(pst, stat, ist, cfg, i, p, old):
     """buf_LRU_add_block_low: at the head (stamping freed_page_clock) unless this is a
     read and the list has 512 pages, then right after LRU_old (no stamp)."""
-    if (not old) or ist[i, 2] < OLD_MIN_LEN:
+    if (not old) or ist[i, L1_LEN] < OLD_MIN_LEN:
         push_head(pst, ist, i, 1, p)
         pst[P_STAMP, p] = ist[i, I_CLOCK] & STAMP_MASK
     else:
         insert_after(pst, ist, i, 1, ist[i, I_OLD], p)
         ist[i, I_OLDLEN] += 1
-    L = ist[i, 2]
+    L = ist[i, L1_LEN]
     if L > OLD_MIN_LEN:
         set_old(pst, p, 1 if old else 0)
         old_adjust_len(pst, stat, ist, cfg, i)
@@ -125,8 +126,8 @@ def remove_block(pst, stat, ist, cfg, i, p):
         set_old(pst, prev, 1)
         ist[i, I_OLDLEN] += 1
     unlink(pst, ist, i, p)
-    if ist[i, 2] < OLD_MIN_LEN:
-        q = ist[i, 0]
+    if ist[i, L1_LEN] < OLD_MIN_LEN:
+        q = ist[i, L1_HEAD]
         while q >= 0:
             set_old(pst, q, 0)
             q = pst[P_NEXT, q]
@@ -242,7 +243,7 @@ def free_from_common_lru(pst, stat, ist, cnt, glob, cfg, fmap, ffree, i, limit, 
     """buf_LRU_free_from_common_LRU_list: scan at most ``limit`` pages from the tail
     (all if limit < 0) and free the first replaceable one; a freed page that was
     never accessed counts in NUMBER_READ_AHEAD_EVICTED."""
-    p = ist[i, 1]
+    p = ist[i, L1_TAIL]
     scanned = 0
     while p >= 0 and (limit < 0 or scanned < limit):
         prev = pst[P_PREV, p]
@@ -264,10 +265,10 @@ def cleaner_lru_batch(pst, stat, ist, cnt, glob, cfg, fmap, ffree, i, t_ns):
     read_ahead_evicted count) and writing dirty ones, until the free list holds
     lru_scan_depth blocks or the LRU is down to 256 pages."""
     depth = cfg[K_SCANDEPTH]
-    quota = min(depth, ist[i, 2])
-    p = ist[i, 1]
+    quota = min(depth, ist[i, L1_LEN])
+    p = ist[i, L1_TAIL]
     scanned = 0
-    while p >= 0 and scanned < quota and ist[i, I_FREE] < depth and ist[i, 2] > LRU_MIN_LEN:
+    while p >= 0 and scanned < quota and ist[i, I_FREE] < depth and ist[i, L1_LEN] > LRU_MIN_LEN:
         prev = pst[P_PREV, p]
         if replaceable(pst, glob, p, t_ns):
             evict_page(pst, stat, ist, cnt, glob, cfg, fmap, ffree, i, p)
@@ -288,7 +289,7 @@ def get_free_block(pst, stat, ist, cnt, sst, glob, cfg, fmap, ffree, i, k, t_ns)
         if ist[i, I_FREE] > 0:
             ist[i, I_FREE] -= 1
             if v == V_MARIADB1011 and ist[i, I_FREE] < cfg[K_SCANDEPTH] and \
-                    ist[i, 2] > LRU_MIN_LEN:
+                    ist[i, L1_LEN] > LRU_MIN_LEN:
                 # MariaDB 10.11 (§13): a thread that takes a free block with the free list
                 # below innodb_lru_scan_depth wakes the page cleaner
                 # (buf_LRU_get_free_block -> page_cleaner_wakeup), whose LRU batch
@@ -310,7 +311,7 @@ def get_free_block(pst, stat, ist, cnt, sst, glob, cfg, fmap, ffree, i, k, t_ns)
         # Nothing clean: flush one dirty page from the tail and wait for the write
         # (buf_flush_single_page_from_LRU / 5.5's buf_flush_free_margin).
         cnt[i, C_WAIT_FREE] += 1
-        p = ist[i, 1]
+        p = ist[i, L1_TAIL]
         earliest = -1
         while p >= 0:
             if pst[P_DIRTY, p] and pst[P_READY, p] <= t_ns and p != glob[G_FIXED]:

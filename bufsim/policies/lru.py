@@ -20,6 +20,7 @@ from collections import OrderedDict
 from numba import njit
 
 from ._state import I_CAP, move_to_head, push_head, unlink
+from ._state import L1_LEN, L1_TAIL
 
 
 def init(ist, i, capacity):
@@ -34,8 +35,8 @@ def hit(pst, ist, i, p):
 @njit(_nrt=False, cache=True, inline="always")
 def miss(pst, ist, i, p):
     victim = -1
-    if ist[i, 2] >= ist[i, I_CAP]:
-        victim = ist[i, 1]
+    if ist[i, L1_LEN] >= ist[i, I_CAP]:
+        victim = ist[i, L1_TAIL]
         unlink(pst, ist, i, victim)
     push_head(pst, ist, i, 1, p)
     return victim

@@ -48,6 +48,7 @@ from collections import OrderedDict
 from numba import njit
 
 from ._state import I_CAP, I_K1, I_K2, P_WHERE, drop, move_to_head, push_head, unlink
+from ._state import L1_LEN, L1_TAIL, L2_LEN, L2_TAIL, L3_LEN, L3_TAIL
 
 
 def init(ist, i, capacity):
@@ -78,17 +79,17 @@ def miss(pst, ist, i, p):
     if ghost:
         unlink(pst, ist, i, p)
     victim = -1
-    if ist[i, 2] + ist[i, 5] >= ist[i, I_CAP]:
-        if ist[i, 2] > ist[i, I_K1]:
-            victim = ist[i, 1]
+    if ist[i, L1_LEN] + ist[i, L2_LEN] >= ist[i, I_CAP]:
+        if ist[i, L1_LEN] > ist[i, I_K1]:
+            victim = ist[i, L1_TAIL]
             unlink(pst, ist, i, victim)
             kout = ist[i, I_K2]
             if kout > 0:
-                if ist[i, 8] >= kout:
-                    drop(pst, ist, i, ist[i, 7])
+                if ist[i, L3_LEN] >= kout:
+                    drop(pst, ist, i, ist[i, L3_TAIL])
                 push_head(pst, ist, i, 3, victim)
         else:
-            victim = ist[i, 4]
+            victim = ist[i, L2_TAIL]
             unlink(pst, ist, i, victim)
     if ghost:
         push_head(pst, ist, i, 2, p)
