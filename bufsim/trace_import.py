@@ -254,13 +254,26 @@ def _read_exact(f, n: int) -> bytes:
 def _too_many_fields_named(reader, path, header, n_columns):
     """Iterate pandas' chunks, turning its "Expected 2 fields in line 3, saw 3" into a
     TraceError naming the row and line (rows count data rows from 0, as elsewhere)."""
+    import warnings
+
     import pandas as pd
     it = iter(reader)
     while True:
         try:
-            df = next(it)
+            with warnings.catch_warnings():
+                # a *first* data row with more fields than the header is not an error to
+                # pandas (index_col=False drops the extras with this warning): make it one
+                warnings.filterwarnings("error", message="Length of header or names does not "
+                                        "match", category=pd.errors.ParserWarning)
+                df = next(it)
         except StopIteration:
             return
+        except pd.errors.ParserWarning:
+            line = 2 if header == 0 else 1
+            raise TraceError(
+                f"{path}: row 0 (line {line}): more fields than the header names "
+                f"({n_columns} column{'s' if n_columns != 1 else ''}); a row may not have more "
+                "fields than the header (quote a field that holds the separator)") from None
         except pd.errors.ParserError as e:
             m = re.search(r"Expected (\d+) fields in line (\d+), saw (\d+)", str(e))
             if m is None:

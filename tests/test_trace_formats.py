@@ -432,6 +432,12 @@ def test_a_row_with_more_fields_than_the_header_is_an_error(tmp_path, sep, suffi
         sep.join(r) for r in [["1", "0"], ["2", "0"], ["3", "0", "7"], ["4", "0"]]) + "\n")
     with pytest.raises(TraceError, match=r"row 2 \(line 4\): 3 fields, but the header names 2"):
         read_trace(p, chunk_size=chunk_size)
+    # the first data row too (pandas only warns there, and drops the extra field)
+    p.write_text(sep.join(["page", "space"]) + "\n" + sep.join(["1", "0", "9"]) + "\n"
+                 + sep.join(["2", "0"]) + "\n")
+    with pytest.raises(TraceError, match=r"row 0 \(line 2\): more fields than the header "
+                                         r"names \(2 columns\)"):
+        read_trace(p, chunk_size=chunk_size)
 
 
 def test_unused_columns_are_still_read_and_ignored(tmp_path):
