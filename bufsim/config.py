@@ -256,7 +256,7 @@ class PoolConfig:
         ``'5.5'``, ``'5.6'``, ``'5.7'``, ``'mariadb10.5'`` or ``'mariadb10.11'``:
         decides how free blocks are found (5.5: each reader evicts its own victim;
         later: the page cleaner refills the free list once per second; 10.11 also
-        at once whenever a block is taken below lru_scan_depth), the read-ahead
+        at once whenever a block is taken below lru_scan_depth / 2), the read-ahead
         target and failure count (10.11: the next page-number area), what
         ``read_ahead_threshold=0`` means (5.5: most aggressive; later: off) and
         the user-thread scan depth.
@@ -430,8 +430,9 @@ def mariadb105(**overrides) -> PoolConfig:
 def mariadb1011(**overrides) -> PoolConfig:
     """MariaDB 10.11 defaults (one pool, lru_scan_depth 1536, adaptive hash index off)
     with the mechanisms of ``shared/design/innodb-buffer-pool.md`` §13 that 10.5's
-    preset lacks: a thread that takes a free block below lru_scan_depth has the
-    cleaner refill the free list from the LRU tail at once (down to 256 LRU pages),
+    preset lacks: a thread that takes a free block leaving fewer than lru_scan_depth / 2
+    has the cleaner refill the free list to lru_scan_depth from the LRU tail at once
+    (down to 256 LRU pages), pages that hold no data are freed after a read-ahead,
     linear read-ahead reads the area of the next page number, and its failure count
     aborts one failure earlier.  Size the pool with
     ``pages_from_bytes(size, version="mariadb10.11")``."""

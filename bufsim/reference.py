@@ -152,7 +152,7 @@ class InnoDBInstance:
         while True:
             if self.free > 0:
                 self.free -= 1
-                if cfg.version == "mariadb10.11" and self.free < cfg.lru_scan_depth and \
+                if cfg.version == "mariadb10.11" and self.free < cfg.lru_scan_depth // 2 and \
                         len(self.lru) > 256:
                     self.cleaner_pass(t_ns)  # §13: the free list refilled on demand
                 return t_ns

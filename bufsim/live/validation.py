@@ -236,9 +236,9 @@ _MECH = {
     "refill": ("free list refilled on demand (§13): the server keeps about lru_scan_depth "
                "free blocks (1536 by default, more than the whole pool at 6-20 MiB), so its "
                "LRU is a fraction of the pool and a warm run reads again; mariadb1011 "
-               "refills at once whenever a block is taken below the target, down to 256 LRU "
-               "pages, while the server's cleaner works beside the query thread and lets the "
-               "LRU run longer (mariadb105 has only the once-a-second cleaner)"),
+               "refills at once whenever a block is taken leaving fewer than half of it, "
+               "down to 256 LRU pages, while the server's cleaner works beside the query "
+               "thread (mariadb105 has only the once-a-second cleaner)"),
     "relatch": ("re-latches (§13/§14): each cursor restore (one per 8 rows after the first 4) "
                 "goes through the make-young check without being a page get; the trace "
                 "carries them (FLAG_RELATCH), but a check counts only after the pool has "
