@@ -47,7 +47,7 @@ from .policies._state import (
     K_RATIO, K_SCANDEPTH, K_VERSION, N_C, N_G, N_I, N_K, N_S, N_T, NS_PER_S, P_OLD, P_WHERE,
     POLICY_CODES, S_DENSE, S_INST, S_NEXTLEAF, S_PAGENO, S_PREVLEAF, S_SPACE, T_CLOCK,
     T_CPU, T_END, T_EVENTS, T_GETS, T_IOWAIT, T_MISSES, T_POS, VERSION_CODES,
-    G_DEVFREE, G_FTOP, G_MID, G_NLOCAL, I_DROP, P_NEXT, P_PAGE, P_PREV, hash_add,
+    G_DEVFREE, G_FTOP, G_MID, G_NLOCAL, I_DROP, P_NEXT, P_PAGE, P_PREV, hash_add, hash_slot,
     FLAG_ACTIVITY, FLAG_EDGE, FLAG_RELATCH, NS_PER_MS, P_ACCESS, P_DIRTY, push_head,
     new_page_state, walk,
 )
@@ -438,13 +438,9 @@ def _translate(dense, out, dmap, hk, hv, stat, fmap, glob, sids, bases, n_inst, 
 @njit(_nrt=False, cache=True)
 def _rehash(hk, hv, stat, n_local):
     """Fill an empty hash (keys -1) with the local ids 0..n_local-1."""
-    mask = hk.shape[0] - 1
     for p in range(n_local):
         d = stat[p, S_DENSE]
-        x = np.uint64(d) * np.uint64(0x9E3779B97F4A7C15)
-        h = np.int64(x >> np.uint64(29)) & mask
-        while hk[h] >= 0:
-            h = (h + 1) & mask
+        h = hash_slot(hk, d)
         hk[h] = d
         hv[h] = p
 

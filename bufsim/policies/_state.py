@@ -229,6 +229,17 @@ def _slot0(d, mask):
     return np.int64(x >> np.uint64(29)) & mask
 
 
+@njit(_nrt=False, cache=True, inline="always")
+def hash_slot(hk, d):
+    """The slot of key d in the hash ``hk`` (linear probing): where d is, or the empty
+    slot (-1) where it would go."""
+    mask = hk.shape[0] - 1
+    h = _slot0(d, mask)
+    while hk[h] != d and hk[h] >= 0:
+        h = (h + 1) & mask
+    return h
+
+
 @njit(_nrt=False, cache=True)
 def hash_find(dmap, hk, hv, d):
     """Local id of dense page d, or -1 if the replay has not met it.  With a dense map
@@ -236,15 +247,8 @@ def hash_find(dmap, hk, hv, d):
     lookup; else the hash ``hk``/``hv``."""
     if dmap.shape[0] > 0:
         return np.int64(dmap[d])
-    mask = hk.shape[0] - 1
-    h = _slot0(d, mask)
-    while True:
-        k = hk[h]
-        if k == d:
-            return np.int64(hv[h])
-        if k < 0:
-            return np.int64(-1)
-        h = (h + 1) & mask
+    h = hash_slot(hk, d)
+    return np.int64(hv[h]) if hk[h] == d else np.int64(-1)
 
 
 @njit(_nrt=False, cache=True)
@@ -269,15 +273,9 @@ def hash_add(dmap, hk, hv, stat, fmap, glob, sids, n_inst, d, sp, pn):
         p = glob[G_NLOCAL]
         dmap[d] = p
     else:
-        mask = hk.shape[0] - 1
-        h = _slot0(d, mask)
-        while True:
-            k = hk[h]
-            if k == d:
-                return np.int64(hv[h])
-            if k < 0:
-                break
-            h = (h + 1) & mask
+        h = hash_slot(hk, d)
+        if hk[h] == d:
+            return np.int64(hv[h])
         p = glob[G_NLOCAL]
         hk[h] = d
         hv[h] = p
