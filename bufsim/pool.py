@@ -63,6 +63,7 @@ class Pool:
             raise ValueError(f"tablespaces must be a Tablespaces, got {type(tablespaces).__name__}")
         self._state = PoolState(config, tablespaces, 1)
         self._baseline = self._cumulative()
+        self._run0 = None  # (counters, stream totals) when begin() started a run
         if content is not None:
             self.load(**content) if isinstance(content, dict) else self.load(content)
 
@@ -95,7 +96,7 @@ class Pool:
         pandas.DataFrame
             One row: the counters' increments over this run (as :meth:`delta`, which
             it does not reset), plus ``elapsed_ns``, ``cpu_ns``, ``io_wait_ns``,
-            ``gets`` and ``misses`` of the stream.
+            ``gets`` and ``misses`` of the stream and the device's ``device_busy_ns``.
         """
         sources, _, _ = _sources(trace)
         if len(sources) != 1:
@@ -118,7 +119,7 @@ class Pool:
     def feed(self, chunk) -> None:
         """Replay one chunk (a :class:`bufsim.trace.Chunk` of the pool's tablespaces) of
         the run started by :meth:`begin`."""
-        if getattr(self, "_run0", None) is None:
+        if self._run0 is None:
             raise RuntimeError("Pool.feed: call begin() first")
         if len(chunk):
             self._state.feed(0, chunk)
@@ -128,7 +129,7 @@ class Pool:
 
     def end(self) -> pd.DataFrame:
         """End the run started by :meth:`begin`; returns its row as :meth:`run` does."""
-        if getattr(self, "_run0", None) is None:
+        if self._run0 is None:
             raise RuntimeError("Pool.end: call begin() first")
         st = self._state
         st.close(0)
