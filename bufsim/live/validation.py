@@ -138,8 +138,9 @@ def run_grid(settings=QUICK_GRID, *, scale: W.Scale = W.QUICK, seed: int = 0,
     """Run the grid on a private server (started here unless given) and replay each run.
 
     ``preset`` names the bufsim preset of the replay (``mariadb1011`` by default, with
-    the §13 mechanisms; ``mariadb105`` to see what they change); it gets the server's POOL_SIZE, old_blocks_pct/time, read_ahead_threshold,
-    lru_scan_depth and adaptive-hash-index setting, and the ``ssd`` device model.
+    the §13 mechanisms; ``mariadb105`` to see what they change); it gets the server's
+    POOL_SIZE, old_blocks_pct/time, read_ahead_threshold, lru_scan_depth and
+    adaptive-hash-index setting, and the ``ssd`` device model.
 
     ``startup`` (default True): the replay's pool starts as the server's does after its
     restart, holding as many pages as the server reports (DATABASE_PAGES before the
