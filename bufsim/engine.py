@@ -45,10 +45,11 @@ from .policies._state import (
     K_ACTIVITY, K_AHI, K_CLEANER, K_COST_CLOCK, K_COST_EVICT, K_COST_MISS, K_COST_YOUNG,
     K_DEV_RAND, K_DEV_SEQ, K_DEV_WRITE, K_NINST, K_OLDTIME, K_POLICY, K_RATHRESH,
     K_RATIO, K_SCANDEPTH, K_VERSION, N_C, N_G, N_I, N_K, N_S, N_T, NS_PER_S, P_OLD, P_WHERE,
-    POLICY_CODES, S_DENSE, S_INST, S_NEXTLEAF, S_PAGENO, S_PREVLEAF, S_SPACE, T_CLOCK,
+    POLICY_CODES, S_DENSE, S_SPACE, T_CLOCK,
     T_CPU, T_END, T_EVENTS, T_GETS, T_IOWAIT, T_MISSES, T_POS, VERSION_CODES,
-    G_DEVFREE, G_FTOP, G_MID, G_NLOCAL, I_DROP, P_NEXT, P_PAGE, P_PREV, hash_add, hash_slot,
-    FLAG_ACTIVITY, FLAG_EDGE, FLAG_RELATCH, NS_PER_MS, P_ACCESS, P_DIRTY, push_head,
+    G_AREA, G_DEVFREE, G_FTOP, G_LEFT, G_MID, G_NLOCAL, I_DROP, P_NEXT, P_PAGE, P_PREV, hash_slot,
+    local_of, register,
+    FLAG_ACTIVITY, FLAG_RELATCH, NS_PER_MS, P_ACCESS, P_DIRTY, push_head,
     new_page_state, walk,
 )
 
@@ -60,8 +61,8 @@ __all__ = ["replay", "ReplayResult", "PoolState"]
 DONE, STOP_TIME, STOP_EVENTS, NEED_ROOM, YIELD, CLOCK_OVERFLOW = 0, -1, -2, -3, -4, -5
 #: gets done per kernel call at most, so that Python sees Ctrl-C often enough
 GETS_PER_CALL = 2_000_000
-#: new pages one get can register (a read-ahead area)
-ROOM_PER_GET = 64
+#: new pages one event can register: its own page and a read-ahead area
+ROOM_PER_GET = 65
 #: tablespace maps up to this many pages use a dense int32 map (4 bytes per page
 #: number) from page to local id; larger ones an open-addressing hash
 DENSE_MAP_MAX_PAGES = 1 << 24
@@ -134,7 +135,8 @@ def _run_innodb(pages, counts, cpus, flags, pst, stat, ist, cnt, sst, glob, cfg,
     stream, by the next call (``glob[G_MID]``), as if it had not been cut.
 
     Stream s's buffered events are ``[sst[s, T_POS], sst[s, T_END])`` of the event
-    arrays (pages as local ids).  Returns DONE (0) when every stream is exhausted,
+    arrays (pages as local ids; a cut event's remaining count is ``glob[G_LEFT]``: the
+    arrays are never written).  Returns DONE (0) when every stream is exhausted,
     ``1 + s`` when stream s needs its next chunk, STOP_TIME, STOP_EVENTS, NEED_ROOM,
     YIELD or CLOCK_OVERFLOW (the int64 virtual clock would wrap).
     """
@@ -163,14 +165,15 @@ def _run_innodb(pages, counts, cpus, flags, pst, stat, ist, cnt, sst, glob, cfg,
                 return STOP_EVENTS
             if glob[G_NLOCAL] > room:
                 return NEED_ROOM
-            if cleaner:
+            # a page-cleaner pass may be due (tested here: a call per event costs)
+            if cleaner and glob[G_NEXT_TICK] <= t:
                 background(pst, stat, ist, cnt, glob, cfg, fmap, ffree, t)
         t = sst[best, T_CLOCK]
         e = sst[best, T_POS]
         p = pages[e]
-        c = counts[e]
+        c = glob[G_LEFT] if mid > 0 else counts[e]
         cpu = cpus[e]
-        fl = flags[e]
+        fl = np.int64(flags[e])
         n = 0
         while n < c:
             if n >= left or glob[G_NLOCAL] > room:
@@ -187,7 +190,7 @@ def _run_innodb(pages, counts, cpus, flags, pst, stat, ist, cnt, sst, glob, cfg,
             sst[best, T_GETS] += n
         sst[best, T_CLOCK] = t
         if n < c:
-            counts[e] = c - n
+            glob[G_LEFT] = c - n
             glob[G_MID] = best + 1
             if glob[G_NLOCAL] > room:
                 return NEED_ROOM
@@ -228,7 +231,7 @@ def _run_generic(pages, counts, cpus, flags, pst, stat, ist, cnt, sst, glob, cfg
         t = sst[best, T_CLOCK]
         e = sst[best, T_POS]
         p = pages[e]
-        c = counts[e]
+        c = glob[G_LEFT] if mid > 0 else counts[e]
         cpu = cpus[e]
         fl = flags[e]
         n = c if c <= left else left
@@ -244,7 +247,7 @@ def _run_generic(pages, counts, cpus, flags, pst, stat, ist, cnt, sst, glob, cfg
             sst[best, T_GETS] += n
         sst[best, T_CLOCK] = t
         if n < c:
-            counts[e] = c - n
+            glob[G_LEFT] = c - n
             glob[G_MID] = best + 1
             return YIELD
         glob[G_MID] = 0
@@ -295,6 +298,7 @@ def _run_lru(pages, counts, cpus, flags, pst, stat, ist, cnt, sst, glob, cfg, pm
     left = budget
     code = DONE
     partial = 0
+    resume = glob[G_MID] > 0
     while True:
         if e >= end:
             code = DONE if exhausted[0] != 0 else 1
@@ -303,7 +307,11 @@ def _run_lru(pages, counts, cpus, flags, pst, stat, ist, cnt, sst, glob, cfg, pm
             code = YIELD
             break
         p = pages[e]
-        c = counts[e]
+        if resume:
+            c = glob[G_LEFT]
+            resume = False
+        else:
+            c = counts[e]
         cpu = cpus[e]
         n = c if c <= left else left
         for _ in range(n):
@@ -371,7 +379,7 @@ def _run_lru(pages, counts, cpus, flags, pst, stat, ist, cnt, sst, glob, cfg, pm
             n_counted += n
         cpu_sum += cpu * n
         if n < c:
-            counts[e] = c - n
+            glob[G_LEFT] = c - n
             code = YIELD
             partial = 1
             break
@@ -403,36 +411,25 @@ def _run_lru(pages, counts, cpus, flags, pst, stat, ist, cnt, sst, glob, cfg, pm
 
 
 @njit(_nrt=False, cache=True)
-def _translate(dense, out, dmap, hk, hv, stat, fmap, glob, sids, bases, n_inst, start, room,
-               pending, linked, flags, area):
+def _translate(dense, out, pm, stat, glob, n_inst, start, room):
     """Local ids of dense pages ``dense[start:]`` into ``out``, registering new pages,
-    until fewer than ``room`` could still be registered.  Pages whose leaf links are
-    not filled yet (``linked[p] == 0``: new, or registered by a read-ahead) are
-    listed in ``pending`` for the caller to fill, and marked.  With ``area > 0`` the
-    events of pages at either edge of a read-ahead area get :data:`FLAG_EDGE` in
-    ``flags`` (only their first access can start a linear read-ahead).
-    Returns (index reached, pending count)."""
-    npend = 0
+    until fewer than ``room`` could still be registered.  Returns the index reached."""
     n = dense.shape[0]
     j = start
     while j < n:
         if glob[G_NLOCAL] >= room:
             break
-        d = dense[j]
-        sp = 0 if bases.shape[0] == 1 else np.searchsorted(bases, d, side="right") - 1
-        pn = d - bases[sp]
-        p = hash_add(dmap, hk, hv, stat, fmap, glob, sids, n_inst, d, sp, pn)
-        if area > 0:
-            r = pn % area
-            if r == 0 or r == area - 1:
-                flags[j] |= FLAG_EDGE  # linear read-ahead may start here
-        if linked[p] == 0:
-            linked[p] = 1
-            pending[npend] = p
-            npend += 1
+        p = local_of(pm, dense[j])
+        if p < 0:
+            p = register(pm, stat, glob, n_inst, dense[j])
         out[j] = p
         j += 1
-    return j, npend
+    return j
+
+
+@njit(_nrt=False, cache=True)
+def _local_of(pm, d):
+    return local_of(pm, d)
 
 
 @njit(_nrt=False, cache=True)
@@ -519,11 +516,12 @@ class PoolState:
         nf = _frames_needed(config)
         self.pst = new_page_state(nf)
         self.ffree = np.arange(nf - 1, -1, -1, dtype=np.int32)  # a stack: frame 0 on top
-        self._space_ids = np.ascontiguousarray(tablespaces.space_ids, dtype=np.int64)
-        self.space_base = np.ascontiguousarray(tablespaces.space_base, dtype=np.int64)
-        self.space_size = np.ascontiguousarray(tablespaces.space_size, dtype=np.int64)
+        self._space_ids = np.array(tablespaces.space_ids, dtype=np.int64)
+        self.space_base = np.array(tablespaces.space_base, dtype=np.int64)
+        self.space_size = np.array(tablespaces.space_size, dtype=np.int64)
         # pages that hold no data, freed after a MariaDB 10.11 read-ahead reads them (§13)
-        self._unused = np.ascontiguousarray(tablespaces.unused_dense, dtype=np.int64)
+        self._unused = np.array(tablespaces.unused_dense, dtype=np.int64)
+        self._links = tuple(np.array(a, dtype=np.int64) for a in tablespaces.leaf_link_table)
         self.dmap = np.full(tablespaces.n_pages if tablespaces.n_pages <= DENSE_MAP_MAX_PAGES
                             else 0, -1, dtype=np.int32)
         self._alloc_pages(1 << 14)
@@ -554,10 +552,10 @@ class PoolState:
         self.glob[G_FIXED] = -1
         self.glob[G_NEXT_TICK] = NS_PER_S
         self.glob[G_FTOP] = nf
+        self.glob[G_AREA] = config.read_ahead_area if config.policy == "innodb" else 0
         self.cfg = _config_array(config)
         self.exhausted = np.zeros(n_streams, dtype=np.int64)
         self._kernel = {"innodb": _run_innodb, "lru": _run_lru}.get(config.policy, _run_generic)
-        self._area = config.read_ahead_area if config.policy == "innodb" else 0
         self._buf = [_empty_events() for _ in range(n_streams)]
         self._arrays = _empty_events()
 
@@ -569,12 +567,12 @@ class PoolState:
         n = int(self.glob[G_NLOCAL]) if old is not None else 0
         stat = np.zeros((rows, N_S), dtype=np.int64)
         fmap = np.full(rows, -1, dtype=np.int32)
-        linked = np.zeros(rows, dtype=np.uint8)
+        edge = np.zeros(rows, dtype=np.uint8)
         if old is not None:
             stat[:n] = old[:n]
             fmap[:n] = self.fmap[:n]
-            linked[:n] = self._linked[:n]
-        self._linked = linked
+            edge[:n] = self.edge[:n]
+        self.edge = edge
         hsize = 1 << max(4, int(2 * rows - 1).bit_length()) if len(self.dmap) == 0 else 2
         hk = np.full(hsize, -1, dtype=np.int64)
         hv = np.zeros(hsize, dtype=np.int32)
@@ -587,40 +585,25 @@ class PoolState:
 
     @property
     def _pm(self):
+        """The page map tuple of the kernels (``PM_*`` in :mod:`bufsim.policies._state`)."""
         return (self.fmap, self.ffree, self.dmap, self.hk, self.hv, self.space_base,
-                self.space_size, self._space_ids, self._unused)
+                self.space_size, self._space_ids, self._unused) + self._links + (self.edge,)
 
-    def _local(self, dense: np.ndarray, flags: np.ndarray) -> np.ndarray:
-        """Local ids of dense pages, registering the new ones (with their leaf links);
-        marks FLAG_EDGE in ``flags`` (InnoDB)."""
+    def local_ids(self, dense) -> np.ndarray:
+        """Local ids of dense pages, registering the new ones (with their leaf links)."""
         dense = np.ascontiguousarray(dense, dtype=np.int64)
         out = np.empty(len(dense), dtype=np.int64)
         j = 0
-        ts = self.tablespaces
         while True:
-            room = self.stat.shape[0] - ROOM_PER_GET
-            pending = np.empty(len(dense) - j + 1, dtype=np.int64)
-            j, npend = _translate(dense, out, self.dmap, self.hk, self.hv, self.stat, self.fmap, self.glob,
-                                  self._space_ids, self.space_base, self.config.instances, j,
-                                  room, pending, self._linked, flags, self._area)
-            if npend:
-                pend = pending[:npend]
-                prev, nxt = ts.leaf_links_of(self.stat[pend, S_DENSE])
-                self.stat[pend, S_PREVLEAF] = prev
-                self.stat[pend, S_NEXTLEAF] = nxt
+            j = _translate(dense, out, self._pm, self.stat, self.glob, self.config.instances, j,
+                           self.stat.shape[0] - ROOM_PER_GET)
             if j >= len(dense):
                 return out
             self._grow()
 
-    def local_ids(self, dense) -> np.ndarray:
-        """Local ids of dense pages, registering the new ones (with their leaf links)."""
-        dense = np.asarray(dense, dtype=np.int64)
-        return self._local(dense, np.zeros(len(dense), dtype=np.int64))
-
     def _frame_of(self, page: int) -> int:
         """Frame of dense page ``page``, -1 if it has none."""
-        from .policies._state import hash_find
-        lp = hash_find(self.dmap, self.hk, self.hv, int(page))
+        lp = _local_of(self._pm, int(page))
         return -1 if lp < 0 else int(self.fmap[lp])
 
     def page_field(self, page: int, field: int) -> int:
@@ -648,7 +631,7 @@ class PoolState:
         sized by the distinct pages met, at their current capacity) and the counts."""
         frame = self.pst.nbytes + self.ffree.nbytes
         page = self.stat.nbytes + self.fmap.nbytes + self.hk.nbytes + self.hv.nbytes + \
-            self.dmap.nbytes + self._linked.nbytes
+            self.dmap.nbytes + self.edge.nbytes
         return {"frames": self.pst.shape[1], "frame_bytes": frame,
                 "bytes_per_frame": frame / self.pst.shape[1],
                 "distinct_pages": self.distinct_pages, "page_bytes": page,
@@ -658,24 +641,26 @@ class PoolState:
     def feed(self, stream: int, chunk) -> None:
         """Append a chunk's events to a stream's buffer."""
         n = self.tablespaces.n_pages
-        if len(chunk) and (chunk.page.min() < 0 or chunk.page.max() >= n):
-            bad = int(np.flatnonzero((chunk.page < 0) | (chunk.page >= n))[0])
-            raise ValueError(f"trace column 'page' row {bad}: page index {int(chunk.page[bad])} "
+        # a Chunk's pages are >= 0, its counts >= 1 and its cpu_ns >= 0 (Chunk checks them)
+        page = np.ascontiguousarray(chunk.page, dtype=np.int64)
+        if len(chunk) and (page.min() < 0 or page.max() >= n):
+            bad = int(np.flatnonzero((page < 0) | (page >= n))[0])
+            raise ValueError(f"trace column 'page' row {bad}: page index {int(page[bad])} "
                              f"is outside the tablespaces (allowed 0..{n - 1})")
-        cpu = np.asarray(chunk.cpu_ns, dtype=np.int64)
+        cpu = np.ascontiguousarray(chunk.cpu_ns, dtype=np.int64)
         if len(chunk) and (cpu.max() > 2**63 - 1 - int(self.sst[stream, T_CLOCK])):
             bad = int(np.flatnonzero(cpu > 2**63 - 1 - int(self.sst[stream, T_CLOCK]))[0])
             raise ValueError(f"trace column 'cpu_ns' row {bad} = {int(cpu[bad])} would overflow "
                              "the int64 virtual clock (start_ns + cpu_ns must stay below 2**63)")
-        flags = np.array(chunk.flags, dtype=np.int64)
-        local = self._local(chunk.page, flags)
-        # counts are copied: the kernel splits a long event by decrementing its count
-        new = (local, np.array(chunk.count, dtype=np.int64), cpu, flags)
+        # the kernels read the chunk's own counts, cpu_ns and flags and never write them
+        # (a cut event's remaining count is glob[G_LEFT]); pages become local ids
+        new = (self.local_ids(page), np.ascontiguousarray(chunk.count, dtype=np.int64), cpu,
+               np.ascontiguousarray(chunk.flags, dtype=np.uint8))
         if self.n_streams == 1 and self.sst[0, T_POS] >= self.sst[0, T_END]:
             # one stream, its buffer used up: the chunk's arrays are the kernel's
             self._arrays = new
             self.sst[0, T_POS] = 0
-            self.sst[0, T_END] = len(local)
+            self.sst[0, T_END] = len(page)
             self._buf[0] = new
             return
         rest = self._remaining(stream)
@@ -773,7 +758,7 @@ class PoolState:
                     busy_ns=int(self.glob[G_DEVBUSY]))
 
     #: the arrays that hold the whole mutable state (:meth:`copy_arrays`)
-    STATE_ARRAYS = ("pst", "ffree", "stat", "fmap", "dmap", "hk", "hv", "_linked", "ist", "cnt",
+    STATE_ARRAYS = ("pst", "ffree", "stat", "fmap", "edge", "dmap", "hk", "hv", "ist", "cnt",
                     "sst", "glob", "cfg", "exhausted")
 
     def copy_arrays(self) -> dict:
@@ -785,8 +770,7 @@ class PoolState:
         for k, v in arrays.items():
             setattr(self, k, v.copy())
         self.config = config
-        self._buf = [tuple(np.zeros(0, dtype=np.int64) for _ in range(4))
-                     for _ in range(self.n_streams)]
+        self._buf = [_empty_events() for _ in range(self.n_streams)]
         self._arrays = self._buf[0]
         self.sst[:, T_POS] = self.sst[:, T_END] = 0
 
@@ -895,7 +879,9 @@ def hit_rate(reads: int, gets: int) -> int:
 
 
 def _empty_events():
-    return tuple(np.zeros(0, dtype=np.int64) for _ in range(4))
+    """No events: (dense pages, counts, cpu_ns, flags)."""
+    z = np.zeros(0, dtype=np.int64)
+    return z, z.copy(), z.copy(), np.zeros(0, dtype=np.uint8)
 
 
 @dataclass

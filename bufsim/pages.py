@@ -603,6 +603,27 @@ class Tablespaces:
         return _readonly(prev), _readonly(nxt)
 
     @property
+    def leaf_link_table(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The spaces' own leaf links for the kernels: ``(offset, prev, next)``, where
+        ``offset[k]`` is where space k's links start in ``prev``/``next`` (page numbers,
+        -1 for none), or -1 for a space without its own links (page n's neighbours are
+        n - 1 and n + 1).  Read-only int64 arrays."""
+        def compute():
+            off, prev, nxt, o = [], [], [], 0
+            for s in self._spaces:
+                if s.leaf_links is None:
+                    off.append(-1)
+                    continue
+                off.append(o)
+                prev.append(np.asarray(s.leaf_links[0], dtype=np.int64))
+                nxt.append(np.asarray(s.leaf_links[1], dtype=np.int64))
+                o += s.n_pages
+            cat = (lambda xs: np.concatenate(xs) if xs else np.zeros(1, dtype=np.int64))
+            return tuple(_readonly(np.ascontiguousarray(a, dtype=np.int64))
+                         for a in (np.array(off, dtype=np.int64), cat(prev), cat(nxt)))
+        return self._cached("leaf_link_table", compute)
+
+    @property
     def unused_dense(self) -> np.ndarray:
         """Sorted dense indices of every space's ``unused_pages`` (int64, read-only)."""
         def compute():

@@ -105,6 +105,40 @@ def test_events_split_across_calls_give_the_same_result(monkeypatch, policy):
         assert _totals(split) == _totals(whole)
         assert split.timeline.equals(whole.timeline)
         assert int(whole.totals["NUMBER_PAGES_GET"]) > 0
+    # the kernels never write the trace's arrays (a cut event's rest is kept in glob)
+    assert np.array_equal(traces[0].materialize().count, count[:half])
+    assert np.array_equal(traces[1].materialize().count, count[half:])
+
+
+def test_pages_registered_by_the_kernel_carry_the_tablespaces_facts():
+    """Every page the replay met (trace pages and read-ahead pages, registered inside
+    the kernel) has the space, page number, instance and leaf links that
+    :class:`bufsim.Tablespaces` gives, custom leaf links included."""
+    n = 256
+    order = np.random.default_rng(3).permutation(n)  # a B-tree whose leaves are shuffled
+    prev = np.full(n, -1)
+    nxt = np.full(n, -1)
+    prev[order[1:]] = order[:-1]
+    nxt[order[:-1]] = order[1:]
+    ts = Tablespaces([SpaceSpec(5, 300, "a"), SpaceSpec(9, n, "b", leaf_links=(prev, nxt))])
+    page = np.r_[np.arange(0, 300, 7), 300 + order, 300 + np.arange(n)]
+    cfg = bufsim.mysql56(pool_pages=2000, device="ssd", instances=3, read_ahead_threshold=8)
+    state = PoolState(cfg, ts)
+    state.feed(0, Chunk.from_arrays(page, 1, 1000))
+    state.close(0)
+    assert state.run() == 0
+    m = state.distinct_pages
+    assert m > len(np.unique(page)) - 1 and int(state.cnt[:, 2].sum()) > 0  # read-ahead met more
+    stat = state.stat[:m]
+    d = stat[:, engine.S_DENSE]
+    assert sorted(d.tolist()) == sorted(set(d.tolist()))
+    lp, ln = ts.leaf_links_of(d)
+    from bufsim.policies._state import S_INST, S_NEXTLEAF, S_PAGENO, S_PREVLEAF, S_SPACE
+    assert np.array_equal(stat[:, S_PREVLEAF], lp) and np.array_equal(stat[:, S_NEXTLEAF], ln)
+    sp = np.searchsorted(ts.space_base, d, side="right") - 1
+    assert np.array_equal(stat[:, S_SPACE], sp)
+    assert np.array_equal(stat[:, S_PAGENO], d - ts.space_base[sp])
+    assert np.array_equal(stat[:, S_INST], ts.instance_of(3)[d])
 
 
 def test_hash_page_map_equals_dense_page_map(monkeypatch):

@@ -59,8 +59,8 @@ T_CLOCK, T_CPU, T_IOWAIT, T_GETS, T_MISSES, T_EVENTS, T_POS, T_END = range(8)
 N_T = 8
 # ---- global state ----------------------------------------------------------------------
 G_DEVFREE, G_DEVLAST, G_NEXT_TICK, G_ACTIVE, G_FIXED, G_DEVBUSY, G_TICKS, G_FTOP, G_NLOCAL, \
-    G_MID = range(10)
-N_G = 10
+    G_MID, G_LEFT, G_AREA = range(12)
+N_G = 12
 # ---- event flags (a trace's ``flags`` column; re-exported by bufsim.trace) ---------------
 #: The get takes the adaptive-hash-index path: it counts two gets when the page is resident.
 FLAG_AHI = 1
@@ -87,9 +87,6 @@ FLAG_STMT_END = 8
 FLAG_RELATCH = 16
 #: All defined flag bits; other bits are rejected.
 FLAG_MASK = FLAG_AHI | FLAG_MODIFY | FLAG_SHORTCUT | FLAG_STMT_END | FLAG_RELATCH
-#: Set by the engine, not a trace flag: the page is at an edge of its read-ahead area,
-#: so its first access may start a linear read-ahead.
-FLAG_EDGE = 256
 #: Flags whose event, once done, moves the server's activity count.
 FLAG_ACTIVITY = FLAG_STMT_END | FLAG_MODIFY
 
@@ -241,17 +238,6 @@ def hash_slot(hk, d):
 
 
 @njit(_nrt=False, cache=True)
-def hash_find(dmap, hk, hv, d):
-    """Local id of dense page d, or -1 if the replay has not met it.  With a dense map
-    (``dmap``, one int32 per page number, used for small tablespace maps) a plain
-    lookup; else the hash ``hk``/``hv``."""
-    if dmap.shape[0] > 0:
-        return np.int64(dmap[d])
-    h = hash_slot(hk, d)
-    return np.int64(hv[h]) if hk[h] == d else np.int64(-1)
-
-
-@njit(_nrt=False, cache=True)
 def fold_instance(space_id, page_no, n_inst):
     """buf_pool_get: fold(space, page_no >> 6) mod n_inst in unsigned 64-bit arithmetic
     (as :meth:`bufsim.Tablespaces.instance_of`)."""
@@ -261,11 +247,23 @@ def fold_instance(space_id, page_no, n_inst):
     return np.int64(f % np.uint64(n_inst))
 
 
+# ---- the page map tuple ``pm`` that the kernels receive ------------------------------------
+#: positions in ``pm``: the page -> frame map, the free-frame stack, the dense map (or an
+#: empty array), the hash keys and values, per space: first dense index, size, space id;
+#: the dense pages that hold no data (MariaDB 10.11 frees them after a read-ahead); per
+#: space the offset of its own leaf links in ``PM_LPREV``/``PM_LNEXT`` (-1: page n's
+#: neighbours are n - 1 and n + 1), and those links as page numbers (-1: none); per page
+#: (local id) 1 if it is the first or last page of its read-ahead area of
+#: ``glob[G_AREA]`` pages (a compact copy of one fact, read on every first access)
+(PM_FMAP, PM_FFREE, PM_DMAP, PM_HK, PM_HV, PM_BASE, PM_SIZE, PM_SIDS, PM_UNUSED, PM_LOFF,
+ PM_LPREV, PM_LNEXT, PM_EDGE) = range(13)
+
+
 @njit(_nrt=False, cache=True)
-def hash_add(dmap, hk, hv, stat, fmap, glob, sids, n_inst, d, sp, pn):
+def hash_add(pm, stat, glob, n_inst, d, sp, pn):
     """Local id of dense page d (page pn of space position sp), registering it with
-    its static facts if it is new (the caller guarantees room).  Leaf links of a new
-    page are -2 (unknown) until the engine fills them for a page of the trace."""
+    its static facts, leaf links included, if it is new (the caller guarantees room)."""
+    dmap = pm[PM_DMAP]
     if dmap.shape[0] > 0:
         q = dmap[d]
         if q >= 0:
@@ -273,18 +271,52 @@ def hash_add(dmap, hk, hv, stat, fmap, glob, sids, n_inst, d, sp, pn):
         p = glob[G_NLOCAL]
         dmap[d] = p
     else:
+        hk = pm[PM_HK]
         h = hash_slot(hk, d)
         if hk[h] == d:
-            return np.int64(hv[h])
+            return np.int64(pm[PM_HV][h])
         p = glob[G_NLOCAL]
         hk[h] = d
-        hv[h] = p
+        pm[PM_HV][h] = p
     glob[G_NLOCAL] = p + 1
+    base = d - pn
+    off = pm[PM_LOFF][sp]
+    if off < 0:
+        prev = d - 1 if pn > 0 else -1
+        nxt = d + 1 if pn < pm[PM_SIZE][sp] - 1 else -1
+    else:
+        a = pm[PM_LPREV][off + pn]
+        b = pm[PM_LNEXT][off + pn]
+        prev = a + base if a >= 0 else -1
+        nxt = b + base if b >= 0 else -1
     stat[p, S_DENSE] = d
     stat[p, S_SPACE] = sp
     stat[p, S_PAGENO] = pn
-    stat[p, S_INST] = fold_instance(sids[sp], pn, n_inst)
-    stat[p, S_PREVLEAF] = -2
-    stat[p, S_NEXTLEAF] = -2
-    fmap[p] = -1
+    stat[p, S_INST] = fold_instance(pm[PM_SIDS][sp], pn, n_inst)
+    stat[p, S_PREVLEAF] = prev
+    stat[p, S_NEXTLEAF] = nxt
+    pm[PM_FMAP][p] = -1
+    area = glob[G_AREA]
+    r = pn % area if area > 0 else 1
+    pm[PM_EDGE][p] = 1 if area > 0 and (r == 0 or r == area - 1) else 0
     return p
+
+
+@njit(_nrt=False, cache=True, inline="always")
+def local_of(pm, d):
+    """Local id of dense page d, or -1 if the replay has not met it."""
+    dmap = pm[PM_DMAP]
+    if dmap.shape[0] > 0:
+        return np.int64(dmap[d])
+    hk = pm[PM_HK]
+    h = hash_slot(hk, d)
+    return np.int64(pm[PM_HV][h]) if hk[h] == d else np.int64(-1)
+
+
+@njit(_nrt=False, cache=True)
+def register(pm, stat, glob, n_inst, d):
+    """Local id of dense page d of the trace, registering it if it is new (the caller
+    guarantees room): the miss path of :func:`local_of`."""
+    base = pm[PM_BASE]
+    sp = 0 if base.shape[0] == 1 else np.searchsorted(base, d, side="right") - 1
+    return hash_add(pm, stat, glob, n_inst, d, sp, d - base[sp])

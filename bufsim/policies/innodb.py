@@ -37,8 +37,9 @@ from ._state import (
     LRU_MIN_LEN, NON_OLD_MIN_LEN, NS_PER_MS, NS_PER_S, OLD_MIN_LEN, OLD_TOLERANCE, P_ACCESS,
     P_DIRTY, P_NEXT, P_OLD, P_PAGE, P_PREV, P_READY, P_REF, P_STAMP, P_WHERE, RATIO_DIV,
     S_DENSE, S_INST, S_NEXTLEAF, S_PAGENO, S_PREVLEAF, S_SPACE, STAMP_MASK, T_CPU, T_IOWAIT,
-    T_MISSES, G_FTOP, G_NLOCAL, V_MARIADB1011, FLAG_AHI, FLAG_EDGE, FLAG_MODIFY, FLAG_RELATCH,
-    FLAG_SHORTCUT, hash_add, hash_find, insert_after, push_head, unlink,
+    T_MISSES, G_FTOP, G_NLOCAL, V_MARIADB1011, FLAG_AHI, FLAG_MODIFY, FLAG_RELATCH,
+    FLAG_SHORTCUT, PM_BASE, PM_EDGE, PM_FFREE, PM_FMAP, PM_SIZE, PM_UNUSED, hash_add, local_of, insert_after,
+    push_head, unlink,
 )
 import numpy as np
 
@@ -383,14 +384,25 @@ def is_ibuf_bitmap(page_no):
     return page_no % IBUF_BITMAP_PERIOD == 1
 
 
+@njit(_nrt=False, cache=True, inline="always")
+def at_area_edge(pm, p):
+    """Page p is the first or last of its read-ahead area: only then can its first
+    access start a linear read-ahead."""
+    return pm[PM_EDGE][p] != 0
+
+
 @njit(_nrt=False, cache=True)
 def read_ahead_linear(pst, stat, ist, cnt, sst, glob, cfg, pm, p, k, t_ns):
     """buf_read_ahead_linear, called on the first access to page p.  Returns the time
     (later than t_ns only if freeing a block for a read-ahead page had to wait).
 
-    ``pm`` is the page map ``(fmap, ffree, dmap, hk, hv, space_base, space_size,
-    space_ids)``; bases and leaf links are dense page indices."""
-    fmap, ffree, dmap, hk, hv, space_base, space_size, sids, unused = pm
+    ``pm`` is the page map (``PM_*`` in :mod:`bufsim.policies._state`); bases and leaf
+    links are dense page indices."""
+    fmap = pm[PM_FMAP]
+    ffree = pm[PM_FFREE]
+    space_base = pm[PM_BASE]
+    space_size = pm[PM_SIZE]
+    unused = pm[PM_UNUSED]
     thr = cfg[K_RATHRESH]
     if thr == 0 and cfg[K_VERSION] != 55:
         return t_ns  # 5.6+: 0 switches linear read-ahead off (5.5: most aggressive)
@@ -424,7 +436,7 @@ def read_ahead_linear(pst, stat, ist, cnt, sst, glob, cfg, pm, p, k, t_ns):
     pred = 0
     for j in range(low, high):
         acc = 0
-        lq = hash_find(dmap, hk, hv, base + j)
+        lq = local_of(pm, base + j)
         if lq >= 0:
             f = fmap[lq]
             if f >= 0 and pst[P_WHERE, f] == 1:
@@ -477,7 +489,7 @@ def read_ahead_linear(pst, stat, ist, cnt, sst, glob, cfg, pm, p, k, t_ns):
     for j in range(low, high):
         if is_ibuf_bitmap(j):
             continue
-        q = hash_add(dmap, hk, hv, stat, fmap, glob, sids, cfg[K_NINST], base + j, sp, j)
+        q = hash_add(pm, stat, glob, cfg[K_NINST], base + j, sp, j)
         f = fmap[q]
         if f >= 0 and pst[P_WHERE, f] == 1:
             continue
@@ -561,7 +573,7 @@ def get(pst, stat, ist, cnt, sst, glob, cfg, pm, p, flags, k, t_ns):
             make_block_young(pst, stat, ist, cnt, cfg, i, f)
             t_ns += cfg[K_COST_YOUNG]
             sst[k, T_CPU] += cfg[K_COST_YOUNG]
-    if first and not ahi and (flags & FLAG_EDGE) != 0:  # only an area's edge pages
+    if first and not ahi and at_area_edge(pm, p):
         t_ns = read_ahead_linear(pst, stat, ist, cnt, sst, glob, cfg, pm, p, k, t_ns)
     if flags & FLAG_MODIFY:
         pst[P_DIRTY, f] = 1
