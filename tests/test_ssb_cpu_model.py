@@ -132,6 +132,10 @@ def test_observations_from_a_replay_and_the_results_csv(ssb, tmp_path, monkeypat
     assert (obs.scan_rows == c).all()
     rep = times[(times.version == "5.5.30") & (times.buffer_pool == "4G") & (times.run != "Cold")]
     assert r13.loc["5.5.30 4G t=0", "reported"] == pytest.approx(rep.seconds.mean())
+    twice = C.observations(ssb, per_query, times, cold, table_scale=2.0)
+    assert np.allclose(twice.gets, 2 * obs.gets) and (twice.reported == obs.reported).all()
+    with pytest.raises(ValueError, match="table_scale"):
+        C.observations(ssb, per_query, times, cold, table_scale=0)
     loo = C.leave_one_out(obs, {c.label: [c.label] for c in X.CONFIGS})
     rows = C.out_of_sample_rows(loo, "SSB 13-query total, out of sample")
     monkeypatch.setenv(paths.BUILD_ENV_VAR, str(tmp_path))

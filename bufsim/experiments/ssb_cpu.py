@@ -146,7 +146,8 @@ _FEATURES = tuple(dict.fromkeys(f for f, _, _ in COSTS.values()))
 
 
 def observations(ssb: SSB, per_query: pd.DataFrame, times: pd.DataFrame, cold: Mapping, *,
-                 q11_runs: pd.DataFrame | None = None, q11_ssb: SSB | None = None) -> pd.DataFrame:
+                 q11_runs: pd.DataFrame | None = None, q11_ssb: SSB | None = None,
+                 table_scale: float = 1.0) -> pd.DataFrame:
     """The observations the model is fitted on and checked against, one row each.
 
     * One per configuration and phase of the 13-query table: ``per_query`` is
@@ -160,10 +161,16 @@ def observations(ssb: SSB, per_query: pd.DataFrame, times: pd.DataFrame, cold: M
       ``reported_seconds``), one per Q1.1 run (``config`` "Q1.1 <plan> t=<ms>", phase
       ``q11``, flight 1).  ``q11_ssb`` is the SSB those runs used (default ``ssb``).
 
+    ``table_scale`` multiplies the table's counts (not Q1.1's): a table replayed at scale
+    factor ``sf`` with pools scaled by ``sf`` (notebook 01's quick mode) has about ``sf``
+    times the SF1 counts, so ``1 / sf`` brings them to the document's size (a smoke test).
+
     Columns: ``config``, ``phase``, ``flight`` (the flights whose queries the time
     contains: ``"1-4"`` for the table, ``"1"`` for Q1.1), ``reported`` (seconds) and
     the features (``COSTS``' columns).
     """
+    if not (isinstance(table_scale, (int, float)) and 0 < table_scale < 1e6):
+        raise ValueError(f"table_scale = {table_scale!r} is out of range; allowed: 0 < table_scale < 1e6")
     need = {"config", "run", "query", "gets", "pages_read", "read_ahead", "clock_reads"}
     if not need <= set(per_query.columns):
         raise ValueError(f"per_query lacks column(s) {sorted(need - set(per_query.columns))}")
@@ -184,6 +191,7 @@ def observations(ssb: SSB, per_query: pd.DataFrame, times: pd.DataFrame, cold: M
     cold_rows = sim.index.get_level_values("phase") == "cold"
     sim.loc[cold_rows, "cold_seq_pages"] = float(cold["seq_pages"])
     sim.loc[cold_rows, "cold_random_pages"] = float(cold["random_pages"])
+    sim = sim * float(table_scale)
     t = times.assign(config=[f"{v} {b} t={m}" for v, b, m in
                              zip(times.version, times.buffer_pool, times.old_blocks_time_ms)])
     t["phase"] = [phase_of(r) for r in t.run]
