@@ -145,3 +145,25 @@ def test_observations_from_a_replay_and_the_results_csv(ssb, tmp_path, monkeypat
     assert len(out) == 10 and not out.fitted.any()
     assert set(out.metric) == {"cold", "run1-3"}
     assert set(out.config) == {c.label for c in X.CONFIGS}
+
+
+def test_q11_runs_become_flight_1_observations(ssb):
+    per_query = pd.DataFrame([dict(config=c.label, run=r, query="Q1.1", gets=100, pages_read=10,
+                                   read_ahead=8, clock_reads=5.0)
+                              for c in X.CONFIGS for r in ("Cold", "Run1", "Run2", "Run3")])
+    q11 = pd.DataFrame([dict(plan="scan", old_blocks_time_ms=1000, gets=7, pages_read=3,
+                             read_ahead=1, clock_reads=2.0, reported_seconds=33.94),
+                        dict(plan="date_first", old_blocks_time_ms=0, gets=9, pages_read=4,
+                             read_ahead=0, clock_reads=4.0, reported_seconds=12.36)])
+    times = pd.read_csv("data/ssb_response_times.csv")
+    cold = dict(seq_pages=50, random_pages=7)
+    obs = C.observations(ssb, per_query, times, cold, q11_runs=q11, table_scale=3.0)
+    f1 = obs[obs.flight == "1"].set_index("config")
+    assert list(f1.index) == ["Q1.1 scan t=1000", "Q1.1 date_first t=0"]
+    assert (f1.phase == "q11").all() and list(f1.reported) == [33.94, 12.36]
+    # Q1.1's counts are not scaled; the table's are
+    assert f1.loc["Q1.1 scan t=1000", "sync_reads"] == 2 and f1.loc["Q1.1 scan t=1000", "gets"] == 7
+    assert f1.loc["Q1.1 date_first t=0", "ref_rows"] == C.operator_counts(ssb, "Q1.1", "date_first")["ref_rows"]
+    tab = obs[obs.flight == "1-4"]
+    assert (tab.gets == 300).all() and (tab.ahead_reads == 24).all()
+    assert (tab[tab.phase == "cold"].cold_seq_pages == 150).all()
