@@ -83,6 +83,9 @@ def _values(spec: dict, column: str) -> set:
 def _check_01(charts, results):
     assert _values(charts["01_sensitivity_old_blocks_time"], "x") == {0.0, 250.0}
     assert _values(charts["01_sensitivity_pool_size"], "x") == {"64M", "1G"}
+    oos = pd.read_csv(results / "01_ssb_table_out_of_sample.csv")
+    assert len(oos) == 10 and not oos.fitted.any() and set(oos.metric) == {"cold", "run1-3"}
+    assert set(_rows(charts["01_ssb_out_of_sample"]).phase) == {"cold", "run1-3"}
 
 
 def _check_02(charts, results):

@@ -1,0 +1,368 @@
+"""Notebook 01, issue 20 part 1: a CPU model of query execution, fitted on named subsets
+of 000_fe2813b876a91991.txt and checked out of sample.
+
+The model prices what a statement does, not only its page gets.  Per statement it takes
+
+* **operator counts** from the plan (:func:`operator_counts`, pure NumPy over the data
+  the plans already hold): rows a full scan evaluates (``scan_rows``), ``eq_ref``
+  dimension probes (``eq_ref``), rows read through a secondary index with the
+  clustered lookup of each (``ref_rows``, date_first's ``LO_OrderDateKey`` range),
+  and rows that pass every predicate and reach the aggregation (``group_rows``);
+* **buffer-pool counts** from a replay (:func:`bufsim.experiments.ssb.run_ssb` /
+  :func:`~bufsim.experiments.ssb.q11_run`): page gets, clock reads of the old-blocks
+  time check, synchronous page reads and read-ahead page reads;
+* for a Cold run, the pages read from the disk (``cold_extra_ns``'s touched pages).
+
+and splits the work in two lanes that run at the same time (:data:`LANES`):
+
+* the **query thread**: CPU per scanned row, probe, ref row, aggregated row, get and
+  clock read, the synchronous reads it waits for, and the disk reads of the probed
+  (randomly read) pages in a Cold run;
+* the **read-ahead lane**: each read-ahead page's read from the file-system cache,
+  checksum and completion (``buf_page_io_complete``), done by the I/O threads, and in a
+  Cold run the disk reads of the scanned pages.
+
+A statement takes ``max(query thread, read-ahead lane)``: the query thread waits for
+read-ahead only when it catches up with it.  The overlap is the document's own
+evidence: ``SHOW PROFILE``'s CPU (``getrusage`` of the whole server) exceeds the
+statement's wall time by 5.5-6.4 s in the Q1.1 scans (``data/ssb_q11_profile.csv``),
+i.e. other threads worked while the query ran.  ``overlap=False`` gives the sum of the
+two lanes instead (no overlap), for comparison.
+
+Not modelled, with the reason: join buffers and Batched Key Access (the plans are
+``eq_ref`` nested loops, 5.6.10's default ``optimizer_switch`` has ``batched_key_access=off``
+and a join buffer is used only for joins without a usable index); the final sort
+(at most 800 groups in the SSB queries, Q4.3: 2 years x 10 cities x 40 brands; microseconds).
+
+Every cost is fitted by non-negative least squares (``scipy.optimize.nnls``) of the
+relative errors on a named set of observations (:func:`fit`); the max() makes the model
+piecewise linear, so the fit alternates between choosing each observation's slower lane
+and an nnls solve with those lanes, from several starts, and keeps the best.  The costs
+are not separately identifiable from these data (the table's 13 queries are the same in
+every configuration, so scanned rows, probes and aggregated rows move together); what
+the data determine is their combination, and that is what the out-of-sample checks
+test.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterable, Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+from ..workloads.ssb import N_DATES, PLANS, QUERIES, SSB
+
+__all__ = ["COSTS", "LANES", "OPERATOR_COUNTS", "operator_counts", "statement_features",
+           "observations", "CpuFit", "fit", "predict", "leave_one_out", "out_of_sample_rows",
+           "phase_of"]
+
+#: operator counts of a statement (from the plan)
+OPERATOR_COUNTS = ("scan_rows", "eq_ref", "ref_rows", "group_rows")
+
+#: cost name -> (feature column it multiplies, lane, what it is)
+COSTS = {
+    "scan_row": ("scan_rows", "query", "CPU per row a full scan evaluates (WHERE on lineorder columns)"),
+    "eq_ref": ("eq_ref", "query", "CPU per eq_ref dimension probe (row read and its predicate)"),
+    "ref_row": ("ref_rows", "query", "CPU per row read through a secondary index (entry + clustered lookup)"),
+    "group_row": ("group_rows", "query", "CPU per row reaching the aggregation (GROUP BY / SUM)"),
+    "get": ("gets", "query", "CPU per page get (buf_page_get_gen)"),
+    "check": ("clock_reads", "query", "CPU per clock read (old-blocks time check, ut_time_ms)"),
+    "sync_read": ("sync_reads", "query", "time per synchronous page read from the file-system cache"),
+    "ahead_read": ("ahead_reads", "ahead", "I/O-thread time per read-ahead page (read, checksum, completion)"),
+    "cold_page_q": ("cold_random_pages", "query", "disk time per probed page in a Cold run (tied to cold_page)"),
+    "cold_page": ("cold_seq_pages", "ahead", "disk time per page read from the disk in a Cold run"),
+}
+#: the two lanes that run at the same time
+LANES = ("query", "ahead")
+#: the fitted costs (cold_page_q is cold_page: one disk price for every cold page)
+FITTED = tuple(k for k in COSTS if k != "cold_page_q")
+
+NS = 1_000_000_000
+
+
+def _final_alive(ssb: SSB, name: str) -> np.ndarray:
+    """Rows of lineorder that pass every predicate of ``name`` (the rows aggregated)."""
+    spec = PLANS[name]
+    d = ssb.data
+    alive = spec["lo"](d) if "lo" in spec else np.ones(d.rows, dtype=bool)
+    for table, pred in spec["joins"]:
+        m = ssb._dim_mask(table, pred)
+        if m is not None:
+            alive &= m[ssb._key_column(table).astype(np.int64)]
+    return alive
+
+
+def operator_counts(ssb: SSB, query: str, plan: str = "scan") -> dict:
+    """The operator counts of ``query`` under ``plan`` (see the module docstring).
+
+    ``scan``: lineorder's rows are evaluated (``scan_rows``), each probe a row passes
+    into is an ``eq_ref`` (consecutive repeats skipped, as the plan does), rows passing
+    all are aggregated.  ``date_first``: ``dim_date``'s 2,556 rows are scanned, each
+    qualifying date's lineorder rows are read through ``LO_OrderDateKey`` (``ref_rows``)
+    and the lineorder predicates evaluated on them; those passing are aggregated.
+    """
+    if query not in PLANS:
+        raise ValueError(f"query = {query!r} is not an SSB query; allowed: {', '.join(QUERIES)}")
+    group_rows = int(_final_alive(ssb, query).sum())
+    if plan == "scan":
+        eq = sum(int((e >= 0).sum()) for _, e in ssb.probes(query))
+        return dict(scan_rows=int(ssb.data.rows), eq_ref=eq, ref_rows=0, group_rows=group_rows)
+    if plan == "date_first":
+        if not query.startswith("Q1."):
+            raise ValueError(f"plan = 'date_first' exists for Q1.1-Q1.3 only, not {query}")
+        _, pred = PLANS[query]["joins"][0]
+        dates = pred(np.arange(N_DATES))
+        ref = int(dates[ssb.data.orderdate].sum())
+        return dict(scan_rows=N_DATES, eq_ref=0, ref_rows=ref, group_rows=group_rows)
+    raise ValueError(f"plan = {plan!r} is not a plan; allowed: 'scan', 'date_first'")
+
+
+def statement_features(counts: Mapping, replay_row: Mapping) -> dict:
+    """One statement's features: its operator counts and its replay's buffer-pool
+    counts (``gets``, ``pages_read``, ``read_ahead``, ``clock_reads`` as in
+    :func:`bufsim.experiments.ssb.run_ssb`'s rows)."""
+    reads, ahead = float(replay_row["pages_read"]), float(replay_row["read_ahead"])
+    clock = float(replay_row["clock_reads"])
+    if not np.isfinite(clock):
+        raise ValueError("replay row has no clock_reads (Calibration.clock_read_ns was 0)")
+    out = {k: float(counts[k]) for k in OPERATOR_COUNTS}
+    out.update(gets=float(replay_row["gets"]), clock_reads=clock,
+               sync_reads=max(0.0, reads - ahead), ahead_reads=ahead,
+               cold_seq_pages=0.0, cold_random_pages=0.0)
+    return out
+
+
+def phase_of(run: str) -> str:
+    """The table's run name -> the phase of the results file (``cold`` or ``run1-3``)."""
+    if run == "Cold":
+        return "cold"
+    if run in ("Run1", "Run2", "Run3"):
+        return "run1-3"
+    raise ValueError(f"run = {run!r} is not a run of the table; allowed: Cold, Run1, Run2, Run3")
+
+
+_FEATURES = tuple(dict.fromkeys(f for f, _, _ in COSTS.values()))
+
+
+def observations(ssb: SSB, per_query: pd.DataFrame, times: pd.DataFrame, cold: Mapping, *,
+                 q11_runs: pd.DataFrame | None = None, q11_ssb: SSB | None = None,
+                 table_scale: float = 1.0) -> pd.DataFrame:
+    """The observations the model is fitted on and checked against, one row each.
+
+    * One per configuration and phase of the 13-query table: ``per_query`` is
+      :func:`~bufsim.experiments.ssb.run_ssb`'s result (configs labelled as
+      ``SsbConfig.label``), ``times`` is ``data/ssb_response_times.csv``.  Phase
+      ``run1-3``: the mean of Run1-3, reported and simulated counts alike; phase
+      ``cold``: the Cold run, plus ``cold``'s pages read from the disk
+      (:func:`~bufsim.experiments.ssb.cold_extra_ns`'s ``seq_pages`` and
+      ``random_pages``).
+    * With ``q11_runs`` (:func:`~bufsim.experiments.ssb.fit_q11`'s ``runs`` with
+      ``reported_seconds``), one per Q1.1 run (``config`` "Q1.1 <plan> t=<ms>", phase
+      ``q11``, flight 1).  ``q11_ssb`` is the SSB those runs used (default ``ssb``).
+
+    ``table_scale`` multiplies the table's counts (not Q1.1's): a table replayed at scale
+    factor ``sf`` with pools scaled by ``sf`` (notebook 01's quick mode) has about ``sf``
+    times the SF1 counts, so ``1 / sf`` brings them to the document's size (a smoke test).
+
+    Columns: ``config``, ``phase``, ``flight`` (the flights whose queries the time
+    contains: ``"1-4"`` for the table, ``"1"`` for Q1.1), ``reported`` (seconds) and
+    the features (``COSTS``' columns).
+    """
+    if not (isinstance(table_scale, (int, float)) and 0 < table_scale < 1e6):
+        raise ValueError(f"table_scale = {table_scale!r} is out of range; allowed: 0 < table_scale < 1e6")
+    need = {"config", "run", "query", "gets", "pages_read", "read_ahead", "clock_reads"}
+    if not need <= set(per_query.columns):
+        raise ValueError(f"per_query lacks column(s) {sorted(need - set(per_query.columns))}")
+    for k in ("seq_pages", "random_pages"):
+        if k not in cold:
+            raise ValueError(f"cold lacks {k!r} (see cold_extra_ns)")
+    counts = {}
+    for q in per_query["query"].unique():
+        name, _, plan = q.partition(":")
+        counts[q] = operator_counts(ssb, name, plan or "scan")
+    feats = pd.DataFrame([statement_features(counts[r["query"]], r)
+                          for r in per_query.to_dict("records")])
+    feats["config"] = per_query["config"].to_numpy()
+    feats["phase"] = [phase_of(r) for r in per_query["run"]]
+    feats["run"] = per_query["run"].to_numpy()
+    per_run = feats.groupby(["config", "phase", "run"], sort=False)[list(_FEATURES)].sum()
+    sim = per_run.groupby(level=["config", "phase"], sort=False).mean()
+    cold_rows = sim.index.get_level_values("phase") == "cold"
+    sim.loc[cold_rows, "cold_seq_pages"] = float(cold["seq_pages"])
+    sim.loc[cold_rows, "cold_random_pages"] = float(cold["random_pages"])
+    sim = sim * float(table_scale)
+    t = times.assign(config=[f"{v} {b} t={m}" for v, b, m in
+                             zip(times.version, times.buffer_pool, times.old_blocks_time_ms)])
+    t["phase"] = [phase_of(r) for r in t.run]
+    rep = t.groupby(["config", "phase"], sort=False).seconds.mean().rename("reported")
+    out = sim.join(rep, how="inner").reset_index()
+    if len(out) != len(sim):
+        missing = set(sim.index) - set(rep.index)
+        raise ValueError(f"no reported time for {sorted(missing)}")
+    out["flight"] = "1-4"
+    if q11_runs is not None:
+        s1 = q11_ssb if q11_ssb is not None else ssb
+        rows = []
+        for r in q11_runs.to_dict("records"):
+            f = statement_features(operator_counts(s1, "Q1.1", r["plan"]), r)
+            f.update(config=f"Q1.1 {r['plan']} t={int(r['old_blocks_time_ms'])}", phase="q11",
+                     flight="1", reported=float(r["reported_seconds"]))
+            rows.append(f)
+        out = pd.concat([pd.DataFrame(rows), out], ignore_index=True)
+    return out[["config", "phase", "flight", "reported", *_FEATURES]]
+
+
+# ---- the model -----------------------------------------------------------------------------
+def _lane_matrices(obs: pd.DataFrame):
+    """Per lane, the matrix of features times costs (columns in FITTED order; the tied
+    cold_page_q feature is added onto cold_page's column in the query lane)."""
+    mats = {}
+    for lane in LANES:
+        m = np.zeros((len(obs), len(FITTED)))
+        for name, (col, ln, _) in COSTS.items():
+            if ln != lane:
+                continue
+            j = FITTED.index("cold_page" if name == "cold_page_q" else name)
+            m[:, j] += obs[col].to_numpy(float)
+        mats[lane] = m / NS       # ns -> seconds
+    return mats
+
+
+def predict(costs: Mapping[str, float], obs: pd.DataFrame, *, overlap: bool = True) -> pd.DataFrame:
+    """Per observation: the query-thread and read-ahead lane seconds and the predicted
+    time (their max with ``overlap``, else their sum)."""
+    missing = [k for k in FITTED if k not in costs]
+    if missing:
+        raise ValueError(f"costs lack {missing}; allowed keys: {', '.join(FITTED)}")
+    x = np.array([float(costs[k]) for k in FITTED])
+    if (x < 0).any() or not np.isfinite(x).all():
+        raise ValueError(f"costs must be finite and >= 0, got {dict(costs)}")
+    mats = _lane_matrices(obs)
+    q, a = mats["query"] @ x, mats["ahead"] @ x
+    t = np.maximum(q, a) if overlap else q + a
+    return pd.DataFrame({"config": obs["config"].to_numpy(), "phase": obs["phase"].to_numpy(),
+                         "query_s": q, "ahead_s": a, "predicted": t}, index=obs.index)
+
+
+@dataclass
+class CpuFit:
+    """Fitted costs (ns, >= 0), the fit set's names, the in-sample predictions and the
+    weighted residual norm."""
+
+    costs: dict
+    fit_set: tuple
+    in_sample: pd.DataFrame
+    residual: float
+    overlap: bool
+
+    def table(self) -> pd.DataFrame:
+        """The costs with what each prices and its fit set (written beside it)."""
+        return pd.DataFrame([dict(cost=k, ns=self.costs[k], lane=COSTS[k][1], prices=COSTS[k][2],
+                                  fit_set=", ".join(self.fit_set)) for k in FITTED])
+
+
+def fit(obs: pd.DataFrame, fit_set: Iterable[str] | None = None, *, overlap: bool = True,
+        max_iter: int = 50) -> CpuFit:
+    """Fit the costs on the observations named in ``fit_set`` (``config`` values;
+    None: all).
+
+    Minimises the squared relative errors subject to costs >= 0 (``scipy.optimize.nnls``).
+    With ``overlap`` (max of the lanes) the fit alternates: fix each observation's slower
+    lane, solve the nnls with that lane's features, re-decide the lanes; from three starts
+    (every observation on the query lane, every one on the read-ahead lane, the no-overlap
+    solution) until the lanes stop changing or ``max_iter``; the start with the smallest
+    max-model error wins.  A cost whose feature is 0 in every fitted observation is 0
+    (nothing determines it).
+    """
+    from scipy.optimize import nnls
+
+    if not (isinstance(max_iter, int) and max_iter >= 1):
+        raise ValueError(f"max_iter = {max_iter!r} is out of range; allowed: integer >= 1")
+    names = list(obs["config"]) if fit_set is None else list(fit_set)
+    unknown = [n for n in names if n not in set(obs["config"])]
+    if unknown or not names:
+        raise ValueError(f"fit_set names {unknown or 'nothing'}; allowed: {sorted(set(obs['config']))}")
+    sub = obs[obs["config"].isin(names)]
+    y = sub["reported"].to_numpy(float)
+    if (y <= 0).any():
+        raise ValueError("reported times must all be > 0")
+    w = 1 / y
+    mats = _lane_matrices(sub)
+    Aq, Aa = mats["query"], mats["ahead"]
+
+    def solve(A):
+        x, _ = nnls(A * w[:, None], y * w, maxiter=50 * A.shape[1])
+        return x
+
+    def err(x):
+        q, a = Aq @ x, Aa @ x
+        t = np.maximum(q, a) if overlap else q + a
+        return float(np.sqrt(np.sum(((t - y) * w) ** 2)))
+
+    x_sum = solve(Aq + Aa)
+    best = x_sum
+    if overlap:
+        best_err = np.inf
+        for start in ("query", "ahead", "sum"):
+            if start == "sum":
+                on_q = (Aq @ x_sum) >= (Aa @ x_sum)
+            else:
+                on_q = np.full(len(y), start == "query")
+            for _ in range(max_iter):
+                A = np.where(on_q[:, None], Aq, Aa)
+                x = solve(A)
+                new = (Aq @ x) >= (Aa @ x)
+                if (new == on_q).all():
+                    break
+                on_q = new
+            e = err(x)
+            if e < best_err - 1e-12:
+                best, best_err = x, e
+    costs = {k: float(v) for k, v in zip(FITTED, best)}
+    pred = predict(costs, sub, overlap=overlap)
+    pred["reported"] = y
+    pred["ratio"] = pred["predicted"] / y
+    return CpuFit(costs, tuple(dict.fromkeys(names)), pred, err(best), overlap)
+
+
+def leave_one_out(obs: pd.DataFrame, groups: Mapping[str, Sequence[str]], *,
+                  overlap: bool = True) -> pd.DataFrame:
+    """For each ``{held-out name: [config, ...]}``: fit on every other observation and
+    predict the held-out ones.  One row per held-out observation: ``held_out``,
+    ``config``, ``phase``, ``reported``, ``predicted``, ``ratio``, the lanes and the fit
+    set's size."""
+    rows = []
+    all_cfg = list(dict.fromkeys(obs["config"]))
+    for name, held in groups.items():
+        held = list(held)
+        unknown = [h for h in held if h not in all_cfg]
+        if unknown or not held:
+            raise ValueError(f"held-out group {name!r} names {unknown or 'nothing'}; "
+                             f"allowed: {all_cfg}")
+        rest = [c for c in all_cfg if c not in held]
+        f = fit(obs, rest, overlap=overlap)
+        out = obs[obs["config"].isin(held)]
+        p = predict(f.costs, out, overlap=overlap)
+        for (_, o), (_, r) in zip(out.iterrows(), p.iterrows()):
+            rows.append(dict(held_out=name, config=o["config"], phase=o["phase"],
+                             reported=float(o["reported"]), predicted=float(r["predicted"]),
+                             ratio=float(r["predicted"] / o["reported"]), query_s=float(r["query_s"]),
+                             ahead_s=float(r["ahead_s"]), fit_observations=int(obs["config"].isin(rest).sum()),
+                             **{f"{k}_ns": f.costs[k] for k in FITTED}))
+    return pd.DataFrame(rows)
+
+
+def out_of_sample_rows(loo: pd.DataFrame, experiment: str) -> list[dict]:
+    """Rows for :func:`bufsim.results.write_results`: one per configuration and phase of
+    ``loo`` (its ``cold`` and ``run1-3`` rows), ``metric`` = the phase, ``fitted`` False,
+    ``holds`` = within 35% (cold) or 25% (run1-3), issue 20's limits."""
+    out = []
+    for r in loo.itertuples():
+        if r.phase not in ("cold", "run1-3"):
+            continue
+        limit = 0.35 if r.phase == "cold" else 0.25
+        out.append(dict(experiment=experiment, metric=r.phase, config=r.config,
+                        reported=float(r.reported), simulated=float(r.predicted), fitted=False,
+                        holds=bool(abs(r.predicted / r.reported - 1) <= limit)))
+    return out

@@ -1,0 +1,169 @@
+"""bufsim.experiments.ssb_cpu: operator counts, the two-lane cost fit, out-of-sample checks."""
+import numpy as np
+import pandas as pd
+import pytest
+
+from bufsim import paths, results
+from bufsim.experiments import ssb as X
+from bufsim.experiments import ssb_cpu as C
+from bufsim.workloads.ssb import QUERIES, SSB
+
+
+@pytest.fixture(scope="module")
+def ssb():
+    return SSB(0.02)
+
+
+def test_operator_counts_add_up_to_the_rows_read(ssb):
+    for q in QUERIES:
+        c = C.operator_counts(ssb, q)
+        assert c["scan_rows"] + c["eq_ref"] == ssb.expected_rows(q) == ssb.query(q).rows
+        assert 0 <= c["group_rows"] <= c["scan_rows"] and c["ref_rows"] == 0
+    # Q1.1's aggregated rows, from the data directly: discount 1-3, quantity < 25, year 1993
+    d = ssb.data
+    year = 1992 + (d.orderdate >= 366) + (d.orderdate >= 731) + (d.orderdate >= 1096)
+    want = int(((d.discount >= 1) & (d.discount <= 3) & (d.quantity < 25) & (year == 1993)).sum())
+    assert C.operator_counts(ssb, "Q1.1")["group_rows"] == want > 0
+    d = C.operator_counts(ssb, "Q1.1", "date_first")
+    assert d["scan_rows"] + d["ref_rows"] == ssb.expected_rows("Q1.1", "date_first")
+    # the same rows pass every predicate whichever plan reads them
+    assert d["group_rows"] == C.operator_counts(ssb, "Q1.1")["group_rows"]
+    with pytest.raises(ValueError, match="plan"):
+        C.operator_counts(ssb, "Q2.1", "date_first")
+    with pytest.raises(ValueError, match="query"):
+        C.operator_counts(ssb, "Q9.9")
+
+
+def _synthetic(n, seed, costs, overlap):
+    """Observations with random features and times computed from ``costs``."""
+    rng = np.random.default_rng(seed)
+    cols = list(dict.fromkeys(f for f, _, _ in C.COSTS.values()))
+    f = pd.DataFrame({c: rng.uniform(0, 1e6, n) for c in cols})
+    # half the observations dominated by each lane, so that both lanes' costs are determined
+    f.loc[: n // 2 - 1, ["ahead_reads", "cold_seq_pages"]] *= 1e-3
+    f.loc[n // 2:, ["ahead_reads"]] *= 50
+    f.insert(0, "config", [f"o{i}" for i in range(n)])
+    f.insert(1, "phase", "run1-3")
+    f.insert(2, "flight", "1-4")
+    f.insert(3, "reported", 1.0)
+    f["reported"] = C.predict(costs, f, overlap=overlap)["predicted"].to_numpy()
+    return f
+
+
+@pytest.mark.parametrize("overlap", [True, False])
+def test_fit_recovers_known_costs(overlap):
+    costs = dict(scan_row=80.0, eq_ref=300.0, ref_row=900.0, group_row=150.0, get=120.0,
+                 check=4000.0, sync_read=60_000.0, ahead_read=250_000.0, cold_page=3_000_000.0)
+    obs = _synthetic(40, 1, costs, overlap)
+    f = C.fit(obs, overlap=overlap)
+    for k, v in costs.items():
+        assert f.costs[k] == pytest.approx(v, rel=1e-4), k
+    assert np.allclose(f.in_sample.ratio, 1.0, rtol=1e-6)
+    assert set(f.table().fit_set) == {", ".join(obs.config)}
+
+
+def test_costs_are_non_negative_and_unfed_costs_zero():
+    costs = dict(scan_row=0.0, eq_ref=300.0, ref_row=0.0, group_row=0.0, get=120.0,
+                 check=4000.0, sync_read=0.0, ahead_read=250_000.0, cold_page=0.0)
+    obs = _synthetic(30, 2, costs, True)
+    obs["ref_rows"] = 0.0                     # nothing determines ref_row
+    rng = np.random.default_rng(3)
+    obs["reported"] *= rng.uniform(0.7, 1.3, len(obs))    # noise: costs may not go negative
+    f = C.fit(obs)
+    assert all(v >= 0 for v in f.costs.values())
+    assert f.costs["ref_row"] == 0
+
+
+def test_held_out_times_do_not_move_their_prediction():
+    costs = dict(scan_row=80.0, eq_ref=300.0, ref_row=900.0, group_row=150.0, get=120.0,
+                 check=4000.0, sync_read=60_000.0, ahead_read=250_000.0, cold_page=3_000_000.0)
+    obs = _synthetic(24, 4, costs, True)
+    obs["reported"] *= np.random.default_rng(5).uniform(0.8, 1.2, len(obs))
+    groups = {"A": ["o0", "o13"], "B": ["o5"]}
+    a = C.leave_one_out(obs, groups)
+    # a group's own times never reach its prediction (another group's held-out times are
+    # in its fit set and may)
+    moved = obs.copy()
+    moved.loc[moved.config.isin(["o0", "o13"]), "reported"] *= 3.0
+    b = C.leave_one_out(moved, groups)
+    assert np.allclose(a[a.held_out == "A"].predicted, b[b.held_out == "A"].predicted)
+    assert np.allclose(b.ratio * b.reported, b.predicted)
+    # the others' times do move it
+    other = obs.copy()
+    other.loc[~other.config.isin(["o0", "o13", "o5"]), "reported"] *= 1.5
+    c = C.leave_one_out(other, groups)
+    assert not np.allclose(a.predicted, c.predicted)
+    assert set(a.held_out) == {"A", "B"} and (a.fit_observations == [22, 22, 23]).all()
+
+
+def test_bad_input_is_named():
+    costs = dict(scan_row=1.0, eq_ref=1.0, ref_row=1.0, group_row=1.0, get=1.0, check=1.0,
+                 sync_read=1.0, ahead_read=1.0, cold_page=1.0)
+    obs = _synthetic(12, 6, costs, True)
+    with pytest.raises(ValueError, match="fit_set"):
+        C.fit(obs, ["nope"])
+    with pytest.raises(ValueError, match="costs"):
+        C.predict({**costs, "get": -1.0}, obs)
+    with pytest.raises(ValueError, match="costs lack"):
+        C.predict({"get": 1.0}, obs)
+    with pytest.raises(ValueError, match="held-out"):
+        C.leave_one_out(obs, {"x": ["nope"]})
+    with pytest.raises(ValueError, match="run"):
+        C.phase_of("Run4")
+    with pytest.raises(ValueError, match="max_iter"):
+        C.fit(obs, max_iter=0)
+
+
+def test_observations_from_a_replay_and_the_results_csv(ssb, tmp_path, monkeypatch):
+    calib = X.Calibration(row_ns=1, get_ns=1_000, clock_read_ns=4_000, read_ns=30_000)
+    cfgs = {c.label: X.pool_config(c, calib, scale=0.02) for c in X.CONFIGS}
+    per_query = X.run_ssb(ssb, cfgs, calib, queries=("Q1.1", "Q2.1"), idle_ns=0)
+    cold = X.cold_extra_ns(ssb, X.DeviceModel.hdd7200(), calib.read_ns, queries=("Q1.1", "Q2.1"))
+    times = pd.read_csv("data/ssb_response_times.csv")
+    obs = C.observations(ssb, per_query, times, cold)
+    assert len(obs) == 10 and set(obs.phase) == {"cold", "run1-3"}
+    r13 = obs[obs.phase == "run1-3"].set_index("config")
+    runs = per_query[per_query.run.isin(["Run1", "Run2", "Run3"])]
+    g = runs.groupby(["config", "run"]).gets.sum().groupby(level=0).mean()
+    assert np.allclose(r13.loc[g.index, "gets"], g)
+    assert (obs[obs.phase == "cold"].cold_seq_pages == cold["seq_pages"]).all()
+    assert (r13.cold_seq_pages == 0).all()
+    c = C.operator_counts(ssb, "Q1.1")["scan_rows"] + C.operator_counts(ssb, "Q2.1")["scan_rows"]
+    assert (obs.scan_rows == c).all()
+    rep = times[(times.version == "5.5.30") & (times.buffer_pool == "4G") & (times.run != "Cold")]
+    assert r13.loc["5.5.30 4G t=0", "reported"] == pytest.approx(rep.seconds.mean())
+    twice = C.observations(ssb, per_query, times, cold, table_scale=2.0)
+    assert np.allclose(twice.gets, 2 * obs.gets) and (twice.reported == obs.reported).all()
+    with pytest.raises(ValueError, match="table_scale"):
+        C.observations(ssb, per_query, times, cold, table_scale=0)
+    loo = C.leave_one_out(obs, {c.label: [c.label] for c in X.CONFIGS})
+    rows = C.out_of_sample_rows(loo, "SSB 13-query total, out of sample")
+    monkeypatch.setenv(paths.BUILD_ENV_VAR, str(tmp_path))
+    path = results.write_results("01_ssb_table_out_of_sample", rows)
+    out = pd.read_csv(path)
+    assert tuple(out.columns) == results.COLUMNS + ("holds",)
+    assert len(out) == 10 and not out.fitted.any()
+    assert set(out.metric) == {"cold", "run1-3"}
+    assert set(out.config) == {c.label for c in X.CONFIGS}
+
+
+def test_q11_runs_become_flight_1_observations(ssb):
+    per_query = pd.DataFrame([dict(config=c.label, run=r, query="Q1.1", gets=100, pages_read=10,
+                                   read_ahead=8, clock_reads=5.0)
+                              for c in X.CONFIGS for r in ("Cold", "Run1", "Run2", "Run3")])
+    q11 = pd.DataFrame([dict(plan="scan", old_blocks_time_ms=1000, gets=7, pages_read=3,
+                             read_ahead=1, clock_reads=2.0, reported_seconds=33.94),
+                        dict(plan="date_first", old_blocks_time_ms=0, gets=9, pages_read=4,
+                             read_ahead=0, clock_reads=4.0, reported_seconds=12.36)])
+    times = pd.read_csv("data/ssb_response_times.csv")
+    cold = dict(seq_pages=50, random_pages=7)
+    obs = C.observations(ssb, per_query, times, cold, q11_runs=q11, table_scale=3.0)
+    f1 = obs[obs.flight == "1"].set_index("config")
+    assert list(f1.index) == ["Q1.1 scan t=1000", "Q1.1 date_first t=0"]
+    assert (f1.phase == "q11").all() and list(f1.reported) == [33.94, 12.36]
+    # Q1.1's counts are not scaled; the table's are
+    assert f1.loc["Q1.1 scan t=1000", "sync_reads"] == 2 and f1.loc["Q1.1 scan t=1000", "gets"] == 7
+    assert f1.loc["Q1.1 date_first t=0", "ref_rows"] == C.operator_counts(ssb, "Q1.1", "date_first")["ref_rows"]
+    tab = obs[obs.flight == "1-4"]
+    assert (tab.gets == 300).all() and (tab.ahead_reads == 24).all()
+    assert (tab[tab.phase == "cold"].cold_seq_pages == 150).all()
