@@ -7,7 +7,7 @@ import pytest
 
 import bufsim
 from bufsim import paths
-from bufsim.workloads import dbt3_runs as R
+from bufsim.experiments import dbt3 as R
 from bufsim.workloads.dbt3 import PLANS, Dbt3
 
 SF = 0.05
@@ -41,7 +41,7 @@ def test_q11_batches_hold_join_buffer_over_record_plus_mrr_reservation(d):
     w = d.work(11, "bka")
     germans = int((d.data.s_nation == 7).sum())
     assert w["buffer_records"] == 2 * germans            # main query and HAVING subquery
-    rpk = d._rec_per_key("partsupp", "i_ps_suppkey")
+    rpk = d.rec_per_key("partsupp", "i_ps_suppkey")
     assert rpk == 80                                     # 4 suppliers per part: 800k / 10k
     per_batch = d.join_buffer_size // (16 + rpk * (8 + 8))
     assert w["mrr_passes"] >= 2 * int(np.ceil(germans / per_batch))

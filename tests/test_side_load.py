@@ -1,10 +1,10 @@
-"""bufsim.workloads.side_load: the fitting function and a scaled-down side load (seed 001)."""
+"""bufsim.experiments.side_load: the fitting function and a scaled-down side load (seed 001)."""
 import math
 
 import pytest
 
 from bufsim import DeviceModel
-from bufsim.workloads.side_load import SideLoad, fit_monotone, requests_per_second
+from bufsim.experiments.side_load import SideLoad, fit_monotone, requests_per_second
 
 
 def test_fit_monotone_increasing_and_decreasing():
@@ -77,7 +77,7 @@ def test_scaled_side_load_acceptance():
 
 
 def test_leaf_touches_and_the_analytic_estimate():
-    from bufsim.workloads.side_load import analytic_estimate, leaf_touches_per_txn
+    from bufsim.experiments.side_load import analytic_estimate, leaf_touches_per_txn
     assert abs(leaf_touches_per_txn(1) - (10 + 4 * (1 + 101 / 73))) < 1e-12
     sl = SideLoad(16)
     _, low = analytic_estimate(sl, 0, 30.0, 180 / 16)

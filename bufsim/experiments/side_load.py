@@ -29,8 +29,8 @@ import pandas as pd
 
 from ..config import DeviceModel, mysql55
 from ..engine import ReplayResult, replay
-from .plans import CpuCost, full_scan, sequence
-from . import sysbench as sb
+from ..workloads.plans import CpuCost, full_scan, sequence
+from ..workloads import sysbench as sb
 
 __all__ = ["fit_monotone", "SideLoad", "SideLoadRun", "requests_per_second",
            "leaf_touches_per_txn", "analytic_estimate"]
