@@ -88,11 +88,6 @@ def _where(a: np.ndarray, i: int) -> str:
     return "" if a.ndim == 0 else f" row {i}"
 
 
-def _check_int(name: str, value, lo: int, hi: int | None = None) -> int:
-    """See :func:`bufsim._validation.check_int` (kept under this name for its importers)."""
-    return check_int(name, value, lo, hi)
-
-
 def _readonly(a: np.ndarray) -> np.ndarray:
     a = np.ascontiguousarray(a)
     a.flags.writeable = False
@@ -204,9 +199,9 @@ class SpaceSpec:
     unused_pages: np.ndarray | None = None
 
     def __post_init__(self):
-        sid = _check_int("SpaceSpec.space_id", self.space_id, 0, MAX_SPACE_ID)
+        sid = check_int("SpaceSpec.space_id", self.space_id, 0, MAX_SPACE_ID)
         object.__setattr__(self, "space_id", sid)
-        n = _check_int(f"SpaceSpec(space_id={sid}).n_pages", self.n_pages, 1, 2**32)
+        n = check_int(f"SpaceSpec(space_id={sid}).n_pages", self.n_pages, 1, 2**32)
         object.__setattr__(self, "n_pages", n)
         if not isinstance(self.name, str):
             raise ValueError(f"SpaceSpec(space_id={sid}).name must be a string, got {self.name!r}")
@@ -640,7 +635,7 @@ class Tablespaces:
         -------
         numpy.ndarray of int64, read-only
         """
-        n = _check_int("n_instances", n_instances, 1, MAX_BUFFER_POOLS)
+        n = check_int("n_instances", n_instances, 1, MAX_BUFFER_POOLS)
 
         def compute():
             s = self.page_space_id.astype(_U64)

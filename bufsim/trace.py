@@ -25,9 +25,9 @@ from pathlib import Path
 
 import numpy as np
 
-from ._validation import TraceError
+from ._validation import TraceError, check_int
 from .paths import atomic_path
-from .pages import SpaceSpec, Tablespaces, _as_int64, _check_int
+from .pages import SpaceSpec, Tablespaces, _as_int64
 
 __all__ = ["FLAG_AHI", "FLAG_MODIFY", "FLAG_SHORTCUT", "FLAG_STMT_END", "FLAG_RELATCH", "FLAG_MASK", "Chunk", "Trace", "read_trace", "TRACE_DTYPE"]
 
@@ -188,7 +188,7 @@ class Chunk:
         ValueError
             Naming the column and the first bad row.
         """
-        self._check(_check_int("n_pages", n_pages, 1))
+        self._check(check_int("n_pages", n_pages, 1))
         return self
 
     def take(self, index) -> Chunk:
@@ -292,7 +292,7 @@ class Trace:
 
         ``tablespaces`` defaults to ``Tablespaces.single(page.max() + 1)``.
         """
-        chunk_size = _check_int("chunk_size", chunk_size, 1)
+        chunk_size = check_int("chunk_size", chunk_size, 1)
         c = Chunk.from_arrays(page, count, cpu_ns, stream, flags)
         if tablespaces is None:
             tablespaces = Tablespaces.single(int(c.page.max()) + 1 if len(c) else 1)
@@ -453,7 +453,7 @@ class Trace:
         id order, of max page number + 1 pages.
         """
         path = Path(path)
-        chunk_size = _check_int("chunk_size", chunk_size, 1)
+        chunk_size = check_int("chunk_size", chunk_size, 1)
         if not path.exists():
             raise FileNotFoundError(f"no trace at {path}")
         suffix = path.suffix.lower()

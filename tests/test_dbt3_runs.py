@@ -61,7 +61,7 @@ def test_plain_work_has_no_sorts_and_mrr_sorts_are_m_log_m(d):
 
 # ---- CPU model -------------------------------------------------------------------------------
 def test_cpu_model_validates_and_charges():
-    with pytest.raises(ValueError, match="Dbt3Cpu.buffer_ns = -1"):
+    with pytest.raises(ValueError, match="Dbt3Cpu.buffer_ns=-1"):
         R.Dbt3Cpu(buffer_ns=-1)
     c = R.Dbt3Cpu(row_ns=1000, get_ns=100, compare_ns=10, buffer_ns=200)
     assert c.extra_ns(dict(sort_compares=1000.0, buffer_records=5, bka_rowids=7)) == \

@@ -34,6 +34,8 @@ import numpy as np
 from numba import njit
 from scipy import optimize
 
+from .._validation import check_int
+
 __all__ = ["CheResult", "che_lru", "fifo_random", "segmented_lru", "innodb_midpoint_lru",
            "rates_from_trace"]
 
@@ -78,12 +80,6 @@ def _check_rates(rates) -> tuple[np.ndarray, float]:
     if total <= 0:
         raise ValueError("rates must have a positive sum")
     return r / total, total
-
-
-def _check_int(name, v, lo, hi):
-    if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or not lo <= v <= hi:
-        raise ValueError(f"{name} must be an integer in {lo}..{hi}; got {v!r}")
-    return int(v)
 
 
 def _saturated(p, total, h=None):
@@ -148,7 +144,7 @@ def che_lru(rates, capacity: int) -> CheResult:
     0.5
     """
     p, total = _check_rates(rates)
-    capacity = _check_int("capacity", capacity, 1, p.shape[0] - 1)
+    capacity = check_int("capacity", capacity, 1, p.shape[0] - 1)
     if capacity >= np.count_nonzero(p):
         return _saturated(p, total)
     pp = p[p > 0]
@@ -190,7 +186,7 @@ def fifo_random(rates, capacity: int) -> CheResult:
        performance analysis of caching systems", IEEE INFOCOM 2014.
     """
     p, total = _check_rates(rates)
-    capacity = _check_int("capacity", capacity, 1, p.shape[0] - 1)
+    capacity = check_int("capacity", capacity, 1, p.shape[0] - 1)
     if capacity >= np.count_nonzero(p):
         return _saturated(p, total)
     pp = p[p > 0]
@@ -419,8 +415,8 @@ def segmented_lru(rates, capacities: Sequence[int], *, method: str = "hybr") -> 
     if m.ndim != 1 or m.size == 0:
         raise ValueError("capacities must be a non-empty sequence of integers")
     for i, c in enumerate(capacities):
-        _check_int(f"capacities[{i}]", c, 1, p.shape[0] - 1)
-    _check_int("sum(capacities)", int(m.sum()), 1, p.shape[0] - 1)
+        check_int(f"capacities[{i}]", c, 1, p.shape[0] - 1)
+    check_int("sum(capacities)", int(m.sum()), 1, p.shape[0] - 1)
     if method not in ("hybr", "nested"):
         raise ValueError(f"method must be 'hybr' or 'nested'; got {method!r}")
     h = m.shape[0]
@@ -499,8 +495,8 @@ def innodb_midpoint_lru(rates, pool_pages: int, old_blocks_pct: int = 37) -> Che
        (``innodb_old_blocks_pct``, ``innodb_old_blocks_time``).
     """
     n = _check_rates(rates)[0].shape[0]
-    pool_pages = _check_int("pool_pages", pool_pages, 2, max(2, n - 1))
-    old_blocks_pct = _check_int("old_blocks_pct", old_blocks_pct, 5, 95)
+    pool_pages = check_int("pool_pages", pool_pages, 2, max(2, n - 1))
+    old_blocks_pct = check_int("old_blocks_pct", old_blocks_pct, 5, 95)
     old = int(np.floor(pool_pages * old_blocks_pct / 100.0 + 0.5))
     old = min(max(old, 1), pool_pages - 1)
     return segmented_lru(rates, [old, pool_pages - old])

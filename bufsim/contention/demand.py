@@ -51,7 +51,8 @@ from dataclasses import dataclass, field, fields
 import numpy as np
 import pandas as pd
 
-from ..pages import MAX_BUFFER_POOLS, Tablespaces, _as_int64, _check_int
+from .._validation import check_int
+from ..pages import MAX_BUFFER_POOLS, Tablespaces, _as_int64
 from ..trace import FLAG_AHI, Trace
 
 __all__ = ["HoldTimes", "ContentionDemand", "Network", "instance_demand", "network",
@@ -392,7 +393,7 @@ def instance_demand(source, tablespaces: Tablespaces | None = None, n_instances:
     # ---- validation, before any work ----------------------------------------------------
     if version not in VERSIONS:
         raise ValueError(f"version={version!r} is not supported; allowed: {', '.join(VERSIONS)}")
-    n = _check_int("n_instances", n_instances, 1, MAX_BUFFER_POOLS)
+    n = check_int("n_instances", n_instances, 1, MAX_BUFFER_POOLS)
     hold = HoldTimes() if hold is None else hold
     if not isinstance(hold, HoldTimes):
         raise ValueError(f"hold must be a HoldTimes, got {type(hold).__name__}")
@@ -404,7 +405,7 @@ def instance_demand(source, tablespaces: Tablespaces | None = None, n_instances:
     if ahi_parts is None:
         parts = 8 if version == "5.7" else 1
     else:
-        parts = _check_int("ahi_parts", ahi_parts, 1, 512)
+        parts = check_int("ahi_parts", ahi_parts, 1, 512)
     if replay is not None and (misses is not None or moves is not None):
         raise ValueError("give either replay or misses/moves, not both")
     is_trace = isinstance(source, Trace)
@@ -514,7 +515,7 @@ def network(demand: ContentionDemand, cores: int, think_time: float = 0.0, *,
     """
     if not isinstance(demand, ContentionDemand):
         raise ValueError(f"demand must be a ContentionDemand, got {type(demand).__name__}")
-    c = _check_int("cores", cores, 1)
+    c = check_int("cores", cores, 1)
     z = float(think_time)
     if not math.isfinite(z) or z < 0:
         raise ValueError(f"think_time={think_time!r} is out of range; allowed: finite seconds >= 0")

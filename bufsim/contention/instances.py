@@ -30,7 +30,8 @@ from dataclasses import dataclass, fields
 
 import numpy as np
 
-from ..pages import MAX_BUFFER_POOLS, Tablespaces, _check_int
+from .._validation import check_int
+from ..pages import MAX_BUFFER_POOLS, Tablespaces
 from .demand import ContentionDemand, HoldTimes, Network, check_nanosecond_fields, instance_demand
 
 __all__ = ["Costs", "fit_costs", "instance_map", "workload_demand", "workload_network",
@@ -73,8 +74,8 @@ def instance_map(tablespaces: Tablespaces, n_instances: int, *, page_shift: int 
     """
     if not isinstance(tablespaces, Tablespaces):
         raise ValueError(f"tablespaces must be a Tablespaces, got {type(tablespaces).__name__}")
-    n = _check_int("n_instances", n_instances, 1, MAX_BUFFER_POOLS)
-    shift = _check_int("page_shift", page_shift, 0, 20)
+    n = check_int("n_instances", n_instances, 1, MAX_BUFFER_POOLS)
+    shift = check_int("page_shift", page_shift, 0, 20)
     sid = tablespaces.page_space_id.astype(np.int64).copy()
     if space_ids:
         names = tablespaces.space_names
@@ -82,7 +83,7 @@ def instance_map(tablespaces: Tablespaces, n_instances: int, *, page_shift: int 
             if name not in names:
                 raise ValueError(f"space_ids names {name!r}, which is not a space; allowed: "
                                  f"{', '.join(map(str, names))}")
-            new = _check_int(f"space_ids[{name!r}]", new, 0, 2**32 - 1)
+            new = check_int(f"space_ids[{name!r}]", new, 0, 2**32 - 1)
             sid[tablespaces.page_space_idx == names.index(name)] = new
     s = sid.astype(_U64)
     x = tablespaces.page_no.astype(_U64) >> _U64(shift)
@@ -136,7 +137,7 @@ def workload_demand(freq, n_instances: int, costs: Costs, *, statements: float =
     ``scale`` transactions are counted (integers) to keep 1e-6 resolution.
     ``mapping`` is an :func:`instance_map` (default InnoDB's).
     """
-    scale = _check_int("scale", scale, 1)
+    scale = check_int("scale", scale, 1)
     gets, ahi = freq.counts(scale)
     miss = None if misses is None else np.rint(np.asarray(misses, float) * scale).astype(np.int64)
     hold = costs.hold(float(freq.gets.sum()), statements)
@@ -158,7 +159,7 @@ def max_throughput(network: Network, n_max: int = 256) -> tuple[float, int]:
     """Largest exact-MVA throughput over populations ``1..n_max`` and the
     smallest population reaching it (in a product-form network throughput
     never falls, so this is the saturation level, seen at ``n_max``)."""
-    n_max = _check_int("n_max", n_max, 1, 100_000)
+    n_max = check_int("n_max", n_max, 1, 100_000)
     r = network.mva(n_max)
     x = np.asarray(r.throughput)
     i = int(np.argmax(x >= x.max() * (1 - 1e-12)))
@@ -246,7 +247,7 @@ def fit_costs(targets, base: Costs, *, n_instances: int = 16, cores: int = 32,
     """
     names = {f.name for f in fields(Costs)}
     costs = base
-    for _ in range(_check_int("rounds", rounds, 1, 20)):
+    for _ in range(check_int("rounds", rounds, 1, 20)):
         for fld, fq, stmts, ahi, tps in targets:
             if fld not in names:
                 raise ValueError(f"field {fld!r} is not a Costs field; allowed: "

@@ -46,6 +46,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from .._validation import check_int_fields
 from ..config import PoolConfig, mysql55, mysql56
 from ..pool import Pool
 from ..trace import Chunk, Trace
@@ -92,10 +93,7 @@ class Dbt3Cpu:
     buffer_ns: int = 200
 
     def __post_init__(self):
-        for f in ("row_ns", "get_ns", "compare_ns", "buffer_ns"):
-            v = getattr(self, f)
-            if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 0:
-                raise ValueError(f"Dbt3Cpu.{f} = {v!r} is out of range; allowed: integer >= 0")
+        check_int_fields(self, ("row_ns", "get_ns", "compare_ns", "buffer_ns"), 0)
 
     @property
     def trace_cost(self) -> CpuCost:

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from .._validation import check_int
 from ..config import DeviceModel, mysql55
 from ..engine import ReplayResult, replay
 from ..workloads.plans import CpuCost, full_scan, sequence
@@ -75,11 +76,6 @@ def fit_monotone(fn, target: float, lo: float, hi: float, *, rtol: float = 1e-3,
         else:
             b = m
     raise ValueError(f"no x with fn(x) within rtol={rtol} of {target} after {max_iter} halvings")
-
-
-def _check_ms(v):
-    if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or not 0 <= v <= 2**32 - 1:
-        raise ValueError(f"old_blocks_time_ms={v!r} is out of range; allowed: integer 0..2**32-1")
 
 
 def requests_per_second(timeline: pd.DataFrame, stream: int, gets_per_request: float,
@@ -185,7 +181,7 @@ class SideLoad:
         (default: up to the dump plus twice its reported length).
         """
         db = self.db
-        _check_ms(old_blocks_time_ms)
+        check_int("old_blocks_time_ms", old_blocks_time_ms, 0, 2**32 - 1)
         dump_at = float(800 / self.scale if dump_at_s is None else dump_at_s)
         switch_at = float(150 / self.scale if switch_at_s is None else switch_at_s)
         if not 0 <= switch_at <= dump_at:

@@ -37,6 +37,7 @@ from typing import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
+from .._validation import check_int_fields
 from ..config import CostModel, DeviceModel, PoolConfig, pages_from_bytes, preset
 from ..engine import replay
 from ..pool import Pool
@@ -80,10 +81,7 @@ class Calibration:
     read_ns: int = 10_000
 
     def __post_init__(self):
-        for f in ("row_ns", "get_ns", "clock_read_ns", "read_ns"):
-            v = getattr(self, f)
-            if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or not 0 <= v <= 10**9:
-                raise ValueError(f"Calibration.{f} = {v!r} is out of range; allowed: integer 0..1e9")
+        check_int_fields(self, ("row_ns", "get_ns", "clock_read_ns", "read_ns"), 0, 10**9)
 
     @property
     def cpu(self) -> CpuCost:
