@@ -138,6 +138,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import optimize
 
+from .._units import old_ratio
 from .._validation import check_int
 
 __all__ = ["ScanClass", "MidpointResult", "midpoint_lru", "old_capacity"]
@@ -252,7 +253,7 @@ def old_capacity(lru_pages: int, old_blocks_pct: int, capacity: str = "innodb") 
     if capacity == "nominal":
         old = int(np.floor(lru_pages * old_blocks_pct / 100.0 + 0.5))
     elif capacity == "innodb":
-        ratio = min(max(old_blocks_pct * 1024 // 100, 51), 1024)
+        ratio = old_ratio(old_blocks_pct)
         old = min(lru_pages * ratio // 1024, lru_pages - 25) - 20
     else:
         raise ValueError(f"capacity must be 'innodb' or 'nominal'; got {capacity!r}")

@@ -52,7 +52,8 @@ import numpy as np
 import pandas as pd
 
 from .._validation import check_int
-from ..pages import MAX_BUFFER_POOLS, Tablespaces, _as_int64
+from .._units import MAX_INSTANCES, NS_PER_S
+from ..pages import Tablespaces, _as_int64
 from ..trace import FLAG_AHI, Trace
 
 __all__ = ["HoldTimes", "ContentionDemand", "Network", "instance_demand", "network",
@@ -75,7 +76,6 @@ def check_nanosecond_fields(obj) -> None:
             raise ValueError(f"{type(obj).__name__}.{f.name}={v!r} is out of range; allowed: "
                              f"finite nanoseconds in 0..{MAX_HOLD_NS:.0e}")
         object.__setattr__(obj, f.name, float(v))
-NS_PER_S = 1e9
 
 
 # --------------------------------------------------------------------------------------
@@ -393,7 +393,7 @@ def instance_demand(source, tablespaces: Tablespaces | None = None, n_instances:
     # ---- validation, before any work ----------------------------------------------------
     if version not in VERSIONS:
         raise ValueError(f"version={version!r} is not supported; allowed: {', '.join(VERSIONS)}")
-    n = check_int("n_instances", n_instances, 1, MAX_BUFFER_POOLS)
+    n = check_int("n_instances", n_instances, 1, MAX_INSTANCES)
     hold = HoldTimes() if hold is None else hold
     if not isinstance(hold, HoldTimes):
         raise ValueError(f"hold must be a HoldTimes, got {type(hold).__name__}")

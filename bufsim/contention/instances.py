@@ -31,13 +31,13 @@ from dataclasses import dataclass, fields
 import numpy as np
 
 from .._validation import check_int
-from ..pages import MAX_BUFFER_POOLS, Tablespaces
+from .._units import MAX_INSTANCES, instance_fold
+from ..pages import Tablespaces
 from .demand import ContentionDemand, HoldTimes, Network, check_nanosecond_fields, instance_demand
 
 __all__ = ["Costs", "fit_costs", "instance_map", "workload_demand", "workload_network",
            "max_throughput", "wait_shares", "instances_for_fraction", "solve_increasing"]
 
-_U64 = np.uint64
 
 
 def instance_map(tablespaces: Tablespaces, n_instances: int, *, page_shift: int = 6,
@@ -74,7 +74,7 @@ def instance_map(tablespaces: Tablespaces, n_instances: int, *, page_shift: int 
     """
     if not isinstance(tablespaces, Tablespaces):
         raise ValueError(f"tablespaces must be a Tablespaces, got {type(tablespaces).__name__}")
-    n = check_int("n_instances", n_instances, 1, MAX_BUFFER_POOLS)
+    n = check_int("n_instances", n_instances, 1, MAX_INSTANCES)
     shift = check_int("page_shift", page_shift, 0, 20)
     sid = tablespaces.page_space_id.astype(np.int64).copy()
     if space_ids:
@@ -85,10 +85,7 @@ def instance_map(tablespaces: Tablespaces, n_instances: int, *, page_shift: int 
                                  f"{', '.join(map(str, names))}")
             new = check_int(f"space_ids[{name!r}]", new, 0, 2**32 - 1)
             sid[tablespaces.page_space_idx == names.index(name)] = new
-    s = sid.astype(_U64)
-    x = tablespaces.page_no.astype(_U64) >> _U64(shift)
-    fold = (s << _U64(20)) + s + x
-    return (fold % _U64(n)).astype(np.int64)
+    return instance_fold(sid, tablespaces.page_no, n, shift)
 
 
 @dataclass(frozen=True)
