@@ -15,12 +15,13 @@ def _module_name(path: Path) -> str:
     return ".".join(parts)
 
 
-def _top_level_imports(path: Path, name: str) -> set[str]:
-    """bufsim modules imported at module level (imports inside functions are lazy)."""
+def _imports(path: Path, name: str, everywhere: bool = False) -> set[str]:
+    """bufsim modules a module imports: at module level, or ``everywhere`` (inside
+    functions too; those are lazy and do not make import cycles)."""
     tree = ast.parse(path.read_text(), str(path))
     pkg = name if path.name == "__init__.py" else name.rsplit(".", 1)[0]
     out = set()
-    for node in tree.body:
+    for node in (ast.walk(tree) if everywhere else tree.body):
         if isinstance(node, ast.Import):
             out |= {a.name for a in node.names if a.name.startswith("bufsim")}
         elif isinstance(node, ast.ImportFrom):
@@ -44,7 +45,7 @@ def import_graph() -> dict[str, set[str]]:
     graph = {}
     for name, path in mods.items():
         deps = set()
-        for d in _top_level_imports(path, name):
+        for d in _imports(path, name):
             while d not in mods and "." in d:
                 d = d.rsplit(".", 1)[0]
             if d in mods and d != name:
@@ -93,30 +94,8 @@ def test_the_cycle_finder_finds_one():
     assert find_cycle({"a": {"a.x"}, "a.x": {"a"}}) is None
 
 
-def _all_imports(path: Path, name: str) -> set[str]:
-    """bufsim modules imported anywhere in a module (module level and inside functions)."""
-    tree = ast.parse(path.read_text(), str(path))
-    pkg = name if path.name == "__init__.py" else name.rsplit(".", 1)[0]
-    out = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            out |= {a.name for a in node.names if a.name.startswith("bufsim")}
-        elif isinstance(node, ast.ImportFrom):
-            if node.level:
-                base = pkg.split(".")
-                base = base[:len(base) - node.level + 1]
-                mod = ".".join(base + ([node.module] if node.module else []))
-            else:
-                mod = node.module or ""
-            if mod.startswith("bufsim"):
-                out.add(mod)
-                out |= {mod + "." + a.name for a in node.names if
-                        (PKG.parent / Path(*(mod + "." + a.name).split("."))).with_suffix(".py").exists()}
-    return out
-
-
 def _imports_of(subpackage: str) -> dict[str, set[str]]:
-    return {_module_name(p): _all_imports(p, _module_name(p))
+    return {_module_name(p): _imports(p, _module_name(p), everywhere=True)
             for p in (PKG / subpackage).rglob("*.py")}
 
 
@@ -150,8 +129,8 @@ def test_nothing_below_imports_the_experiments():
 
 def test_the_layer_checks_can_fail():
     assert any(d.startswith("bufsim.engine") for d in
-               _all_imports(PKG / "experiments" / "analytic_validation.py",
-                            "bufsim.experiments.analytic_validation"))
+               _imports(PKG / "experiments" / "analytic_validation.py",
+                        "bufsim.experiments.analytic_validation", everywhere=True))
 
 
 def _private_names(src: str) -> set[str]:
