@@ -35,6 +35,7 @@ from numba import njit
 from scipy import optimize
 
 from .._validation import check_int
+from .solve import solve_monotone
 
 __all__ = ["CheResult", "che_lru", "fifo_random", "segmented_lru", "innodb_midpoint_lru",
            "rates_from_trace"]
@@ -89,19 +90,11 @@ def _saturated(p, total, h=None):
     return CheResult(t, 1.0, hit, None)
 
 
-def _bracket_up(f, lo):
-    """Smallest ``hi = lo * 2**j`` with ``f(hi) > 0`` (f increasing, f(lo) <= 0)."""
-    hi = max(lo, 1e-300) * 2.0
-    for _ in range(2100):
-        if f(hi) > 0:
-            return hi
-        lo, hi = hi, hi * 2.0
-    raise RuntimeError("could not bracket the characteristic time")  # pragma: no cover
-
-
 def _solve_increasing(f, lo):
-    hi = _bracket_up(f, lo)
-    return optimize.brentq(f, lo, hi, xtol=1e-300, rtol=4 * np.finfo(float).eps, maxiter=500)
+    """The root of an increasing ``f`` with ``f(lo) <= 0`` (the upper end doubled until
+    ``f`` is positive), to full precision."""
+    return solve_monotone(f, 0.0, lo, None, log=False, xtol=1e-300,
+                          rtol=4 * np.finfo(float).eps, maxiter=500)
 
 
 # --------------------------------------------------------------------------

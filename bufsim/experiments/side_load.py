@@ -14,14 +14,13 @@ mode of the notebook uses 16), so the pool/table ratios stay those of the docume
 the device and CPU constants are per page and per statement and do not scale, so a
 scaled dump takes about ``1/scale`` of the time.
 
-Calibration (:func:`fit_monotone`): the sysbench CPU per statement (``query_ns``) is
+Calibration (:func:`bufsim.analytic.solve_monotone`, ``ftol=1e-3``): the sysbench CPU per statement (``query_ns``) is
 fitted to the reported rate of sysbench alone, the device's sequential read time to
 the reported time of the dump alone.  Everything concurrent is predicted.
 """
 from __future__ import annotations
 
 import functools
-import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -34,48 +33,9 @@ from ..engine import ReplayResult, replay
 from ..workloads.plans import CpuCost, full_scan, sequence
 from ..workloads import sysbench as sb
 
-__all__ = ["fit_monotone", "SideLoad", "SideLoadRun", "requests_per_second",
+__all__ = ["SideLoad", "SideLoadRun", "requests_per_second",
            "leaf_touches_per_txn", "analytic_estimate"]
 
-
-
-def fit_monotone(fn, target: float, lo: float, hi: float, *, rtol: float = 1e-3,
-                 max_iter: int = 60, log: bool = True) -> float:
-    """``x`` in ``[lo, hi]`` with ``fn(x)`` within ``rtol`` (relative) of ``target``.
-
-    ``fn`` must be monotone (either direction) on the interval; the root is
-    bracketed and found by bisection, in ``log(x)`` when ``log`` (``lo > 0``).
-    Raises ValueError when the interval does not bracket the target, or when
-    ``max_iter`` halvings do not reach ``rtol``.
-    """
-    if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi):
-        raise ValueError(f"lo={lo!r}, hi={hi!r}: need finite lo < hi")
-    if log and lo <= 0:
-        raise ValueError(f"lo={lo!r} is out of range for log=True; allowed: > 0")
-    if not (math.isfinite(target)) or not (0 < rtol < 1):
-        raise ValueError(f"target={target!r} must be finite and rtol={rtol!r} in (0, 1)")
-    if not isinstance(max_iter, int) or max_iter < 1:
-        raise ValueError(f"max_iter={max_iter!r} is out of range; allowed: integer >= 1")
-    f_lo, f_hi = fn(lo) - target, fn(hi) - target
-    if f_lo == 0:
-        return float(lo)
-    if f_hi == 0:
-        return float(hi)
-    if (f_lo > 0) == (f_hi > 0):
-        raise ValueError(f"fn does not cross target={target} on [{lo}, {hi}] "
-                         f"(fn(lo)={f_lo + target}, fn(hi)={f_hi + target})")
-    a, b = (math.log(lo), math.log(hi)) if log else (lo, hi)
-    for _ in range(max_iter):
-        m = 0.5 * (a + b)
-        x = math.exp(m) if log else m
-        f = fn(x) - target
-        if abs(f) <= rtol * abs(target) or f == 0:
-            return float(x)
-        if (f > 0) == (f_lo > 0):
-            a, f_lo = m, f
-        else:
-            b = m
-    raise ValueError(f"no x with fn(x) within rtol={rtol} of {target} after {max_iter} halvings")
 
 
 def requests_per_second(timeline: pd.DataFrame, stream: int, gets_per_request: float,
