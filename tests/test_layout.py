@@ -194,3 +194,30 @@ def test_every_notebook_import_resolves():
                 except ImportError as e:
                     failed.append((nb, i, ast.unparse(node), str(e)))
     assert failed == []
+
+
+#: the README's layers, top first: a module imports (at module level) only its own
+#: layer and those above
+LAYERS = [["_units", "_validation", "paths"], ["analytic"], ["config", "pages"], ["policies"],
+          ["trace", "trace_import"], ["engine", "pool", "reference"],
+          ["workloads", "synthetic", "contention"], ["experiments"],
+          ["notebooks", "figures", "results", "provenance", "cli"]]
+
+
+def layer_violations(graph) -> list:
+    rank = {f"bufsim.{m}": i for i, layer in enumerate(LAYERS) for m in layer}
+
+    def r(m):
+        return rank.get(".".join(m.split(".")[:2]))
+
+    return sorted((m, d) for m, deps in graph.items() for d in deps
+                  if r(m) is not None and r(d) is not None and r(d) > r(m))
+
+
+def test_layers_read_one_way():
+    assert layer_violations(import_graph()) == []
+
+
+def test_the_layer_check_finds_an_upward_import():
+    assert layer_violations({"bufsim.analytic.che": {"bufsim.engine"}}) == \
+        [("bufsim.analytic.che", "bufsim.engine")]
