@@ -23,7 +23,7 @@ import sys
 
 import pandas as pd
 
-from bufsim.analytic.validation import MIXTURES, run_grid
+from bufsim.experiments.analytic_validation import MIXTURES, run_grid
 
 
 def main(argv=None):

@@ -14,7 +14,8 @@ import numbers
 
 import numpy as np
 
-__all__ = ["TraceError", "check_int", "check_ns", "check_number", "check_bool", "describe"]
+__all__ = ["TraceError", "check_int", "check_int_fields", "check_ns", "check_number", "check_bool",
+           "describe"]
 
 #: Largest nanosecond value the int64 virtual clock holds.
 MAX_NS = 2**63 - 1
@@ -75,6 +76,26 @@ def check_int(name: str, value, lo: int | None = None, hi: int | None = None) ->
     if (lo is not None and v < lo) or (hi is not None and v > hi):
         raise ValueError(f"{name}={v} is out of range; allowed: {_range(lo, hi)}")
     return v
+
+
+def check_int_fields(obj, names, lo: int | None = None, hi: int | None = None) -> None:
+    """Check integer fields of a (frozen) dataclass instance and store each as a Python
+    ``int``; the error names ``Class.field`` (see :func:`check_int`).
+
+    >>> from dataclasses import dataclass
+    >>> @dataclass(frozen=True)
+    ... class Cpu:
+    ...     row_ns: int = 1
+    ...     def __post_init__(self):
+    ...         check_int_fields(self, ("row_ns",), 0)
+    >>> Cpu(-1)
+    Traceback (most recent call last):
+    ...
+    ValueError: Cpu.row_ns=-1 is out of range; allowed: >= 0
+    """
+    for f in names:
+        v = check_int(f"{type(obj).__name__}.{f}", getattr(obj, f), lo, hi)
+        object.__setattr__(obj, f, v)
 
 
 def check_ns(name: str, value, lo: int = 0, hi: int = MAX_NS) -> int:

@@ -46,6 +46,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from ._validation import check_int
 from .paths import atomic_path
 
 __all__ = ["parse_blkparse", "convert_blkparse", "SECTOR"]
@@ -58,12 +59,6 @@ _EVENT = re.compile(
     r"(?P<rwbs>[RWDNFSMAEB]+)(?:\s+(?P<rest>.*))?$")
 _RANGE = re.compile(r"^(?P<sector>\d+)\s*\+\s*(?P<count>\d+)(?:\s+\[(?P<proc>.*)\])?\s*$")
 _ACTIONS = set("QGMFIDCXBASTPUmR")
-
-
-def _check(name, value, lo):
-    if isinstance(value, bool) or not isinstance(value, int) or value < lo:
-        raise ValueError(f"{name}={value!r} is out of range; allowed: integer >= {lo}")
-    return value
 
 
 def parse_blkparse(lines, *, page_size: int = 16384, file_offset: int = 0, space: int = 0,
@@ -114,10 +109,10 @@ def parse_blkparse(lines, *, page_size: int = 16384, file_offset: int = 0, space
             or page_size < 1024 or page_size > 65536 or page_size & (page_size - 1)):
         raise ValueError(f"--page-size={page_size!r} is out of range; allowed: a power of two "
                          "in 1024..65536 bytes")
-    _check("--file-offset", file_offset, 0)
+    check_int("--file-offset", file_offset, 0)
     if file_offset % SECTOR:
         raise ValueError(f"--file-offset={file_offset} is not a multiple of {SECTOR} bytes")
-    _check("--space", space, 0)
+    check_int("--space", space, 0)
     if not actions or not set(actions) <= _ACTIONS:
         raise ValueError(f"--action={actions!r}: allowed letters: {''.join(sorted(_ACTIONS))}")
     dev = None

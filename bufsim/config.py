@@ -16,6 +16,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass, field
 
+from ._units import MAX_INSTANCES, PAGE_SIZE, old_ratio
 from ._validation import check_bool, check_int
 
 __all__ = [
@@ -24,11 +25,8 @@ __all__ = [
     "POOL_SIZE_VERSIONS",
 ]
 
-PAGE_SIZE = 16384
 #: MySQL's minimum innodb_buffer_pool_size (5 MiB) in 16 KiB pages.
 MIN_POOL_PAGES = 320
-#: MAX_BUFFER_POOLS in include/buf0buf.h.
-MAX_INSTANCES = 64
 VERSIONS = ("5.5", "5.6", "5.7", "mariadb10.5", "mariadb10.11")
 POLICIES = ("innodb", "lru", "fifo", "clock", "two_q", "arc")
 #: values of PoolConfig.cleaner_activity
@@ -350,7 +348,7 @@ class PoolConfig:
     @property
     def old_ratio(self) -> int:
         """LRU_old_ratio: pct * 1024 / 100 clamped to [51, 1024] (buf_LRU_old_ratio_update_instance)."""
-        return min(max(self.old_blocks_pct * 1024 // 100, 51), 1024)
+        return old_ratio(self.old_blocks_pct)
 
     @property
     def young_window(self) -> int:

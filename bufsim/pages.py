@@ -25,17 +25,15 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ._units import MAX_INSTANCES, instance_fold
 from ._validation import check_int
 
-__all__ = ["IndexSpec", "SpaceSpec", "Tablespaces", "MAX_BUFFER_POOLS", "MAX_SPACE_ID"]
+__all__ = ["IndexSpec", "SpaceSpec", "Tablespaces", "MAX_SPACE_ID"]
 
-#: MAX_BUFFER_POOLS in include/buf0buf.h: the largest innodb_buffer_pool_instances.
-MAX_BUFFER_POOLS = 64
 #: Space ids are 32-bit unsigned in InnoDB.
 MAX_SPACE_ID = 2**32 - 1
 _JSON_FORMAT = "bufsim.tablespaces"
 _JSON_VERSION = 1
-_U64 = np.uint64
 
 
 # --------------------------------------------------------------------------------------
@@ -86,11 +84,6 @@ def _as_int64(values, name: str) -> np.ndarray:
 
 def _where(a: np.ndarray, i: int) -> str:
     return "" if a.ndim == 0 else f" row {i}"
-
-
-def _check_int(name: str, value, lo: int, hi: int | None = None) -> int:
-    """See :func:`bufsim._validation.check_int` (kept under this name for its importers)."""
-    return check_int(name, value, lo, hi)
 
 
 def _readonly(a: np.ndarray) -> np.ndarray:
@@ -204,9 +197,9 @@ class SpaceSpec:
     unused_pages: np.ndarray | None = None
 
     def __post_init__(self):
-        sid = _check_int("SpaceSpec.space_id", self.space_id, 0, MAX_SPACE_ID)
+        sid = check_int("SpaceSpec.space_id", self.space_id, 0, MAX_SPACE_ID)
         object.__setattr__(self, "space_id", sid)
-        n = _check_int(f"SpaceSpec(space_id={sid}).n_pages", self.n_pages, 1, 2**32)
+        n = check_int(f"SpaceSpec(space_id={sid}).n_pages", self.n_pages, 1, 2**32)
         object.__setattr__(self, "n_pages", n)
         if not isinstance(self.name, str):
             raise ValueError(f"SpaceSpec(space_id={sid}).name must be a string, got {self.name!r}")
@@ -661,13 +654,10 @@ class Tablespaces:
         -------
         numpy.ndarray of int64, read-only
         """
-        n = _check_int("n_instances", n_instances, 1, MAX_BUFFER_POOLS)
+        n = check_int("n_instances", n_instances, 1, MAX_INSTANCES)
 
         def compute():
-            s = self.page_space_id.astype(_U64)
-            x = self.page_no.astype(_U64) >> _U64(6)
-            fold = (s << _U64(20)) + s + x  # wraps modulo 2**64 like ulint
-            return _readonly((fold % _U64(n)).astype(np.int64))
+            return _readonly(instance_fold(self.page_space_id, self.page_no, n))
 
         return self._cached(("instance", n), compute)
 

@@ -27,7 +27,8 @@ from collections.abc import Iterator
 
 import numpy as np
 
-from .pages import SpaceSpec, Tablespaces, _check_int
+from ._validation import check_int
+from .pages import SpaceSpec, Tablespaces
 from .trace import Chunk, Trace
 
 __all__ = ["BLOCK", "zipf_trace", "zipf_probabilities", "uniform_trace", "scan_trace",
@@ -46,7 +47,7 @@ def _check_alpha(alpha) -> float:
 
 
 def _check_seed(seed) -> int:
-    return _check_int("seed", seed, 0)
+    return check_int("seed", seed, 0)
 
 
 def _rng(seed: int, *key: int) -> np.random.Generator:
@@ -145,7 +146,7 @@ def zipf_probabilities(n_pages: int, alpha: float, *, seed: int | None = None,
     -------
     numpy.ndarray of float64, length ``n_pages``, summing to 1
     """
-    n_pages = _check_int("n_pages", n_pages, 1)
+    n_pages = check_int("n_pages", n_pages, 1)
     alpha = _check_alpha(alpha)
     if shuffle_ranks and seed is None:
         raise ValueError("seed is required when shuffle_ranks=True (the permutation depends on it)")
@@ -192,13 +193,13 @@ def zipf_trace(n_gets: int, n_pages: int, alpha: float, *, seed: int, cpu_ns: in
     --------
     zipf_probabilities : the exact per-page probabilities, for analytic models.
     """
-    n_gets = _check_int("n_gets", n_gets, 0)
-    n_pages = _check_int("n_pages", n_pages, 1)
+    n_gets = check_int("n_gets", n_gets, 0)
+    n_pages = check_int("n_pages", n_pages, 1)
     alpha = _check_alpha(alpha)
     seed = _check_seed(seed)
-    cpu_ns = _check_int("cpu_ns", cpu_ns, 0)
-    stream = _check_int("stream", stream, 0)
-    chunk_size = _check_int("chunk_size", chunk_size, 1)
+    cpu_ns = check_int("cpu_ns", cpu_ns, 0)
+    stream = check_int("stream", stream, 0)
+    chunk_size = check_int("chunk_size", chunk_size, 1)
     zipf = _Zipf(n_pages, alpha, seed, bool(shuffle_ranks))
 
     def gen():
@@ -243,13 +244,13 @@ def scan_trace(n_pages: int, *, first_page: int = 0, gets_per_page: int = 1, rep
     -------
     Trace
     """
-    n_pages = _check_int("n_pages", n_pages, 1)
-    first_page = _check_int("first_page", first_page, 0)
-    gets_per_page = _check_int("gets_per_page", gets_per_page, 1)
-    repeat = _check_int("repeat", repeat, 0)
-    cpu_ns = _check_int("cpu_ns", cpu_ns, 0)
-    stream = _check_int("stream", stream, 0)
-    chunk_size = _check_int("chunk_size", chunk_size, 1)
+    n_pages = check_int("n_pages", n_pages, 1)
+    first_page = check_int("first_page", first_page, 0)
+    gets_per_page = check_int("gets_per_page", gets_per_page, 1)
+    repeat = check_int("repeat", repeat, 0)
+    cpu_ns = check_int("cpu_ns", cpu_ns, 0)
+    stream = check_int("stream", stream, 0)
+    chunk_size = check_int("chunk_size", chunk_size, 1)
     end = first_page + n_pages
     if tablespaces is None:
         tablespaces = Tablespaces.single(end)
@@ -307,18 +308,18 @@ def hot_and_scan_trace(n_gets_hot: int, hot_pages: int, alpha: float, scan_pages
     -------
     Trace
     """
-    n_gets_hot = _check_int("n_gets_hot", n_gets_hot, 0)
-    hot_pages = _check_int("hot_pages", hot_pages, 1)
+    n_gets_hot = check_int("n_gets_hot", n_gets_hot, 0)
+    hot_pages = check_int("hot_pages", hot_pages, 1)
     alpha = _check_alpha(alpha)
-    scan_pages = _check_int("scan_pages", scan_pages, 1)
-    scan_every = _check_int("scan_every", scan_every, 1)
+    scan_pages = check_int("scan_pages", scan_pages, 1)
+    scan_every = check_int("scan_every", scan_every, 1)
     seed = _check_seed(seed)
-    scan_gets_per_page = _check_int("scan_gets_per_page", scan_gets_per_page, 1)
-    cpu_ns = _check_int("cpu_ns", cpu_ns, 0)
-    scan_cpu_ns = cpu_ns if scan_cpu_ns is None else _check_int("scan_cpu_ns", scan_cpu_ns, 0)
-    stream = _check_int("stream", stream, 0)
-    scan_stream = stream if scan_stream is None else _check_int("scan_stream", scan_stream, 0)
-    chunk_size = _check_int("chunk_size", chunk_size, 1)
+    scan_gets_per_page = check_int("scan_gets_per_page", scan_gets_per_page, 1)
+    cpu_ns = check_int("cpu_ns", cpu_ns, 0)
+    scan_cpu_ns = cpu_ns if scan_cpu_ns is None else check_int("scan_cpu_ns", scan_cpu_ns, 0)
+    stream = check_int("stream", stream, 0)
+    scan_stream = stream if scan_stream is None else check_int("scan_stream", scan_stream, 0)
+    chunk_size = check_int("chunk_size", chunk_size, 1)
     ts = Tablespaces([SpaceSpec(1, hot_pages, "hot"), SpaceSpec(2, scan_pages, "scan")])
     zipf = _Zipf(hot_pages, alpha, seed, bool(shuffle_ranks))
 

@@ -19,15 +19,15 @@ from __future__ import annotations
 
 import json
 import os
-import secrets
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
-from ._validation import TraceError
-from .pages import SpaceSpec, Tablespaces, _as_int64, _check_int
+from ._validation import TraceError, check_int
+from .paths import atomic_path
+from .pages import SpaceSpec, Tablespaces, _as_int64
 
 __all__ = ["FLAG_AHI", "FLAG_MODIFY", "FLAG_SHORTCUT", "FLAG_STMT_END", "FLAG_RELATCH", "FLAG_MASK", "Chunk", "Trace", "read_trace", "TRACE_DTYPE"]
 
@@ -188,7 +188,7 @@ class Chunk:
         ValueError
             Naming the column and the first bad row.
         """
-        self._check(_check_int("n_pages", n_pages, 1))
+        self._check(check_int("n_pages", n_pages, 1))
         return self
 
     def take(self, index) -> Chunk:
@@ -292,7 +292,7 @@ class Trace:
 
         ``tablespaces`` defaults to ``Tablespaces.single(page.max() + 1)``.
         """
-        chunk_size = _check_int("chunk_size", chunk_size, 1)
+        chunk_size = check_int("chunk_size", chunk_size, 1)
         c = Chunk.from_arrays(page, count, cpu_ns, stream, flags)
         if tablespaces is None:
             tablespaces = Tablespaces.single(int(c.page.max()) + 1 if len(c) else 1)
@@ -397,11 +397,11 @@ class Trace:
             sidecar = path.with_name(path.name + ".tablespaces.json")
             doc = self.tablespaces.to_dict()
             doc["trace"] = self._meta()
-            with _atomic(sidecar) as tmp_side, _atomic(path) as tmp:
+            with atomic_path(sidecar) as tmp_side, atomic_path(path) as tmp:
                 tmp_side.write_text(json.dumps(doc, sort_keys=True))
                 self._write_npy(tmp)
         elif suffix == ".parquet":
-            with _atomic(path) as tmp:
+            with atomic_path(path) as tmp:
                 self._write_parquet(tmp)
         else:
             raise ValueError(f"path suffix {path.suffix!r} is not supported; allowed: .npy, .parquet")
@@ -453,7 +453,7 @@ class Trace:
         id order, of max page number + 1 pages.
         """
         path = Path(path)
-        chunk_size = _check_int("chunk_size", chunk_size, 1)
+        chunk_size = check_int("chunk_size", chunk_size, 1)
         if not path.exists():
             raise FileNotFoundError(f"no trace at {path}")
         suffix = path.suffix.lower()
@@ -570,27 +570,6 @@ def _tablespaces_from_data(pairs, where: str) -> Tablespaces:
         raise ValueError(f"{where}: no events, so the tablespaces cannot be inferred; pass "
                          "tablespaces= explicitly")
     return Tablespaces([SpaceSpec(s, best[s] + 1) for s in sorted(best)])
-
-
-class _atomic:
-    """Context manager yielding a temporary sibling path, moved onto ``path`` on success."""
-
-    def __init__(self, path: Path):
-        self.path = path
-        self.tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}-{secrets.token_hex(4)}")
-
-    def __enter__(self) -> Path:
-        return self.tmp
-
-    def __exit__(self, exc_type, exc, tb):
-        if exc_type is None:
-            os.replace(self.tmp, self.path)
-        else:
-            try:
-                self.tmp.unlink()
-            except FileNotFoundError:
-                pass
-        return False
 
 
 def __getattr__(name):

@@ -49,7 +49,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from bufsim.analytic import validation
+from bufsim.experiments import analytic_validation as validation
 
 N_PAGES = 100_000
 SEED = 7

@@ -182,15 +182,15 @@ def test_rates_from_trace():
     (lambda: che.che_lru([1.0, -1.0, 2.0], 1), "rates must be finite and >= 0"),
     (lambda: che.che_lru([0.0, 0.0], 1), "positive sum"),
     (lambda: che.che_lru([1.0], 1), "at least 2 pages"),
-    (lambda: che.che_lru([1.0, 1.0, 1.0], 3), r"capacity must be an integer in 1\.\.2"),
+    (lambda: che.che_lru([1.0, 1.0, 1.0], 3), r"capacity=3 is out of range; allowed: 1\.\.2"),
     (lambda: che.fifo_random([1.0, 1.0, 1.0], 0), "capacity"),
     (lambda: che.segmented_lru([1.0] * 5, [2, 0]), r"capacities\[1\]"),
     (lambda: che.segmented_lru([1.0] * 5, [2, 3]), r"sum\(capacities\)"),
     (lambda: che.segmented_lru([1.0] * 5, [1], method="x"), "method"),
     (lambda: che.innodb_midpoint_lru([1.0] * 50, 10, 2),
-     r"old_blocks_pct must be an integer in 5\.\.95"),
+     r"old_blocks_pct=2 is out of range; allowed: 5\.\.95"),
     (lambda: che.innodb_midpoint_lru([1.0] * 50, 50, 37),
-     r"pool_pages must be an integer in 2\.\.49"),
+     r"pool_pages=50 is out of range; allowed: 2\.\.49"),
 ])
 def test_validation(call, match):
     with pytest.raises(ValueError, match=match):

@@ -7,7 +7,7 @@ import pytest
 
 import bufsim
 from bufsim import paths
-from bufsim.workloads import dbt3_runs as R
+from bufsim.experiments import dbt3 as R
 from bufsim.workloads.dbt3 import PLANS, Dbt3
 
 SF = 0.05
@@ -41,7 +41,7 @@ def test_q11_batches_hold_join_buffer_over_record_plus_mrr_reservation(d):
     w = d.work(11, "bka")
     germans = int((d.data.s_nation == 7).sum())
     assert w["buffer_records"] == 2 * germans            # main query and HAVING subquery
-    rpk = d._rec_per_key("partsupp", "i_ps_suppkey")
+    rpk = d.rec_per_key("partsupp", "i_ps_suppkey")
     assert rpk == 80                                     # 4 suppliers per part: 800k / 10k
     per_batch = d.join_buffer_size // (16 + rpk * (8 + 8))
     assert w["mrr_passes"] >= 2 * int(np.ceil(germans / per_batch))
@@ -61,7 +61,7 @@ def test_plain_work_has_no_sorts_and_mrr_sorts_are_m_log_m(d):
 
 # ---- CPU model -------------------------------------------------------------------------------
 def test_cpu_model_validates_and_charges():
-    with pytest.raises(ValueError, match="Dbt3Cpu.buffer_ns = -1"):
+    with pytest.raises(ValueError, match="Dbt3Cpu.buffer_ns=-1"):
         R.Dbt3Cpu(buffer_ns=-1)
     c = R.Dbt3Cpu(row_ns=1000, get_ns=100, compare_ns=10, buffer_ns=200)
     assert c.extra_ns(dict(sort_compares=1000.0, buffer_records=5, bka_rowids=7)) == \

@@ -1,6 +1,5 @@
 """Engine v2 (issue 14): memory by distinct pages, events split across kernel calls,
 Ctrl-C, the int64 clock, FLAG_RELATCH, and the two page maps agreeing."""
-import os
 import signal
 import subprocess
 import sys
@@ -22,19 +21,13 @@ FREE = CostModel(0, 0, 0, 0)
 SPACES = Tablespaces([SpaceSpec(1, 640, "t1"), SpaceSpec(2, 512, "t2"), SpaceSpec(7, 200, "t3")])
 
 
-def _env():
-    env = os.environ.copy()
-    env.setdefault("NUMBA_CACHE_DIR", os.path.join(os.getcwd(), ".numba_cache", "dev"))
-    return env
-
-
 def _totals(res):
     return (res.totals.to_dict(), res.streams.drop(columns=["name"]).to_dict("list"),
             res.contents.to_dict("list"), res.device_busy_ns, res.cleaner_passes)
 
 
 # ---- memory follows the pages a trace touches ---------------------------------------------
-def test_sparse_page_numbers_replay_in_little_memory():
+def test_sparse_page_numbers_replay_in_little_memory(child_env):
     """Pages {0, 2**31-1} of two spaces with ids 0 and 4_294_967_279: the replay's peak
     RSS grows by less than 200 MB (the page-major engine asked for 144 GiB)."""
     code = textwrap.dedent("""
@@ -55,7 +48,7 @@ def test_sparse_page_numbers_replay_in_little_memory():
         print(before, after)
     """)
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         env=_env(), timeout=600)
+                         env=child_env, timeout=600)
     assert out.returncode == 0, out.stderr
     before, after = (int(x) for x in out.stdout.split())
     grown_mb = (after - before) / 1024  # ru_maxrss is in KiB on Linux
@@ -153,7 +146,7 @@ def test_hash_page_map_equals_dense_page_map(monkeypatch):
 
 
 # ---- Ctrl-C ----------------------------------------------------------------------------------
-def test_ctrl_c_stops_a_replay_within_a_second():
+def test_ctrl_c_stops_a_replay_within_a_second(child_env):
     code = textwrap.dedent("""
         import signal
         import bufsim
@@ -169,7 +162,7 @@ def test_ctrl_c_stops_a_replay_within_a_second():
         print("finished", flush=True)
     """)
     p = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE,
-                         stderr=subprocess.PIPE, text=True, env=_env())
+                         stderr=subprocess.PIPE, text=True, env=child_env)
     try:
         assert p.stdout.readline().strip() == "ready"
         time.sleep(0.5)

@@ -5,7 +5,7 @@ import pytest
 from bufsim import Tablespaces
 from bufsim.contention import (
     Costs, fit_costs, instance_demand, instance_map, instances_for_fraction, max_throughput,
-    solve_increasing, wait_shares, workload_demand, workload_network,
+    wait_shares, workload_demand, workload_network,
 )
 from bufsim.workloads.txn import PageFrequency
 
@@ -118,10 +118,7 @@ def test_wait_shares_and_instances_for_fraction():
         instances_for_fraction({1: 1.0}, fraction=0)
 
 
-def test_solve_increasing_and_fit_costs_recover_a_constant():
-    assert solve_increasing(lambda x: x * x, 9.0, 1e-3, 1e3) == pytest.approx(3.0, rel=1e-5)
-    with pytest.raises(ValueError, match="bracketed"):
-        solve_increasing(lambda x: x, 5.0, 10.0, 20.0)
+def test_fit_costs_recovers_a_constant():
     f = _freq_one_hot_page()
     truth = Costs(get_ns=7_000, kernel_ns=0, get_cpu_ns=0, stmt_cpu_ns=1_000)
     x = max_throughput(workload_network(f, 16, truth, cores=32, adaptive_hash_index=False))[0]

@@ -11,7 +11,7 @@ from bufsim.synthetic import zipf_probabilities
 
 
 def load_grid():
-    from bufsim.analytic import validation
+    from bufsim.experiments import analytic_validation as validation
     return validation
 
 

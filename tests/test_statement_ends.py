@@ -14,7 +14,7 @@ from bufsim.workloads import dbstress as ds
 from bufsim.workloads import rein
 from bufsim.workloads import sysbench as sb
 from bufsim.workloads.dbt3 import QUERIES, VARIANTS, Dbt3
-from bufsim.workloads.dbt3_runs import CLEANER_ACTIVITY, pool_config
+from bufsim.experiments.dbt3 import CLEANER_ACTIVITY, pool_config
 
 
 def events(op, stream=0):

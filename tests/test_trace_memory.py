@@ -32,16 +32,10 @@ and one chunk); the pool state and kernels add the rest.
 """
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
-
-import bufsim
 
 pytestmark = pytest.mark.slow
 
@@ -51,18 +45,8 @@ BLOCK, RUN = 1_000_000, 10
 MAX_PEAK_BYTES = 1_500_000_000
 
 CHILD = r'''
-import json, resource, sys, time
+import json, sys, time
 import bufsim
-
-def peak_rss_bytes():
-    try:
-        with open("/proc/self/status") as fh:
-            for line in fh:
-                if line.startswith("VmHWM:"):
-                    return int(line.split()[1]) * 1024
-    except OSError:
-        pass
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024   # KiB on Linux
 
 t0 = time.perf_counter()
 trace = bufsim.read_trace(sys.argv[1])
@@ -95,17 +79,6 @@ def write_trace_files(folder: Path, n_rows: int = N_ROWS, seed: int = 17) -> dic
     return paths
 
 
-def replay_in_child(path: Path) -> dict:
-    """Run read_trace + replay of ``path`` in a fresh interpreter; its figures as a dict."""
-    pkg_parent = str(Path(bufsim.__file__).resolve().parents[1])
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (pkg_parent, env.get("PYTHONPATH")) if p)
-    proc = subprocess.run([sys.executable, "-c", CHILD, str(path)], env=env, capture_output=True,
-                          text=True, timeout=3000)
-    assert proc.returncode == 0, proc.stderr[-4000:]
-    return json.loads(proc.stdout.strip().splitlines()[-1])
-
-
 @pytest.fixture(scope="module")
 def files(tmp_path_factory):
     folder = tmp_path_factory.mktemp("big_trace")
@@ -117,8 +90,8 @@ def files(tmp_path_factory):
 
 @pytest.mark.timeout(3600)
 @pytest.mark.parametrize("fmt", ["csv", "parquet"])
-def test_a_1e8_get_trace_file_replays_in_under_1_5_gb(files, fmt):
-    out = replay_in_child(files[fmt])
+def test_a_1e8_get_trace_file_replays_in_under_1_5_gb(files, fmt, run_child):
+    out = run_child(CHILD, str(files[fmt]), timeout=3000)   # read_trace + replay, fresh interpreter
     assert out["gets"] == N_ROWS
     assert out["events"] <= N_ROWS // RUN + N_ROWS // BLOCK  # runs merge only within a page
     assert out["peak_rss_bytes"] < MAX_PEAK_BYTES, out

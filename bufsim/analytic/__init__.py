@@ -10,8 +10,9 @@
 * :mod:`~bufsim.analytic.mva`: exact and Bard-Schweitzer MVA of closed
   networks with delay, queueing, multi-server and load-dependent stations;
   asymptotic bounds; Universal Scalability Law fits.
+* :mod:`~bufsim.analytic.solve`: the one root finder for monotone functions (Brent).
 """
-from . import che, midpoint, mrc, mva
+from . import che, midpoint, mrc, mva, solve
 from .che import (
     CheResult, che_lru, fifo_random, innodb_midpoint_lru, rates_from_trace, segmented_lru,
 )
@@ -21,9 +22,10 @@ from .mrc import (
     stack_distances,
 )
 from .mva import MVAResult, USLFit, asymptotic_bounds, exact_mva, schweitzer_mva, usl_fit
+from .solve import solve_monotone
 
 __all__ = [
-    "che", "midpoint", "mrc", "mva", "MidpointResult", "ScanClass", "midpoint_lru", "old_capacity",
+    "che", "midpoint", "mrc", "mva", "solve", "solve_monotone", "MidpointResult", "ScanClass", "midpoint_lru", "old_capacity",
     "CheResult", "che_lru", "fifo_random", "innodb_midpoint_lru", "rates_from_trace",
     "segmented_lru",
     "ShardsCounter", "StackDistanceCounter", "exact_mrc", "mrc_error", "page_hash",

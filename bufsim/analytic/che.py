@@ -34,6 +34,9 @@ import numpy as np
 from numba import njit
 from scipy import optimize
 
+from .._validation import check_int
+from .solve import solve_monotone
+
 __all__ = ["CheResult", "che_lru", "fifo_random", "segmented_lru", "innodb_midpoint_lru",
            "rates_from_trace"]
 
@@ -80,12 +83,6 @@ def _check_rates(rates) -> tuple[np.ndarray, float]:
     return r / total, total
 
 
-def _check_int(name, v, lo, hi):
-    if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or not lo <= v <= hi:
-        raise ValueError(f"{name} must be an integer in {lo}..{hi}; got {v!r}")
-    return int(v)
-
-
 def _saturated(p, total, h=None):
     """Every requested page fits: hit ratio 1, infinite times."""
     hit = (p > 0).astype(np.float64)
@@ -93,19 +90,11 @@ def _saturated(p, total, h=None):
     return CheResult(t, 1.0, hit, None)
 
 
-def _bracket_up(f, lo):
-    """Smallest ``hi = lo * 2**j`` with ``f(hi) > 0`` (f increasing, f(lo) <= 0)."""
-    hi = max(lo, 1e-300) * 2.0
-    for _ in range(2100):
-        if f(hi) > 0:
-            return hi
-        lo, hi = hi, hi * 2.0
-    raise RuntimeError("could not bracket the characteristic time")  # pragma: no cover
-
-
 def _solve_increasing(f, lo):
-    hi = _bracket_up(f, lo)
-    return optimize.brentq(f, lo, hi, xtol=1e-300, rtol=4 * np.finfo(float).eps, maxiter=500)
+    """The root of an increasing ``f`` with ``f(lo) <= 0`` (the upper end doubled until
+    ``f`` is positive), to full precision."""
+    return solve_monotone(f, 0.0, lo, None, log=False, xtol=1e-300,
+                          rtol=4 * np.finfo(float).eps, maxiter=500)
 
 
 # --------------------------------------------------------------------------
@@ -148,7 +137,7 @@ def che_lru(rates, capacity: int) -> CheResult:
     0.5
     """
     p, total = _check_rates(rates)
-    capacity = _check_int("capacity", capacity, 1, p.shape[0] - 1)
+    capacity = check_int("capacity", capacity, 1, p.shape[0] - 1)
     if capacity >= np.count_nonzero(p):
         return _saturated(p, total)
     pp = p[p > 0]
@@ -190,7 +179,7 @@ def fifo_random(rates, capacity: int) -> CheResult:
        performance analysis of caching systems", IEEE INFOCOM 2014.
     """
     p, total = _check_rates(rates)
-    capacity = _check_int("capacity", capacity, 1, p.shape[0] - 1)
+    capacity = check_int("capacity", capacity, 1, p.shape[0] - 1)
     if capacity >= np.count_nonzero(p):
         return _saturated(p, total)
     pp = p[p > 0]
@@ -419,8 +408,8 @@ def segmented_lru(rates, capacities: Sequence[int], *, method: str = "hybr") -> 
     if m.ndim != 1 or m.size == 0:
         raise ValueError("capacities must be a non-empty sequence of integers")
     for i, c in enumerate(capacities):
-        _check_int(f"capacities[{i}]", c, 1, p.shape[0] - 1)
-    _check_int("sum(capacities)", int(m.sum()), 1, p.shape[0] - 1)
+        check_int(f"capacities[{i}]", c, 1, p.shape[0] - 1)
+    check_int("sum(capacities)", int(m.sum()), 1, p.shape[0] - 1)
     if method not in ("hybr", "nested"):
         raise ValueError(f"method must be 'hybr' or 'nested'; got {method!r}")
     h = m.shape[0]
@@ -499,8 +488,8 @@ def innodb_midpoint_lru(rates, pool_pages: int, old_blocks_pct: int = 37) -> Che
        (``innodb_old_blocks_pct``, ``innodb_old_blocks_time``).
     """
     n = _check_rates(rates)[0].shape[0]
-    pool_pages = _check_int("pool_pages", pool_pages, 2, max(2, n - 1))
-    old_blocks_pct = _check_int("old_blocks_pct", old_blocks_pct, 5, 95)
+    pool_pages = check_int("pool_pages", pool_pages, 2, max(2, n - 1))
+    old_blocks_pct = check_int("old_blocks_pct", old_blocks_pct, 5, 95)
     old = int(np.floor(pool_pages * old_blocks_pct / 100.0 + 0.5))
     old = min(max(old, 1), pool_pages - 1)
     return segmented_lru(rates, [old, pool_pages - old])

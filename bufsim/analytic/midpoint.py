@@ -138,6 +138,9 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import optimize
 
+from .._units import old_ratio
+from .._validation import check_int
+
 __all__ = ["ScanClass", "MidpointResult", "midpoint_lru", "old_capacity"]
 
 _TINY = 1e-300
@@ -250,7 +253,7 @@ def old_capacity(lru_pages: int, old_blocks_pct: int, capacity: str = "innodb") 
     if capacity == "nominal":
         old = int(np.floor(lru_pages * old_blocks_pct / 100.0 + 0.5))
     elif capacity == "innodb":
-        ratio = min(max(old_blocks_pct * 1024 // 100, 51), 1024)
+        ratio = old_ratio(old_blocks_pct)
         old = min(lru_pages * ratio // 1024, lru_pages - 25) - 20
     else:
         raise ValueError(f"capacity must be 'innodb' or 'nominal'; got {capacity!r}")
@@ -386,12 +389,6 @@ def _window_mean(f, window):
     return np.trapezoid(f(t), t, axis=-1) / (tb - ta) if tb > ta else f(np.array([ta]))[..., 0]
 
 
-def _check(name, v, lo, hi):
-    if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or not lo <= v <= hi:
-        raise ValueError(f"{name} must be an integer in {lo}..{hi}; got {v!r}")
-    return int(v)
-
-
 # --------------------------------------------------------------------------
 # the model
 # --------------------------------------------------------------------------
@@ -450,12 +447,12 @@ def midpoint_lru(hot_rates, scans: Sequence[ScanClass] = (), *, pool_pages: int,
     lam_all = np.asarray(hot_rates, dtype=np.float64)
     if lam_all.ndim != 1 or not np.all(np.isfinite(lam_all)) or (lam_all < 0).any():
         raise ValueError("hot_rates must be a one-dimensional array of finite rates >= 0")
-    pool_pages = _check("pool_pages", pool_pages, 2, 2**40)
-    old_blocks_pct = _check("old_blocks_pct", old_blocks_pct, 5, 95)
+    pool_pages = check_int("pool_pages", pool_pages, 2, 2**40)
+    old_blocks_pct = check_int("old_blocks_pct", old_blocks_pct, 5, 95)
     if not (isinstance(old_blocks_time_ms, (int, float, np.integer, np.floating))
             and math.isfinite(old_blocks_time_ms) and old_blocks_time_ms >= 0):
         raise ValueError(f"old_blocks_time_ms must be a number >= 0; got {old_blocks_time_ms!r}")
-    lru = pool_pages if lru_pages is None else _check("lru_pages", lru_pages, 2, pool_pages)
+    lru = pool_pages if lru_pages is None else check_int("lru_pages", lru_pages, 2, pool_pages)
     scans = list(scans)
     if len(scans) > 1:
         raise ValueError("at most one scan class is supported (see Limits)")

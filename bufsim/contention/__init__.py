@@ -11,18 +11,19 @@
 """
 from . import demand, des, instances
 from .demand import (
-    VERSIONS, ContentionDemand, HoldTimes, Network, instance_demand, network,
+    VERSIONS, ContentionDemand, HoldTimes, MutexHolds, Network, instance_demand, network,
 )
 from .des import SimResult, simulate, simulate_reference
 from .instances import (
-    Costs, fit_costs, instance_map, instances_for_fraction, max_throughput, solve_increasing,
-    wait_shares, workload_demand, workload_network,
+    Costs, fit_costs, instance_map, instances_for_fraction, max_throughput, wait_shares,
+    workload_demand, workload_network,
 )
 
 __all__ = [
     "demand", "des",
-    "VERSIONS", "ContentionDemand", "HoldTimes", "Network", "instance_demand", "network",
+    "VERSIONS", "ContentionDemand", "HoldTimes", "MutexHolds", "Network", "instance_demand",
+    "network",
     "SimResult", "simulate", "simulate_reference", "instances",
     "Costs", "fit_costs", "instance_map", "instances_for_fraction", "max_throughput",
-    "solve_increasing", "wait_shares", "workload_demand", "workload_network",
+    "wait_shares", "workload_demand", "workload_network",
 ]

@@ -51,7 +51,9 @@ from dataclasses import dataclass, field, fields
 import numpy as np
 import pandas as pd
 
-from ..pages import MAX_BUFFER_POOLS, Tablespaces, _as_int64, _check_int
+from .._validation import check_int
+from .._units import MAX_INSTANCES, NS_PER_S
+from ..pages import Tablespaces, _as_int64
 from ..trace import FLAG_AHI, Trace
 
 __all__ = ["HoldTimes", "ContentionDemand", "Network", "instance_demand", "network",
@@ -74,15 +76,16 @@ def check_nanosecond_fields(obj) -> None:
             raise ValueError(f"{type(obj).__name__}.{f.name}={v!r} is out of range; allowed: "
                              f"finite nanoseconds in 0..{MAX_HOLD_NS:.0e}")
         object.__setattr__(obj, f.name, float(v))
-NS_PER_S = 1e9
 
 
 # --------------------------------------------------------------------------------------
 # hold times
 # --------------------------------------------------------------------------------------
 @dataclass(frozen=True)
-class HoldTimes:
-    """Time spent inside each mutex per acquisition, and CPU per transaction.
+class MutexHolds:
+    """Time spent inside each mutex per acquisition, in nanoseconds: the fields
+    :class:`HoldTimes` (one transaction's) and :class:`~bufsim.contention.Costs`
+    (per statement and get) share.
 
     All values are nanoseconds, finite, in ``0 .. 1e9``.  The defaults are
     orders of magnitude for a 2010-era x86 server, not measurements: calibrate
@@ -103,9 +106,6 @@ class HoldTimes:
         AHI latch hold per AHI lookup.
     kernel_ns : float
         Kernel (lock-sys) mutex hold per transaction.
-    cpu_ns : float
-        CPU per transaction outside every mutex (parsing, row handling, page
-        latches, page-hash S-locks), on one core.
 
     Raises
     ------
@@ -118,10 +118,25 @@ class HoldTimes:
     miss_ns: float = 2_000.0
     ahi_ns: float = 50.0
     kernel_ns: float = 1_000.0
-    cpu_ns: float = 100_000.0
 
     def __post_init__(self):
         check_nanosecond_fields(self)
+
+
+@dataclass(frozen=True)
+class HoldTimes(MutexHolds):
+    """The :class:`MutexHolds` of one transaction and its CPU.
+
+    Parameters
+    ----------
+    get_ns, move_ns, miss_ns, ahi_ns, kernel_ns : float
+        As in :class:`MutexHolds`.
+    cpu_ns : float
+        CPU per transaction outside every mutex (parsing, row handling, page
+        latches, page-hash S-locks), on one core.
+    """
+
+    cpu_ns: float = 100_000.0
 
 
 # --------------------------------------------------------------------------------------
@@ -392,7 +407,7 @@ def instance_demand(source, tablespaces: Tablespaces | None = None, n_instances:
     # ---- validation, before any work ----------------------------------------------------
     if version not in VERSIONS:
         raise ValueError(f"version={version!r} is not supported; allowed: {', '.join(VERSIONS)}")
-    n = _check_int("n_instances", n_instances, 1, MAX_BUFFER_POOLS)
+    n = check_int("n_instances", n_instances, 1, MAX_INSTANCES)
     hold = HoldTimes() if hold is None else hold
     if not isinstance(hold, HoldTimes):
         raise ValueError(f"hold must be a HoldTimes, got {type(hold).__name__}")
@@ -404,7 +419,7 @@ def instance_demand(source, tablespaces: Tablespaces | None = None, n_instances:
     if ahi_parts is None:
         parts = 8 if version == "5.7" else 1
     else:
-        parts = _check_int("ahi_parts", ahi_parts, 1, 512)
+        parts = check_int("ahi_parts", ahi_parts, 1, 512)
     if replay is not None and (misses is not None or moves is not None):
         raise ValueError("give either replay or misses/moves, not both")
     is_trace = isinstance(source, Trace)
@@ -514,7 +529,7 @@ def network(demand: ContentionDemand, cores: int, think_time: float = 0.0, *,
     """
     if not isinstance(demand, ContentionDemand):
         raise ValueError(f"demand must be a ContentionDemand, got {type(demand).__name__}")
-    c = _check_int("cores", cores, 1)
+    c = check_int("cores", cores, 1)
     z = float(think_time)
     if not math.isfinite(z) or z < 0:
         raise ValueError(f"think_time={think_time!r} is out of range; allowed: finite seconds >= 0")

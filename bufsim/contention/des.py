@@ -84,6 +84,8 @@ import numpy as np
 import pandas as pd
 from numba import njit
 
+from .._units import NS_PER_S
+
 __all__ = ["SimResult", "simulate", "simulate_reference"]
 
 _INF = np.iinfo(np.int64).max
@@ -92,7 +94,6 @@ _GOLDEN = 0x9E3779B97F4A7C15
 _MIX1 = 0xBF58476D1CE4E5B9
 _MIX2 = 0x94D049BB133111EB
 _TWO_M53 = 1.0 / 9007199254740992.0
-NS_PER_S = 1e9
 
 # per-thread columns
 TH_NEXT, TH_LOC, TH_ARR, TH_START, TH_POS, TH_WANT, TH_AWAKE = range(7)

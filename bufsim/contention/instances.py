@@ -19,24 +19,26 @@ and 04:
   INNODB MUTEX`` listing).
 * :func:`instances_for_fraction`: the smallest instance count reaching a
   fraction of the best maximum throughput.
-* :func:`solve_increasing`: bisection for fitting one constant to one number;
-  :func:`fit_costs`: several cost fields, each to one reported maximum.
+* :func:`fit_costs`: several cost fields, each to one reported maximum (Brent's
+  method in log space, :func:`bufsim.analytic.solve_monotone`).
 """
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, fields
 
 import numpy as np
 
-from ..pages import MAX_BUFFER_POOLS, Tablespaces, _check_int
-from .demand import ContentionDemand, HoldTimes, Network, check_nanosecond_fields, instance_demand
+from .._validation import check_int
+from .._units import MAX_INSTANCES, instance_fold
+from ..analytic.solve import solve_monotone
+from ..pages import Tablespaces
+from .demand import ContentionDemand, HoldTimes, MutexHolds, Network, instance_demand
 
 __all__ = ["Costs", "fit_costs", "instance_map", "workload_demand", "workload_network",
-           "max_throughput", "wait_shares", "instances_for_fraction", "solve_increasing"]
+           "max_throughput", "wait_shares", "instances_for_fraction"]
 
-_U64 = np.uint64
 
 
 def instance_map(tablespaces: Tablespaces, n_instances: int, *, page_shift: int = 6,
@@ -73,8 +75,8 @@ def instance_map(tablespaces: Tablespaces, n_instances: int, *, page_shift: int 
     """
     if not isinstance(tablespaces, Tablespaces):
         raise ValueError(f"tablespaces must be a Tablespaces, got {type(tablespaces).__name__}")
-    n = _check_int("n_instances", n_instances, 1, MAX_BUFFER_POOLS)
-    shift = _check_int("page_shift", page_shift, 0, 20)
+    n = check_int("n_instances", n_instances, 1, MAX_INSTANCES)
+    shift = check_int("page_shift", page_shift, 0, 20)
     sid = tablespaces.page_space_id.astype(np.int64).copy()
     if space_ids:
         names = tablespaces.space_names
@@ -82,35 +84,24 @@ def instance_map(tablespaces: Tablespaces, n_instances: int, *, page_shift: int 
             if name not in names:
                 raise ValueError(f"space_ids names {name!r}, which is not a space; allowed: "
                                  f"{', '.join(map(str, names))}")
-            new = _check_int(f"space_ids[{name!r}]", new, 0, 2**32 - 1)
+            new = check_int(f"space_ids[{name!r}]", new, 0, 2**32 - 1)
             sid[tablespaces.page_space_idx == names.index(name)] = new
-    s = sid.astype(_U64)
-    x = tablespaces.page_no.astype(_U64) >> _U64(shift)
-    fold = (s << _U64(20)) + s + x
-    return (fold % _U64(n)).astype(np.int64)
+    return instance_fold(sid, tablespaces.page_no, n, shift)
 
 
 @dataclass(frozen=True)
-class Costs:
+class Costs(MutexHolds):
     """Hold times (per acquisition) and CPU costs, in nanoseconds.
 
-    ``get_ns, move_ns, miss_ns, ahi_ns`` as in :class:`HoldTimes`;
+    ``get_ns, move_ns, miss_ns, ahi_ns`` as in :class:`MutexHolds`;
     ``kernel_ns`` is charged once per *statement* (each autocommit statement is
     an InnoDB transaction: start, read view, commit under ``kernel_mutex``);
     CPU per transaction is ``stmt_cpu_ns * statements + get_cpu_ns * gets``.
     Every value finite, 0..1e9; ValueError names the field otherwise.
     """
 
-    get_ns: float = 100.0
-    move_ns: float = 200.0
-    miss_ns: float = 2_000.0
-    ahi_ns: float = 50.0
-    kernel_ns: float = 1_000.0
     get_cpu_ns: float = 1_000.0
     stmt_cpu_ns: float = 50_000.0
-
-    def __post_init__(self):
-        check_nanosecond_fields(self)
 
     def hold(self, gets_per_txn: float, statements: float = 1.0) -> HoldTimes:
         """The :class:`HoldTimes` of a transaction with these gets and statements."""
@@ -136,7 +127,7 @@ def workload_demand(freq, n_instances: int, costs: Costs, *, statements: float =
     ``scale`` transactions are counted (integers) to keep 1e-6 resolution.
     ``mapping`` is an :func:`instance_map` (default InnoDB's).
     """
-    scale = _check_int("scale", scale, 1)
+    scale = check_int("scale", scale, 1)
     gets, ahi = freq.counts(scale)
     miss = None if misses is None else np.rint(np.asarray(misses, float) * scale).astype(np.int64)
     hold = costs.hold(float(freq.gets.sum()), statements)
@@ -158,7 +149,7 @@ def max_throughput(network: Network, n_max: int = 256) -> tuple[float, int]:
     """Largest exact-MVA throughput over populations ``1..n_max`` and the
     smallest population reaching it (in a product-form network throughput
     never falls, so this is the saturation level, seen at ``n_max``)."""
-    n_max = _check_int("n_max", n_max, 1, 100_000)
+    n_max = check_int("n_max", n_max, 1, 100_000)
     r = network.mva(n_max)
     x = np.asarray(r.throughput)
     i = int(np.argmax(x >= x.max() * (1 - 1e-12)))
@@ -200,30 +191,6 @@ def instances_for_fraction(max_tps: Mapping[int, float], fraction: float = 0.95)
     return min(k for k, v in max_tps.items() if v >= fraction * best)
 
 
-def solve_increasing(f: Callable[[float], float], target: float, lo: float, hi: float, *,
-                     rtol: float = 1e-6, max_iter: int = 200) -> float:
-    """``x`` in ``[lo, hi]`` with ``f(x) = target`` for a monotone ``f``
-    (bisection in log space; ``0 < lo < hi``).  ValueError when the target is
-    not bracketed."""
-    if not (0 < lo < hi):
-        raise ValueError(f"need 0 < lo < hi; got lo={lo!r}, hi={hi!r}")
-    flo, fhi = f(lo) - target, f(hi) - target
-    if flo * fhi > 0:
-        raise ValueError(f"target {target!r} is not bracketed: f({lo})={flo + target!r}, "
-                         f"f({hi})={fhi + target!r}")
-    a, b = math.log(lo), math.log(hi)
-    for _ in range(max_iter):
-        m = 0.5 * (a + b)
-        fm = f(math.exp(m)) - target
-        if (fm < 0) == (flo < 0):
-            a, flo = m, fm
-        else:
-            b = m
-        if b - a < rtol:
-            break
-    return math.exp(0.5 * (a + b))
-
-
 def fit_costs(targets, base: Costs, *, n_instances: int = 16, cores: int = 32,
               n_max: int = 256, rounds: int = 2, rtol: float = 1e-5) -> Costs:
     """Fit some :class:`Costs` fields so that workloads reach reported maxima.
@@ -234,11 +201,13 @@ def fit_costs(targets, base: Costs, *, n_instances: int = 16, cores: int = 32,
         For each, the ``Costs`` field to solve (e.g. ``"kernel_ns"``), the
         page-frequency vector of the workload it is fitted on, its statements
         per transaction, its AHI setting and the reported maximum TPS.  Each
-        field is solved in turn (bisection on the exact-MVA maximum over users
-        ``1..n_max``, 5.5 rules), the whole sequence repeated ``rounds`` times
-        so that fields that act on each other's workloads settle.
+        field is solved in turn (Brent's method in log space on the exact-MVA
+        maximum over users ``1..n_max``, 5.5 rules), the whole sequence repeated
+        ``rounds`` times so that fields that act on each other's workloads settle.
     base : Costs
         Starting values; fields not named keep theirs.
+    rtol : float
+        Relative tolerance of each solved field (the log-space ``xtol``).
 
     Returns
     -------
@@ -246,7 +215,7 @@ def fit_costs(targets, base: Costs, *, n_instances: int = 16, cores: int = 32,
     """
     names = {f.name for f in fields(Costs)}
     costs = base
-    for _ in range(_check_int("rounds", rounds, 1, 20)):
+    for _ in range(check_int("rounds", rounds, 1, 20)):
         for fld, fq, stmts, ahi, tps in targets:
             if fld not in names:
                 raise ValueError(f"field {fld!r} is not a Costs field; allowed: "
@@ -260,6 +229,6 @@ def fit_costs(targets, base: Costs, *, n_instances: int = 16, cores: int = 32,
                                        adaptive_hash_index=ahi)
                 return -max_throughput(net, n_max)[0]
 
-            x = solve_increasing(f, -float(tps), 1.0, 1e8, rtol=rtol)
+            x = solve_monotone(f, -float(tps), 1.0, 1e8, xtol=rtol)
             costs = Costs(**{**{g.name: getattr(costs, g.name) for g in fields(Costs)}, fld: x})
     return costs

@@ -37,6 +37,8 @@ from typing import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
+from .._units import NS_PER_S
+from .._validation import check_int_fields
 from ..config import CostModel, DeviceModel, PoolConfig, pages_from_bytes, preset
 from ..engine import replay
 from ..pool import Pool
@@ -44,9 +46,8 @@ from ..workloads.plans import CpuCost
 from ..workloads.ssb import QUERIES, SSB
 
 __all__ = ["Calibration", "SsbConfig", "CONFIGS", "pool_config", "q11_run", "q11_sequence", "fit_q11",
-           "FitResult", "run_ssb", "cold_extra_ns", "Q11_METRICS", "NS"]
+           "FitResult", "run_ssb", "cold_extra_ns", "Q11_METRICS"]
 
-NS = 1_000_000_000
 
 #: document counter -> column of :func:`q11_run`'s result
 Q11_METRICS = {
@@ -80,10 +81,7 @@ class Calibration:
     read_ns: int = 10_000
 
     def __post_init__(self):
-        for f in ("row_ns", "get_ns", "clock_read_ns", "read_ns"):
-            v = getattr(self, f)
-            if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or not 0 <= v <= 10**9:
-                raise ValueError(f"Calibration.{f} = {v!r} is out of range; allowed: integer 0..1e9")
+        check_int_fields(self, ("row_ns", "get_ns", "clock_read_ns", "read_ns"), 0, 10**9)
 
     @property
     def cpu(self) -> CpuCost:
@@ -161,7 +159,7 @@ def q11_run(ssb: SSB, plan: str, old_blocks_time_ms: int, calib: Calibration, *,
                gets=int(t["NUMBER_PAGES_GET"]), pages_read=int(t["NUMBER_PAGES_READ"]),
                read_ahead=int(t["NUMBER_PAGES_READ_AHEAD"]), made_young=int(t["PAGES_MADE_YOUNG"]),
                not_made_young=int(t["PAGES_NOT_MADE_YOUNG"]), rows=int(op.rows),
-               seconds=s["elapsed_ns"] / NS, cpu_ns=int(s["cpu_ns"]), io_wait_ns=int(s["io_wait_ns"]),
+               seconds=s["elapsed_ns"] / NS_PER_S, cpu_ns=int(s["cpu_ns"]), io_wait_ns=int(s["io_wait_ns"]),
                hit_ratio=1 - t["NUMBER_PAGES_READ"] / t["NUMBER_PAGES_GET"])
     out.update(_features(int(s["gets"]), op.rows, int(s["cpu_ns"]), int(s["io_wait_ns"]), calib))
     out.update(_split(out, calib))
@@ -169,7 +167,7 @@ def q11_run(ssb: SSB, plan: str, old_blocks_time_ms: int, calib: Calibration, *,
 
 
 def q11_sequence(ssb: SSB, steps: Sequence[tuple[str, int]], calib: Calibration, *,
-                 config: SsbConfig = SsbConfig("5.6.10", "128M", 1000), idle_ns: int = NS,
+                 config: SsbConfig = SsbConfig("5.6.10", "128M", 1000), idle_ns: int = NS_PER_S,
                  **overrides) -> pd.DataFrame:
     """Q1.1 run several times in one pool that starts empty, ``old_blocks_time`` set
     before each run as ``SET GLOBAL innodb_old_blocks_time`` would (the pool keeps its
@@ -197,20 +195,20 @@ def q11_sequence(ssb: SSB, steps: Sequence[tuple[str, int]], calib: Calibration,
                         read_ahead=int(d["NUMBER_PAGES_READ_AHEAD"]),
                         made_young=int(d["PAGES_MADE_YOUNG"]),
                         not_made_young=int(d["PAGES_NOT_MADE_YOUNG"]),
-                        seconds=int(d["elapsed_ns"]) / NS))
+                        seconds=int(d["elapsed_ns"]) / NS_PER_S))
         if idle_ns:
             pool.idle_ns(int(idle_ns))
     return pd.DataFrame(out)
 
 
 def _split(r: Mapping, calib: Calibration) -> dict:
-    return dict(cpu_rows_s=r["rows"] * calib.row_ns / NS,
+    return dict(cpu_rows_s=r["rows"] * calib.row_ns / NS_PER_S,
                 cpu_gets_s=(r["cpu_ns"] - r["rows"] * calib.row_ns
-                            - r["clock_reads"] * calib.clock_read_ns) / NS
-                if calib.clock_read_ns else (r["cpu_ns"] - r["rows"] * calib.row_ns) / NS,
-                time_checks_s=r["clock_reads"] * calib.clock_read_ns / NS
+                            - r["clock_reads"] * calib.clock_read_ns) / NS_PER_S
+                if calib.clock_read_ns else (r["cpu_ns"] - r["rows"] * calib.row_ns) / NS_PER_S,
+                time_checks_s=r["clock_reads"] * calib.clock_read_ns / NS_PER_S
                 if calib.clock_read_ns else 0.0,
-                io_s=r["io_wait_ns"] / NS)
+                io_s=r["io_wait_ns"] / NS_PER_S)
 
 
 @dataclass
@@ -260,7 +258,7 @@ def fit_q11(ssb: SSB, reported_seconds: Mapping[tuple[str, int], float], *,
     for it in range(max_iter):
         runs = [q11_run(ssb, p, t, calib, config=config, **overrides) for p, t in keys]
         A = np.array([[r["rows"], r["gets"], r["clock_reads"], r["io_waits"]] for r in runs],
-                     dtype=float) / NS
+                     dtype=float) / NS_PER_S
         w = 1 / y
         x, _ = nnls(A * w[:, None], y * w)
         # at least 1 ns each, so that the next replay's counts stay defined
@@ -280,7 +278,7 @@ def fit_q11(ssb: SSB, reported_seconds: Mapping[tuple[str, int], float], *,
 # ---- the 13-query table ------------------------------------------------------------------------
 def run_ssb(ssb: SSB, configs: PoolConfig | Mapping[str, PoolConfig], calib: Calibration, *,
             runs: Sequence[str] = ("Cold", "Run1", "Run2", "Run3"),
-            queries: Sequence[str] = QUERIES, idle_ns: int = NS,
+            queries: Sequence[str] = QUERIES, idle_ns: int = NS_PER_S,
             states_out: dict | None = None) -> pd.DataFrame:
     """The 13 queries (scan plans) run after each other ``len(runs)`` times in one
     pool per configuration, each pool starting empty, an idle ``idle_ns`` after
@@ -323,7 +321,7 @@ def run_ssb(ssb: SSB, configs: PoolConfig | Mapping[str, PoolConfig], calib: Cal
                          read_ahead=int(d["NUMBER_PAGES_READ_AHEAD"]),
                          made_young=int(d["PAGES_MADE_YOUNG"]),
                          not_made_young=int(d["PAGES_NOT_MADE_YOUNG"]),
-                         seconds=int(d["elapsed_ns"]) / NS, cpu_ns=int(d["cpu_ns"]),
+                         seconds=int(d["elapsed_ns"]) / NS_PER_S, cpu_ns=int(d["cpu_ns"]),
                          io_wait_ns=int(d["io_wait_ns"]), misses=int(d["misses"]))
                 r.update(_features(int(d["gets"]), r["rows"], r["cpu_ns"], r["io_wait_ns"],
                                    calib))

@@ -33,6 +33,7 @@ from typing import Callable
 import numpy as np
 import pandas as pd
 
+from .._validation import check_int_fields
 from ..trace import Chunk, Trace
 from ..workloads.plans import relatch_flag, mariadb1011_scan_events
 from .geometry import LiveGeometry
@@ -70,9 +71,7 @@ class Scale:
     def __post_init__(self):
         for f, lo in (("orders", 10), ("dates", 10), ("sbtest_rows", 100),
                       ("point_selects", 1), ("krange_rows", 1)):
-            v = getattr(self, f)
-            if isinstance(v, bool) or not isinstance(v, int) or v < lo:
-                raise ValueError(f"Scale.{f}={v!r} is out of range; allowed: integer >= {lo}")
+            check_int_fields(self, (f,), lo)
         if self.krange_rows > self.sbtest_rows:
             raise ValueError(f"Scale.krange_rows={self.krange_rows} is out of range; "
                              f"allowed: 1..sbtest_rows ({self.sbtest_rows})")

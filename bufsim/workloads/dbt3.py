@@ -262,7 +262,7 @@ class Dbt3:
         # A range scan's buffer is read_rnd_buffer_size of bare row ids
         # (HA_MRR_NO_ASSOCIATION); under BKA the caller passes the join buffer's
         # free tail, whose elements carry an association pointer (``mrr_cap``).
-        cap = max(1, self.read_rnd_buffer_size // self._rowid_bytes(st.table)) \
+        cap = max(1, self.read_rnd_buffer_size // self.rowid_bytes(st.table)) \
             if mrr_cap is None else max(1, int(mrr_cap))
         cum = np.cumsum(is_entry)
         chunk = (cum - is_entry) // cap
@@ -295,7 +295,9 @@ class Dbt3:
                   cat(out, f_out), cols, st.alias)
         return self._finish(r)
 
-    def _rowid_bytes(self, table):
+    def rowid_bytes(self, table: str) -> int:
+        """Bytes of a row id of ``table`` (its primary key's columns; InnoDB's 6-byte
+        DB_ROW_ID when there is none): the ``ref_length`` of DS-MRR and BKA buffers."""
         t = self.db.table(table).table
         return int(sum(t.column(c).bytes for c in t.primary_key)) or 6
 
@@ -382,7 +384,7 @@ class Dbt3:
         idx = np.repeat(goff - (np.cumsum(gcnt) - gcnt), gcnt) + np.arange(int(gcnt.sum()))
         return np.concatenate(pages)[idx], np.concatenate(rows)[idx]
 
-    def _rec_per_key(self, table: str, index: str) -> int:
+    def rec_per_key(self, table: str, index: str) -> int:
         """rec_per_key of a secondary index's key (rows / distinct values), as the
         exact persistent statistics of the document's setup would give it."""
         _, starts = self._sec(table, index)
@@ -421,8 +423,8 @@ class Dbt3:
         J = self.join_buffer_size
         # JOIN_CACHE_BKA: every record reserves aux_buffer_incr() = rec_per_key x
         # (ref_length + sizeof(void*)) bytes of MRR buffer (mrr_length_per_rec)
-        elem = [self._rowid_bytes(st.table) + 8 for st in stages]
-        incr = [self._rec_per_key(st.table, st.index) * e if b else 0
+        elem = [self.rowid_bytes(st.table) + 8 for st in stages]
+        incr = [self.rec_per_key(st.table, st.index) * e if b else 0
                 for st, e, b in zip(stages, elem, is_batched)]
         cap = [max(1, J // (st.buf + a)) for st, a in zip(stages, incr)]
         pending = [[] for _ in stages]

@@ -71,13 +71,14 @@ from typing import Sequence
 
 import numpy as np
 
+from .._units import PAGE_SIZE
+
 __all__ = [
     "PAGE_SIZE", "PAGE_USABLE", "EXTENT_PAGES", "FILL_ORDERED", "FILL_RANDOM",
     "Column", "Index", "Table", "IndexGeometry", "TableGeometry", "IndexLayout", "SpaceLayout",
     "record_bytes", "index_geometry", "table_geometry", "layout_space",
 ]
 
-PAGE_SIZE = 16384
 #: bytes of a page left for records: 16384 - FIL header 38 - trailer 8 - page header 56
 #: - infimum and supremum 26
 PAGE_USABLE = PAGE_SIZE - 38 - 8 - 56 - 26

@@ -46,10 +46,11 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from .._validation import check_int_fields
 from ..config import PoolConfig, mysql55, mysql56
 from ..pool import Pool
 from ..trace import Chunk, Trace
-from .plans import CpuCost
+from ..workloads.plans import CpuCost
 
 __all__ = ["Dbt3Cpu", "VARIANTS", "CLEANER_ACTIVITY", "pool_config", "repeated_runs", "protocol_mean",
            "measure_query", "q18_mysql55_seconds", "claims_table", "NO_CPU",
@@ -92,10 +93,7 @@ class Dbt3Cpu:
     buffer_ns: int = 200
 
     def __post_init__(self):
-        for f in ("row_ns", "get_ns", "compare_ns", "buffer_ns"):
-            v = getattr(self, f)
-            if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 0:
-                raise ValueError(f"Dbt3Cpu.{f} = {v!r} is out of range; allowed: integer >= 0")
+        check_int_fields(self, ("row_ns", "get_ns", "compare_ns", "buffer_ns"), 0)
 
     @property
     def trace_cost(self) -> CpuCost:
@@ -357,3 +355,89 @@ def distance_summary(dist: np.ndarray, pool_pages: int) -> dict:
     return dict(events=int(dist.size), first=int((dist < 0).sum()), rereferences=int(re.size),
                 within_pool=within, beyond_pool=int(re.size) - within,
                 median_distance=float(np.median(re)) if re.size else float("nan"))
+
+
+# ---- notebook 05's driver ------------------------------------------------------------------
+
+def scaled_settings(sf: float) -> dict:
+    """The document's buffers and pools at scale factor ``sf``: join_buffer_size and
+    read_rnd_buffer_size scaled with the data (5.6.5 defaults 128K and 256K at SF1,
+    at least 128 bytes), the disk-bound 50MB pool (3,200 pages at SF1; MySQL's
+    smallest pool is 320 pages, below it the rest is held by non-data blocks:
+    ``misc_pages``), the CPU-bound 3GB pool and the protocol of each
+    (``measure_query``'s ``pools``: 10 runs mean of the last 8, 20 runs last 8)."""
+    scale = min(1.0, sf)
+    disk_pages = int(3200 * sf)
+    disk_pool = (max(320, disk_pages), max(0, 320 - disk_pages))
+    cpu_pool = (196_608, 0)
+    return dict(scale=scale, join_buffer=max(128, int(131072 * scale)),
+                read_rnd_buffer=max(128, int(262144 * scale)), disk_pool=disk_pool,
+                cpu_pool=cpu_pool,
+                protocol={"disk": (*disk_pool, 10, 8), "cpu": (*cpu_pool, 20, 8)})
+
+
+def measure_all(d, queries, protocol: dict, *, cpu: Dbt3Cpu, runs_by_variant: dict | None = None):
+    """:func:`measure_query` over ``queries``, with MySQL 5.5's Q18 replaced by the
+    :func:`q18_mysql55_seconds` estimate in every setting; adds ``relative_time`` (to
+    5.6.5 in the same setting and query) and ``io_s``, ``cpu_s``, ``time_s``.
+
+    Returns ``(measured, q18_55)``: the rows and the Q18 estimates by setting.
+    """
+    measured = pd.concat([measure_query(d, q, protocol, cpu=cpu, runs_by_variant=runs_by_variant)
+                          for q in queries], ignore_index=True)
+    q18_55 = {}
+    for setting, (pages, misc, _, _) in protocol.items():
+        sel = (measured.setting == setting) & (measured["query"] == 18)
+        plain = float(measured[sel & (measured.variant == "5.5")].time_ns.iloc[0])
+        est = q18_mysql55_seconds(d, pages, misc_pages=misc, cpu=cpu, plain_ns=plain)
+        q18_55[setting] = est
+        measured.loc[sel & (measured.variant == "5.5"), "time_ns"] = est["time_ns"]
+    base = measured[measured.variant == "5.6.5"].set_index(["setting", "query"]).time_ns
+    measured["relative_time"] = measured.time_ns / measured.set_index(
+        ["setting", "query"]).index.map(base)
+    measured["io_s"] = measured.io_wait_ns / 1e9
+    measured["cpu_s"] = measured.cpu_total_ns / 1e9
+    measured["time_s"] = measured.time_ns / 1e9
+    return measured, q18_55
+
+
+def lru_miss_curve(dist: np.ndarray, sizes) -> pd.DataFrame:
+    """LRU miss ratio of events with stack distances ``dist`` (-1: first reference) in
+    pools of ``sizes`` pages: first references plus re-references beyond the pool."""
+    re = np.sort(dist[dist > 0])
+    first = int((dist < 0).sum())
+    miss = first + re.size - np.searchsorted(re, sizes, side="right")
+    return pd.DataFrame({"pool_pages": sizes, "misses": miss / max(dist.size, 1)})
+
+
+def bka_sensitivity(d, queries, pool_mb, join_buffer_kb, *, sf: float, cpu: Dbt3Cpu,
+                    reference_mb: int = 50) -> pd.DataFrame:
+    """BKA (``5.6.5 mrr+bka``) time relative to the 5.6.5 default for each query over
+    pool sizes (MB at SF1, scaled by ``sf``; cold then warm, the warm run timed) and over
+    join_buffer_size (KB at SF1, scaled, in the ``reference_mb`` pool; the default's
+    time is that pool's).  Rows: query, axis, x, ratio."""
+    import copy
+
+    s = scaled_settings(sf)
+
+    def pool(mb):
+        pages = max(64, int(mb * 64 * sf))
+        return (max(320, pages), max(0, 320 - pages), 2, 1)
+
+    pools = {mb: pool(mb) for mb in pool_mb}
+    rows = []
+    for q in queries:
+        m = measure_query(d, q, pools, cpu=cpu, variants=("5.6.5", "5.6.5 mrr+bka"))
+        t = m.pivot(index="setting", columns="variant", values="time_ns")
+        for mb in pool_mb:
+            rows.append(dict(query=q, axis="pool size (MB)", x=mb,
+                             ratio=t.loc[mb, "5.6.5 mrr+bka"] / t.loc[mb, "5.6.5"]))
+        default_ns = t.loc[reference_mb, "5.6.5"]
+        for kb in join_buffer_kb:
+            dj = copy.copy(d)
+            dj.join_buffer_size = max(128, int(kb * 1024 * s["scale"]))
+            m = measure_query(dj, q, {"disk": (*s["disk_pool"], 2, 1)}, cpu=cpu,
+                              variants=("5.6.5 mrr+bka",))
+            rows.append(dict(query=q, axis="join_buffer_size (KB), 50MB pool", x=kb,
+                             ratio=float(m.time_ns.iloc[0]) / default_ns))
+    return pd.DataFrame(rows)

@@ -14,72 +14,28 @@ mode of the notebook uses 16), so the pool/table ratios stay those of the docume
 the device and CPU constants are per page and per statement and do not scale, so a
 scaled dump takes about ``1/scale`` of the time.
 
-Calibration (:func:`fit_monotone`): the sysbench CPU per statement (``query_ns``) is
+Calibration (:func:`bufsim.analytic.solve_monotone`, ``ftol=1e-3``): the sysbench CPU per statement (``query_ns``) is
 fitted to the reported rate of sysbench alone, the device's sequential read time to
 the reported time of the dump alone.  Everything concurrent is predicted.
 """
 from __future__ import annotations
 
 import functools
-import math
 from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
+from .._units import NS_PER_S
+from .._validation import check_int
 from ..config import DeviceModel, mysql55
 from ..engine import ReplayResult, replay
-from .plans import CpuCost, full_scan, sequence
-from . import sysbench as sb
+from ..workloads.plans import CpuCost, full_scan, sequence
+from ..workloads import sysbench as sb
 
-__all__ = ["fit_monotone", "SideLoad", "SideLoadRun", "requests_per_second",
+__all__ = ["SideLoad", "SideLoadRun", "requests_per_second",
            "leaf_touches_per_txn", "analytic_estimate"]
 
-NS = 1_000_000_000
-
-
-def fit_monotone(fn, target: float, lo: float, hi: float, *, rtol: float = 1e-3,
-                 max_iter: int = 60, log: bool = True) -> float:
-    """``x`` in ``[lo, hi]`` with ``fn(x)`` within ``rtol`` (relative) of ``target``.
-
-    ``fn`` must be monotone (either direction) on the interval; the root is
-    bracketed and found by bisection, in ``log(x)`` when ``log`` (``lo > 0``).
-    Raises ValueError when the interval does not bracket the target, or when
-    ``max_iter`` halvings do not reach ``rtol``.
-    """
-    if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi):
-        raise ValueError(f"lo={lo!r}, hi={hi!r}: need finite lo < hi")
-    if log and lo <= 0:
-        raise ValueError(f"lo={lo!r} is out of range for log=True; allowed: > 0")
-    if not (math.isfinite(target)) or not (0 < rtol < 1):
-        raise ValueError(f"target={target!r} must be finite and rtol={rtol!r} in (0, 1)")
-    if not isinstance(max_iter, int) or max_iter < 1:
-        raise ValueError(f"max_iter={max_iter!r} is out of range; allowed: integer >= 1")
-    f_lo, f_hi = fn(lo) - target, fn(hi) - target
-    if f_lo == 0:
-        return float(lo)
-    if f_hi == 0:
-        return float(hi)
-    if (f_lo > 0) == (f_hi > 0):
-        raise ValueError(f"fn does not cross target={target} on [{lo}, {hi}] "
-                         f"(fn(lo)={f_lo + target}, fn(hi)={f_hi + target})")
-    a, b = (math.log(lo), math.log(hi)) if log else (lo, hi)
-    for _ in range(max_iter):
-        m = 0.5 * (a + b)
-        x = math.exp(m) if log else m
-        f = fn(x) - target
-        if abs(f) <= rtol * abs(target) or f == 0:
-            return float(x)
-        if (f > 0) == (f_lo > 0):
-            a, f_lo = m, f
-        else:
-            b = m
-    raise ValueError(f"no x with fn(x) within rtol={rtol} of {target} after {max_iter} halvings")
-
-
-def _check_ms(v):
-    if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or not 0 <= v <= 2**32 - 1:
-        raise ValueError(f"old_blocks_time_ms={v!r} is out of range; allowed: integer 0..2**32-1")
 
 
 def requests_per_second(timeline: pd.DataFrame, stream: int, gets_per_request: float,
@@ -98,7 +54,7 @@ def requests_per_second(timeline: pd.DataFrame, stream: int, gets_per_request: f
     ta, tb = int(a.time_ns.iloc[-1]), int(b.time_ns.iloc[-1])
     if tb <= ta:
         raise ValueError("t0_ns and t1_ns fall between the same two samples")
-    return float((b[col].iloc[-1] - a[col].iloc[-1]) / gets_per_request / ((tb - ta) / NS))
+    return float((b[col].iloc[-1] - a[col].iloc[-1]) / gets_per_request / ((tb - ta) / NS_PER_S))
 
 
 @dataclass
@@ -129,9 +85,9 @@ class SideLoadRun:
         tl = self.result.timeline
         t = tl.time_ns.to_numpy()
         g = tl["gets:0"].to_numpy()
-        dt = np.diff(t, prepend=t[0] - 1) / NS
+        dt = np.diff(t, prepend=t[0] - 1) / NS_PER_S
         rate = np.diff(g, prepend=g[0]) / self.gets_per_request / np.where(dt > 0, dt, np.nan)
-        return pd.DataFrame({"t_s": (t - self.window_ns[0]) / NS,
+        return pd.DataFrame({"t_s": (t - self.window_ns[0]) / NS_PER_S,
                              "small_pages": tl[f"pages:{sb.SMALL_NAME}.PRIMARY"].to_numpy(),
                              "req_s": rate})
 
@@ -185,12 +141,12 @@ class SideLoad:
         (default: up to the dump plus twice its reported length).
         """
         db = self.db
-        _check_ms(old_blocks_time_ms)
+        check_int("old_blocks_time_ms", old_blocks_time_ms, 0, 2**32 - 1)
         dump_at = float(800 / self.scale if dump_at_s is None else dump_at_s)
         switch_at = float(150 / self.scale if switch_at_s is None else switch_at_s)
         if not 0 <= switch_at <= dump_at:
             raise ValueError(f"switch_at_s={switch_at} is out of range; allowed: 0..dump_at_s={dump_at}")
-        sample = sample_every_ns or max(NS // self.scale, 50_000_000)
+        sample = sample_every_ns or max(NS_PER_S // self.scale, 50_000_000)
         prep = [full_scan(db, sb.SMALL_NAME), full_scan(db, sb.BIG_NAME)]
         prep_gets = sum(o.gets for o in prep)
         if sysbench:
@@ -205,11 +161,11 @@ class SideLoad:
         traces, starts = [s0.trace(0, "sysbench")], [0]
         if dump:
             traces.append(sb.mysqldump(db, sb.BIG_NAME, cpu=CpuCost(dump_row_ns, 0)).trace(1, "dump"))
-            starts.append(int(dump_at * NS))
+            starts.append(int(dump_at * NS_PER_S))
         res = replay(traces, self.config(0, device), start_ns=starts, sample_every_ns=sample,
-                     old_blocks_time_at=[(int(switch_at * NS), int(old_blocks_time_ms))])
+                     old_blocks_time_at=[(int(switch_at * NS_PER_S), int(old_blocks_time_ms))])
         tl = res.timeline
-        at_switch = tl[tl.time_ns <= switch_at * NS]
+        at_switch = tl[tl.time_ns <= switch_at * NS_PER_S]
         if old_blocks_time_ms and switch_at > 0 and (
                 at_switch.empty or at_switch["gets:0"].iloc[-1] < prep_gets):
             raise ValueError(f"switch_at_s={switch_at} falls before the tables were read; "
@@ -218,10 +174,10 @@ class SideLoad:
         st = res.streams.set_index("name")
         if dump:
             a, b = int(st.loc["dump", "start_ns"]), int(st.loc["dump", "end_ns"])
-            dump_s = (b - a) / NS
+            dump_s = (b - a) / NS_PER_S
         else:
             b = int(st.loc["sysbench", "end_ns"])
-            a = max(b - int(60 * NS / self.scale), b // 2)
+            a = max(b - int(60 * NS_PER_S / self.scale), b // 2)
             dump_s = float("nan")
         during = tl[(tl.time_ns > a) & (tl.time_ns <= b)]
         before = tl[tl.time_ns <= a]
@@ -230,7 +186,7 @@ class SideLoad:
         pre = before.iloc[-1] if len(before) else None
         last = during.iloc[-1] if len(during) else None
         misses = int(last["misses:0"] - pre["misses:0"]) if pre is not None and last is not None else 0
-        wait = float(last["io_wait_ns:0"] - pre["io_wait_ns:0"]) / NS if misses else 0.0
+        wait = float(last["io_wait_ns:0"] - pre["io_wait_ns:0"]) / NS_PER_S if misses else 0.0
         return SideLoadRun(res, dump_s, rate, int(before[col].iloc[-1]) if len(before) else 0,
                            int(during[col].min()) if len(during) else 0,
                            int(during[col].iloc[-1]) if len(during) else 0,
@@ -244,9 +200,9 @@ class SideLoad:
         n_txn = 400
         oltp = sb.oltp_read_only(db, sb.SMALL_NAME, n_txn, seed=self.seed, query_ns=int(query_ns))
         res = replay([full_scan(db, sb.SMALL_NAME).trace(0, "warm"), oltp.trace(1, "sysbench")],
-                     self.config(0, DeviceModel.hdd7200()), start_ns=[0, 3600 * NS])
+                     self.config(0, DeviceModel.hdd7200()), start_ns=[0, 3600 * NS_PER_S])
         el = int(res.streams.set_index("name").loc["sysbench", "elapsed_ns"])
-        return n_txn * sb.REQUESTS_PER_TXN / (el / NS)
+        return n_txn * sb.REQUESTS_PER_TXN / (el / NS_PER_S)
 
     def dump_alone_seconds(self, seq_read_ns: float, random_read_ns: int) -> float:
         """Seconds of mysqldump alone (the small table warm in the pool)."""

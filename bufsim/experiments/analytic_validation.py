@@ -34,6 +34,7 @@ import pandas as pd
 
 import bufsim
 from bufsim import Chunk, CostModel, DeviceModel, PoolConfig, PoolState, SpaceSpec, Tablespaces, Trace
+from bufsim._units import NS_PER_MS, NS_PER_S
 from bufsim.analytic import che
 from bufsim.analytic.midpoint import ScanClass, midpoint_lru
 from bufsim.engine import STOP_TIME
@@ -46,8 +47,6 @@ __all__ = ["Mixture", "MIXTURES", "TIMES_MS", "PCTS", "KNOWN_HOT_MISSES", "che_g
 NO_COST = CostModel(0, 0, 0, 0)
 #: a millisecond; in che_grid gets 1 ms apart: with old_blocks_time_ms=1 a page's first
 #: access (the get that missed) leaves it old and every later access finds it >= 1 ms old
-MS = 1_000_000
-S = 1_000_000_000
 
 
 @dataclass(frozen=True)
@@ -63,15 +62,15 @@ class Mixture:
     scan_k: int           # gets per scan page, in one burst
     scan_get_ns: int      # CPU per scan get
     pass_gap_ns: int = 0  # idle time between scan passes
-    warm_ns: int = 2 * S  # hot stream alone
-    settle_ns: int = 3 * S  # after the scan starts, before measuring
-    measure_ns: int = 8 * S
+    warm_ns: int = 2 * NS_PER_S  # hot stream alone
+    settle_ns: int = 3 * NS_PER_S  # after the scan starts, before measuring
+    measure_ns: int = 8 * NS_PER_S
     seed: int = 7
 
     @property
     def hot_rate(self) -> float:
         """Hot gets per second."""
-        return S / self.hot_gap_ns
+        return NS_PER_S / self.hot_gap_ns
 
     def hot_rates(self) -> np.ndarray:
         """Per-page reference rates of the hot set (per second)."""
@@ -79,12 +78,12 @@ class Mixture:
 
     def scan_class(self) -> ScanClass:
         return ScanClass(pages=self.scan_pages, gets_per_page=self.scan_k,
-                         get_time=self.scan_get_ns / S, pass_gap=self.pass_gap_ns / S)
+                         get_time=self.scan_get_ns / NS_PER_S, pass_gap=self.pass_gap_ns / NS_PER_S)
 
     @property
     def window(self) -> tuple[float, float]:
         """Seconds after the scan started over which hit ratios are measured."""
-        return (self.settle_ns / S, (self.settle_ns + self.measure_ns) / S)
+        return (self.settle_ns / NS_PER_S, (self.settle_ns + self.measure_ns) / NS_PER_S)
 
 
 MIXTURES = (
@@ -94,7 +93,7 @@ MIXTURES = (
     # Zipf(0.8) hot set of 40% of the pool, scan of 3x the pool, 100 gets per page,
     # 0.5 s idle between passes
     Mixture("zipf0.8x40+scan3x", pool_pages=4000, hot_pages=1600, alpha=0.8, hot_gap_ns=20_000,
-            scan_pages=12_000, scan_k=100, scan_get_ns=1_000, pass_gap_ns=S // 2),
+            scan_pages=12_000, scan_k=100, scan_get_ns=1_000, pass_gap_ns=NS_PER_S // 2),
 )
 TIMES_MS = (0, 100, 1000)
 #: (mixture, old_blocks_time_ms, old_blocks_pct) where the hot-set hit ratio of
@@ -186,7 +185,7 @@ def simulate(mix: Mixture, pct: int, tau_ms: int) -> dict:
     gets = (d["gets"] - a_st["gets"]).to_numpy(dtype=float)
     miss = (d["misses"] - a_st["misses"]).to_numpy(dtype=float)
     pages, old = state.group_counts()
-    secs = mix.measure_ns / S
+    secs = mix.measure_ns / NS_PER_S
     return dict(hit=1 - miss.sum() / gets.sum(), hot_hit=1 - miss[0] / gets[0],
                 scan_hit=1 - miss[1] / gets[1], made_young=dc["PAGES_MADE_YOUNG"] / secs,
                 not_made_young=dc["PAGES_NOT_MADE_YOUNG"] / secs, hot_resident=int(pages[0]),
@@ -283,7 +282,7 @@ def che_grid(alpha: float, sizes, *, n_pages: int = 100_000, measured: int = 1_0
     ts = trace.tablespaces
     whole = trace.materialize()
     warm, meas = whole.take(slice(0, warm_n)), whole.take(slice(warm_n, None))
-    slow = [Chunk.from_arrays(c.page, 1, MS) for c in (warm, meas)]
+    slow = [Chunk.from_arrays(c.page, 1, NS_PER_MS) for c in (warm, meas)]
     instant = DeviceModel.instant()
     rows = []
     for s in sizes:

@@ -1,0 +1,60 @@
+"""The notebook drivers of bufsim/experiments that the notebooks' own runs do not pin:
+memoisation, scaled settings, the LRU miss curve against a direct count."""
+import numpy as np
+import pytest
+
+from bufsim.analytic import stack_distances
+from bufsim.experiments import contention as C
+from bufsim.experiments import dbt3 as E
+
+
+def test_lru_miss_curve_counts_first_references_and_long_reuses():
+    rng = np.random.default_rng(5)
+    pages = rng.integers(0, 40, 2_000)
+    dist = stack_distances(pages)
+    sizes = np.array([1, 5, 20, 39, 40, 60])
+    got = E.lru_miss_curve(dist, sizes)
+    for n, m in zip(sizes, got.misses):
+        lru, misses = [], 0                      # an LRU of n pages, counted directly
+        for p in pages.tolist():
+            if p in lru:
+                lru.remove(p)
+            else:
+                misses += 1
+                if len(lru) == n:
+                    lru.pop(0)
+            lru.append(p)
+        assert m == misses / pages.size
+    assert got.misses.iloc[-1] == 40 / pages.size   # only the first references
+
+
+def test_scaled_settings_are_the_documents_at_sf1_and_keep_the_minimum_pool():
+    s1 = E.scaled_settings(1.0)
+    assert (s1["join_buffer"], s1["read_rnd_buffer"]) == (131072, 262144)
+    assert s1["disk_pool"] == (3200, 0) and s1["protocol"]["disk"] == (3200, 0, 10, 8)
+    assert s1["protocol"]["cpu"] == (196_608, 0, 20, 8)
+    s = E.scaled_settings(0.05)                   # 160 data pages: MySQL's 320-page minimum
+    assert s["disk_pool"] == (320, 160) and s["join_buffer"] == int(131072 * 0.05)
+
+
+def test_dbstress_frequencies_are_computed_once_and_labels():
+    ex = C.DbStress(20_000, transactions=10, seed=1)
+    f = ex.freq("sel2", 3, True)
+    assert ex.freq("sel2", 3, True) is f and ex.freq("sel2", 3, False) is not f
+    assert [C.label(k, v) for k, v in C.CASES[:3]] == ["sel1", "read", "sel2_v1"]
+    assert set(C.FITTED) <= {C.label(k, v) for k, v in C.CASES} | {"sel1_sel2_ahi0"}
+
+
+def test_doc_waits_selects_the_pool_mutex_rows():
+    import pandas as pd
+    listings = pd.DataFrame({"listing": ["a", "a", "a", "b"],
+                             "mutex": ["buf/buf0buf.c:1208", "other", "buf/buf0buf.c:1208",
+                                       "buf/buf0buf.c:1208"],
+                             "os_waits": [3, 100, 5, 7]})
+    assert C.doc_waits(listings, "a").tolist() == [3.0, 5.0]
+
+
+@pytest.mark.parametrize("bad", [-1, 1.5, True])
+def test_dbt3_cpu_refuses_a_bad_field(bad):
+    with pytest.raises(ValueError, match="Dbt3Cpu.row_ns"):
+        E.Dbt3Cpu(row_ns=bad)
