@@ -42,6 +42,8 @@ from ._state import (
 )
 import numpy as np
 
+from .device import device_read, device_write  # noqa: F401  (re-exported for the engine)
+
 IBUF_BITMAP_PERIOD = 16384  # an ibuf bitmap page every 16384 pages (16 KiB pages), at offset 1
 
 
@@ -169,32 +171,7 @@ def peek_if_too_old(pst, ist, cnt, cfg, i, p, t_ns):
     return 0 if young else 1
 
 
-# ---- the device ----------------------------------------------------------------------------
-@njit(_nrt=False, cache=True, inline="always")
-def device_read(stat, glob, cfg, p, t_ns):
-    """Queue a 16 KiB read of page p at time t_ns; return its completion time."""
-    last = glob[G_DEVLAST]
-    # the sequential test reads the pages' static facts: only when it can matter
-    if cfg[K_DEV_SEQ] != cfg[K_DEV_RAND] and last >= 0 and \
-            stat[p, S_DENSE] == stat[last, S_DENSE] + 1 and stat[p, S_SPACE] == stat[last, S_SPACE]:
-        svc = cfg[K_DEV_SEQ]
-    else:
-        svc = cfg[K_DEV_RAND]
-    start = max(t_ns, glob[G_DEVFREE])
-    glob[G_DEVFREE] = start + svc
-    glob[G_DEVLAST] = p
-    glob[G_DEVBUSY] += svc
-    return start + svc
-
-
-@njit(_nrt=False, cache=True, inline="always")
-def device_write(glob, cfg, t_ns):
-    """Queue a page write at time t_ns; return its completion time."""
-    start = max(t_ns, glob[G_DEVFREE])
-    glob[G_DEVFREE] = start + cfg[K_DEV_WRITE]
-    glob[G_DEVLAST] = -1
-    glob[G_DEVBUSY] += cfg[K_DEV_WRITE]
-    return start + cfg[K_DEV_WRITE]
+# ---- the device: bufsim.policies.device (device_read, device_write) -------------------------
 
 
 # ---- freeing blocks ------------------------------------------------------------------------
@@ -483,7 +460,7 @@ def read_ahead_linear(pst, stat, ist, cnt, sst, glob, cfg, pm, p, k, t_ns):
             continue
         t_ns = init_for_read(pst, stat, ist, cnt, sst, glob, cfg, fmap, ffree, q, k, t_ns)
         f = fmap[q]
-        pst[P_READY, f] = device_read(stat, glob, cfg, q, t_ns)
+        pst[P_READY, f] = device_read(stat, sst, glob, cfg, q, k, t_ns)
         count += 1
         if mariadb and unused.shape[0] > 0:
             d = base + j
@@ -539,7 +516,7 @@ def get(pst, stat, ist, cnt, sst, glob, cfg, pm, p, flags, k, t_ns):
         t_ns = init_for_read(pst, stat, ist, cnt, sst, glob, cfg, fmap, ffree, p, k, t_ns)
         f = fmap[p]
         glob[G_FIXED] = f
-        done = device_read(stat, glob, cfg, p, t_ns)
+        done = device_read(stat, sst, glob, cfg, p, k, t_ns)
         pst[P_READY, f] = done
         sst[k, T_IOWAIT] += done - t_ns
         t_ns = done + cfg[K_COST_MISS]
