@@ -53,7 +53,7 @@ def request_lists(draw):
             draw(st.sampled_from(["adjacent", "distance"])),
             slice_sync_ns=draw(st.sampled_from([20 * MS, 100 * MS])),
             slice_idle_ns=draw(st.sampled_from([0, 8 * MS])),
-            read_expire_ns=draw(st.sampled_from([30 * MS, 500 * MS])))
+            read_expire_ns=draw(st.sampled_from([MS, 30 * MS, 500 * MS])))
     reqs, t = [], 0
     pos = [draw(st.integers(0, N_PAGES - 1)) for _ in range(3)]
     for _ in range(draw(st.integers(1, 150))):
@@ -179,29 +179,42 @@ def test_cfq_holder_after_the_window_starts_a_new_slice(impl):
 
 
 # ---- deadline -------------------------------------------------------------------------------
+def streaming_reader(impl, k, first, n):
+    """Stream k issues pages first.. one at a time, each half a sequential read before
+    the previous one lands (its queue never runs empty); returns (next page, last
+    completion, last issue time)."""
+    done = impl.read(first, k, 0)
+    t = 0
+    for j in range(1, n):
+        t = done - SEQ // 2
+        done = impl.read(first + j, k, t)
+    return first + n, done, t
+
+
 @pytest.mark.parametrize("impl", [Kernel, ref])
 def test_deadline_expired_read_goes_first(impl):
     x = impl(dev("deadline", read_expire_ns=50 * MS))
-    # stream 0 keeps its queue full: each batch of 8 is issued while the last is queued
-    t = 0
-    done = x.read(0, 0, 0)
-    for j in range(1, 8):
-        done = x.read(j, 0, 0)
-    t = done - SEQ // 2                                  # next batch before the queue empties
-    for j in range(8, 16):
-        done = x.read(j, 0, t)
+    page, last, t = streaming_reader(x, 0, 0, 500)       # its queue full for > 50 ms
     r = x.read(1500, 1, t)                               # behind the sweep: waits to expire
     assert r == t + 50 * MS + RND
-    # stream 0 keeps reading (queue never empty) and fills the time before the expiry ...
-    page, last = 16, done
+    # stream 0 keeps its queue full and fills the time before the expiry ...
+    fills = 0
     while True:
-        t_issue = last - SEQ // 2
-        last = x.read(page, 0, t_issue)
+        last = x.read(page, 0, last - SEQ // 2)
         page += 1
         if last > t + 50 * MS:
             break
+        fills += 1
+    assert fills > 400
     # ... and its first read that does not fit goes after the expired one
     assert last == r + RND
+
+
+@pytest.mark.parametrize("impl", [Kernel, ref])
+def test_deadline_holder_must_have_streamed_for_read_expire(impl):
+    x = impl(dev("deadline", read_expire_ns=50 * MS))
+    page, last, t = streaming_reader(x, 0, 0, 300)       # queue full for 10 + 29.9 ms
+    assert x.read(1500, 1, t) == last + RND              # fifo: after the booked read
 
 
 @pytest.mark.parametrize("impl", [Kernel, ref])

@@ -66,11 +66,11 @@ G_DEVFREE, G_DEVLAST, G_NEXT_TICK, G_ACTIVE, G_FIXED, G_DEVBUSY, G_TICKS, G_FTOP
 # the device scheduler (bufsim.policies.device), all 0 at the start: the stream that holds
 # the device + 1 (0: none), the end of its last read, its last page + 1, the start of the
 # window reserved for other streams (0: none), the end of the holder's CFQ time slice, the
-# deadline holder's queue depth flag, the time of its last issue, and the stream of the
+# time since which the holder's queue has not run empty (deadline), and the stream of the
 # last reserved read + 1
-G_DEV_OWNER, G_DEV_OFREE, G_DEV_OLAST, G_DEV_RSTART, G_DEV_SLICE, G_DEV_DEPTH, \
-    G_DEV_OISSUE, G_DEV_ROWNER = range(10, 18)
-N_G = 18
+G_DEV_OWNER, G_DEV_OFREE, G_DEV_OLAST, G_DEV_RSTART, G_DEV_SLICE, G_DEV_BUSYSINCE, \
+    G_DEV_ROWNER = range(10, 17)
+N_G = 17
 # ---- event flags (a trace's ``flags`` column; re-exported by bufsim.trace) ---------------
 #: The get takes the adaptive-hash-index path: it counts two gets when the page is resident.
 FLAG_AHI = 1

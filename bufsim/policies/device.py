@@ -13,11 +13,12 @@ Service time (``skip_pricing``)
     ``skip_pricing="distance"`` a forward read of page ``last + d`` (``d > 1``, same
     tablespace) costs ``min(random_read_ns, d * seq_read_ns)``: the head stays on its
     track and lets the ``d - 1`` skipped pages rotate past, which takes as long as
-    transferring them (a skip within the same track or cylinder costs rotation, not a
-    seek; Ruemmler & Wilkes, "An introduction to disk drive modeling", IEEE Computer
-    27(3), 1994, §"seek" and §"rotation": a request's time is seek + rotational delay +
-    transfer, and a zero-distance seek leaves only the rotation).  ``d = 1`` is the
-    sequential price, a skip longer than ``random / seq`` pages the random one.
+    transferring them.  Source: the disk service-time model of Ruemmler & Wilkes, "An
+    introduction to disk drive modeling", IEEE Computer 27(3), 1994: a request costs
+    seek + rotational latency + transfer, and a request on the track under the head
+    needs no seek, only the rotation to its sector.  ``d = 1`` is the sequential
+    price, a skip longer than ``random / seq`` pages (116 on ``hdd7200``) the random
+    one; head and track switches within such a skip are not charged.
 
 Schedulers (``DeviceModel.scheduler``)
     ``fifo``
@@ -48,11 +49,15 @@ The one mechanism (issue-time approximation)
       ends and its last read completed less than ``slice_idle`` before ``t`` (or is
       still in flight): ``rstart`` = the slice's end.
     * deadline: the holder keeps the device if its last read is still in flight at
-      ``t`` and its latest issue found its earlier reads still queued (its queue never
-      ran empty, so its next request is already there when the head moves on; a
-      stream that reads one page at a time, or issues a read-ahead batch only once the
-      previous one has landed, lets the queue run empty and does not keep it):
-      ``rstart`` = ``t + read_expire``, the read's expiry.
+      ``t`` and its queue has not run empty for at least ``read_expire`` before ``t``
+      (each of its issues since then found earlier reads of it still queued): its
+      next request is already there, ahead of the head, whenever the elevator picks
+      the next one, and it is predicted to stay so for another ``read_expire``.  A
+      stream that reads one page at a time, or issues a read-ahead batch once the
+      previous one has landed, lets its queue run empty and does not keep the device.
+      (Taking one ``read_expire`` of streaming as the evidence is this model's
+      predictor, not a Linux rule.)  ``rstart`` = ``t + read_expire``, the read's
+      expiry.
 
     The holder's later reads fill the time before ``rstart`` (each one only if it
     ends by ``rstart``); reads of other streams queue after the reserved ones, in
@@ -76,8 +81,8 @@ What it leaves out
 
 State: ``glob[G_DEVFREE]`` (end of all booked work), ``glob[G_DEVLAST]`` (the page at
 its end, -1 none or a write), ``glob[G_DEVBUSY]``, ``glob[G_DEV_*]`` (the holder, the
-end of its last read, its last page, the reserved window, the slice end, the deadline
-depth flag and last issue time; ids and pages stored + 1 so that 0 means none), and per
+end of its last read, its last page, the reserved window, the slice end, the start of
+the holder's busy run (deadline) and the last reserved stream; ids and pages stored + 1 so that 0 means none), and per
 stream ``sst[k, T_DEVLAST]`` (last page + 1) and ``sst[k, T_SEEKS]`` (seek history).
 :class:`RefDevice` is the pure-Python twin; tests compare the two request by request.
 """
@@ -86,13 +91,13 @@ from __future__ import annotations
 from numba import njit
 
 from ._state import (
-    G_DEV_DEPTH, G_DEV_OFREE, G_DEV_OISSUE, G_DEV_OLAST, G_DEV_OWNER, G_DEV_RSTART,
+    G_DEV_BUSYSINCE, G_DEV_OFREE, G_DEV_OLAST, G_DEV_OWNER, G_DEV_RSTART,
     G_DEV_ROWNER, G_DEV_SLICE, G_DEVBUSY, G_DEVFREE, G_DEVLAST, K_DEV_EXPIRE, K_DEV_IDLE, K_DEV_RAND,
     K_DEV_SCHED, K_DEV_SEQ, K_DEV_SKIP, K_DEV_SLICE, K_DEV_WRITE, S_DENSE, S_SPACE,
     SCHED_CODES, SKIP_CODES, T_DEVLAST, T_SEEKS,
 )
 
-__all__ = ["device_read", "device_write", "service_ns", "RefDevice", "SCHEDULERS",
+__all__ = ["device_read", "device_write", "RefDevice", "SCHEDULERS",
            "SKIP_PRICINGS", "CFQ_SEEK_PAGES", "CFQ_SEEKY_MIN"]
 
 SCHEDULERS = tuple(SCHED_CODES)
@@ -150,7 +155,7 @@ def _sched_read(stat, sst, glob, cfg, p, k, t_ns):
         glob[G_DEV_OWNER] = glob[G_DEV_ROWNER]
         glob[G_DEV_OFREE] = glob[G_DEVFREE]
         glob[G_DEV_OLAST] = glob[G_DEVLAST] + 1
-        glob[G_DEV_DEPTH] = 0
+        glob[G_DEV_BUSYSINCE] = t_ns
     owner = glob[G_DEV_OWNER] - 1
     if rstart > 0:
         if k == owner:
@@ -181,7 +186,7 @@ def _sched_read(stat, sst, glob, cfg, p, k, t_ns):
             holds = (not seeky) and t_ns < glob[G_DEV_SLICE] and t_ns <= ofree + cfg[K_DEV_IDLE]
             window = glob[G_DEV_SLICE]
         else:
-            holds = t_ns < ofree and glob[G_DEV_DEPTH] != 0
+            holds = t_ns < ofree and t_ns - glob[G_DEV_BUSYSINCE] >= cfg[K_DEV_EXPIRE]
             window = t_ns + cfg[K_DEV_EXPIRE]
         if holds:
             # a window is reserved; the holder keeps filling the time before it
@@ -198,15 +203,13 @@ def _sched_read(stat, sst, glob, cfg, p, k, t_ns):
     svc = _svc(stat, cfg, p, glob[G_DEVLAST])
     start = max(t_ns, glob[G_DEVFREE])
     if k != owner:
-        glob[G_DEV_DEPTH] = 0
+        glob[G_DEV_BUSYSINCE] = t_ns
         glob[G_DEV_SLICE] = start + cfg[K_DEV_SLICE]
     else:
-        if t_ns > glob[G_DEV_OISSUE]:
-            # a new issue by the holder: does it find its earlier reads still queued?
-            glob[G_DEV_DEPTH] = 1 if t_ns < glob[G_DEV_OFREE] else 0
+        if t_ns >= glob[G_DEV_OFREE]:
+            glob[G_DEV_BUSYSINCE] = t_ns     # its queue had run empty
         if start >= glob[G_DEV_SLICE]:
             glob[G_DEV_SLICE] = start + cfg[K_DEV_SLICE]
-    glob[G_DEV_OISSUE] = t_ns
     glob[G_DEVFREE] = start + svc
     glob[G_DEVLAST] = p
     glob[G_DEVBUSY] += svc
@@ -267,8 +270,7 @@ class RefDevice:
         self.window = None     # start of the reserved window
         self.window_stream = None
         self.slice_end = 0
-        self.depth = False
-        self.last_issue = 0
+        self.busy_since = 0    # the holder's queue has not run empty since
         self.stream_last = {}
         self.seeks = {}
 
@@ -312,7 +314,7 @@ class RefDevice:
             self.holder = self.window_stream
             self.hold_done = self.free
             self.hold_last = self.last
-            self.depth = False
+            self.busy_since = t
         if self.window is not None:
             if k == self.holder:
                 svc = self.service(p, self.hold_last)
@@ -335,7 +337,7 @@ class RefDevice:
                          and t <= self.hold_done + d.slice_idle_ns)
                 window = self.slice_end
             else:
-                holds = t < self.hold_done and self.depth
+                holds = t < self.hold_done and t - self.busy_since >= d.read_expire_ns
                 window = t + d.read_expire_ns
             if holds:
                 start = max(window, self.free)
@@ -350,14 +352,13 @@ class RefDevice:
         svc = self.service(p, self.last)
         start = max(t, self.free)
         if k != self.holder:
-            self.depth = False
+            self.busy_since = t
             self.slice_end = start + d.slice_sync_ns
         else:
-            if t > self.last_issue:
-                self.depth = t < self.hold_done
+            if t >= self.hold_done:
+                self.busy_since = t
             if start >= self.slice_end:
                 self.slice_end = start + d.slice_sync_ns
-        self.last_issue = t
         self.free = start + svc
         self.last = p
         self.busy += svc
