@@ -10,9 +10,11 @@ Virtual time
     whose clock is smallest (ties: the lowest stream id), so streams interleave in
     virtual-time order.  One event (a run of ``count`` gets of one page) is
     processed at once.  Each get costs the event's ``cpu_ns`` plus the cost model's
-    extras; a miss waits for the device.  The device serves one request at a time
-    in issue order, shared by every stream; read-ahead is asynchronous and a get of
-    a page whose read is in flight waits for it to land.
+    extras; a miss waits for the device.  The device serves one request at a time,
+    shared by every stream, in issue order or as its I/O scheduler decides
+    (:mod:`bufsim.policies.device`); a read's completion time is fixed when it is
+    issued; read-ahead is asynchronous and a get of a page whose read is in flight
+    waits for it to land.
 Page cleaner (5.6+)
     At every whole virtual second, if the server was active since the previous
     pass, the page cleaner refills each instance's free list (see
