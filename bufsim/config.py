@@ -29,6 +29,9 @@ __all__ = [
 MIN_POOL_PAGES = 320
 VERSIONS = ("5.5", "5.6", "5.7", "mariadb10.5", "mariadb10.11")
 POLICIES = ("innodb", "lru", "fifo", "clock", "two_q", "arc")
+#: values of DeviceModel.scheduler and DeviceModel.skip_pricing (bufsim.policies.device)
+SCHEDULERS = ("fifo", "deadline", "cfq")
+SKIP_PRICINGS = ("adjacent", "distance")
 #: values of PoolConfig.cleaner_activity
 CLEANER_ACTIVITY = ("get", "statement")
 _U32 = 2**32 - 1
@@ -185,11 +188,13 @@ class CostModel:
 
 @dataclass(frozen=True)
 class DeviceModel:
-    """One I/O device with one FIFO queue shared by every stream.
+    """One I/O device (one disk head) shared by every stream, with an I/O scheduler.
 
-    A read is *sequential* when it is for the page after the previous read of the
-    same tablespace (no seek), otherwise *random*.  Requests are served one at a
-    time in issue order; a request issued while the device is busy waits.
+    A read is *sequential* when it is for the page after the one the head read
+    before, in the same tablespace (no seek), otherwise *random*.  Requests are
+    served one at a time; which request a new one waits for is the scheduler's
+    choice (:mod:`bufsim.policies.device` has the rules and the approximation the
+    issue-time completion of the engine needs).
 
     Parameters
     ----------
@@ -201,16 +206,50 @@ class DeviceModel:
         Service time of a sequential 16 KiB read (transfer only).
     write_ns
         Service time of a 16 KiB page write.
+    scheduler
+        ``'fifo'`` (default): one queue in issue order.  ``'deadline'``: Linux's
+        deadline elevator (block order, reads expire after ``read_expire_ns``).
+        ``'cfq'``: Linux CFQ (per-stream queues, time slices of ``slice_sync_ns``,
+        idling up to ``slice_idle_ns`` for a stream that is not seeky).
+    skip_pricing
+        ``'adjacent'`` (default): only the next page is sequential, any other read
+        random.  ``'distance'``: a forward read ``d`` pages on in the same tablespace
+        costs ``min(random_read_ns, d * seq_read_ns)`` (the skipped pages rotate
+        past the head; no seek).
+    slice_sync_ns
+        CFQ's ``slice_sync``: ``cfq_slice_sync = HZ / 10`` = 100 ms
+        (``block/cfq-iosched.c``, Linux 2.6.33-3.x).
+    slice_idle_ns
+        CFQ's ``slice_idle``: ``cfq_slice_idle = HZ / 125`` = 8 ms (same file).
+    read_expire_ns
+        deadline's ``read_expire``: ``HZ / 2`` = 500 ms (``block/deadline-iosched.c``).
     """
 
     name: str = "hdd7200"
     random_read_ns: int = 12_780_000
     seq_read_ns: int = 110_000
     write_ns: int = 12_780_000
+    scheduler: str = "fifo"
+    skip_pricing: str = "adjacent"
+    slice_sync_ns: int = 100_000_000
+    slice_idle_ns: int = 8_000_000
+    read_expire_ns: int = 500_000_000
 
     def __post_init__(self):
         for f in ("random_read_ns", "seq_read_ns", "write_ns"):
             _set_int(self, f, f"device.{f}", 0, 10**12)
+        for f in ("slice_sync_ns", "slice_idle_ns", "read_expire_ns"):
+            _set_int(self, f, f"device.{f}", 1 if f != "slice_idle_ns" else 0, 10**12)
+        if self.scheduler not in SCHEDULERS:
+            raise ValueError(f"device.scheduler={self.scheduler!r} is unknown; allowed: "
+                             + ", ".join(SCHEDULERS))
+        if self.skip_pricing not in SKIP_PRICINGS:
+            raise ValueError(f"device.skip_pricing={self.skip_pricing!r} is unknown; allowed: "
+                             + ", ".join(SKIP_PRICINGS))
+
+    def replace(self, **changes) -> "DeviceModel":
+        """A copy with some fields changed (validated again)."""
+        return dataclasses.replace(self, **changes)
 
     @classmethod
     def hdd7200(cls) -> "DeviceModel":

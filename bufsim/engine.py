@@ -10,9 +10,11 @@ Virtual time
     whose clock is smallest (ties: the lowest stream id), so streams interleave in
     virtual-time order.  One event (a run of ``count`` gets of one page) is
     processed at once.  Each get costs the event's ``cpu_ns`` plus the cost model's
-    extras; a miss waits for the device.  The device serves one request at a time
-    in issue order, shared by every stream; read-ahead is asynchronous and a get of
-    a page whose read is in flight waits for it to land.
+    extras; a miss waits for the device.  The device serves one request at a time,
+    shared by every stream, in issue order or as its I/O scheduler decides
+    (:mod:`bufsim.policies.device`); a read's completion time is fixed when it is
+    issued; read-ahead is asynchronous and a get of a page whose read is in flight
+    waits for it to land.
 Page cleaner (5.6+)
     At every whole virtual second, if the server was active since the previous
     pass, the page cleaner refills each instance's free list (see
@@ -51,6 +53,7 @@ from .policies._state import (
     local_of, register,
     FLAG_ACTIVITY, FLAG_RELATCH, NS_PER_MS, P_ACCESS, P_DIRTY, push_head,
     new_page_state, walk,
+    K_DEV_EXPIRE, K_DEV_IDLE, K_DEV_SCHED, K_DEV_SKIP, K_DEV_SLICE, SCHED_CODES, SKIP_CODES,
 )
 
 __all__ = ["replay", "ReplayResult", "PoolState"]
@@ -100,7 +103,7 @@ def _generic_get(pst, stat, ist, cnt, sst, glob, cfg, pm, code, p, fl, k, t_ns):
     d = ist[i, I_DROP]
     if d >= 0:
         release_frame(pst, glob, fmap, ffree, d)
-    done = device_read(stat, glob, cfg, p, t_ns)
+    done = device_read(stat, sst, glob, cfg, p, k, t_ns)
     sst[k, T_IOWAIT] += done - t_ns
     sst[k, T_CPU] += cfg[K_COST_MISS]
     return done + cfg[K_COST_MISS]
@@ -264,8 +267,10 @@ def _run_lru(pages, counts, cpus, flags, pst, stat, ist, cnt, sst, glob, cfg, pm
     The same state and the same results as :func:`_run_generic` with policy ``lru``
     (the twin tests run both), with the list ends, counters, device queue and clock
     in locals, written back once per call; a miss reuses the evicted page's frame.
-    Other cases go to :func:`_run_generic`."""
-    if sst.shape[0] != 1 or ist.shape[0] != 1 or stop_ns >= 0 or max_events >= 0:
+    Other cases (and a device with a scheduler other than FIFO or distance-priced
+    skips) go to :func:`_run_generic`."""
+    if sst.shape[0] != 1 or ist.shape[0] != 1 or stop_ns >= 0 or max_events >= 0 or \
+            cfg[K_DEV_SCHED] != 0 or cfg[K_DEV_SKIP] != 0:
         return _run_generic(pages, counts, cpus, flags, pst, stat, ist, cnt, sst, glob, cfg,
                             pm, exhausted, stop_ns, max_events, budget, room)
     fmap = pm[0]
@@ -459,6 +464,11 @@ def _config_array(cfg: PoolConfig) -> np.ndarray:
     a[K_DEV_RAND] = cfg.device.random_read_ns
     a[K_DEV_SEQ] = cfg.device.seq_read_ns
     a[K_DEV_WRITE] = cfg.device.write_ns
+    a[K_DEV_SCHED] = SCHED_CODES[cfg.device.scheduler]
+    a[K_DEV_SKIP] = SKIP_CODES[cfg.device.skip_pricing]
+    a[K_DEV_SLICE] = cfg.device.slice_sync_ns
+    a[K_DEV_IDLE] = cfg.device.slice_idle_ns
+    a[K_DEV_EXPIRE] = cfg.device.read_expire_ns
     a[K_NINST] = cfg.instances
     a[K_ACTIVITY] = int(cfg.cleaner_activity == "statement")
     return a

@@ -15,6 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from .config import PoolConfig
+from .policies.device import RefDevice
 from .policies._state import (
     COUNTER_NAMES, FLAG_ACTIVITY, FLAG_AHI, FLAG_MODIFY, FLAG_RELATCH, FLAG_SHORTCUT,
 )
@@ -223,9 +224,10 @@ class ReferencePool:
         self.inst_of = tablespaces.instance_of(config.instances)
         self.streams = [RefStream(list(ev)) for ev in streams]
         self.fixed = -1
-        self.dev_free = 0
-        self.dev_last = -1
-        self.dev_busy = 0
+        for i, s in enumerate(self.streams):
+            s.sid = i
+        space = tablespaces.page_space_idx
+        self.device = RefDevice(config.device, lambda p: (int(space[p]), int(p)))
         self.next_tick = 1_000_000_000
         self.active = False
         self.ticks = 0
@@ -276,24 +278,15 @@ class ReferencePool:
             st.clock = max(st.clock, t_ns)
 
     # ---- device --------------------------------------------------------------------------
-    def device_read(self, p, t_ns):
-        d = self.config.device
-        seq = (self.dev_last >= 0 and p == self.dev_last + 1
-               and self.ts.page_space_idx[p] == self.ts.page_space_idx[self.dev_last])
-        svc = d.seq_read_ns if seq else d.random_read_ns
-        start = max(t_ns, self.dev_free)
-        self.dev_free = start + svc
-        self.dev_last = p
-        self.dev_busy += svc
-        return start + svc
+    @property
+    def dev_busy(self) -> int:
+        return self.device.busy
+
+    def device_read(self, p, t_ns, stream: "RefStream"):
+        return self.device.read(p, stream.sid, t_ns)
 
     def device_write(self, t_ns):
-        d = self.config.device
-        start = max(t_ns, self.dev_free)
-        self.dev_free = start + d.write_ns
-        self.dev_last = -1
-        self.dev_busy += d.write_ns
-        return start + d.write_ns
+        return self.device.write(t_ns)
 
     # ---- one event -------------------------------------------------------------------------
     def step(self) -> bool:
@@ -354,7 +347,7 @@ class ReferencePool:
             st.misses += 1
             inst.count("Innodb_buffer_pool_reads")
             t = self._read(p, st, t)
-            done = self.device_read(p, t)
+            done = self.device_read(p, t, st)
             inst.pages[p].ready = done
             st.io_wait += done - t
             t = done + cfg.cost.miss_cpu_ns
@@ -457,7 +450,7 @@ class ReferencePool:
             if j % 16384 == 1 or q in self.inst[self.inst_of[q]].pages:
                 continue
             t = self._read(q, st, t)
-            self.inst[self.inst_of[q]].pages[q].ready = self.device_read(q, t)
+            self.inst[self.inst_of[q]].pages[q].ready = self.device_read(q, t, st)
             n += 1
             if mariadb and q in self._unused:  # §13: a page with no data is freed at once
                 self.inst[self.inst_of[q]].evict(q)
@@ -476,7 +469,7 @@ class ReferencePool:
         inst.count("NUMBER_PAGES_READ")
         if victim >= 0:
             inst.count("evictions")
-        done = self.device_read(p, t)
+        done = self.device_read(p, t, st)
         st.io_wait += done - t
         st.cpu += cfg.cost.miss_cpu_ns
         return done + cfg.cost.miss_cpu_ns

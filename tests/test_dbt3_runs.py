@@ -149,3 +149,14 @@ def test_issue_directions_hold_at_small_scale(d):
     assert t.holds.all(), t[~t.holds][["claim_id", "simulated"]]
     q17 = t.set_index("claim_id").simulated["disk_bka_q17"]
     assert q17 > 5                                        # "a large factor" (document: 16)
+
+
+def test_skip_pricing_recheck_runs_both_pricings(d):
+    m = R.skip_pricing_recheck(d, {"disk": (*_pool(), 2, 1)}, queries=(11,))
+    assert set(m.skip_pricing) == {"adjacent", "distance"}
+    assert (m[m.variant == "5.6.5"].ratio_to_default == 1.0).all()
+    t = m.set_index(["skip_pricing", "variant"]).time_ns
+    # a short forward skip costs less than a seek: both plans get faster
+    assert (t["distance"] < t["adjacent"]).all()
+    with pytest.raises(ValueError, match="pricings"):
+        R.skip_pricing_recheck(d, {"disk": (*_pool(), 2, 1)}, queries=(11,), pricings=("near",))

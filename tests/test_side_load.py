@@ -91,3 +91,19 @@ def test_a_switch_during_the_prepare_reads_is_refused():
         sl.run(1000, query_ns=3_030_000, device=dev, switch_at_s=0.5)
     with pytest.raises(ValueError, match="old_blocks_time_ms"):
         sl.run(-1, query_ns=3_030_000, device=dev)
+
+
+def test_scheduler_rates_one_run_per_scheduler():
+    """The concurrent run under each scheduler: the fifo row is the plain run; under
+    cfq the dump (a sequential queue) keeps its slices and each sysbench miss waits
+    longer than under fifo (the constants of notebook 02 at 1/16)."""
+    from bufsim.experiments.side_load import scheduler_rates
+    sl = SideLoad(16)
+    dev = DeviceModel("fitted", 12_780_000, 376_000, 12_780_000)
+    t = scheduler_rates(sl, 3_030_000, dev, dump_row_ns=1000).set_index("scheduler")
+    assert list(t.index) == ["fifo", "deadline", "cfq"]
+    plain = sl.run(0, query_ns=3_030_000, device=dev, dump_row_ns=1000)
+    assert t.sysbench_req_s["fifo"] == plain.sysbench_req_s
+    assert t.dump_s["fifo"] == plain.dump_seconds * 16
+    assert t.io_wait_ms_per_miss["cfq"] > 1.5 * t.io_wait_ms_per_miss["fifo"]
+    assert t.sysbench_req_s_steady["cfq"] < t.sysbench_req_s_steady["fifo"]

@@ -47,14 +47,14 @@ import numpy as np
 import pandas as pd
 
 from .._validation import check_int_fields
-from ..config import PoolConfig, mysql55, mysql56
+from ..config import DEVICES, DeviceModel, PoolConfig, mysql55, mysql56
 from ..pool import Pool
 from ..trace import Chunk, Trace
 from ..workloads.plans import CpuCost
 
 __all__ = ["Dbt3Cpu", "VARIANTS", "CLEANER_ACTIVITY", "pool_config", "repeated_runs", "protocol_mean",
            "measure_query", "q18_mysql55_seconds", "claims_table", "NO_CPU",
-           "reref_distances", "distance_summary"]
+           "reref_distances", "distance_summary", "skip_pricing_recheck"]
 
 #: variant label -> (Dbt3 plan variant, version)
 VARIANTS = {"5.5": ("plain", "5.5"), "5.6.5": ("plain", "5.6"),
@@ -144,7 +144,8 @@ def repeated_runs(trace: Trace, config: PoolConfig, n_runs: int, *,
     Returns one row per run: ``elapsed_ns``, ``cpu_ns``, ``io_wait_ns``, ``gets``,
     ``misses``, ``pages_read`` (synchronous and read-ahead), ``read_ahead``,
     ``seq_reads`` / ``random_reads`` (from the device's busy time: a read-only run
-    spends ``seq * seq_read_ns + random * random_read_ns``), ``evictions``,
+    spends ``seq * seq_read_ns + random * random_read_ns``; 0 / all reads when the
+    device prices skips by distance, where no such split exists), ``evictions``,
     ``made_young`` and ``simulated`` (False for a run copied from the previous).
 
     With ``skip_quiescent``, once a run is *quiescent* (no page read, no eviction,
@@ -180,8 +181,10 @@ def repeated_runs(trace: Trace, config: PoolConfig, n_runs: int, *,
             raise RuntimeError("a DBT-3 run wrote pages; the sequential/random split needs a "
                                "read-only run")
         n = d["NUMBER_PAGES_READ"]
+        # the split holds only where every read is priced sequential or random
         rnd = (d["busy"] - n * dev.seq_read_ns) / (dev.random_read_ns - dev.seq_read_ns) \
-            if dev.random_read_ns != dev.seq_read_ns else float("nan")
+            if dev.random_read_ns != dev.seq_read_ns and dev.skip_pricing == "adjacent" \
+            else float("nan")
         row = dict(run=k + 1, elapsed_ns=d["clock"], cpu_ns=d["cpu"], io_wait_ns=d["io"],
                    gets=d["gets"], misses=d["misses"], pages_read=n,
                    read_ahead=d["NUMBER_PAGES_READ_AHEAD"],
@@ -319,6 +322,43 @@ def claims_table(claims: pd.DataFrame, measured: pd.DataFrame,
                          holds=bool(holds) if sim == sim else False, claim=c.claim))
     return pd.DataFrame(rows)
 
+
+
+# ---- forward skips priced by distance -----------------------------------------------------
+def skip_pricing_recheck(d, pools: dict, *, cpu: Dbt3Cpu = Dbt3Cpu(), device="hdd7200",
+                         queries=(11, 18), variants=("5.6.5", "5.6.5 mrr+bka"),
+                         pricings=("adjacent", "distance"),
+                         runs_by_variant: dict | None = None) -> pd.DataFrame:
+    """Queries re-run on the same device with each ``skip_pricing`` of ``pricings``:
+    ``'adjacent'`` (the default: only the next page is a sequential read) and
+    ``'distance'`` (a forward skip of ``d`` pages in the same tablespace costs
+    ``min(random, d * seq)``, :mod:`bufsim.policies.device`).  Nothing else changes
+    and nothing is fitted.
+
+    Returns :func:`measure_query`'s rows with a ``skip_pricing`` column, plus
+    ``ratio_to_default`` (the variant's time over the ``'5.6.5'`` time of the same
+    query, setting and pricing) and ``minutes``.
+    """
+    base = DEVICES[device]() if isinstance(device, str) else device
+    if not isinstance(base, DeviceModel):
+        raise ValueError(f"device = {device!r} must be a DeviceModel or one of {', '.join(DEVICES)}")
+    for pricing in pricings:
+        if pricing not in ("adjacent", "distance"):
+            raise ValueError(f"pricings: {pricing!r} is unknown; allowed: 'adjacent', 'distance'")
+    out = []
+    for pricing in pricings:
+        dev = base.replace(skip_pricing=pricing)
+        for q in queries:
+            m = measure_query(d, q, pools, cpu=cpu, variants=variants, device=dev,
+                              runs_by_variant=runs_by_variant)
+            out.append(m.assign(skip_pricing=pricing))
+    m = pd.concat(out, ignore_index=True)
+    key = ["skip_pricing", "setting", "query"]
+    den = m[m.variant == "5.6.5"].set_index(key).time_ns
+    m["ratio_to_default"] = m.time_ns.to_numpy() / den.reindex(
+        pd.MultiIndex.from_frame(m[key])).to_numpy()
+    m["minutes"] = m.time_ns / 60e9
+    return m
 
 
 # ---- re-reference distances -------------------------------------------------------------

@@ -28,13 +28,13 @@ import pandas as pd
 
 from .._units import NS_PER_S
 from .._validation import check_int
-from ..config import DeviceModel, mysql55
+from ..config import SCHEDULERS, DeviceModel, mysql55
 from ..engine import ReplayResult, replay
 from ..workloads.plans import CpuCost, full_scan, sequence
 from ..workloads import sysbench as sb
 
 __all__ = ["SideLoad", "SideLoadRun", "requests_per_second",
-           "leaf_touches_per_txn", "analytic_estimate"]
+           "leaf_touches_per_txn", "analytic_estimate", "scheduler_rates"]
 
 
 
@@ -256,3 +256,27 @@ def analytic_estimate(side: SideLoad, old_blocks_time_ms: float, req_s: float,
     m = midpoint_lru(lam, [scan], pool_pages=side.pool_pages,
                      old_blocks_time_ms=float(old_blocks_time_ms), window=(0.0, float(dump_seconds)))
     return m, float(m.class_hit_ratio[0])
+
+
+def scheduler_rates(side: SideLoad, query_ns: int, device: DeviceModel, *,
+                    old_blocks_time_ms: int = 0, dump_row_ns: int = 0,
+                    schedulers=SCHEDULERS) -> pd.DataFrame:
+    """The concurrent run (sysbench beside the dump) under each I/O scheduler.
+
+    ``device`` carries the fitted service times; each run replaces only its
+    ``scheduler`` (the schedulers' constants are Linux's defaults, see
+    :class:`bufsim.DeviceModel`; none is fitted).  One row per scheduler: sysbench's
+    req/s over the whole dump and over its second half (steady), the dump's time
+    (document seconds), sysbench's misses while the dump ran and its mean I/O wait
+    per miss (ms).
+    """
+    rows = []
+    for name in schedulers:
+        r = side.run(old_blocks_time_ms, query_ns=int(query_ns),
+                     device=device.replace(scheduler=name), dump_row_ns=dump_row_ns)
+        rows.append({"scheduler": name, "sysbench_req_s": r.sysbench_req_s,
+                     "sysbench_req_s_steady": r.sysbench_req_s_steady,
+                     "dump_s": r.dump_seconds * side.scale,
+                     "sysbench_misses": r.sysbench_misses,
+                     "io_wait_ms_per_miss": 1e3 * r.sysbench_io_wait_s / max(r.sysbench_misses, 1)})
+    return pd.DataFrame(rows)

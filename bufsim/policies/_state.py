@@ -56,11 +56,21 @@ COUNTER_NAMES = (
 )
 # ---- per-stream state ------------------------------------------------------------------
 T_CLOCK, T_CPU, T_IOWAIT, T_GETS, T_MISSES, T_EVENTS, T_POS, T_END = range(8)
-N_T = 8
+# the device scheduler's per-stream state (bufsim.policies.device): the stream's last
+# page read + 1 (0: none yet) and its seek history (one bit per read, newest lowest)
+T_DEVLAST, T_SEEKS = range(8, 10)
+N_T = 10
 # ---- global state ----------------------------------------------------------------------
 G_DEVFREE, G_DEVLAST, G_NEXT_TICK, G_ACTIVE, G_FIXED, G_DEVBUSY, G_TICKS, G_FTOP, G_NLOCAL, \
     G_MID, G_LEFT, G_AREA = range(12)
-N_G = 12
+# the device scheduler (bufsim.policies.device), all 0 at the start: the stream that holds
+# the device + 1 (0: none), the end of its last read, its last page + 1, the start of the
+# window reserved for other streams (0: none), the end of the holder's CFQ time slice, the
+# time since which the holder's queue has not run empty (deadline), and the stream of the
+# last reserved read + 1
+G_DEV_OWNER, G_DEV_OFREE, G_DEV_OLAST, G_DEV_RSTART, G_DEV_SLICE, G_DEV_BUSYSINCE, \
+    G_DEV_ROWNER = range(12, 19)
+N_G = 19
 # ---- event flags (a trace's ``flags`` column; re-exported by bufsim.trace) ---------------
 #: The get takes the adaptive-hash-index path: it counts two gets when the page is resident.
 FLAG_AHI = 1
@@ -94,7 +104,12 @@ FLAG_ACTIVITY = FLAG_STMT_END | FLAG_MODIFY
 (K_POLICY, K_VERSION, K_OLDTIME, K_RATIO, K_RATHRESH, K_SCANDEPTH, K_AHI, K_CLEANER,
  K_COST_CLOCK, K_COST_YOUNG, K_COST_MISS, K_COST_EVICT, K_DEV_RAND, K_DEV_SEQ,
  K_DEV_WRITE, K_NINST, K_ACTIVITY) = range(17)
-N_K = 17
+# the device's scheduler (SCHED_CODES), skip pricing (0 adjacent, 1 distance), CFQ's
+# slice_sync and slice_idle and deadline's read_expire (ns)
+K_DEV_SCHED, K_DEV_SKIP, K_DEV_SLICE, K_DEV_IDLE, K_DEV_EXPIRE = range(17, 22)
+N_K = 22
+SCHED_CODES = {"fifo": 0, "deadline": 1, "cfq": 2}
+SKIP_CODES = {"adjacent": 0, "distance": 1}
 
 POLICY_CODES = {"innodb": 0, "lru": 1, "fifo": 2, "clock": 3, "two_q": 4, "arc": 5}
 VERSION_CODES = {"5.5": 55, "5.6": 56, "5.7": 57, "mariadb10.5": 105, "mariadb10.11": 1011}

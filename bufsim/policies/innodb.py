@@ -30,10 +30,10 @@ from numba import njit
 from ._state import (
     L1_HEAD, L1_LEN, L1_TAIL,
     C_AHI, C_EVICT, C_GETS, C_NOT_YOUNG, C_RA, C_RA_EVICTED, C_READ, C_READS,
-    C_WAIT_FREE, C_WRITE_REQ, C_WRITTEN, C_YOUNG, G_ACTIVE, G_DEVBUSY, G_DEVFREE,
-    G_DEVLAST, G_FIXED, G_NEXT_TICK, G_TICKS, I_AREA, I_CLOCK, I_FREE, I_OLD, I_OLDLEN, I_SIZE, I_W,
-    K_ACTIVITY, K_AHI, K_COST_CLOCK, K_NINST, K_COST_EVICT, K_COST_MISS, K_COST_YOUNG, K_DEV_RAND,
-    K_DEV_SEQ, K_DEV_WRITE, K_OLDTIME, K_RATHRESH, K_RATIO, K_SCANDEPTH, K_VERSION,
+    C_WAIT_FREE, C_WRITE_REQ, C_WRITTEN, C_YOUNG, G_ACTIVE,
+    G_FIXED, G_NEXT_TICK, G_TICKS, I_AREA, I_CLOCK, I_FREE, I_OLD, I_OLDLEN, I_SIZE, I_W,
+    K_ACTIVITY, K_AHI, K_COST_CLOCK, K_NINST, K_COST_EVICT, K_COST_MISS, K_COST_YOUNG,
+    K_OLDTIME, K_RATHRESH, K_RATIO, K_SCANDEPTH, K_VERSION,
     LRU_MIN_LEN, NON_OLD_MIN_LEN, NS_PER_MS, NS_PER_S, OLD_MIN_LEN, OLD_TOLERANCE, P_ACCESS,
     P_DIRTY, P_NEXT, P_OLD, P_PAGE, P_PREV, P_READY, P_REF, P_STAMP, P_WHERE, RATIO_DIV,
     S_DENSE, S_INST, S_NEXTLEAF, S_PAGENO, S_PREVLEAF, S_SPACE, STAMP_MASK, T_CPU, T_IOWAIT,
@@ -42,6 +42,8 @@ from ._state import (
     push_head, unlink,
 )
 import numpy as np
+
+from .device import device_read, device_write  # noqa: F401  (re-exported for the engine)
 
 IBUF_BITMAP_PERIOD = 16384  # an ibuf bitmap page every 16384 pages (16 KiB pages), at offset 1
 
@@ -170,32 +172,7 @@ def peek_if_too_old(pst, ist, cnt, cfg, i, p, t_ns):
     return 0 if young else 1
 
 
-# ---- the device ----------------------------------------------------------------------------
-@njit(_nrt=False, cache=True, inline="always")
-def device_read(stat, glob, cfg, p, t_ns):
-    """Queue a 16 KiB read of page p at time t_ns; return its completion time."""
-    last = glob[G_DEVLAST]
-    # the sequential test reads the pages' static facts: only when it can matter
-    if cfg[K_DEV_SEQ] != cfg[K_DEV_RAND] and last >= 0 and \
-            stat[p, S_DENSE] == stat[last, S_DENSE] + 1 and stat[p, S_SPACE] == stat[last, S_SPACE]:
-        svc = cfg[K_DEV_SEQ]
-    else:
-        svc = cfg[K_DEV_RAND]
-    start = max(t_ns, glob[G_DEVFREE])
-    glob[G_DEVFREE] = start + svc
-    glob[G_DEVLAST] = p
-    glob[G_DEVBUSY] += svc
-    return start + svc
-
-
-@njit(_nrt=False, cache=True, inline="always")
-def device_write(glob, cfg, t_ns):
-    """Queue a page write at time t_ns; return its completion time."""
-    start = max(t_ns, glob[G_DEVFREE])
-    glob[G_DEVFREE] = start + cfg[K_DEV_WRITE]
-    glob[G_DEVLAST] = -1
-    glob[G_DEVBUSY] += cfg[K_DEV_WRITE]
-    return start + cfg[K_DEV_WRITE]
+# ---- the device: bufsim.policies.device (device_read, device_write) -------------------------
 
 
 # ---- freeing blocks ------------------------------------------------------------------------
@@ -495,7 +472,7 @@ def read_ahead_linear(pst, stat, ist, cnt, sst, glob, cfg, pm, p, k, t_ns):
             continue
         t_ns = init_for_read(pst, stat, ist, cnt, sst, glob, cfg, fmap, ffree, q, k, t_ns)
         f = fmap[q]
-        pst[P_READY, f] = device_read(stat, glob, cfg, q, t_ns)
+        pst[P_READY, f] = device_read(stat, sst, glob, cfg, q, k, t_ns)
         count += 1
         if mariadb and unused.shape[0] > 0:
             d = base + j
@@ -551,7 +528,7 @@ def get(pst, stat, ist, cnt, sst, glob, cfg, pm, p, flags, k, t_ns):
         t_ns = init_for_read(pst, stat, ist, cnt, sst, glob, cfg, fmap, ffree, p, k, t_ns)
         f = fmap[p]
         glob[G_FIXED] = f
-        done = device_read(stat, glob, cfg, p, t_ns)
+        done = device_read(stat, sst, glob, cfg, p, k, t_ns)
         pst[P_READY, f] = done
         sst[k, T_IOWAIT] += done - t_ns
         t_ns = done + cfg[K_COST_MISS]
