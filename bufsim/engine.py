@@ -50,8 +50,8 @@ from .policies._state import (
     POLICY_CODES, S_DENSE, S_SPACE, T_CLOCK,
     T_CPU, T_END, T_EVENTS, T_GETS, T_IOWAIT, T_MISSES, T_POS, VERSION_CODES,
     G_AREA, G_DEVFREE, G_FTOP, G_LEFT, G_MID, G_NLOCAL, I_DROP, P_NEXT, P_PAGE, P_PREV, hash_slot,
-    local_of, register,
-    FLAG_ACTIVITY, FLAG_RELATCH, NS_PER_MS, P_ACCESS, P_DIRTY, push_head,
+    PM_EDGE, local_of, register,
+    EDGE_BIT, FLAG_ACTIVITY, FLAG_EDGE, FLAG_RELATCH, NS_PER_MS, P_ACCESS, P_DIRTY, push_head,
     new_page_state, walk,
     K_DEV_EXPIRE, K_DEV_IDLE, K_DEV_SCHED, K_DEV_SKIP, K_DEV_SLICE, SCHED_CODES, SKIP_CODES,
 )
@@ -177,6 +177,9 @@ def _run_innodb(pages, counts, cpus, flags, pst, stat, ist, cnt, sst, glob, cfg,
         c = glob[G_LEFT] if mid > 0 else counts[e]
         cpu = cpus[e]
         fl = np.int64(flags[e])
+        if p >= EDGE_BIT:  # the translation marked an area's edge page
+            p -= EDGE_BIT
+            fl |= FLAG_EDGE
         n = 0
         while n < c:
             if n >= left or glob[G_NLOCAL] > room:
@@ -416,9 +419,12 @@ def _run_lru(pages, counts, cpus, flags, pst, stat, ist, cnt, sst, glob, cfg, pm
 
 
 @njit(_nrt=False, cache=True)
-def _translate(dense, out, pm, stat, glob, n_inst, start, room):
+def _translate(dense, out, pm, stat, glob, n_inst, start, room, mark):
     """Local ids of dense pages ``dense[start:]`` into ``out``, registering new pages,
-    until fewer than ``room`` could still be registered.  Returns the index reached."""
+    until fewer than ``room`` could still be registered; with ``mark``, the id of a
+    page at the edge of its read-ahead area carries :data:`EDGE_BIT` (for the InnoDB
+    kernel).  Returns the index reached."""
+    edge = pm[PM_EDGE]
     n = dense.shape[0]
     j = start
     while j < n:
@@ -427,6 +433,8 @@ def _translate(dense, out, pm, stat, glob, n_inst, start, room):
         p = local_of(pm, dense[j])
         if p < 0:
             p = register(pm, stat, glob, n_inst, dense[j])
+        if mark and edge[p] != 0:
+            p += EDGE_BIT
         out[j] = p
         j += 1
     return j
@@ -599,14 +607,15 @@ class PoolState:
         return (self.fmap, self.ffree, self.dmap, self.hk, self.hv, self.space_base,
                 self.space_size, self._space_ids, self._unused) + self._links + (self.edge,)
 
-    def local_ids(self, dense) -> np.ndarray:
-        """Local ids of dense pages, registering the new ones (with their leaf links)."""
+    def local_ids(self, dense, mark: bool = False) -> np.ndarray:
+        """Local ids of dense pages, registering the new ones (with their leaf links);
+        ``mark``: add :data:`EDGE_BIT` to the ids of read-ahead area edge pages."""
         dense = np.ascontiguousarray(dense, dtype=np.int64)
         out = np.empty(len(dense), dtype=np.int64)
         j = 0
         while True:
             j = _translate(dense, out, self._pm, self.stat, self.glob, self.config.instances, j,
-                           self.stat.shape[0] - ROOM_PER_GET)
+                           self.stat.shape[0] - ROOM_PER_GET, mark)
             if j >= len(dense):
                 return out
             self._grow()
@@ -664,7 +673,7 @@ class PoolState:
                              "the int64 virtual clock (start_ns + cpu_ns must stay below 2**63)")
         # the kernels read the chunk's own counts, cpu_ns and flags and never write them
         # (a cut event's remaining count is glob[G_LEFT]); pages become local ids
-        new = (self.local_ids(page), np.ascontiguousarray(chunk.count, dtype=np.int64), cpu,
+        new = (self.local_ids(page, mark=self.config.policy == "innodb"), np.ascontiguousarray(chunk.count, dtype=np.int64), cpu,
                np.ascontiguousarray(chunk.flags, dtype=np.uint8))
         if self.n_streams == 1 and self.sst[0, T_POS] >= self.sst[0, T_END]:
             # one stream, its buffer used up: the chunk's arrays are the kernel's

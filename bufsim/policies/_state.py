@@ -97,6 +97,12 @@ FLAG_STMT_END = 8
 FLAG_RELATCH = 16
 #: All defined flag bits; other bits are rejected.
 FLAG_MASK = FLAG_AHI | FLAG_MODIFY | FLAG_SHORTCUT | FLAG_STMT_END | FLAG_RELATCH
+#: Not a trace flag: set by the InnoDB kernel on a get of the first or last page of its
+#: read-ahead area (only such a page's first access may start a linear read-ahead).
+FLAG_EDGE = 256
+#: Not a trace flag either: the engine's translation marks such a page's local id in
+#: the kernel's event array with this bit (read in a register, not from the page map).
+EDGE_BIT = 1 << 40
 #: Flags whose event, once done, moves the server's activity count.
 FLAG_ACTIVITY = FLAG_STMT_END | FLAG_MODIFY
 

@@ -37,8 +37,8 @@ from ._state import (
     LRU_MIN_LEN, NON_OLD_MIN_LEN, NS_PER_MS, NS_PER_S, OLD_MIN_LEN, OLD_TOLERANCE, P_ACCESS,
     P_DIRTY, P_NEXT, P_OLD, P_PAGE, P_PREV, P_READY, P_REF, P_STAMP, P_WHERE, RATIO_DIV,
     S_DENSE, S_INST, S_NEXTLEAF, S_PAGENO, S_PREVLEAF, S_SPACE, STAMP_MASK, T_CPU, T_IOWAIT,
-    T_MISSES, G_FTOP, G_NLOCAL, V_MARIADB1011, FLAG_AHI, FLAG_MODIFY, FLAG_RELATCH,
-    FLAG_SHORTCUT, PM_BASE, PM_EDGE, PM_FFREE, PM_FMAP, PM_SIZE, PM_UNUSED, hash_add, local_of, insert_after,
+    T_MISSES, G_FTOP, G_NLOCAL, V_MARIADB1011, FLAG_AHI, FLAG_EDGE, FLAG_MODIFY, FLAG_RELATCH,
+    FLAG_SHORTCUT, PM_BASE, PM_FFREE, PM_FMAP, PM_SIZE, PM_UNUSED, hash_add, local_of, insert_after,
     push_head, unlink,
 )
 import numpy as np
@@ -361,13 +361,6 @@ def is_ibuf_bitmap(page_no):
     return page_no % IBUF_BITMAP_PERIOD == 1
 
 
-@njit(_nrt=False, cache=True, inline="always")
-def at_area_edge(pm, p):
-    """Page p is the first or last of its read-ahead area: only then can its first
-    access start a linear read-ahead."""
-    return pm[PM_EDGE][p] != 0
-
-
 @njit(_nrt=False, cache=True)
 def read_ahead_linear(pst, stat, ist, cnt, sst, glob, cfg, pm, p, k, t_ns):
     """buf_read_ahead_linear, called on the first access to page p.  Returns the time
@@ -550,7 +543,7 @@ def get(pst, stat, ist, cnt, sst, glob, cfg, pm, p, flags, k, t_ns):
             make_block_young(pst, stat, ist, cnt, cfg, i, f)
             t_ns += cfg[K_COST_YOUNG]
             sst[k, T_CPU] += cfg[K_COST_YOUNG]
-    if first and not ahi and at_area_edge(pm, p):
+    if first and not ahi and (flags & FLAG_EDGE) != 0:  # only an area's edge pages
         t_ns = read_ahead_linear(pst, stat, ist, cnt, sst, glob, cfg, pm, p, k, t_ns)
     if flags & FLAG_MODIFY:
         pst[P_DIRTY, f] = 1
