@@ -171,14 +171,7 @@ def _sched_read(stat, sst, glob, cfg, p, k, t_ns):
             glob[G_DEV_SLICE] = 0
         else:
             # another stream: after the reserved reads, in issue order
-            svc = _svc(stat, cfg, p, glob[G_DEVLAST])
-            start = max(t_ns, glob[G_DEVFREE])
-            glob[G_DEVFREE] = start + svc
-            glob[G_DEVLAST] = p
-            glob[G_DEVBUSY] += svc
-            glob[G_DEV_ROWNER] = k + 1
-            glob[G_DEV_SLICE] = start + cfg[K_DEV_SLICE]
-            return start + svc
+            return _book_reserved(stat, glob, cfg, p, k, max(t_ns, glob[G_DEVFREE]))
     elif owner >= 0 and owner != k:
         ofree = glob[G_DEV_OFREE]
         if cfg[K_DEV_SCHED] == SCHED_CFQ:
@@ -191,14 +184,8 @@ def _sched_read(stat, sst, glob, cfg, p, k, t_ns):
         if holds:
             # a window is reserved; the holder keeps filling the time before it
             start = max(window, glob[G_DEVFREE])
-            svc = _svc(stat, cfg, p, glob[G_DEVLAST])
             glob[G_DEV_RSTART] = start
-            glob[G_DEVFREE] = start + svc
-            glob[G_DEVLAST] = p
-            glob[G_DEVBUSY] += svc
-            glob[G_DEV_ROWNER] = k + 1
-            glob[G_DEV_SLICE] = start + cfg[K_DEV_SLICE]
-            return start + svc
+            return _book_reserved(stat, glob, cfg, p, k, start)
     # after everything booked, in issue order; stream k holds the device
     svc = _svc(stat, cfg, p, glob[G_DEVLAST])
     start = max(t_ns, glob[G_DEVFREE])
@@ -216,6 +203,19 @@ def _sched_read(stat, sst, glob, cfg, p, k, t_ns):
     glob[G_DEV_OWNER] = k + 1
     glob[G_DEV_OFREE] = start + svc
     glob[G_DEV_OLAST] = p + 1
+    return start + svc
+
+
+@njit(_nrt=False, cache=True, inline="always")
+def _book_reserved(stat, glob, cfg, p, k, start):
+    """Book stream k's read of page p at ``start`` in the window reserved for streams
+    other than the holder (k then holds the next slice); returns its completion."""
+    svc = _svc(stat, cfg, p, glob[G_DEVLAST])
+    glob[G_DEVFREE] = start + svc
+    glob[G_DEVLAST] = p
+    glob[G_DEVBUSY] += svc
+    glob[G_DEV_ROWNER] = k + 1
+    glob[G_DEV_SLICE] = start + cfg[K_DEV_SLICE]
     return start + svc
 
 
