@@ -64,8 +64,9 @@ __all__ = ["replay", "ReplayResult", "PoolState"]
 DONE, STOP_TIME, STOP_EVENTS, NEED_ROOM, YIELD, CLOCK_OVERFLOW = 0, -1, -2, -3, -4, -5
 #: gets done per kernel call at most, so that Python sees Ctrl-C often enough
 GETS_PER_CALL = 2_000_000
-#: new pages one event can register: its own page and a read-ahead area
-ROOM_PER_GET = 65
+#: new pages one get can register (a read-ahead area; a trace's own pages are registered
+#: by the translation before the kernel runs)
+ROOM_PER_GET = 64
 #: tablespace maps up to this many pages use a dense int32 map (4 bytes per page
 #: number) from page to local id; larger ones an open-addressing hash
 DENSE_MAP_MAX_PAGES = 1 << 24
@@ -441,11 +442,6 @@ def _translate(dense, out, pm, stat, glob, n_inst, start, room, mark):
 
 
 @njit(_nrt=False, cache=True)
-def _local_of(pm, d):
-    return local_of(pm, d)
-
-
-@njit(_nrt=False, cache=True)
 def _rehash(hk, hv, stat, n_local):
     """Fill an empty hash (keys -1) with the local ids 0..n_local-1."""
     for p in range(n_local):
@@ -622,7 +618,7 @@ class PoolState:
 
     def _frame_of(self, page: int) -> int:
         """Frame of dense page ``page``, -1 if it has none."""
-        lp = _local_of(self._pm, int(page))
+        lp = local_of(self._pm, int(page))
         return -1 if lp < 0 else int(self.fmap[lp])
 
     def page_field(self, page: int, field: int) -> int:
