@@ -54,6 +54,9 @@ from .policies._state import (
     EDGE_BIT, FLAG_ACTIVITY, FLAG_EDGE, FLAG_RELATCH, NS_PER_MS, P_ACCESS, P_DIRTY, push_head,
     new_page_state, walk,
     K_DEV_EXPIRE, K_DEV_IDLE, K_DEV_SCHED, K_DEV_SKIP, K_DEV_SLICE, SCHED_CODES, SKIP_CODES,
+    C_NOT_YOUNG, C_RA_EVICTED, C_WRITE_REQ, C_YOUNG, FLAG_AHI, FLAG_MODIFY, FLAG_SHORTCUT,
+    NON_OLD_MIN_LEN, OLD_MIN_LEN, OLD_TOLERANCE, P_READY, P_STAMP, PM_FFREE, PM_FMAP, RATIO_DIV,
+    STAMP_MASK, V_MARIADB1011,
 )
 
 __all__ = ["replay", "ReplayResult", "PoolState"]
@@ -130,9 +133,9 @@ def _next_stream(sst, exhausted):
 
 
 @njit(_nrt=False, cache=True)
-def _run_innodb(pages, counts, cpus, flags, pst, stat, ist, cnt, sst, glob, cfg, pm,
-                exhausted, stop_ns, max_events, budget, room):
-    """The InnoDB kernel: process events until an input buffer runs dry, a stream
+def _run_innodb_general(pages, counts, cpus, flags, pst, stat, ist, cnt, sst, glob, cfg, pm,
+                        exhausted, stop_ns, max_events, budget, room):
+    """The InnoDB kernel, every case: process events until an input buffer runs dry, a stream
     reaches ``stop_ns`` (if >= 0), ``max_events`` (if >= 0) events are done,
     ``budget`` gets are done (YIELD) or fewer than ``room`` new pages could be
     registered (NEED_ROOM).  An event cut by the last two is resumed, on the same
@@ -203,6 +206,7 @@ def _run_innodb(pages, counts, cpus, flags, pst, stat, ist, cnt, sst, glob, cfg,
                 return NEED_ROOM
             return YIELD
         glob[G_MID] = 0
+        glob[G_LEFT] = 0  # no event is cut: 0, whichever kernel ran
         if (fl & FLAG_ACTIVITY) != 0 and activity:
             glob[G_ACTIVE] = 1  # FLAG_STMT_END | FLAG_MODIFY: the activity count moved
         sst[best, T_EVENTS] += 1
@@ -210,10 +214,387 @@ def _run_innodb(pages, counts, cpus, flags, pst, stat, ist, cnt, sst, glob, cfg,
         n_done += 1
 
 
+#: a code of :func:`_innodb_fast` only: the next get needs the general kernel
+FALLBACK = -6
+
+
+@njit(_nrt=False, cache=True)
+def _innodb_fast(pages, counts, cpus, flags, pst, stat, ist, cnt, sst, glob, cfg, pm,
+                 exhausted, budget, room):
+    """The common case of :func:`_run_innodb_general` with the instance's list ends, old
+    pointer, free count, clock, counters, device queue and stream clock in locals,
+    written back once per call. For one stream, one instance, a FIFO device with
+    adjacent-priced skips, not MariaDB 10.11 (the caller checks these).
+
+    It does the gets whose every step is on the main path: a hit (with or without a
+    move to the head), or a miss that takes a free block or evicts a clean, ready
+    LRU tail; the LRU at least OLD_MIN_LEN + 1 long with its old sublist set; no
+    adaptive-hash-index flag in a pool with the AHI; no linear read-ahead due (an
+    area edge page's first access); no page-cleaner pass due.  Before any other get
+    it writes its state back and returns FALLBACK (an event is cut there, as a
+    budget cut would, so the general kernel resumes it exactly); otherwise the
+    codes of :func:`_run_innodb_general`.  Every step is the one of
+    :mod:`bufsim.policies.innodb` named in its comment; the twin tests hold both
+    kernels to the pure-Python reference, and a test holds this one to the general
+    kernel on every state array.  Returns ``(code, gets done, gets the general kernel is to do next)``."""
+    fmap = pm[PM_FMAP]
+    ffree = pm[PM_FFREE]
+    prv = pst[P_PREV]
+    nxt = pst[P_NEXT]
+    where = pst[P_WHERE]
+    isold = pst[P_OLD]
+    access = pst[P_ACCESS]
+    stamp = pst[P_STAMP]
+    ready = pst[P_READY]
+    dirty = pst[P_DIRTY]
+    page = pst[P_PAGE]
+    head = ist[0, L1_HEAD]
+    tail = ist[0, L1_TAIL]
+    length = ist[0, L1_LEN]
+    old = ist[0, I_OLD]
+    oldlen = ist[0, I_OLDLEN]
+    free = ist[0, I_FREE]
+    clock = ist[0, I_CLOCK]
+    window = ist[0, I_W]
+    top = glob[G_FTOP]
+    devfree = glob[G_DEVFREE]
+    devlast = glob[G_DEVLAST]
+    devbusy = glob[G_DEVBUSY]
+    tick = glob[G_NEXT_TICK]
+    ratio = cfg[K_RATIO]
+    oldtime = cfg[K_OLDTIME]
+    version = cfg[K_VERSION]
+    rnd = cfg[K_DEV_RAND]
+    seq = cfg[K_DEV_SEQ]
+    cost_miss = cfg[K_COST_MISS]
+    cost_clock = cfg[K_COST_CLOCK]
+    cost_young = cfg[K_COST_YOUNG]
+    cost_evict = cfg[K_COST_EVICT]
+    ahi_pool = cfg[K_AHI] != 0
+    cleaner = cfg[K_CLEANER] != 0
+    get_active = cfg[K_ACTIVITY] == 0
+    stmt_active = cfg[K_ACTIVITY] != 0
+    e = sst[0, T_POS]
+    end = sst[0, T_END]
+    t = sst[0, T_CLOCK]
+    n_gets = 0       # gets done (budget)
+    d_counted = 0    # C_GETS / T_GETS
+    d_misses = 0     # T_MISSES, C_READS, C_READ
+    d_evict = 0      # C_EVICT, I_CLOCK (besides clock)
+    d_raev = 0
+    d_young = 0
+    d_notyoung = 0
+    d_wreq = 0
+    iowait = 0
+    cpu_sum = 0
+    n_events = 0
+    active = False
+    left = budget
+    resume = glob[G_MID] > 0
+    code = DONE
+    want = 1         # gets the general kernel is to do after a FALLBACK
+    if glob[G_NLOCAL] > room:
+        code = FALLBACK  # the general kernel returns NEED_ROOM
+        left = 0
+    while left > 0:
+        if e >= end:
+            code = DONE if exhausted[0] != 0 else 1
+            break
+        if resume:
+            c = glob[G_LEFT]
+        else:
+            c = counts[e]
+            if cleaner and tick <= t:
+                code = FALLBACK  # a page-cleaner pass is due (background)
+                break
+        p = pages[e]
+        cpu = cpus[e]
+        fl = np.int64(flags[e])
+        edge = p >= EDGE_BIT
+        if edge:
+            p -= EDGE_BIT
+        if ahi_pool and (fl & (FLAG_AHI | FLAG_SHORTCUT)) != 0:
+            code = FALLBACK  # the adaptive hash index's paths: the whole event
+            want = c
+            break
+        counted = 1 if (fl & FLAG_RELATCH) == 0 else 0
+        modify = (fl & FLAG_MODIFY) != 0
+        n = 0
+        lim = c if c <= left else left
+        while n < lim:
+            f = fmap[p]
+            resident = f >= 0 and where[f] == 1
+            # the main path only (see the docstring)
+            if length <= OLD_MIN_LEN or old < 0:
+                want = OLD_MIN_LEN + 1 - length  # gets before the list can be long enough
+                break
+            if edge and (not resident or access[f] == 0):
+                break                            # a linear read-ahead may start
+            if not resident and free == 0 and (dirty[tail] != 0 or ready[tail] > t):
+                break                            # the tail cannot be freed as it is
+            if get_active:
+                active = True
+            d_counted += counted
+            if not resident:
+                d_misses += 1
+                # init_for_read -> get_free_block
+                if free > 0:
+                    top -= 1
+                    f = ffree[top]                       # take_frame
+                    free -= 1
+                else:
+                    # free_from_common_lru: the tail is replaceable; evict_page, whose
+                    # frame take_frame then hands back (the free stack is unchanged)
+                    f = tail
+                    if access[f] == 0:
+                        d_raev += 1
+                    # remove_block(f) of the tail
+                    if f == old:
+                        a = prv[f]
+                        old = a
+                        isold[a] = 1
+                        oldlen += 1
+                    a = prv[f]
+                    tail = a
+                    nxt[a] = -1
+                    length -= 1
+                    if isold[f]:
+                        oldlen -= 1
+                    isold[f] = 0
+                    # old_adjust_len
+                    new_len = min(length * ratio // RATIO_DIV,
+                                  length - (OLD_TOLERANCE + NON_OLD_MIN_LEN))
+                    while True:
+                        if oldlen + OLD_TOLERANCE < new_len:
+                            old = prv[old]
+                            oldlen += 1
+                            isold[old] = 1
+                        elif oldlen > new_len + OLD_TOLERANCE:
+                            isold[old] = 0
+                            old = nxt[old]
+                            oldlen -= 1
+                        else:
+                            break
+                    fmap[page[f]] = -1                   # release_frame
+                    clock += 1
+                    d_evict += 1
+                    t += cost_evict
+                    cpu_sum += cost_evict
+                fmap[p] = f
+                page[f] = p
+                access[f] = 0
+                stamp[f] = 0
+                dirty[f] = 0
+                # add_block(f, old=True): right after LRU_old
+                b = nxt[old]
+                prv[f] = old
+                nxt[f] = b
+                nxt[old] = f
+                if b >= 0:
+                    prv[b] = f
+                else:
+                    tail = f
+                where[f] = 1
+                length += 1
+                oldlen += 1
+                isold[f] = 1
+                new_len = min(length * ratio // RATIO_DIV,
+                              length - (OLD_TOLERANCE + NON_OLD_MIN_LEN))
+                while True:
+                    if oldlen + OLD_TOLERANCE < new_len:
+                        old = prv[old]
+                        oldlen += 1
+                        isold[old] = 1
+                    elif oldlen > new_len + OLD_TOLERANCE:
+                        isold[old] = 0
+                        old = nxt[old]
+                        oldlen -= 1
+                    else:
+                        break
+                # device_read (FIFO, adjacent skips)
+                if seq != rnd and devlast >= 0 and \
+                        stat[p, S_DENSE] == stat[devlast, S_DENSE] + 1 and \
+                        stat[p, S_SPACE] == stat[devlast, S_SPACE]:
+                    svc = seq
+                else:
+                    svc = rnd
+                start = t if t > devfree else devfree
+                devfree = start + svc
+                devlast = p
+                devbusy += svc
+                ready[f] = devfree
+                iowait += devfree - t
+                t = devfree + cost_miss
+                cpu_sum += cost_miss
+            elif ready[f] > t:
+                iowait += ready[f] - t
+                t = ready[f]
+            if access[f] == 0:                           # the first access
+                access[f] = t // NS_PER_MS + 1
+                t += cost_clock
+                cpu_sum += cost_clock
+            # peek_if_too_old
+            move = False
+            if clock != 0:
+                if oldtime != 0 and isold[f]:
+                    if t // NS_PER_MS + 1 - access[f] >= oldtime:
+                        move = True
+                    else:
+                        d_notyoung += 1
+                    t += cost_clock
+                    cpu_sum += cost_clock
+                else:
+                    move = (clock & STAMP_MASK) >= stamp[f] + window
+            if move:
+                # make_block_young: remove_block(f), then add_block(f, old=False)
+                if isold[f]:
+                    d_young += 1
+                if f == old:
+                    a = prv[f]
+                    old = a
+                    isold[a] = 1
+                    oldlen += 1
+                a = prv[f]
+                b = nxt[f]
+                if a >= 0:
+                    nxt[a] = b
+                else:
+                    head = b
+                if b >= 0:
+                    prv[b] = a
+                else:
+                    tail = a
+                if isold[f]:
+                    oldlen -= 1
+                # (length - 1 >= OLD_MIN_LEN: remove_block's adjustment runs, then
+                # add_block's at the same length, which leaves it where it is)
+                new_len = min((length - 1) * ratio // RATIO_DIV,
+                              length - 1 - (OLD_TOLERANCE + NON_OLD_MIN_LEN))
+                isold[f] = 0
+                while True:
+                    if oldlen + OLD_TOLERANCE < new_len:
+                        old = prv[old]
+                        oldlen += 1
+                        isold[old] = 1
+                    elif oldlen > new_len + OLD_TOLERANCE:
+                        isold[old] = 0
+                        old = nxt[old]
+                        oldlen -= 1
+                    else:
+                        break
+                prv[f] = -1                              # push_head
+                nxt[f] = head
+                prv[head] = f
+                head = f
+                stamp[f] = clock & STAMP_MASK
+                new_len = min(length * ratio // RATIO_DIV,
+                              length - (OLD_TOLERANCE + NON_OLD_MIN_LEN))
+                while True:
+                    if oldlen + OLD_TOLERANCE < new_len:
+                        old = prv[old]
+                        oldlen += 1
+                        isold[old] = 1
+                    elif oldlen > new_len + OLD_TOLERANCE:
+                        isold[old] = 0
+                        old = nxt[old]
+                        oldlen -= 1
+                    else:
+                        break
+                t += cost_young
+                cpu_sum += cost_young
+            if modify:
+                dirty[f] = 1
+                d_wreq += 1
+            t += cpu
+            n += 1
+            if t < 0:
+                break
+        n_gets += n
+        left -= n
+        cpu_sum += cpu * n
+        if t < 0:
+            code = CLOCK_OVERFLOW
+            break
+        if n < c:
+            # cut here (if begun): the general kernel (a fallback) or the next call
+            # resumes it
+            code = FALLBACK if n < lim else YIELD
+            if n > 0:
+                glob[G_LEFT] = c - n
+                resume = True
+            break
+        resume = False
+        if stmt_active and (fl & FLAG_ACTIVITY) != 0:
+            active = True
+        n_events += 1
+        e += 1
+    if left <= 0 and code == DONE and not resume:
+        code = YIELD
+    # write back
+    ist[0, L1_HEAD] = head
+    ist[0, L1_TAIL] = tail
+    ist[0, L1_LEN] = length
+    ist[0, I_OLD] = old
+    ist[0, I_OLDLEN] = oldlen
+    ist[0, I_FREE] = free
+    ist[0, I_CLOCK] = clock
+    glob[G_FTOP] = top
+    glob[G_DEVFREE] = devfree
+    glob[G_DEVLAST] = devlast
+    glob[G_DEVBUSY] = devbusy
+    if active:
+        glob[G_ACTIVE] = 1
+    glob[G_MID] = 1 if resume else 0
+    if not resume:
+        glob[G_LEFT] = 0
+    cnt[0, C_GETS] += d_counted
+    cnt[0, C_READS] += d_misses
+    cnt[0, C_READ] += d_misses
+    cnt[0, C_EVICT] += d_evict
+    cnt[0, C_RA_EVICTED] += d_raev
+    cnt[0, C_YOUNG] += d_young
+    cnt[0, C_NOT_YOUNG] += d_notyoung
+    cnt[0, C_WRITE_REQ] += d_wreq
+    sst[0, T_GETS] += d_counted
+    sst[0, T_MISSES] += d_misses
+    sst[0, T_IOWAIT] += iowait
+    sst[0, T_CPU] += cpu_sum
+    sst[0, T_EVENTS] += n_events
+    sst[0, T_POS] = e
+    sst[0, T_CLOCK] = t
+    return code, n_gets, max(want, 1)
+
+
+@njit(_nrt=False, cache=True)
+def _run_innodb(pages, counts, cpus, flags, pst, stat, ist, cnt, sst, glob, cfg, pm,
+                exhausted, stop_ns, max_events, budget, room):
+    """The InnoDB kernel (the contract of :func:`_run_innodb_general`): the fast loop
+    :func:`_innodb_fast` where it applies, the general one for the gets it leaves."""
+    if sst.shape[0] != 1 or ist.shape[0] != 1 or stop_ns >= 0 or max_events >= 0 or \
+            cfg[K_DEV_SCHED] != 0 or cfg[K_DEV_SKIP] != 0 or cfg[K_VERSION] == V_MARIADB1011 \
+            or ist[0, I_SIZE] <= OLD_MIN_LEN:
+        return _run_innodb_general(pages, counts, cpus, flags, pst, stat, ist, cnt, sst, glob,
+                                   cfg, pm, exhausted, stop_ns, max_events, budget, room)
+    left = budget
+    while True:
+        code, n, want = _innodb_fast(pages, counts, cpus, flags, pst, stat, ist, cnt, sst,
+                                     glob, cfg, pm, exhausted, left, room)
+        left -= n
+        if code != FALLBACK:
+            return code
+        code = _run_innodb_general(pages, counts, cpus, flags, pst, stat, ist, cnt, sst, glob,
+                                   cfg, pm, exhausted, -1, -1, want, room)
+        left -= want
+        if code != YIELD:
+            return code
+        if left <= 0:
+            return YIELD
+
+
 @njit(_nrt=False, cache=True)
 def _run_generic(pages, counts, cpus, flags, pst, stat, ist, cnt, sst, glob, cfg, pm,
                  exhausted, stop_ns, max_events, budget, room):
-    """The kernel of the comparison policies (same contract as :func:`_run_innodb`;
+    """The kernel of the comparison policies (same contract as :func:`_run_innodb_general`;
     they register no pages, so never NEED_ROOM)."""
     code = cfg[K_POLICY]
     n_done = 0
@@ -258,6 +639,7 @@ def _run_generic(pages, counts, cpus, flags, pst, stat, ist, cnt, sst, glob, cfg
             glob[G_MID] = best + 1
             return YIELD
         glob[G_MID] = 0
+        glob[G_LEFT] = 0  # no event is cut: 0, whichever kernel ran
         sst[best, T_EVENTS] += 1
         sst[best, T_POS] = e + 1
         n_done += 1
@@ -405,6 +787,8 @@ def _run_lru(pages, counts, cpus, flags, pst, stat, ist, cnt, sst, glob, cfg, pm
     glob[G_DEVBUSY] = devbusy
     glob[G_ACTIVE] = 1 if n_gets > 0 else glob[G_ACTIVE]
     glob[G_MID] = partial  # 1 + stream 0 if an event was cut
+    if partial == 0:
+        glob[G_LEFT] = 0
     cnt[0, C_GETS] += n_counted
     sst[0, T_GETS] += n_counted
     cnt[0, C_READS] += n_miss

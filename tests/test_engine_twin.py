@@ -174,3 +174,91 @@ def test_policy_engine_matches_reference(policy, data):
         pytest.fail(f"policy {policy} is not registered")
     cfg, streams = data.draw(policy_cases(policy))
     run_both(cfg, SMALL, streams)
+
+
+
+# ---- the InnoDB fast loop (one stream, one instance, whole runs) ---------------------------
+STATE_ARRAYS = ("pst", "stat", "ist", "cnt", "sst", "glob", "fmap", "ffree", "dmap")
+
+
+def _one_stream_state(config, events):
+    state = PoolState(config, SPACES, 1)
+    page, count, cpu, flags = (np.array(x, dtype=np.int64) for x in zip(*events))
+    state.feed(0, Chunk.from_arrays(page, count, cpu, 0, flags.astype(np.uint8)))
+    state.close(0)
+    return state
+
+
+def _replay_whole(config, events, kernel=None, budget=None):
+    """One stream's events run to the end by ``PoolState.run()``: the kernel's own loop,
+    no per-event limit, so the fast loop takes every get it can; ``budget`` is the
+    gets per kernel call (events are cut wherever it runs out)."""
+    from bufsim import engine
+    state = _one_stream_state(config, events)
+    if kernel is not None:
+        state._kernel = kernel
+    saved = engine.GETS_PER_CALL
+    engine.GETS_PER_CALL = budget or saved
+    try:
+        assert state.run() == 0
+    finally:
+        engine.GETS_PER_CALL = saved
+    return state
+
+
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow,
+                                                                   HealthCheck.data_too_large])
+@given(case=innodb_cases(versions=("5.5", "5.6", "5.7", "mariadb10.5")),
+       budget=st.sampled_from([1, 2, 7, 1000, 2_000_000]))
+def test_innodb_fast_loop_matches_general_kernel_and_reference(case, budget):
+    """Whole-run replays of one stream over one instance go through the fast loop
+    (``_innodb_fast``): every state array equals the general kernel's, with the get
+    budget of a kernel call cutting events anywhere, and the counters, streams and
+    lists equal the pure-Python reference's."""
+    from bufsim import engine
+    cfg, streams = case
+    cfg = cfg.replace(pool_pages=cfg.pool_pages // cfg.instances, instances=1)
+    events = streams[0]
+    fast = _replay_whole(cfg, events, budget=budget)
+    general = _replay_whole(cfg, events, engine._run_innodb_general, budget=budget)
+    for name in STATE_ARRAYS:
+        np.testing.assert_array_equal(getattr(fast, name), getattr(general, name),
+                                      err_msg=f"{name}: fast loop against general kernel")
+    ref = ReferencePool(cfg, SPACES, [events])
+    n = 0
+    while ref.step():
+        n += 1
+    np.testing.assert_array_equal(fast.cnt, ref.counters())
+    np.testing.assert_array_equal(fast.sst[:, STREAM_COLS], ref.stream_table())
+    compare_lists(fast, ref, n)
+
+
+def test_innodb_fast_loop_does_the_work_of_a_long_replay():
+    """After the warm-up, the fast loop does the gets, not the general kernel: the
+    fast loop and the fallbacks it asks for, driven one by one, replay 20,000 random
+    gets to the same state as the dispatcher, and the general kernel did fewer than
+    1,000 of them (the LRU's first OLD_MIN_LEN + 1 pages, and the area edge pages'
+    first accesses that may start a linear read-ahead)."""
+    from bufsim import engine
+    rng = np.random.default_rng(5)
+    events = [(int(p), 1, 1000, 0) for p in rng.integers(0, SPACES.n_pages, 20_000)]
+    cfg = PoolConfig(policy="innodb", version="5.6", pool_pages=700,
+                     device=DeviceModel("test", 100_000, 100_000, 100_000))
+    whole = _replay_whole(cfg, events)
+    state = _one_stream_state(cfg, events)
+    args = lambda: (*state._arrays, state.pst, state.stat, state.ist, state.cnt,  # noqa: E731
+                    state.sst, state.glob, state.cfg, state._pm, state.exhausted)
+    room = state.stat.shape[0] - engine.ROOM_PER_GET
+    fast_gets = general_gets = 0
+    while True:
+        code, n, want = engine._innodb_fast(*args(), 10**9, room)
+        fast_gets += n
+        if code != engine.FALLBACK:
+            break
+        assert engine._run_innodb_general(*args(), -1, -1, want, room) == engine.YIELD
+        general_gets += want
+    assert code == engine.DONE
+    assert fast_gets + general_gets == 20_000
+    assert general_gets < 2_000
+    for name in STATE_ARRAYS:
+        np.testing.assert_array_equal(getattr(state, name), getattr(whole, name), err_msg=name)
