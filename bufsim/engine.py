@@ -220,10 +220,10 @@ FALLBACK = -6
 
 @njit(_nrt=False, cache=True)
 def _innodb_fast(pages, counts, cpus, flags, pst, stat, ist, cnt, sst, glob, cfg, pm,
-                 exhausted, budget, room):
+                 exhausted, stop_ns, budget, room):
     """The common case of :func:`_run_innodb_general` with the instance's list ends, old
     pointer, free count, clock, counters, device queue and stream clock in locals,
-    written back once per call. For one stream, one instance, a FIFO device with
+    written back once per call. For one stream, one instance, no event limit, a FIFO device with
     adjacent-priced skips, not MariaDB 10.11 (the caller checks these).
 
     It does the gets whose every step is on the main path: a hit (with or without a
@@ -304,6 +304,9 @@ def _innodb_fast(pages, counts, cpus, flags, pst, stat, ist, cnt, sst, glob, cfg
             c = glob[G_LEFT]
         else:
             c = counts[e]
+            if stop_ns >= 0 and t >= stop_ns:
+                code = STOP_TIME
+                break
             if cleaner and tick <= t:
                 code = FALLBACK  # a page-cleaner pass is due (background)
                 break
@@ -570,7 +573,7 @@ def _run_innodb(pages, counts, cpus, flags, pst, stat, ist, cnt, sst, glob, cfg,
                 exhausted, stop_ns, max_events, budget, room):
     """The InnoDB kernel (the contract of :func:`_run_innodb_general`): the fast loop
     :func:`_innodb_fast` where it applies, the general one for the gets it leaves."""
-    if sst.shape[0] != 1 or ist.shape[0] != 1 or stop_ns >= 0 or max_events >= 0 or \
+    if sst.shape[0] != 1 or ist.shape[0] != 1 or max_events >= 0 or \
             cfg[K_DEV_SCHED] != 0 or cfg[K_DEV_SKIP] != 0 or cfg[K_VERSION] == V_MARIADB1011 \
             or ist[0, I_SIZE] <= OLD_MIN_LEN:
         return _run_innodb_general(pages, counts, cpus, flags, pst, stat, ist, cnt, sst, glob,
@@ -578,12 +581,12 @@ def _run_innodb(pages, counts, cpus, flags, pst, stat, ist, cnt, sst, glob, cfg,
     left = budget
     while True:
         code, n, want = _innodb_fast(pages, counts, cpus, flags, pst, stat, ist, cnt, sst,
-                                     glob, cfg, pm, exhausted, left, room)
+                                     glob, cfg, pm, exhausted, stop_ns, left, room)
         left -= n
         if code != FALLBACK:
             return code
         code = _run_innodb_general(pages, counts, cpus, flags, pst, stat, ist, cnt, sst, glob,
-                                   cfg, pm, exhausted, -1, -1, want, room)
+                                   cfg, pm, exhausted, stop_ns, -1, want, room)
         left -= want
         if code != YIELD:
             return code
@@ -655,7 +658,7 @@ def _run_lru(pages, counts, cpus, flags, pst, stat, ist, cnt, sst, glob, cfg, pm
     in locals, written back once per call; a miss reuses the evicted page's frame.
     Other cases (and a device with a scheduler other than FIFO or distance-priced
     skips) go to :func:`_run_generic`."""
-    if sst.shape[0] != 1 or ist.shape[0] != 1 or stop_ns >= 0 or max_events >= 0 or \
+    if sst.shape[0] != 1 or ist.shape[0] != 1 or max_events >= 0 or \
             cfg[K_DEV_SCHED] != 0 or cfg[K_DEV_SKIP] != 0:
         return _run_generic(pages, counts, cpus, flags, pst, stat, ist, cnt, sst, glob, cfg,
                             pm, exhausted, stop_ns, max_events, budget, room)

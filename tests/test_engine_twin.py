@@ -189,10 +189,11 @@ def _one_stream_state(config, events):
     return state
 
 
-def _replay_whole(config, events, kernel=None, budget=None):
+def _replay_whole(config, events, kernel=None, budget=None, stop_every=None):
     """One stream's events run to the end by ``PoolState.run()``: the kernel's own loop,
     no per-event limit, so the fast loop takes every get it can; ``budget`` is the
-    gets per kernel call (events are cut wherever it runs out)."""
+    gets per kernel call (events are cut wherever it runs out); ``stop_every``: run
+    to stop times this many ns apart (as ``replay(sample_every_ns=...)`` does)."""
     from bufsim import engine
     state = _one_stream_state(config, events)
     if kernel is not None:
@@ -200,7 +201,9 @@ def _replay_whole(config, events, kernel=None, budget=None):
     saved = engine.GETS_PER_CALL
     engine.GETS_PER_CALL = budget or saved
     try:
-        assert state.run() == 0
+        stop = stop_every or -1
+        while state.run(stop_ns=stop) != 0:
+            stop += stop_every
     finally:
         engine.GETS_PER_CALL = saved
     return state
@@ -209,18 +212,25 @@ def _replay_whole(config, events, kernel=None, budget=None):
 @settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow,
                                                                    HealthCheck.data_too_large])
 @given(case=innodb_cases(versions=("5.5", "5.6", "5.7", "mariadb10.5")),
-       budget=st.sampled_from([1, 2, 7, 1000, 2_000_000]))
-def test_innodb_fast_loop_matches_general_kernel_and_reference(case, budget):
+       pool=st.integers(600, 1000),
+       budget=st.sampled_from([1, 2, 7, 1000, 2_000_000]),
+       stop_every=st.sampled_from([None, None, 50_000, 3_000_000]))
+def test_innodb_fast_loop_matches_general_kernel_and_reference(case, pool, budget, stop_every):
     """Whole-run replays of one stream over one instance go through the fast loop
     (``_innodb_fast``): every state array equals the general kernel's, with the get
-    budget of a kernel call cutting events anywhere, and the counters, streams and
-    lists equal the pure-Python reference's."""
+    budget of a kernel call cutting events anywhere and stop times, and the counters, streams and
+    lists equal the pure-Python reference's.  (Pools of 600-1,000 pages and every
+    stream's events in one: the LRU must grow past OLD_MIN_LEN pages, beside the
+    page cleaner's free blocks, for the fast loop to take the gets.)"""
     from bufsim import engine
     cfg, streams = case
-    cfg = cfg.replace(pool_pages=cfg.pool_pages // cfg.instances, instances=1)
-    events = streams[0]
-    fast = _replay_whole(cfg, events, budget=budget)
-    general = _replay_whole(cfg, events, engine._run_innodb_general, budget=budget)
+    cfg = cfg.replace(pool_pages=pool, instances=1)
+    # a first pass over more pages than the pool holds, so that the old sublist is set
+    # and blocks are evicted (before that, no make-young check counts)
+    warm = [(int(p), 1, 1000, 0) for p in range(0, SPACES.n_pages, 2)]
+    events = warm + [ev for s in streams for ev in s]
+    fast = _replay_whole(cfg, events, budget=budget, stop_every=stop_every)
+    general = _replay_whole(cfg, events, engine._run_innodb_general, budget, stop_every)
     for name in STATE_ARRAYS:
         np.testing.assert_array_equal(getattr(fast, name), getattr(general, name),
                                       err_msg=f"{name}: fast loop against general kernel")
@@ -251,7 +261,7 @@ def test_innodb_fast_loop_does_the_work_of_a_long_replay():
     room = state.stat.shape[0] - engine.ROOM_PER_GET
     fast_gets = general_gets = 0
     while True:
-        code, n, want = engine._innodb_fast(*args(), 10**9, room)
+        code, n, want = engine._innodb_fast(*args(), -1, 10**9, room)
         fast_gets += n
         if code != engine.FALLBACK:
             break
