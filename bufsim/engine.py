@@ -347,7 +347,7 @@ def _innodb_fast(pages, counts, cpus, flags, pst, stat, ist, cnt, sst, glob, cfg
                     free -= 1
                 else:
                     # free_from_common_lru: the tail is replaceable; evict_page, whose
-                    # frame take_frame then hands back (the free stack is unchanged)
+                    # frame take_frame then hands back (the stack's top is unchanged)
                     f = tail
                     if access[f] == 0:
                         d_raev += 1
@@ -379,6 +379,7 @@ def _innodb_fast(pages, counts, cpus, flags, pst, stat, ist, cnt, sst, glob, cfg
                         else:
                             break
                     fmap[page[f]] = -1                   # release_frame
+                    ffree[top] = f   # pushed and taken back: the stack's slot holds it
                     clock += 1
                     d_evict += 1
                     t += cost_evict
