@@ -52,7 +52,7 @@ from .policies._state import (
     G_AREA, G_DEVFREE, G_FTOP, G_LEFT, G_MID, G_NLOCAL, I_DROP, P_NEXT, P_PAGE, P_PREV, hash_slot,
     PM_EDGE, local_of, register,
     EDGE_BIT, FLAG_ACTIVITY, FLAG_EDGE, FLAG_RELATCH, NS_PER_MS, P_ACCESS, P_DIRTY, push_head,
-    new_page_state, walk,
+    new_page_state, walk, copy_page_state, page_state_nbytes, FrameState,
     K_DEV_EXPIRE, K_DEV_IDLE, K_DEV_SCHED, K_DEV_SKIP, K_DEV_SLICE, SCHED_CODES, SKIP_CODES,
     C_NOT_YOUNG, C_RA_EVICTED, C_WRITE_REQ, C_YOUNG, FLAG_AHI, FLAG_MODIFY, FLAG_SHORTCUT,
     NON_OLD_MIN_LEN, OLD_MIN_LEN, OLD_TOLERANCE, P_READY, P_STAMP, PM_FFREE, PM_FMAP, RATIO_DIV,
@@ -88,7 +88,7 @@ def _generic_get(pst, stat, ist, cnt, sst, glob, cfg, pm, code, p, fl, k, t_ns):
     glob[G_ACTIVE] = 1
     f = fmap[p]
     if f >= 0:
-        w = pst[P_WHERE, f]
+        w = pst[P_WHERE][f]
         if w == 1 or w == 2:
             policy_hit(code, pst, ist, i, f)
             return t_ns
@@ -102,7 +102,7 @@ def _generic_get(pst, stat, ist, cnt, sst, glob, cfg, pm, code, p, fl, k, t_ns):
     if victim >= 0:
         cnt[i, C_EVICT] += 1
         ist[i, I_CLOCK] += 1
-        if pst[P_WHERE, victim] == 0:
+        if pst[P_WHERE][victim] == 0:
             release_frame(pst, glob, fmap, ffree, victim)
     d = ist[i, I_DROP]
     if d >= 0:
@@ -853,9 +853,11 @@ class PoolState:
 
     Layout (frame-major, like InnoDB's ``buf_block_t`` array and ``page_hash``):
 
-    ``pst[P_*, frame]``
-        one row per buffer frame (the pool's size, plus ghost entries for 2Q/ARC):
-        list links, old flag, access time, stamp, read completion, dirty, the page.
+    ``pst[P_*][frame]``
+        one entry per buffer frame (the pool's size, plus ghost entries for 2Q/ARC)
+        in one array per field (:class:`~bufsim.policies._state.FrameState`): list
+        links and the page as int32, list id, old and dirty flags as uint8, stamp
+        int32, access time and read completion int64 (36 bytes a frame).
     ``stat[page, S_*]``, ``fmap[page]``
         one row per *distinct page the replay has met* (a local id, given in order
         of first appearance): dense index, space, page number, instance, B-tree
@@ -985,11 +987,11 @@ class PoolState:
         page that has no frame (not resident, not a ghost), as every field of such a
         page was in the page-major engine."""
         f = self._frame_of(page)
-        return 0 if f < 0 else int(self.pst[field, f])
+        return 0 if f < 0 else int(self.pst[field][f])
 
     def _dense_of_frames(self, frames) -> np.ndarray:
         fr = np.asarray(frames, dtype=np.int64)
-        return self.stat[self.pst[P_PAGE, fr], S_DENSE]
+        return self.stat[self.pst[P_PAGE][fr], S_DENSE]
 
     @property
     def n_streams(self) -> int:
@@ -1003,11 +1005,11 @@ class PoolState:
     def nbytes(self) -> dict:
         """Bytes of state: ``per_frame`` (pool-sized arrays), ``per_page`` (arrays
         sized by the distinct pages met, at their current capacity) and the counts."""
-        frame = self.pst.nbytes + self.ffree.nbytes
+        frame = page_state_nbytes(self.pst) + self.ffree.nbytes
         page = self.stat.nbytes + self.fmap.nbytes + self.hk.nbytes + self.hv.nbytes + \
             self.dmap.nbytes + self.edge.nbytes
-        return {"frames": self.pst.shape[1], "frame_bytes": frame,
-                "bytes_per_frame": frame / self.pst.shape[1],
+        nf = len(self.ffree)
+        return {"frames": nf, "frame_bytes": frame, "bytes_per_frame": frame / nf,
                 "distinct_pages": self.distinct_pages, "page_bytes": page,
                 "bytes_per_distinct_page": page / max(self.distinct_pages, 1)}
 
@@ -1137,12 +1139,12 @@ class PoolState:
 
     def copy_arrays(self) -> dict:
         """A copy of every state array (lists, flags, counters, clocks, device, settings)."""
-        return {k: getattr(self, k).copy() for k in self.STATE_ARRAYS}
+        return {k: _copy(getattr(self, k)) for k in self.STATE_ARRAYS}
 
     def restore_arrays(self, arrays: dict, config: PoolConfig) -> None:
         """Return to :meth:`copy_arrays`' state, with no buffered events."""
         for k, v in arrays.items():
-            setattr(self, k, v.copy())
+            setattr(self, k, _copy(v))
         self.config = config
         self._buf = [_empty_events() for _ in range(self.n_streams)]
         self._arrays = self._buf[0]
@@ -1160,9 +1162,9 @@ class PoolState:
             for j in sel[::-1]:  # tail first: each push goes to the head
                 f = take_frame(self.pst, self.glob, self.fmap, self.ffree, local[j])
                 push_head(self.pst, self.ist, i, 1, f)
-                self.pst[P_ACCESS, f] = access
-                self.pst[P_DIRTY, f] = int(dirty[j])
-                self.pst[P_OLD, f] = 0
+                self.pst[P_ACCESS][f] = access
+                self.pst[P_DIRTY][f] = int(dirty[j])
+                self.pst[P_OLD][f] = 0
             if cfg.policy != "innodb":
                 continue
             self.ist[i, I_FREE] -= len(sel)
@@ -1170,7 +1172,7 @@ class PoolState:
             if o is not None and o.any():
                 first = sel[int(np.argmax(o))]
                 for j in sel:
-                    self.pst[P_OLD, self.fmap[local[j]]] = int(old[j])
+                    self.pst[P_OLD][self.fmap[local[j]]] = int(old[j])
                 self.ist[i, I_OLD] = self.fmap[local[first]]
                 self.ist[i, I_OLDLEN] = int(o.sum())
             elif len(sel) >= 512:
@@ -1223,13 +1225,13 @@ class PoolState:
 
     def group_counts(self) -> tuple[np.ndarray, np.ndarray]:
         """Resident and old pages per group (index), counted from the frames."""
-        where = self.pst[P_WHERE, :]
+        where = self.pst[P_WHERE][:]
         resident = (where == 1) | (where == 2)
         n = self.tablespaces.n_groups
         frames = np.flatnonzero(resident)
         g = self.tablespaces.group_of(self._dense_of_frames(frames)) if len(frames) else \
             np.zeros(0, dtype=np.int64)
-        old = (self.pst[P_OLD, frames] != 0) if self.config.policy == "innodb" else \
+        old = (self.pst[P_OLD][frames] != 0) if self.config.policy == "innodb" else \
             np.zeros(len(frames), dtype=bool)
         return (np.bincount(g, minlength=n), np.bincount(g[old], minlength=n))
 
@@ -1242,6 +1244,11 @@ class PoolState:
         return pd.DataFrame({
             "space_id": np.asarray(ts.space_ids)[gs], "index": list(ts.group_names),
             "pages": pages, "old_pages": old, "young_pages": pages - old})
+
+
+def _copy(a):
+    """A copy of one state array, or of each array of the per-frame state."""
+    return copy_page_state(a) if isinstance(a, FrameState) else a.copy()
 
 
 def hit_rate(reads: int, gets: int) -> int:

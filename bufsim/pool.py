@@ -226,7 +226,8 @@ class Pool:
         if not isinstance(snap, PoolSnapshot):
             raise ValueError(f"snap must be a PoolSnapshot, got {type(snap).__name__}")
         st = self._state
-        if snap.arrays["pst"].shape != st.pst.shape or snap.arrays["ist"].shape != st.ist.shape:
+        if len(snap.arrays["ffree"]) != len(st.ffree) or \
+                snap.arrays["ist"].shape != st.ist.shape:
             raise ValueError("snap: a snapshot of another pool (its frame or instance "
                              "count differs)")
         st.restore_arrays(snap.arrays, snap.config)

@@ -64,7 +64,7 @@ def kernel_hits(name, capacity, trace):
     mod.init(ist, 0, capacity)
     hit, miss, hits = mod.hit, mod.miss, 0
     for p in trace:
-        if pst[P_WHERE, p] == 1 or pst[P_WHERE, p] == 2:
+        if pst[P_WHERE][p] == 1 or pst[P_WHERE][p] == 2:
             hit(pst, ist, 0, p)
             hits += 1
         else:

@@ -36,7 +36,7 @@ class Harness:
         mod.init(self.ist, 0, capacity)
 
     def access(self, p):
-        if self.pst[P_WHERE, p] in (1, 2):
+        if self.pst[P_WHERE][p] in (1, 2):
             self.mod.hit(self.pst, self.ist, 0, p)
             return True, -1
         return False, int(self.mod.miss(self.pst, self.ist, 0, p))
@@ -53,10 +53,10 @@ class Harness:
             assert ist[0, 3 * (l - 1) + 1] == (pages[-1] if pages else -1)
             prev = -1
             for p in pages:
-                assert pst[P_WHERE, p] == l and pst[_state.P_PREV, p] == prev
+                assert pst[P_WHERE][p] == l and pst[_state.P_PREV][p] == prev
                 prev = p
                 listed[p] = l
-        for p in np.flatnonzero(pst[P_WHERE, :]):
+        for p in np.flatnonzero(pst[P_WHERE][:]):
             assert int(p) in listed
         assert ist[0, 2] + ist[0, 5] <= ist[0, I_CAP]
 
@@ -81,7 +81,7 @@ def extra_checks(name, h, twin):
     ist, c = h.ist[0], h.ist[0, I_CAP]
     if name == "clock":
         for p, bit in twin.refs().items():
-            assert h.pst[P_REF, p] == bit
+            assert h.pst[P_REF][p] == bit
     elif name == "two_q":
         assert ist[8] <= ist[I_K2] and ist[11] == 0
     elif name == "arc":
@@ -146,7 +146,7 @@ def test_clock_second_chance():
     assert [hit for hit, _ in events] == [False, False, False, True, False, False, True, False]
     assert [v for _, v in events] == [-1, -1, -1, -1, 2, 3, -1, 4]
     assert h.lists()[0] == [3, 1, 2]
-    assert [int(h.pst[P_REF, p]) for p in (3, 1, 2)] == [0, 0, 0]
+    assert [int(h.pst[P_REF][p]) for p in (3, 1, 2)] == [0, 0, 0]
 
 
 def test_clock_belady_sequence():

@@ -3,7 +3,8 @@
 All replay state lives in a handful of NumPy arrays so that the jitted kernels see
 no Python objects:
 
-``pst[field, frame]``  mutable per-frame state (rows ``P_*``): one column per buffer
+``pst[field][frame]``  mutable per-frame state (:class:`FrameState`, one array per
+                       field ``P_*``, each of its own width): one entry per buffer
                        frame (``buf_block_t``), plus ghost entries for 2Q/ARC
 ``stat[page, field]``  static facts of each distinct page met (columns ``S_*``),
                        read on the miss and read-ahead paths only
@@ -20,21 +21,32 @@ no Python objects:
 Every kernel is compiled with ``_nrt=False``: it allocates nothing, and without
 numba's reference counting of array arguments a replay runs about 4x faster.
 
-The per-frame state is field-major (one contiguous row per field, sized by the
-pool): a list operation touches the link rows only, whose working set is a few
-bytes per frame, whatever the number of pages the trace names.
+The per-frame state is field-major (one contiguous array per field, sized by the
+pool) and narrow: links and page ids ``int32``, flags ``uint8``, only the times
+``int64`` (:data:`P_DTYPES`).  A list operation touches the link arrays only, whose
+working set is 8 bytes per frame, whatever the number of pages the trace names.
 
 The list primitives take an *entry* id: a frame in the engine, a page number in
 the policy twin tests (which give every page an entry).  An entry is in at most
-one list at a time; ``pst[P_WHERE, e]`` names it (0: none).  Lists 1 and 2 hold
+one list at a time; ``pst[P_WHERE][e]`` names it (0: none).  Lists 1 and 2 hold
 resident pages, lists 3 and 4 are ghost lists (2Q, ARC).
 """
+from collections import namedtuple
+
 import numpy as np
 from numba import njit
 
 # ---- per-page mutable state ------------------------------------------------------------
 P_PREV, P_NEXT, P_WHERE, P_OLD, P_ACCESS, P_STAMP, P_READY, P_DIRTY, P_REF, P_PAGE = range(10)
 N_P = 10
+#: the width of each field: frame links and local page ids fit int32 (a pool or a
+#: replay's distinct pages stay below 2**31), list ids and bits uint8, the 31-bit
+#: freed_page_clock stamp int32; the access time (ms) and read completion (ns) are
+#: virtual times, int64
+P_DTYPES = (np.int32, np.int32, np.uint8, np.uint8, np.int64, np.int32, np.int64, np.uint8,
+            np.uint8, np.int32)
+#: the per-frame state as the kernels receive it: one array per field, in ``P_*`` order
+FrameState = namedtuple("FrameState", "prev next where old access stamp ready dirty ref page")
 # ---- per-page static facts (one row per distinct page the replay has met) -------------
 S_INST, S_DENSE, S_SPACE, S_PAGENO, S_PREVLEAF, S_NEXTLEAF = range(6)
 N_S = 6
@@ -154,58 +166,58 @@ def push_head(pst, ist, i, l, p):
     """Link page p at the head of list l of instance i."""
     b = 3 * (l - 1)
     h = ist[i, b]
-    pst[P_PREV, p] = -1
-    pst[P_NEXT, p] = h
+    pst[P_PREV][p] = -1
+    pst[P_NEXT][p] = h
     if h >= 0:
-        pst[P_PREV, h] = p
+        pst[P_PREV][h] = p
     else:
         ist[i, b + 1] = p
     ist[i, b] = p
     ist[i, b + 2] += 1
-    pst[P_WHERE, p] = l
+    pst[P_WHERE][p] = l
 
 
 @njit(_nrt=False, cache=True, inline="always")
 def insert_after(pst, ist, i, l, a, p):
     """Link page p right after page a (towards the tail) in list l."""
     b = 3 * (l - 1)
-    n = pst[P_NEXT, a]
-    pst[P_PREV, p] = a
-    pst[P_NEXT, p] = n
-    pst[P_NEXT, a] = p
+    n = pst[P_NEXT][a]
+    pst[P_PREV][p] = a
+    pst[P_NEXT][p] = n
+    pst[P_NEXT][a] = p
     if n >= 0:
-        pst[P_PREV, n] = p
+        pst[P_PREV][n] = p
     else:
         ist[i, b + 1] = p
     ist[i, b + 2] += 1
-    pst[P_WHERE, p] = l
+    pst[P_WHERE][p] = l
 
 
 @njit(_nrt=False, cache=True, inline="always")
 def unlink(pst, ist, i, p):
     """Unlink page p from whichever list holds it."""
-    l = pst[P_WHERE, p]
+    l = pst[P_WHERE][p]
     b = 3 * (l - 1)
-    pr = pst[P_PREV, p]
-    nx = pst[P_NEXT, p]
+    pr = pst[P_PREV][p]
+    nx = pst[P_NEXT][p]
     if pr >= 0:
-        pst[P_NEXT, pr] = nx
+        pst[P_NEXT][pr] = nx
     else:
         ist[i, b] = nx
     if nx >= 0:
-        pst[P_PREV, nx] = pr
+        pst[P_PREV][nx] = pr
     else:
         ist[i, b + 1] = pr
     ist[i, b + 2] -= 1
-    pst[P_PREV, p] = -1
-    pst[P_NEXT, p] = -1
-    pst[P_WHERE, p] = 0
+    pst[P_PREV][p] = -1
+    pst[P_NEXT][p] = -1
+    pst[P_WHERE][p] = 0
 
 
 @njit(_nrt=False, cache=True, inline="always")
 def move_to_head(pst, ist, i, p):
     """Move page p to the head of the list it is in."""
-    l = pst[P_WHERE, p]
+    l = pst[P_WHERE][p]
     if ist[i, 3 * (l - 1)] == p:
         return
     unlink(pst, ist, i, p)
@@ -226,18 +238,27 @@ def walk(pst, ist, i, l):
     p = int(ist[i, 3 * (l - 1)])
     while p >= 0:
         out.append(p)
-        p = int(pst[P_NEXT, p])
+        p = int(pst[P_NEXT][p])
     return out
 
 
-def new_page_state(n_pages: int) -> np.ndarray:
-    """State rows for ``n_pages`` entries (frames in the engine; pages in the policy
+def new_page_state(n_pages: int) -> FrameState:
+    """State arrays for ``n_pages`` entries (frames in the engine; pages in the policy
     twin tests, which index it by page directly)."""
-    pst = np.zeros((N_P, n_pages), dtype=np.int64)
-    pst[P_PREV, :] = -1
-    pst[P_NEXT, :] = -1
-    pst[P_PAGE, :] = -1
+    pst = FrameState(*(np.zeros(n_pages, dtype=t) for t in P_DTYPES))
+    pst[P_PREV][:] = -1
+    pst[P_NEXT][:] = -1
+    pst[P_PAGE][:] = -1
     return pst
+
+
+def copy_page_state(pst: FrameState) -> FrameState:
+    """A copy of every array of ``pst``."""
+    return FrameState(*(a.copy() for a in pst))
+
+
+def page_state_nbytes(pst: FrameState) -> int:
+    return sum(a.nbytes for a in pst)
 
 
 # ---- the page map: dense page index -> local id (open addressing, linear probing) ----------

@@ -67,7 +67,7 @@ def init(ist, i, capacity):
 @njit(_nrt=False, cache=True, inline="always")
 def hit(pst, ist, i, p):
     """Case I: move ``p`` from T1 or within T2 to the head of T2."""
-    if pst[P_WHERE, p] == 1:
+    if pst[P_WHERE][p] == 1:
         unlink(pst, ist, i, p)
         push_head(pst, ist, i, 2, p)
     else:
@@ -101,7 +101,7 @@ def miss(pst, ist, i, p):
         forgotten in case IV-A), or -1.
     """
     c = ist[i, I_CAP]
-    where = pst[P_WHERE, p]
+    where = pst[P_WHERE][p]
     full = ist[i, L1_LEN] + ist[i, L2_LEN] >= c
     victim = -1
     if where == 3 or where == 4:

@@ -9,7 +9,7 @@ bit is evicted.  The new page enters at the head with its bit *clear*.
     MAC report MAC-M-384, 1968 (in *In Honor of P. M. Morse*, MIT Press, 1969).
 
 The circular buffer is modelled, as in libCacheSim, by a queue: list 1, newest
-at the head, the hand at the tail; the bit is ``pst[P_REF, p]``.  Matches
+at the head, the hand at the tail; the bit is ``pst[P_REF][p]``.  Matches
 libCacheSim's ``Clock`` with its defaults (``n-bit-counter=1``, ``init-freq=0``:
 ``Clock_insert`` sets ``freq = 0``, ``Clock_find`` increments it up to
 ``max_freq = 1``, ``Clock_evict`` decrements and reinserts while the tail has
@@ -31,7 +31,7 @@ def init(ist, i, capacity):
 @njit(_nrt=False, cache=True, inline="always")
 def hit(pst, ist, i, p):
     """Set the reference bit of page ``p``; the page does not move."""
-    pst[P_REF, p] = 1
+    pst[P_REF][p] = 1
 
 
 @njit(_nrt=False, cache=True, inline="always")
@@ -46,14 +46,14 @@ def miss(pst, ist, i, p):
     victim = -1
     if ist[i, L1_LEN] >= ist[i, I_CAP]:
         v = ist[i, L1_TAIL]
-        while pst[P_REF, v] == 1:
-            pst[P_REF, v] = 0
+        while pst[P_REF][v] == 1:
+            pst[P_REF][v] = 0
             move_to_head(pst, ist, i, v)
             v = ist[i, L1_TAIL]
         unlink(pst, ist, i, v)
         victim = v
     push_head(pst, ist, i, 1, p)
-    pst[P_REF, p] = 0
+    pst[P_REF][p] = 0
     return victim
 
 

@@ -20,7 +20,7 @@ Simplifications, all documented in the README:
 State layout (see :mod:`bufsim.engine`): the lists link *frames* (rows of ``pst``,
 one per buffer block, like ``buf_block_t``); a page is named by its *local id*
 (a row of ``stat``, one per distinct page the replay has met), ``fmap[page]`` is
-its frame or -1 (InnoDB's ``page_hash``), ``pst[P_PAGE, frame]`` its page.  Free
+its frame or -1 (InnoDB's ``page_hash``), ``pst[P_PAGE][frame]`` its page.  Free
 frames are a stack ``ffree[:glob[G_FTOP]]``.  The dense page index of a local id
 is ``stat[page, S_DENSE]``; ``hk``/``hv`` is an open-addressing hash from dense
 index to local id, used by read-ahead to look at the pages of an area.
@@ -64,7 +64,7 @@ def instance_of(stat, cfg, p):
 # ---- the old sublist ---------------------------------------------------------------------
 @njit(_nrt=False, cache=True, inline="always")
 def set_old(pst, p, v):
-    pst[P_OLD, p] = v
+    pst[P_OLD][p] = v
 
 
 @njit(_nrt=False, cache=True, inline="always")
@@ -75,12 +75,12 @@ def old_adjust_len(pst, stat, ist, cfg, i):
     while True:
         old = ist[i, I_OLD]
         if ist[i, I_OLDLEN] + OLD_TOLERANCE < new_len:
-            old = pst[P_PREV, old]
+            old = pst[P_PREV][old]
             ist[i, I_OLD] = old
             ist[i, I_OLDLEN] += 1
             set_old(pst, old, 1)
         elif ist[i, I_OLDLEN] > new_len + OLD_TOLERANCE:
-            ist[i, I_OLD] = pst[P_NEXT, old]
+            ist[i, I_OLD] = pst[P_NEXT][old]
             ist[i, I_OLDLEN] -= 1
             set_old(pst, old, 0)
         else:
@@ -93,7 +93,7 @@ def old_init(pst, stat, ist, cfg, i):
     p = ist[i, L1_HEAD]
     while p >= 0:
         set_old(pst, p, 1)
-        p = pst[P_NEXT, p]
+        p = pst[P_NEXT][p]
     ist[i, I_OLD] = ist[i, L1_HEAD]
     ist[i, I_OLDLEN] = ist[i, L1_LEN]
     old_adjust_len(pst, stat, ist, cfg, i)
@@ -105,7 +105,7 @@ def add_block(pst, stat, ist, cfg, i, p, old):
     read and the list has 512 pages, then right after LRU_old (no stamp)."""
     if (not old) or ist[i, L1_LEN] < OLD_MIN_LEN:
         push_head(pst, ist, i, 1, p)
-        pst[P_STAMP, p] = ist[i, I_CLOCK] & STAMP_MASK
+        pst[P_STAMP][p] = ist[i, I_CLOCK] & STAMP_MASK
     else:
         insert_after(pst, ist, i, 1, ist[i, I_OLD], p)
         ist[i, I_OLDLEN] += 1
@@ -124,7 +124,7 @@ def remove_block(pst, stat, ist, cfg, i, p):
     """buf_LRU_remove_block.  The page's old flag is cleared afterwards (it has left
     the list; every insertion sets the flag again)."""
     if p == ist[i, I_OLD]:
-        prev = pst[P_PREV, p]
+        prev = pst[P_PREV][p]
         ist[i, I_OLD] = prev
         set_old(pst, prev, 1)
         ist[i, I_OLDLEN] += 1
@@ -133,12 +133,12 @@ def remove_block(pst, stat, ist, cfg, i, p):
         q = ist[i, L1_HEAD]
         while q >= 0:
             set_old(pst, q, 0)
-            q = pst[P_NEXT, q]
+            q = pst[P_NEXT][q]
         ist[i, I_OLD] = -1
         ist[i, I_OLDLEN] = 0
         set_old(pst, p, 0)
         return
-    if pst[P_OLD, p]:
+    if pst[P_OLD][p]:
         ist[i, I_OLDLEN] -= 1
     set_old(pst, p, 0)
     old_adjust_len(pst, stat, ist, cfg, i)
@@ -147,7 +147,7 @@ def remove_block(pst, stat, ist, cfg, i, p):
 @njit(_nrt=False, cache=True, inline="always")
 def make_block_young(pst, stat, ist, cnt, cfg, i, p):
     """buf_LRU_make_block_young: counted in PAGES_MADE_YOUNG only if the page was old."""
-    if pst[P_OLD, p]:
+    if pst[P_OLD][p]:
         cnt[i, C_YOUNG] += 1
     remove_block(pst, stat, ist, cfg, i, p)
     add_block(pst, stat, ist, cfg, i, p, False)
@@ -158,8 +158,8 @@ def peek_if_too_old(pst, ist, cnt, cfg, i, p, t_ns):
     """buf_page_peek_if_too_old.  Returns bit 0: move the page; bit 1: the clock was read."""
     if ist[i, I_CLOCK] == 0:
         return 0  # warm-up: nothing evicted from this instance yet
-    if cfg[K_OLDTIME] != 0 and pst[P_OLD, p]:
-        acc = pst[P_ACCESS, p]
+    if cfg[K_OLDTIME] != 0 and pst[P_OLD][p]:
+        acc = pst[P_ACCESS][p]
         if acc > 0:
             if now_ms(t_ns) - acc >= cfg[K_OLDTIME]:
                 return 3
@@ -168,7 +168,7 @@ def peek_if_too_old(pst, ist, cnt, cfg, i, p, t_ns):
         cnt[i, C_NOT_YOUNG] += 1
         return 0
     # buf_page_peek_if_young: (clock mod 2^31) < stamp + W
-    young = (ist[i, I_CLOCK] & STAMP_MASK) < pst[P_STAMP, p] + ist[i, I_W]
+    young = (ist[i, I_CLOCK] & STAMP_MASK) < pst[P_STAMP][p] + ist[i, I_W]
     return 0 if young else 1
 
 
@@ -182,7 +182,7 @@ def release_frame(pst, glob, fmap, ffree, f):
     frame on the stack of free frames.  The frame's fields are left as they are:
     whoever takes the frame sets every field it reads (init_for_read, the policies'
     miss), so a free frame costs no writes."""
-    fmap[pst[P_PAGE, f]] = -1
+    fmap[pst[P_PAGE][f]] = -1
     top = glob[G_FTOP]
     ffree[top] = f
     glob[G_FTOP] = top + 1
@@ -195,7 +195,7 @@ def take_frame(pst, glob, fmap, ffree, p):
     glob[G_FTOP] = top
     f = ffree[top]
     fmap[p] = f
-    pst[P_PAGE, f] = p
+    pst[P_PAGE][f] = p
     return f
 
 
@@ -213,7 +213,7 @@ def evict_page(pst, stat, ist, cnt, glob, cfg, fmap, ffree, i, p):
 @njit(_nrt=False, cache=True, inline="always")
 def replaceable(pst, glob, p, t_ns):
     """buf_flush_ready_for_replace: clean, not I/O-fixed, not buffer-fixed."""
-    return pst[P_DIRTY, p] == 0 and pst[P_READY, p] <= t_ns and p != glob[G_FIXED]
+    return pst[P_DIRTY][p] == 0 and pst[P_READY][p] <= t_ns and p != glob[G_FIXED]
 
 
 @njit(_nrt=False, cache=True, inline="always")
@@ -224,9 +224,9 @@ def free_from_common_lru(pst, stat, ist, cnt, glob, cfg, fmap, ffree, i, limit, 
     p = ist[i, L1_TAIL]
     scanned = 0
     while p >= 0 and (limit < 0 or scanned < limit):
-        prev = pst[P_PREV, p]
+        prev = pst[P_PREV][p]
         if replaceable(pst, glob, p, t_ns):
-            if pst[P_ACCESS, p] == 0:
+            if pst[P_ACCESS][p] == 0:
                 cnt[i, C_RA_EVICTED] += 1
             evict_page(pst, stat, ist, cnt, glob, cfg, fmap, ffree, i, p)
             return True
@@ -247,12 +247,12 @@ def cleaner_lru_batch(pst, stat, ist, cnt, glob, cfg, fmap, ffree, i, t_ns):
     p = ist[i, L1_TAIL]
     scanned = 0
     while p >= 0 and scanned < quota and ist[i, I_FREE] < depth and ist[i, L1_LEN] > LRU_MIN_LEN:
-        prev = pst[P_PREV, p]
+        prev = pst[P_PREV][p]
         if replaceable(pst, glob, p, t_ns):
             evict_page(pst, stat, ist, cnt, glob, cfg, fmap, ffree, i, p)
-        elif pst[P_DIRTY, p] and pst[P_READY, p] <= t_ns and p != glob[G_FIXED]:
+        elif pst[P_DIRTY][p] and pst[P_READY][p] <= t_ns and p != glob[G_FIXED]:
             device_write(glob, cfg, t_ns)
-            pst[P_DIRTY, p] = 0
+            pst[P_DIRTY][p] = 0
             cnt[i, C_WRITTEN] += 1
         scanned += 1
         p = prev
@@ -295,16 +295,16 @@ def get_free_block(pst, stat, ist, cnt, sst, glob, cfg, fmap, ffree, i, k, t_ns)
         p = ist[i, L1_TAIL]
         earliest = -1
         while p >= 0:
-            if pst[P_DIRTY, p] and pst[P_READY, p] <= t_ns and p != glob[G_FIXED]:
+            if pst[P_DIRTY][p] and pst[P_READY][p] <= t_ns and p != glob[G_FIXED]:
                 break
-            if pst[P_READY, p] > t_ns and (earliest < 0 or pst[P_READY, p] < earliest):
-                earliest = pst[P_READY, p]
-            p = pst[P_PREV, p]
+            if pst[P_READY][p] > t_ns and (earliest < 0 or pst[P_READY][p] < earliest):
+                earliest = pst[P_READY][p]
+            p = pst[P_PREV][p]
         if p >= 0:
             done = device_write(glob, cfg, t_ns)
             sst[k, T_IOWAIT] += done - t_ns
             t_ns = done
-            pst[P_DIRTY, p] = 0
+            pst[P_DIRTY][p] = 0
             cnt[i, C_WRITTEN] += 1
         elif earliest >= 0:
             # every candidate is being read: wait for the first read to land
@@ -348,9 +348,9 @@ def init_for_read(pst, stat, ist, cnt, sst, glob, cfg, fmap, ffree, p, k, t_ns):
     i = instance_of(stat, cfg, p)
     t_ns = get_free_block(pst, stat, ist, cnt, sst, glob, cfg, fmap, ffree, i, k, t_ns)
     f = take_frame(pst, glob, fmap, ffree, p)
-    pst[P_ACCESS, f] = 0
-    pst[P_STAMP, f] = 0
-    pst[P_DIRTY, f] = 0
+    pst[P_ACCESS][f] = 0
+    pst[P_STAMP][f] = 0
+    pst[P_DIRTY][f] = 0
     add_block(pst, stat, ist, cfg, i, f, True)
     cnt[i, C_READ] += 1
     return t_ns
@@ -409,8 +409,8 @@ def read_ahead_linear(pst, stat, ist, cnt, sst, glob, cfg, pm, p, k, t_ns):
         lq = local_of(pm, base + j)
         if lq >= 0:
             f = fmap[lq]
-            if f >= 0 and pst[P_WHERE, f] == 1:
-                acc = pst[P_ACCESS, f]
+            if f >= 0 and pst[P_WHERE][f] == 1:
+                acc = pst[P_ACCESS][f]
         if acc == 0:
             fails += 1
         elif pred > 0:
@@ -461,11 +461,11 @@ def read_ahead_linear(pst, stat, ist, cnt, sst, glob, cfg, pm, p, k, t_ns):
             continue
         q = hash_add(pm, stat, glob, cfg[K_NINST], base + j, sp, j)
         f = fmap[q]
-        if f >= 0 and pst[P_WHERE, f] == 1:
+        if f >= 0 and pst[P_WHERE][f] == 1:
             continue
         t_ns = init_for_read(pst, stat, ist, cnt, sst, glob, cfg, fmap, ffree, q, k, t_ns)
         f = fmap[q]
-        pst[P_READY, f] = device_read(stat, sst, glob, cfg, q, k, t_ns)
+        pst[P_READY][f] = device_read(stat, sst, glob, cfg, q, k, t_ns)
         count += 1
         if mariadb and unused.shape[0] > 0:
             d = base + j
@@ -495,17 +495,17 @@ def get(pst, stat, ist, cnt, sst, glob, cfg, pm, p, flags, k, t_ns):
         glob[G_ACTIVE] = 1  # cleaner_activity='get'; 'statement' marks it in the engine
     counted = 0 if (flags & FLAG_RELATCH) != 0 else 1
     f = fmap[p]
-    resident = f >= 0 and pst[P_WHERE, f] == 1
-    hashed = cfg[K_AHI] != 0 and resident and pst[P_ACCESS, f] > 0
+    resident = f >= 0 and pst[P_WHERE][f] == 1
+    hashed = cfg[K_AHI] != 0 and resident and pst[P_ACCESS][f] > 0
     if (flags & FLAG_SHORTCUT) != 0 and hashed:
         # AHI shortcut under the held search latch: one get, no stamp, no check
         cnt[i, C_GETS] += counted
         cnt[i, C_AHI] += 1
-        if pst[P_READY, f] > t_ns:
-            sst[k, T_IOWAIT] += pst[P_READY, f] - t_ns
-            t_ns = pst[P_READY, f]
+        if pst[P_READY][f] > t_ns:
+            sst[k, T_IOWAIT] += pst[P_READY][f] - t_ns
+            t_ns = pst[P_READY][f]
         if flags & FLAG_MODIFY:
-            pst[P_DIRTY, f] = 1
+            pst[P_DIRTY][f] = 1
             cnt[i, C_WRITE_REQ] += 1
         return t_ns
     ahi = (flags & FLAG_AHI) != 0 and hashed
@@ -522,16 +522,16 @@ def get(pst, stat, ist, cnt, sst, glob, cfg, pm, p, flags, k, t_ns):
         f = fmap[p]
         glob[G_FIXED] = f
         done = device_read(stat, sst, glob, cfg, p, k, t_ns)
-        pst[P_READY, f] = done
+        pst[P_READY][f] = done
         sst[k, T_IOWAIT] += done - t_ns
         t_ns = done + cfg[K_COST_MISS]
         sst[k, T_CPU] += cfg[K_COST_MISS]
-    elif pst[P_READY, f] > t_ns:
-        sst[k, T_IOWAIT] += pst[P_READY, f] - t_ns
-        t_ns = pst[P_READY, f]
-    first = pst[P_ACCESS, f] == 0
+    elif pst[P_READY][f] > t_ns:
+        sst[k, T_IOWAIT] += pst[P_READY][f] - t_ns
+        t_ns = pst[P_READY][f]
+    first = pst[P_ACCESS][f] == 0
     if first:
-        pst[P_ACCESS, f] = now_ms(t_ns)
+        pst[P_ACCESS][f] = now_ms(t_ns)
         t_ns += cfg[K_COST_CLOCK]
         sst[k, T_CPU] += cfg[K_COST_CLOCK]
     for _ in range(2 if ahi else 1):
@@ -546,7 +546,7 @@ def get(pst, stat, ist, cnt, sst, glob, cfg, pm, p, flags, k, t_ns):
     if first and not ahi and (flags & FLAG_EDGE) != 0:  # only an area's edge pages
         t_ns = read_ahead_linear(pst, stat, ist, cnt, sst, glob, cfg, pm, p, k, t_ns)
     if flags & FLAG_MODIFY:
-        pst[P_DIRTY, f] = 1
+        pst[P_DIRTY][f] = 1
         cnt[i, C_WRITE_REQ] += 1
     glob[G_FIXED] = -1
     return t_ns

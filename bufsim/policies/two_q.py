@@ -61,7 +61,7 @@ def init(ist, i, capacity):
 @njit(_nrt=False, cache=True, inline="always")
 def hit(pst, ist, i, p):
     """A hit in Am (list 2) moves ``p`` to the head; a hit in A1in does nothing."""
-    if pst[P_WHERE, p] == 2:
+    if pst[P_WHERE][p] == 2:
         move_to_head(pst, ist, i, p)
 
 
@@ -75,7 +75,7 @@ def miss(pst, ist, i, p):
         The page that stopped being resident (the A1in tail, now a ghost in
         A1out, or the Am tail), or -1.
     """
-    ghost = pst[P_WHERE, p] == 3
+    ghost = pst[P_WHERE][p] == 3
     if ghost:
         unlink(pst, ist, i, p)
     victim = -1
