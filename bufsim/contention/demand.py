@@ -387,7 +387,7 @@ def instance_demand(source, tablespaces: Tablespaces | None = None, n_instances:
                     n_transactions: float = 1.0, misses=None, moves=None, replay=None,
                     ahi_lookups=None, adaptive_hash_index: bool = True,
                     ahi_parts: int | None = None, instance_map=None, dirtied=None,
-                    flushed=None) -> ContentionDemand:
+                    flushed=None, flush_per_instance=None) -> ContentionDemand:
     """Acquisitions and service demand of every instance mutex and global latch.
 
     Parameters
@@ -419,6 +419,11 @@ def instance_demand(source, tablespaces: Tablespaces | None = None, n_instances:
     dirtied, flushed : array_like of int, optional
         First modifications of clean pages and page writes per dense page
         (``flush_list_mutex`` acquisitions); zero if not given.
+    flush_per_instance : pair of array_like of int, optional
+        ``(dirtied, flushed)`` per instance (length ``n_instances``) for the
+        ``n_transactions``, e.g. a replay's ``flush_list_inserts`` and
+        ``NUMBER_PAGES_WRITTEN`` scaled to them; exclusive with the per-page
+        ``dirtied`` / ``flushed`` and with ``replay``.
     ahi_lookups : array_like of int, optional
         AHI lookups per dense page for a frequency vector (a subset of the
         gets).  Ignored with a Trace, whose flags say it.
@@ -477,8 +482,22 @@ def instance_demand(source, tablespaces: Tablespaces | None = None, n_instances:
         parts = 8 if version == "5.7" else 1
     else:
         parts = check_int("ahi_parts", ahi_parts, 1, 512)
-    if replay is not None and any(a is not None for a in (misses, moves, dirtied, flushed)):
+    if replay is not None and any(a is not None for a in (misses, moves, dirtied, flushed,
+                                                           flush_per_instance)):
         raise ValueError("give either replay or misses/moves/dirtied/flushed, not both")
+    if flush_per_instance is not None:
+        if dirtied is not None or flushed is not None:
+            raise ValueError("give either flush_per_instance or dirtied/flushed, not both")
+        if not isinstance(flush_per_instance, (tuple, list)) or len(flush_per_instance) != 2:
+            raise ValueError("flush_per_instance must be a pair (dirtied, flushed) of "
+                             f"per-instance counts, got {flush_per_instance!r}")
+        fpi = []
+        for name, a in zip(("dirtied", "flushed"), flush_per_instance):
+            a = _as_int64(a, f"flush_per_instance {name}")
+            if a.shape != (n,) or (a.size and a.min() < 0):
+                raise ValueError(f"flush_per_instance {name} must hold {n} counts >= 0 (one "
+                                 f"per instance); got {a.tolist()}")
+            fpi.append(a)
     is_trace = isinstance(source, Trace)
     if is_trace:
         if tablespaces is None:
@@ -528,6 +547,8 @@ def instance_demand(source, tablespaces: Tablespaces | None = None, n_instances:
         inst_move = np.zeros(n, np.int64) if page_move is None else per_instance(page_move)
         inst_dirty = np.zeros(n, np.int64) if page_dirty is None else per_instance(page_dirty)
         inst_flush = np.zeros(n, np.int64) if page_flush is None else per_instance(page_flush)
+        if flush_per_instance is not None:
+            inst_dirty, inst_flush = fpi
     flush_acq = inst_dirty + inst_flush
     if version == "5.5":
         pool_gets = gets - ahi

@@ -119,14 +119,15 @@ def workload_demand(freq, n_instances: int, costs: Costs, *, statements: float =
                     version: str = "5.5", adaptive_hash_index: bool = True,
                     mapping: np.ndarray | None = None, ahi_parts: int | None = None,
                     misses: np.ndarray | None = None, dirtied: np.ndarray | None = None,
-                    flushed: np.ndarray | None = None, scale: int = 1_000_000
-                    ) -> ContentionDemand:
+                    flushed: np.ndarray | None = None, flush_per_instance=None,
+                    scale: int = 1_000_000) -> ContentionDemand:
     """Per-instance demand of one transaction described by a page-frequency
     vector (``freq.gets``, ``freq.ahi_lookups``, ``freq.tablespaces``).
 
     ``misses`` are expected page reads per page per transaction (floats),
     ``dirtied`` and ``flushed`` expected flush-list insertions and page writes
-    (the ``flush_list_mutex`` acquisitions, :func:`instance_demand`);
+    (the ``flush_list_mutex`` acquisitions, :func:`instance_demand`), per page;
+    ``flush_per_instance`` the same two per instance, ``(dirtied, flushed)``;
     ``scale`` transactions are counted (integers) to keep 1e-6 resolution.
     ``mapping`` is an :func:`instance_map` (default InnoDB's).
     """
@@ -139,6 +140,8 @@ def workload_demand(freq, n_instances: int, costs: Costs, *, statements: float =
     return instance_demand(gets, freq.tablespaces, n_instances, version=version, hold=hold,
                            n_transactions=scale, ahi_lookups=ahi, misses=per_scale(misses),
                            dirtied=per_scale(dirtied), flushed=per_scale(flushed),
+                           flush_per_instance=None if flush_per_instance is None else
+                           tuple(per_scale(a) for a in flush_per_instance),
                            adaptive_hash_index=adaptive_hash_index, instance_map=mapping,
                            ahi_parts=ahi_parts)
 
