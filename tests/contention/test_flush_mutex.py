@@ -94,3 +94,41 @@ def test_replay_and_counts_are_exclusive_and_hold_is_checked():
                         dirtied=np.zeros(256, dtype=int))
     with pytest.raises(ValueError, match="flush_ns"):
         HoldTimes(flush_ns=-1.0)
+
+
+# ---- notebook 04's UPDATE series ------------------------------------------------------------
+@pytest.fixture(scope="module")
+def rein():
+    from bufsim.experiments.instances import Rein
+    return Rein(Costs(), cores=8)
+
+
+def test_update_flush_counts_follow_the_master_thread(rein):
+    from bufsim.experiments.instances import update_flush_counts
+    # 2,000 UPDATEs a run at 1,000/s: each run is 2 virtual seconds
+    fast = update_flush_counts(rein, "uniform", 2, n_updates=2_000, tps=1_000.0)
+    assert fast["seconds"] == pytest.approx(2.0, rel=1e-3)
+    assert 0.9 < fast["dirtied"].sum() <= 1.0 and fast["flushed"].sum() == 0   # 0% dirty < 75
+    # max_dirty_pages_pct 0: once 1% of the 20G pool is dirty (integer percent, as
+    # buf_get_modified_ratio_pct) each pass writes io_capacity pages, half per instance
+    flush = update_flush_counts(rein, "uniform", 2, n_updates=20_000, tps=10_000.0,
+                                max_dirty_pages_pct=0, io_capacity=100)
+    per_instance = np.rint(flush["flushed"] * 20_000).astype(int)
+    assert per_instance[0] == per_instance[1] and per_instance[0] % 50 == 0
+    assert 100 <= per_instance.sum() <= 300            # the passes at 2 (or 3) .. 4 s
+    # hot: the first run dirties the hot leaves, the counted run finds them dirty
+    hot = update_flush_counts(rein, "hot", 1, n_updates=20_000, tps=80_000.0)
+    assert hot["dirtied"].sum() < 0.05 and hot["dirty_pages"] <= 3650
+    with pytest.raises(ValueError, match="tps"):
+        update_flush_counts(rein, "hot", 1, n_updates=10, tps=0.0)
+
+
+def test_update_series_rows(rein):
+    from bufsim.experiments.instances import update_series
+    df = update_series(rein, [1, 2], n_updates=2_000, rounds=1, ahi=False)
+    assert list(df.dist) == ["hot", "hot", "uniform", "uniform"] and not df.ahi.any()
+    assert (df[df.instances == 1].ratio_vs_1 == 1.0).all()
+    assert (df.tps <= df.tps_no_flush * (1 + 1e-9)).all()     # the mutex only adds demand
+    u1 = df[(df.dist == "uniform") & (df.instances == 1)].iloc[0]
+    assert u1.flush_list_visits_hottest == pytest.approx(u1.dirtied_per_update)
+    assert u1.break_even_flush_ns == pytest.approx(rein.costs.kernel_ns / u1.dirtied_per_update)
