@@ -328,6 +328,22 @@ class PoolConfig:
         :data:`bufsim.FLAG_MODIFY`, as in InnoDB, where page gets do not move the
         count; during one long read-only SELECT the cleaner stays idle and user
         threads evict their own victims.
+    io_capacity
+        innodb_io_capacity, 100..2**32-1 (default 200, minimum 100: ``ha_innodb.cc``
+        of 5.5 and 5.6): ``PCT_IO(p)`` = io_capacity * p / 100 pages per flush-list
+        flushing pass (:mod:`bufsim.policies.flush`).
+    max_dirty_pages_pct
+        innodb_max_dirty_pages_pct, 0..99 (default 75 in 5.5, 5.6 and 5.7:
+        ``ha_innodb.cc``): above this share of dirty pages the master thread (5.5)
+        or the page cleaner (5.6+) flushes io_capacity pages a second.
+    max_dirty_pages_pct_lwm
+        innodb_max_dirty_pages_pct_lwm (5.6+), 0..max_dirty_pages_pct (default 0 in
+        5.6: ``ha_innodb.cc``): non-zero starts flushing gradually above it
+        (``af_get_pct_for_dirty``).  Ignored by 5.5, which has no such variable.
+    flush_list_flushing
+        Whether the flush-list flushing of :mod:`bufsim.policies.flush` runs (True; a
+        switch to compare with the replay before it existed, when dirty pages were
+        written only at the LRU tail).
     cost, device
         See :class:`CostModel` and :class:`DeviceModel`.
     """
@@ -343,6 +359,10 @@ class PoolConfig:
     adaptive_hash_index: bool = True
     misc_pages: int = 0
     cleaner_activity: str = "get"
+    io_capacity: int = 200
+    max_dirty_pages_pct: int = 75
+    max_dirty_pages_pct_lwm: int = 0
+    flush_list_flushing: bool = True
     cost: CostModel = field(default_factory=CostModel)
     device: DeviceModel = field(default_factory=DeviceModel.hdd7200)
 
@@ -365,6 +385,12 @@ class PoolConfig:
                              f"allowed: {', '.join(CLEANER_ACTIVITY)}")
         object.__setattr__(self, "adaptive_hash_index",
                            check_bool("adaptive_hash_index", self.adaptive_hash_index))
+        _set_int(self, "io_capacity", "io_capacity", 100, _U32)
+        _set_int(self, "max_dirty_pages_pct", "max_dirty_pages_pct", 0, 99)
+        _set_int(self, "max_dirty_pages_pct_lwm", "max_dirty_pages_pct_lwm", 0,
+                 self.max_dirty_pages_pct)
+        object.__setattr__(self, "flush_list_flushing",
+                           check_bool("flush_list_flushing", self.flush_list_flushing))
         if not isinstance(self.cost, CostModel):
             raise ValueError(f"cost must be a CostModel, got {type(self.cost).__name__}")
         if isinstance(self.device, str):

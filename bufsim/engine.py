@@ -52,12 +52,14 @@ from .policies._state import (
     G_AREA, G_DEVFREE, G_FTOP, G_LEFT, G_MID, G_NLOCAL, I_DROP, P_NEXT, P_PAGE, P_PREV, hash_slot,
     PM_EDGE, local_of, register,
     EDGE_BIT, FLAG_ACTIVITY, FLAG_EDGE, FLAG_RELATCH, NS_PER_MS, P_ACCESS, P_DIRTY, push_head,
-    new_page_state, walk, copy_page_state, page_state_nbytes, FrameState,
+    new_page_state, walk, walk_flush, copy_page_state, page_state_nbytes, FrameState,
     K_DEV_EXPIRE, K_DEV_IDLE, K_DEV_SCHED, K_DEV_SKIP, K_DEV_SLICE, SCHED_CODES, SKIP_CODES,
-    C_NOT_YOUNG, C_RA_EVICTED, C_WRITE_REQ, C_YOUNG, FLAG_AHI, FLAG_MODIFY, FLAG_SHORTCUT,
+    C_DIRTIED, C_WRITE_REQ, K_DIRTY_LWM, K_FLUSH, K_IO_CAPACITY, K_MAX_DIRTY, LF_HEAD, LF_LEN, LF_TAIL,
+    C_NOT_YOUNG, C_RA_EVICTED, C_YOUNG, FLAG_AHI, FLAG_MODIFY, FLAG_SHORTCUT,
     NON_OLD_MIN_LEN, OLD_MIN_LEN, OLD_TOLERANCE, P_READY, P_STAMP, PM_FFREE, PM_FMAP, RATIO_DIV,
     STAMP_MASK, V_MARIADB1011,
 )
+from .policies.flush import note_modification
 
 __all__ = ["replay", "ReplayResult", "PoolState"]
 
@@ -147,7 +149,7 @@ def _run_innodb_general(pages, counts, cpus, flags, pst, stat, ist, cnt, sst, gl
     ``1 + s`` when stream s needs its next chunk, STOP_TIME, STOP_EVENTS, NEED_ROOM,
     YIELD or CLOCK_OVERFLOW (the int64 virtual clock would wrap).
     """
-    cleaner = cfg[K_CLEANER] != 0
+    cleaner = cfg[K_CLEANER] != 0 or cfg[K_FLUSH] != 0   # a background pass exists
     fmap = pm[0]
     ffree = pm[1]
     activity = cfg[K_ACTIVITY] != 0
@@ -282,7 +284,6 @@ def _innodb_fast(pages, counts, cpus, flags, pst, stat, ist, cnt, sst, glob, cfg
     tick = glob[G_NEXT_TICK]
     ratio = cfg[K_RATIO]
     oldtime = cfg[K_OLDTIME]
-    version = cfg[K_VERSION]
     rnd = cfg[K_DEV_RAND]
     seq = cfg[K_DEV_SEQ]
     cost_miss = cfg[K_COST_MISS]
@@ -290,7 +291,7 @@ def _innodb_fast(pages, counts, cpus, flags, pst, stat, ist, cnt, sst, glob, cfg
     cost_young = cfg[K_COST_YOUNG]
     cost_evict = cfg[K_COST_EVICT]
     ahi_pool = cfg[K_AHI] != 0
-    cleaner = cfg[K_CLEANER] != 0
+    cleaner = cfg[K_CLEANER] != 0 or cfg[K_FLUSH] != 0   # a background pass exists
     get_active = cfg[K_ACTIVITY] == 0
     stmt_active = cfg[K_ACTIVITY] != 0
     e = sst[0, T_POS]
@@ -303,7 +304,6 @@ def _innodb_fast(pages, counts, cpus, flags, pst, stat, ist, cnt, sst, glob, cfg
     d_raev = 0
     d_young = 0
     d_notyoung = 0
-    d_wreq = 0
     iowait = 0
     cpu_sum = 0
     n_events = 0
@@ -478,8 +478,7 @@ def _innodb_fast(pages, counts, cpus, flags, pst, stat, ist, cnt, sst, glob, cfg
                 t += cost_young
                 cpu_sum += cost_young
             if modify:
-                dirty[f] = 1
-                d_wreq += 1
+                note_modification(pst, ist, cnt, glob, 0, f)  # the flush list's state
             t += cpu
             n += 1
             if t < 0:
@@ -529,7 +528,6 @@ def _innodb_fast(pages, counts, cpus, flags, pst, stat, ist, cnt, sst, glob, cfg
     cnt[0, C_RA_EVICTED] += d_raev
     cnt[0, C_YOUNG] += d_young
     cnt[0, C_NOT_YOUNG] += d_notyoung
-    cnt[0, C_WRITE_REQ] += d_wreq
     sst[0, T_GETS] += d_counted
     sst[0, T_MISSES] += d_misses
     sst[0, T_IOWAIT] += iowait
@@ -834,6 +832,10 @@ def _config_array(cfg: PoolConfig) -> np.ndarray:
     a[K_DEV_EXPIRE] = cfg.device.read_expire_ns
     a[K_NINST] = cfg.instances
     a[K_ACTIVITY] = int(cfg.cleaner_activity == "statement")
+    a[K_IO_CAPACITY] = cfg.io_capacity
+    a[K_MAX_DIRTY] = cfg.max_dirty_pages_pct
+    a[K_DIRTY_LWM] = cfg.max_dirty_pages_pct_lwm
+    a[K_FLUSH] = int(cfg.policy == "innodb" and cfg.flush_list_flushing)
     return a
 
 
@@ -906,6 +908,8 @@ class PoolState:
         ist[:, 1:12:3] = -1
         ist[:, I_OLD] = -1
         ist[:, I_DROP] = -1
+        ist[:, LF_HEAD] = -1
+        ist[:, LF_TAIL] = -1
         size = config.instance_pages
         cap = size - config.misc_pages
         ist[:, I_SIZE] = size
@@ -1163,7 +1167,15 @@ class PoolState:
                 f = take_frame(self.pst, self.glob, self.fmap, self.ffree, local[j])
                 push_head(self.pst, self.ist, i, 1, f)
                 self.pst[P_ACCESS][f] = access
-                self.pst[P_DIRTY][f] = int(dirty[j])
+                self.pst[P_DIRTY][f] = 0
+                if dirty[j] and cfg.policy == "innodb":
+                    # a dirty page enters the flush list too (loaded tail first: the
+                    # tail's page is the oldest); the counters start at 0
+                    note_modification(self.pst, self.ist, self.cnt, self.glob, i, f)
+                    self.cnt[i, C_WRITE_REQ] -= 1
+                    self.cnt[i, C_DIRTIED] -= 1
+                elif dirty[j]:
+                    self.pst[P_DIRTY][f] = 1
                 self.pst[P_OLD][f] = 0
             if cfg.policy != "innodb":
                 continue
@@ -1188,9 +1200,11 @@ class PoolState:
 
     def idle_until(self, t_ns: int) -> None:
         """Advance every stream's clock to ``t_ns`` (if behind) with no gets: the page
-        cleaner (5.6+) makes the pass due at the first whole second after activity."""
+        cleaner (5.6+) and the flush-list flushing make the pass due at the first whole
+        second after activity."""
         t_ns = int(t_ns)
-        if self.config.policy == "innodb" and self.config.page_cleaner:
+        if self.config.policy == "innodb" and (self.config.page_cleaner
+                                               or self.config.flush_list_flushing):
             background(self.pst, self.stat, self.ist, self.cnt, self.glob, self.cfg,
                        self.fmap, self.ffree, t_ns)
         self.sst[:, T_CLOCK] = np.maximum(self.sst[:, T_CLOCK], t_ns)
@@ -1199,6 +1213,12 @@ class PoolState:
     def lru(self, instance: int = 0, l: int = 1) -> list[int]:
         """Dense pages of list ``l`` of an instance, head (most recent) first."""
         frames = walk(self.pst, self.ist, instance, l)
+        return [int(x) for x in self._dense_of_frames(frames)] if frames else []
+
+    def flush_list(self, instance: int = 0) -> list[int]:
+        """Dense pages of an instance's flush list, head (newest oldest_modification)
+        first; the tail is flushed first."""
+        frames = walk_flush(self.pst, self.ist, instance)
         return [int(x) for x in self._dense_of_frames(frames)] if frames else []
 
     def stats(self) -> pd.DataFrame:
@@ -1212,6 +1232,7 @@ class PoolState:
         df.insert(2, "FREE_BUFFERS", free)
         df.insert(3, "DATABASE_PAGES", resident)
         df.insert(4, "OLD_DATABASE_PAGES", ist[:, I_OLDLEN])
+        df.insert(5, "MODIFIED_DATABASE_PAGES", ist[:, LF_LEN])
         df["HIT_RATE"] = [hit_rate(r, g) for r, g in zip(cnt[:, C_READ], cnt[:, C_GETS])]
         return df
 

@@ -187,10 +187,12 @@ class Pool:
     def counters(self) -> pd.DataFrame:
         """One row, INNODB_BUFFER_POOL_STATS names summed over instances (the global
         status variables) since the pool was created, plus the levels
-        DATABASE_PAGES, OLD_DATABASE_PAGES and FREE_BUFFERS now."""
+        DATABASE_PAGES, OLD_DATABASE_PAGES, FREE_BUFFERS and MODIFIED_DATABASE_PAGES
+        (the flush lists' length) now."""
         df = self._frame(self._cumulative())
         stats = self._state.stats()
-        for name in ("DATABASE_PAGES", "OLD_DATABASE_PAGES", "FREE_BUFFERS"):
+        for name in ("DATABASE_PAGES", "OLD_DATABASE_PAGES", "FREE_BUFFERS",
+                     "MODIFIED_DATABASE_PAGES"):
             df[name] = int(stats[name].sum())
         return df
 

@@ -29,13 +29,13 @@ def _ms(t_ns: int) -> int:
 
 
 class RefPage:
-    __slots__ = ("access", "stamp", "ready", "dirty")
+    __slots__ = ("access", "stamp", "ready", "oldest")
 
     def __init__(self):
         self.access = 0
         self.stamp = 0
         self.ready = 0
-        self.dirty = False
+        self.oldest = 0   # oldest_modification: 0 clean, else the LSN that dirtied it
 
 
 class InnoDBInstance:
@@ -54,6 +54,7 @@ class InnoDBInstance:
         self.window = cfg.young_window
         self.area = cfg.read_ahead_area
         self.pages: dict[int, RefPage] = {}
+        self.flush: list[int] = []   # the flush list, index 0 = head (newest)
         self.counters = [0] * len(COUNTER_NAMES)
 
     def count(self, name, n=1):
@@ -129,7 +130,39 @@ class InnoDBInstance:
     # ---- freeing (§4) ---------------------------------------------------------------------
     def replaceable(self, p, t_ns):
         pg = self.pages[p]
-        return (not pg.dirty) and pg.ready <= t_ns and p != self.pool.fixed
+        return pg.oldest == 0 and pg.ready <= t_ns and p != self.pool.fixed
+
+    # ---- dirty pages and the flush list (bufsim.policies.flush) ---------------------------
+    def note_modification(self, p):
+        """A modifying get: a write request; a clean page takes the new LSN as its
+        oldest modification and goes to the flush-list head."""
+        self.pool.lsn += 1
+        self.count("Innodb_buffer_pool_write_requests")
+        pg = self.pages[p]
+        if pg.oldest == 0:
+            pg.oldest = self.pool.lsn
+            self.flush.insert(0, p)
+            self.count("flush_list_inserts")
+
+    def write(self, p, t_ns) -> int:
+        """Write dirty page p: queued on the device, clean at once, off the flush list."""
+        done = self.pool.device_write(t_ns)
+        self.flush.remove(p)
+        self.pages[p].oldest = 0
+        self.count("NUMBER_PAGES_WRITTEN")
+        return done
+
+    def flush_batch(self, n, t_ns) -> int:
+        """Up to n pages from the flush-list tail, skipping pages being read or fixed."""
+        written = 0
+        for p in list(reversed(self.flush)):
+            if written >= n:
+                break
+            if self.pages[p].ready <= t_ns and p != self.pool.fixed:
+                self.write(p, t_ns)
+                written += 1
+        self.count("flush_list_flushed", written)
+        return written
 
     def evict(self, p):
         self.remove(p)
@@ -163,14 +196,12 @@ class InnoDBInstance:
                 stream.cpu += cfg.cost.evict_ns
                 continue
             self.count("Innodb_buffer_pool_wait_free")
-            dirty = [p for p in reversed(self.lru) if self.pages[p].dirty
+            dirty = [p for p in reversed(self.lru) if self.pages[p].oldest
                      and self.pages[p].ready <= t_ns and p != self.pool.fixed]
             if dirty:
-                done = self.pool.device_write(t_ns)
+                done = self.write(dirty[0], t_ns)
                 stream.io_wait += done - t_ns
                 t_ns = done
-                self.pages[dirty[0]].dirty = False
-                self.count("NUMBER_PAGES_WRITTEN")
                 continue
             pending = [self.pages[p].ready for p in self.lru if self.pages[p].ready > t_ns]
             if not pending:
@@ -187,10 +218,8 @@ class InnoDBInstance:
                 break
             if self.replaceable(p, t_ns):
                 self.evict(p)
-            elif self.pages[p].dirty and self.pages[p].ready <= t_ns and p != self.pool.fixed:
-                self.pool.device_write(t_ns)
-                self.pages[p].dirty = False
-                self.count("NUMBER_PAGES_WRITTEN")
+            elif self.pages[p].oldest and self.pages[p].ready <= t_ns and p != self.pool.fixed:
+                self.write(p, t_ns)
 
 
 class RefStream:
@@ -231,6 +260,10 @@ class ReferencePool:
         self.next_tick = 1_000_000_000
         self.active = False
         self.ticks = 0
+        self.lsn = 0            # page modifications so far
+        self.flush_passes = 0   # flushing passes (5.5: every tenth is the 10-second loop)
+        self.flush_ios = 0      # pages read + written at the last 10-second loop (5.5)
+        self.flush_lsn = 0      # the LSN at the previous page-cleaner pass (5.6+)
         if config.policy == "innodb":
             self.inst = [InnoDBInstance(self, i) for i in range(config.instances)]
         else:
@@ -259,16 +292,66 @@ class ReferencePool:
                         inst.adjust()
 
     def _cleaner_passes_due(self, t_ns: int) -> None:
-        """The 5.6+ page cleaner's passes at every whole second up to ``t_ns``, each run
-        only if the server was active since the previous one."""
-        if self.config.policy == "innodb" and self.config.page_cleaner:
+        """The background passes at every whole second up to ``t_ns``, each run only if
+        the server was active since the previous one: the 5.6+ page cleaner's LRU
+        batch, then the version's flush-list flushing."""
+        cfg = self.config
+        if cfg.policy == "innodb" and (cfg.page_cleaner or cfg.flush_list_flushing):
             while self.next_tick <= t_ns:
                 if self.active:
-                    for inst in self.inst:
-                        inst.cleaner_pass(self.next_tick)
+                    if cfg.page_cleaner:
+                        for inst in self.inst:
+                            inst.cleaner_pass(self.next_tick)
+                        self.ticks += 1
+                    self._flush_pass(self.next_tick)
                     self.active = False
-                    self.ticks += 1
                 self.next_tick += 1_000_000_000
+
+    # ---- flush-list flushing (bufsim.policies.flush) -------------------------------------
+    def _dirty_pct(self) -> int:
+        dirty = sum(len(inst.flush) for inst in self.inst)
+        return 100 * dirty // (1 + sum(len(inst.lru) + inst.free for inst in self.inst))
+
+    def _ios(self) -> int:
+        return sum(inst.counters[C["NUMBER_PAGES_READ"]] + inst.counters[C["NUMBER_PAGES_WRITTEN"]]
+                   for inst in self.inst)
+
+    def _flush_list(self, n: int, t: int) -> None:
+        per = -(-n // len(self.inst))
+        if per > 0:
+            for inst in self.inst:
+                inst.flush_batch(per, t)
+
+    def _flush_pass(self, t: int) -> None:
+        cfg = self.config
+        if not cfg.flush_list_flushing:
+            return
+        self.flush_passes += 1
+
+        def pct_io(p):
+            return cfg.io_capacity * p // 100
+
+        if cfg.version == "5.5":   # srv_master_thread
+            if self._dirty_pct() > cfg.max_dirty_pages_pct:
+                self._flush_list(pct_io(100), t)
+            if self.flush_passes % 10 == 0:   # the 10-second loop
+                if self._ios() - self.flush_ios < pct_io(200):
+                    self._flush_list(pct_io(100), t)
+                self._flush_list(pct_io(100) if self._dirty_pct() > 70 else pct_io(10), t)
+                self.flush_ios = self._ios()
+            return
+        if self.lsn == self.flush_lsn:   # page_cleaner_flush_pages_if_needed
+            return
+        self.flush_lsn = self.lsn
+        d, hi, lwm = self._dirty_pct(), cfg.max_dirty_pages_pct, cfg.max_dirty_pages_pct_lwm
+        if d > 0 and hi == 0:
+            pct = 100
+        elif lwm == 0:
+            pct = 100 if d > hi else 0
+        else:
+            pct = d * 100 // (hi + 1) if d > lwm else 0
+        if pct:
+            self._flush_list(pct_io(pct), t)
 
     def idle_until(self, t_ns: int) -> None:
         """No gets until ``t_ns``: the page cleaner makes the passes due, every
@@ -335,8 +418,7 @@ class ReferencePool:
                 st.io_wait += pg.ready - t
                 t = pg.ready
             if flags & FLAG_MODIFY:
-                pg.dirty = True
-                inst.count("Innodb_buffer_pool_write_requests")
+                inst.note_modification(p)
             return t
         ahi = bool(flags & FLAG_AHI) and hashed
         inst.count("NUMBER_PAGES_GET", (2 if ahi else 1) * counted)
@@ -373,8 +455,7 @@ class ReferencePool:
         if first and not ahi:
             t = self._read_ahead(p, st, t)
         if flags & FLAG_MODIFY:
-            pg.dirty = True
-            inst.count("Innodb_buffer_pool_write_requests")
+            inst.note_modification(p)
         self.fixed = -1
         return t
 
@@ -483,6 +564,11 @@ class ReferencePool:
         if isinstance(inst, _TwinInstance):
             return inst.twin.lists()
         return [list(inst.lru), [], [], []]
+
+    def flush_list(self, i: int) -> list[int]:
+        """Instance i's flush list, head (newest) first; empty for other policies."""
+        inst = self.inst[i]
+        return [] if isinstance(inst, _TwinInstance) else list(inst.flush)
 
     def stream_table(self) -> np.ndarray:
         return np.array([[s.clock, s.cpu, s.io_wait, s.gets, s.misses, s.pos]

@@ -4,7 +4,8 @@ Every example replays the same per-stream events through :class:`bufsim.PoolStat
 (one event per kernel call) and :class:`bufsim.reference.ReferencePool`, and after
 each event compares every counter of every instance and every stream's clock,
 CPU, I/O wait, gets and misses; every few events and at the end it also compares
-each instance's list order, old pages, free blocks and freed_page_clock.
+each instance's list order, old pages, free blocks, freed_page_clock, flush list
+and every dirty page's oldest_modification.
 """
 import numpy as np
 import pytest
@@ -16,7 +17,7 @@ from bufsim.engine import PoolState
 from bufsim.pages import SpaceSpec, Tablespaces
 from bufsim.policies._state import (
     COUNTER_NAMES,
-    I_CLOCK, I_FREE, P_OLD, T_CLOCK, T_CPU, T_EVENTS, T_GETS, T_IOWAIT, T_MISSES,
+    I_CLOCK, I_FREE, LF_LEN, P_DIRTY, P_OLD, T_CLOCK, T_CPU, T_EVENTS, T_GETS, T_IOWAIT, T_MISSES,
 )
 from bufsim.reference import ReferencePool
 from bufsim.trace import Chunk
@@ -59,6 +60,11 @@ def compare_lists(state, ref, n):
             assert kernel_old == inst.old_pages(), f"old pages of instance {i} after event {n}"
             assert state.ist[i, I_FREE] == inst.free
             assert state.ist[i, I_CLOCK] == inst.clock
+            assert state.flush_list(i) == inst.flush, f"flush list {i} after event {n}"
+            assert state.ist[i, LF_LEN] == len(inst.flush)
+            for p in state.lru(i):
+                assert state.page_field(p, P_DIRTY) == inst.pages[p].oldest, \
+                    f"oldest_modification of page {p} after event {n}"
             L = len(inst.lru)
             if L >= 512:  # §2.4: the old length stays in the band around its target
                 target = min(L * state.config.old_ratio // 1024, L - 25)
@@ -75,6 +81,7 @@ SPACES = Tablespaces([SpaceSpec(1, 640, "t1"),
 def innodb_cases(draw, versions=("5.5", "5.6", "5.7", "mariadb10.5", "mariadb10.11")):
     instances = draw(st.sampled_from([1, 1, 2]))
     pool = draw(st.integers(560, 760)) * instances
+    max_dirty = draw(st.sampled_from([0, 1, 5, 75]))
     cfg = PoolConfig(
         policy="innodb",
         version=draw(st.sampled_from(list(versions))),
@@ -85,6 +92,11 @@ def innodb_cases(draw, versions=("5.5", "5.6", "5.7", "mariadb10.5", "mariadb10.
         lru_scan_depth=draw(st.sampled_from([100, 300])),
         adaptive_hash_index=draw(st.booleans()),
         cleaner_activity=draw(st.sampled_from(["get", "statement"])),
+        # flushing: small thresholds so that the flush-list batches run in short traces
+        io_capacity=draw(st.sampled_from([100, 200, 700])),
+        max_dirty_pages_pct=max_dirty,
+        max_dirty_pages_pct_lwm=draw(st.integers(0, max_dirty)),
+        flush_list_flushing=draw(st.sampled_from([True, True, False])),
         cost=CostModel(clock_read_ns=20, make_young_ns=100, miss_cpu_ns=1000, evict_ns=50),
         device=DeviceModel("test", draw(st.sampled_from([0, 200_000, 2_000_000])), 30_000, 150_000),
     )

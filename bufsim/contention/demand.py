@@ -16,6 +16,17 @@ and the work InnoDB does under that instance's mutex depends on the version
 * **5.6 / 5.7**: a plain hit takes the instance's page-hash rw-lock in S mode
   and no pool mutex; only make-young moves and misses take ``buf_pool->mutex``.
 
+Each instance also has a ``flush_list_mutex`` (5.5 added it beside
+``buf_pool->mutex``; same in 5.6/5.7), a station of its own: it is taken when a
+clean page is first modified (``buf_flush_note_modification`` ->
+``buf_flush_insert_into_flush_list``, 5.5 ``include/buf0flu.ic`` and
+``buf/buf0flu.c``) and when a written page leaves the flush list
+(``buf_flush_write_complete`` -> ``buf_flush_remove``), whoever wrote it (a
+flush-list batch, the LRU batch or a single-page flush).  Its acquisitions come
+from a replay's ``flush_list_inserts`` and ``NUMBER_PAGES_WRITTEN`` per instance
+(:mod:`bufsim.policies.flush`).  The stations appear only when some instance has
+such acquisitions, so read-only workloads keep their networks.
+
 The page-hash latch is **not a station**.  Lookups take it in S mode (readers
 do not exclude one another), there are 16 of them per instance, and X mode is
 taken only on insert/remove, i.e. inside the miss path whose pool-mutex hold is
@@ -106,6 +117,12 @@ class MutexHolds:
         AHI latch hold per AHI lookup.
     kernel_ns : float
         Kernel (lock-sys) mutex hold per transaction.
+    flush_ns : float
+        ``flush_list_mutex`` hold per acquisition: one flush-list insertion
+        (``UT_LIST_ADD_FIRST`` in ``buf_flush_insert_into_flush_list``) or removal
+        (``UT_LIST_REMOVE`` in ``buf_flush_remove``).  Default 100: the list work of
+        half a make-young move (``move_ns``: an unlink and a relink), from reading the
+        two functions, not a measurement.
 
     Raises
     ------
@@ -118,6 +135,7 @@ class MutexHolds:
     miss_ns: float = 2_000.0
     ahi_ns: float = 50.0
     kernel_ns: float = 1_000.0
+    flush_ns: float = 100.0
 
     def __post_init__(self):
         check_nanosecond_fields(self)
@@ -129,7 +147,7 @@ class HoldTimes(MutexHolds):
 
     Parameters
     ----------
-    get_ns, move_ns, miss_ns, ahi_ns, kernel_ns : float
+    get_ns, move_ns, miss_ns, ahi_ns, kernel_ns, flush_ns : float
         As in :class:`MutexHolds`.
     cpu_ns : float
         CPU per transaction outside every mutex (parsing, row handling, page
@@ -246,6 +264,12 @@ class ContentionDemand:
         Per global latch, seconds per transaction.
     cpu_demand : float
         CPU seconds per transaction (``hold.cpu_ns``).
+    dirtied, flushed, flush_acquisitions : numpy.ndarray of int64, shape (N,)
+        Per instance: flush-list insertions (first modifications of clean pages),
+        pages written (each leaves the flush list), and their sum, the acquisitions
+        of the instance's ``flush_list_mutex``.
+    flush_demand : numpy.ndarray, shape (N,)
+        ``flush_list_mutex`` demand in seconds per transaction.
     """
 
     version: str
@@ -262,6 +286,23 @@ class ContentionDemand:
     latch_acquisitions: np.ndarray
     latch_demand: np.ndarray
     cpu_demand: float = field(default=0.0)
+    dirtied: np.ndarray | None = None
+    flushed: np.ndarray | None = None
+    flush_acquisitions: np.ndarray | None = None
+    flush_demand: np.ndarray | None = None
+
+    def __post_init__(self):
+        zero = np.zeros(self.n_instances, dtype=np.int64)
+        for name in ("dirtied", "flushed", "flush_acquisitions"):
+            if getattr(self, name) is None:
+                object.__setattr__(self, name, zero.copy())
+        if self.flush_demand is None:
+            object.__setattr__(self, "flush_demand", np.zeros(self.n_instances))
+
+    @property
+    def has_flush_list(self) -> bool:
+        """Whether any instance's ``flush_list_mutex`` is acquired (a station then)."""
+        return bool(np.any(self.flush_acquisitions > 0))
 
     @property
     def hottest(self) -> int:
@@ -270,8 +311,9 @@ class ContentionDemand:
 
     def frame(self) -> pd.DataFrame:
         """One row per instance: ``instance, gets, ahi_lookups, moves, misses,
-        acquisitions, acquisitions_per_txn, demand_s, share`` (``share``: the
-        instance's fraction of all instance-mutex demand)."""
+        acquisitions, acquisitions_per_txn, demand_s, share, dirtied, flushed,
+        flush_acquisitions_per_txn, flush_demand_s`` (``share``: the instance's
+        fraction of all instance-mutex demand)."""
         tot = self.pool_demand.sum()
         return pd.DataFrame({
             "instance": np.arange(self.n_instances), "gets": self.gets,
@@ -279,7 +321,10 @@ class ContentionDemand:
             "acquisitions": self.acquisitions,
             "acquisitions_per_txn": self.acquisitions / self.n_transactions,
             "demand_s": self.pool_demand,
-            "share": self.pool_demand / tot if tot > 0 else np.zeros(self.n_instances)})
+            "share": self.pool_demand / tot if tot > 0 else np.zeros(self.n_instances),
+            "dirtied": self.dirtied, "flushed": self.flushed,
+            "flush_acquisitions_per_txn": self.flush_acquisitions / self.n_transactions,
+            "flush_demand_s": self.flush_demand})
 
     def network(self, cores: int, think_time: float = 0.0, *, cpu_visits: float = 1.0,
                 drop_idle: bool = False) -> Network:
@@ -316,7 +361,9 @@ def _per_page(values, n_pages: int, name: str) -> np.ndarray:
     return a
 
 
-def _per_instance_from_replay(replay, n: int) -> tuple[np.ndarray, np.ndarray]:
+def _per_instance_from_replay(replay, n: int) -> tuple[np.ndarray, ...]:
+    """Per instance: pages read, made young, first dirtied, written (the last two 0 for
+    stats without those columns)."""
     stats = getattr(replay, "stats", replay)
     if not isinstance(stats, pd.DataFrame):
         raise ValueError("replay must be a ReplayResult or its per-instance stats DataFrame; "
@@ -327,15 +374,20 @@ def _per_instance_from_replay(replay, n: int) -> tuple[np.ndarray, np.ndarray]:
     if len(stats) != n:
         raise ValueError(f"replay has {len(stats)} instances but n_instances={n}; replay with "
                          f"instances={n}")
+    def col(name):
+        return stats[name].to_numpy(np.int64) if name in stats.columns else np.zeros(n, np.int64)
+
     return (stats["NUMBER_PAGES_READ"].to_numpy(np.int64),
-            stats["PAGES_MADE_YOUNG"].to_numpy(np.int64))
+            stats["PAGES_MADE_YOUNG"].to_numpy(np.int64),
+            col("flush_list_inserts"), col("NUMBER_PAGES_WRITTEN"))
 
 
 def instance_demand(source, tablespaces: Tablespaces | None = None, n_instances: int = 1, *,
                     version: str = "5.6", hold: HoldTimes | None = None,
                     n_transactions: float = 1.0, misses=None, moves=None, replay=None,
                     ahi_lookups=None, adaptive_hash_index: bool = True,
-                    ahi_parts: int | None = None, instance_map=None) -> ContentionDemand:
+                    ahi_parts: int | None = None, instance_map=None, dirtied=None,
+                    flushed=None, flush_per_instance=None) -> ContentionDemand:
     """Acquisitions and service demand of every instance mutex and global latch.
 
     Parameters
@@ -361,7 +413,17 @@ def instance_demand(source, tablespaces: Tablespaces | None = None, n_instances:
     replay : ReplayResult or DataFrame, optional
         A replay of the same trace with ``instances=n_instances``: its
         per-instance ``NUMBER_PAGES_READ`` and ``PAGES_MADE_YOUNG`` are used as
-        misses and moves.  Exclusive with ``misses`` / ``moves``.
+        misses and moves, its ``flush_list_inserts`` and ``NUMBER_PAGES_WRITTEN``
+        as dirtied and flushed.  Exclusive with ``misses`` / ``moves`` /
+        ``dirtied`` / ``flushed``.
+    dirtied, flushed : array_like of int, optional
+        First modifications of clean pages and page writes per dense page
+        (``flush_list_mutex`` acquisitions); zero if not given.
+    flush_per_instance : pair of array_like of int, optional
+        ``(dirtied, flushed)`` per instance (length ``n_instances``) for the
+        ``n_transactions``, e.g. a replay's ``flush_list_inserts`` and
+        ``NUMBER_PAGES_WRITTEN`` scaled to them; exclusive with the per-page
+        ``dirtied`` / ``flushed`` and with ``replay``.
     ahi_lookups : array_like of int, optional
         AHI lookups per dense page for a frequency vector (a subset of the
         gets).  Ignored with a Trace, whose flags say it.
@@ -420,8 +482,22 @@ def instance_demand(source, tablespaces: Tablespaces | None = None, n_instances:
         parts = 8 if version == "5.7" else 1
     else:
         parts = check_int("ahi_parts", ahi_parts, 1, 512)
-    if replay is not None and (misses is not None or moves is not None):
-        raise ValueError("give either replay or misses/moves, not both")
+    if replay is not None and any(a is not None for a in (misses, moves, dirtied, flushed,
+                                                           flush_per_instance)):
+        raise ValueError("give either replay or misses/moves/dirtied/flushed, not both")
+    if flush_per_instance is not None:
+        if dirtied is not None or flushed is not None:
+            raise ValueError("give either flush_per_instance or dirtied/flushed, not both")
+        if not isinstance(flush_per_instance, (tuple, list)) or len(flush_per_instance) != 2:
+            raise ValueError("flush_per_instance must be a pair (dirtied, flushed) of "
+                             f"per-instance counts, got {flush_per_instance!r}")
+        fpi = []
+        for name, a in zip(("dirtied", "flushed"), flush_per_instance):
+            a = _as_int64(a, f"flush_per_instance {name}")
+            if a.shape != (n,) or (a.size and a.min() < 0):
+                raise ValueError(f"flush_per_instance {name} must hold {n} counts >= 0 (one "
+                                 f"per instance); got {a.tolist()}")
+            fpi.append(a)
     is_trace = isinstance(source, Trace)
     if is_trace:
         if tablespaces is None:
@@ -443,8 +519,10 @@ def instance_demand(source, tablespaces: Tablespaces | None = None, n_instances:
                              f"allowed: 0..{int(page_gets[i])} (the page's gets)")
     page_miss = None if misses is None else _per_page(misses, n_pages, "misses")
     page_move = None if moves is None else _per_page(moves, n_pages, "moves")
+    page_dirty = None if dirtied is None else _per_page(dirtied, n_pages, "dirtied")
+    page_flush = None if flushed is None else _per_page(flushed, n_pages, "flushed")
     if replay is not None:
-        inst_miss, inst_move = _per_instance_from_replay(replay, n)
+        inst_miss, inst_move, inst_dirty, inst_flush = _per_instance_from_replay(replay, n)
 
     # ---- counting ---------------------------------------------------------------------
     if is_trace:
@@ -467,6 +545,11 @@ def instance_demand(source, tablespaces: Tablespaces | None = None, n_instances:
     if replay is None:
         inst_miss = np.zeros(n, np.int64) if page_miss is None else per_instance(page_miss)
         inst_move = np.zeros(n, np.int64) if page_move is None else per_instance(page_move)
+        inst_dirty = np.zeros(n, np.int64) if page_dirty is None else per_instance(page_dirty)
+        inst_flush = np.zeros(n, np.int64) if page_flush is None else per_instance(page_flush)
+        if flush_per_instance is not None:
+            inst_dirty, inst_flush = fpi
+    flush_acq = inst_dirty + inst_flush
     if version == "5.5":
         pool_gets = gets - ahi
         acq = pool_gets + inst_move + inst_miss
@@ -491,7 +574,8 @@ def instance_demand(source, tablespaces: Tablespaces | None = None, n_instances:
         ahi_lookups=ahi, moves=inst_move, misses=inst_miss, acquisitions=acq,
         pool_demand=hold_ns / txn / NS_PER_S, latch_names=names,
         latch_acquisitions=latch_acq, latch_demand=latch_demand,
-        cpu_demand=hold.cpu_ns / NS_PER_S)
+        cpu_demand=hold.cpu_ns / NS_PER_S, dirtied=inst_dirty, flushed=inst_flush,
+        flush_acquisitions=flush_acq, flush_demand=flush_acq * hold.flush_ns / txn / NS_PER_S)
 
 
 def network(demand: ContentionDemand, cores: int, think_time: float = 0.0, *,
@@ -516,7 +600,8 @@ def network(demand: ContentionDemand, cores: int, think_time: float = 0.0, *,
     Returns
     -------
     Network
-        Stations ``cpu``, ``pool[0..N-1]``, then ``demand.latch_names``; the
+        Stations ``cpu``, ``pool[0..N-1]``, ``flush_list[0..N-1]`` (only when
+        :attr:`ContentionDemand.has_flush_list`), then ``demand.latch_names``; the
         demands and ``servers`` are the arrays :func:`bufsim.analytic.mva.exact_mva`
         takes (``net.mva(n_users)`` calls it).
 
@@ -537,12 +622,18 @@ def network(demand: ContentionDemand, cores: int, think_time: float = 0.0, *,
     if not math.isfinite(cv) or cv <= 0:
         raise ValueError(f"cpu_visits={cpu_visits!r} is out of range; allowed: finite > 0")
     txn = demand.n_transactions
-    names = ("cpu",) + tuple(f"pool[{i}]" for i in range(demand.n_instances)) + demand.latch_names
-    demands = np.concatenate([[demand.cpu_demand], demand.pool_demand, demand.latch_demand])
+    fl = demand.has_flush_list
+    fl_names = tuple(f"flush_list[{i}]" for i in range(demand.n_instances)) if fl else ()
+    names = ("cpu",) + tuple(f"pool[{i}]" for i in range(demand.n_instances)) + fl_names \
+        + demand.latch_names
+    fl_demand = demand.flush_demand if fl else np.zeros(0)
+    fl_visits = demand.flush_acquisitions / txn if fl else np.zeros(0)
+    demands = np.concatenate([[demand.cpu_demand], demand.pool_demand, fl_demand,
+                              demand.latch_demand])
     latch_visits = demand.latch_acquisitions / txn
     latch_visits[-1] = 1.0                                  # the kernel mutex: once per transaction
     visits = np.concatenate([[cv if demand.cpu_demand > 0 else 0.0], demand.acquisitions / txn,
-                             latch_visits])
+                             fl_visits, latch_visits])
     # a station with visits but no hold time keeps its visits (zero-length service)
     servers = np.concatenate([[c], np.ones(len(names) - 1, dtype=np.int64)]).astype(np.int64)
     if drop_idle:

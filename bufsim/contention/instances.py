@@ -112,27 +112,36 @@ class Costs(MutexHolds):
         cpu = self.stmt_cpu_ns * statements + self.get_cpu_ns * gets_per_txn
         return HoldTimes(get_ns=self.get_ns, move_ns=self.move_ns, miss_ns=self.miss_ns,
                          ahi_ns=self.ahi_ns, kernel_ns=self.kernel_ns * statements,
-                         cpu_ns=min(cpu, 1e9))
+                         flush_ns=self.flush_ns, cpu_ns=min(cpu, 1e9))
 
 
 def workload_demand(freq, n_instances: int, costs: Costs, *, statements: float = 1.0,
                     version: str = "5.5", adaptive_hash_index: bool = True,
                     mapping: np.ndarray | None = None, ahi_parts: int | None = None,
-                    misses: np.ndarray | None = None, scale: int = 1_000_000
-                    ) -> ContentionDemand:
+                    misses: np.ndarray | None = None, dirtied: np.ndarray | None = None,
+                    flushed: np.ndarray | None = None, flush_per_instance=None,
+                    scale: int = 1_000_000) -> ContentionDemand:
     """Per-instance demand of one transaction described by a page-frequency
     vector (``freq.gets``, ``freq.ahi_lookups``, ``freq.tablespaces``).
 
-    ``misses`` are expected page reads per page per transaction (floats);
+    ``misses`` are expected page reads per page per transaction (floats),
+    ``dirtied`` and ``flushed`` expected flush-list insertions and page writes
+    (the ``flush_list_mutex`` acquisitions, :func:`instance_demand`), per page;
+    ``flush_per_instance`` the same two per instance, ``(dirtied, flushed)``;
     ``scale`` transactions are counted (integers) to keep 1e-6 resolution.
     ``mapping`` is an :func:`instance_map` (default InnoDB's).
     """
     scale = check_int("scale", scale, 1)
     gets, ahi = freq.counts(scale)
-    miss = None if misses is None else np.rint(np.asarray(misses, float) * scale).astype(np.int64)
+    def per_scale(a):
+        return None if a is None else np.rint(np.asarray(a, float) * scale).astype(np.int64)
+
     hold = costs.hold(float(freq.gets.sum()), statements)
     return instance_demand(gets, freq.tablespaces, n_instances, version=version, hold=hold,
-                           n_transactions=scale, ahi_lookups=ahi, misses=miss,
+                           n_transactions=scale, ahi_lookups=ahi, misses=per_scale(misses),
+                           dirtied=per_scale(dirtied), flushed=per_scale(flushed),
+                           flush_per_instance=None if flush_per_instance is None else
+                           tuple(per_scale(a) for a in flush_per_instance),
                            adaptive_hash_index=adaptive_hash_index, instance_map=mapping,
                            ahi_parts=ahi_parts)
 

@@ -12,12 +12,14 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from ..config import CostModel, mysql55, pages_from_bytes
 from ..contention import Costs, instances_for_fraction, max_throughput, workload_network
+from ..pool import Pool
 from ..workloads import rein as R
 from .contention import DbStress
 
 __all__ = ["USERS", "Rein", "mva_peaks", "des_peaks", "instance_sensitivity",
-           "instances_needed"]
+           "instances_needed", "update_flush_counts", "update_series"]
 
 #: user counts of the throughput curves (the document's x axis)
 USERS = (1, 2, 4, 8, 16, 32, 64, 128, 256)
@@ -48,11 +50,14 @@ class Rein:
         return self._freq[key]
 
     def network(self, kind: str, dist: str, n: int, ahi: bool = True,
-                hot_rows: int = R.HOT_ROWS, cores: int | None = None, c: Costs | None = None):
-        """The closed network of one workload over ``n`` instances (idle stations dropped)."""
+                hot_rows: int = R.HOT_ROWS, cores: int | None = None, c: Costs | None = None,
+                flush_per_instance=None):
+        """The closed network of one workload over ``n`` instances (idle stations dropped);
+        ``flush_per_instance``: expected ``(dirtied, flushed)`` per instance and
+        transaction, the flush-list mutex's acquisitions (:func:`update_flush_counts`)."""
         return workload_network(self.freq(kind, dist, ahi, hot_rows), n, c or self.costs,
                                 cores=cores or self.cores, adaptive_hash_index=ahi,
-                                drop_idle=True)
+                                drop_idle=True, flush_per_instance=flush_per_instance)
 
 
 def mva_peaks(rein: Rein, instances, users=USERS):
@@ -142,3 +147,107 @@ def instances_needed(sens: pd.DataFrame, fraction: float = 0.95) -> pd.DataFrame
         rec.append(dict(group=grp, workload=w, instances_95pct=k, best_tps=max(m.values()),
                         tps_1_instance=m[1], gain_vs_1=max(m.values()) / m[1]))
     return pd.DataFrame(rec)
+
+
+#: the document's server: innodb_buffer_pool_size = 20G (MySQL 5.5.8)
+POOL_SIZE = "20G"
+
+
+def update_flush_counts(rein: Rein, dist: str, n: int, *, n_updates: int, tps: float,
+                        io_capacity: int = 200, max_dirty_pages_pct: int = 75,
+                        seed: int = 0) -> dict:
+    """Flush-list work of the PK UPDATE series by a replay on MySQL 5.5 rules.
+
+    Two runs of ``n_updates`` UPDATEs (ids from ``dist``, AHI on) on a 20G pool of
+    ``n`` instances, one statement every ``1/tps`` virtual seconds (the rate the
+    contention model gives: the flushing passes are once a virtual second), on an
+    instant device (the document's runs are from memory).  As the document, the second
+    run is counted: per instance, its first modifications of clean pages
+    (``flush_list_inserts``) and page writes (``NUMBER_PAGES_WRITTEN``, every one a
+    flush-list removal), divided by ``n_updates``.
+
+    Returns
+    -------
+    dict
+        ``dirtied``, ``flushed`` (arrays per instance, per UPDATE), ``seconds`` (the
+        counted run's virtual length), ``dirty_pages`` (flush-list pages at its end).
+    """
+    if not (np.isfinite(tps) and tps > 0):
+        raise ValueError(f"tps={tps!r} is out of range; allowed: > 0")
+    cfg = mysql55(pool_pages=pages_from_bytes(POOL_SIZE, "5.5", instances=n), instances=n,
+                  device="instant", io_capacity=io_capacity,
+                  max_dirty_pages_pct=max_dirty_pages_pct,
+                  cost=CostModel(clock_read_ns=0, make_young_ns=0, miss_cpu_ns=0, evict_ns=0))
+    txn_ns = max(1, int(round(1e9 / tps)))
+    pool = Pool(cfg, rein.db.tablespaces)
+    runs = [R.rein_stream(rein.db, n_updates, kind="update", dist=dist, ahi=True, seed=seed + r,
+                          txn_ns=txn_ns).trace() for r in (0, 1)]
+    pool.run(runs[0])
+    before = pool.stats()
+    t0 = pool.clock_ns
+    pool.run(runs[1])
+    after = pool.stats()
+
+    def delta(col):
+        return (after[col] - before[col]).to_numpy(np.int64)
+
+    return dict(dirtied=delta("flush_list_inserts") / n_updates,
+                flushed=delta("NUMBER_PAGES_WRITTEN") / n_updates,
+                seconds=(pool.clock_ns - t0) / 1e9,
+                dirty_pages=int(after["MODIFIED_DATABASE_PAGES"].sum()))
+
+
+def update_series(rein: Rein, instances, *, n_updates: int, io_capacity: int = 200,
+                  max_dirty_pages_pct: int = 75, rounds: int = 2, seed: int = 0,
+                  ahi: bool = True) -> pd.DataFrame:
+    """Maximum throughput of the PK UPDATE series (5.5 rules, ``ahi``: the adaptive hash
+    index, on in the document) by instance count, without and with the flush-list
+    mutex, hot and uniform.
+
+    The flush-list work depends on the rate (flushing is per virtual second), the rate
+    on the work: starting from the network without the flush list, each of ``rounds``
+    rounds replays the series at the current maximum (:func:`update_flush_counts`) and
+    solves the network with the flush-list mutex again.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per distribution and instance count: ``dist, ahi, instances,
+        tps_no_flush, tps, dirtied_per_update, flushed_per_update,
+        flush_list_visits_hottest, flush_list_util_hottest, bottleneck, seconds,
+        dirty_pages, break_even_flush_ns, ratio_vs_1``.  ``break_even_flush_ns`` is
+        the flush-list hold at which the hottest flush-list mutex would need as much
+        time per UPDATE as the kernel mutex (a reading aid, used nowhere).
+    """
+    rows = []
+    for dist in ("hot", "uniform"):
+        for n in instances:
+            x0 = max_throughput(rein.network("update", dist, n, ahi))[0]
+            x, fc, net = x0, None, None
+            for _ in range(rounds):
+                fc = update_flush_counts(rein, dist, n, n_updates=n_updates, tps=x,
+                                         io_capacity=io_capacity,
+                                         max_dirty_pages_pct=max_dirty_pages_pct, seed=seed)
+                net = rein.network("update", dist, n, ahi,
+                                   flush_per_instance=(fc["dirtied"], fc["flushed"]))
+                x = max_throughput(net)[0]
+            m = net.mva(256)
+            util = dict(zip(net.names, m.utilization[-1]))
+            fl = {k: v for k, v in util.items() if k.startswith("flush_list")}
+            hot = max(fl, key=fl.get) if fl else None
+            visits = float(net.visits[net.names.index(hot)]) if hot else 0.0
+            rows.append(dict(
+                dist=dist, ahi=ahi, instances=n, tps_no_flush=x0, tps=x,
+                dirtied_per_update=float(fc["dirtied"].sum()),
+                flushed_per_update=float(fc["flushed"].sum()),
+                flush_list_visits_hottest=visits,
+                flush_list_util_hottest=float(fl[hot]) if hot else 0.0,
+                bottleneck=max(util, key=util.get), seconds=fc["seconds"],
+                dirty_pages=fc["dirty_pages"],
+                break_even_flush_ns=rein.costs.kernel_ns / visits if visits > 0 else np.inf))
+    out = pd.DataFrame(rows)
+    one = out[out.instances == min(instances)].set_index("dist").tps
+    out["ratio_vs_1"] = out.tps / out.dist.map(one)
+    out["ratio_vs_1_no_flush"] = out.tps_no_flush / out.dist.map(
+        out[out.instances == min(instances)].set_index("dist").tps_no_flush)
+    return out

@@ -37,16 +37,22 @@ import numpy as np
 from numba import njit
 
 # ---- per-page mutable state ------------------------------------------------------------
+# P_DIRTY is the page's oldest_modification (buf_page_t): 0 clean, otherwise the LSN
+# (``glob[G_LSN]``) of the modification that first dirtied it since its last write
 P_PREV, P_NEXT, P_WHERE, P_OLD, P_ACCESS, P_STAMP, P_READY, P_DIRTY, P_REF, P_PAGE = range(10)
-N_P = 10
+# the flush-list links (buf_page_t::list while in buf_pool->flush_list): a dirty page is
+# in the LRU *and* in its instance's flush list, so it has links of its own (-1: none)
+P_FPREV, P_FNEXT = range(10, 12)
+N_P = 12
 #: the width of each field: frame links and local page ids fit int32 (a pool or a
 #: replay's distinct pages stay below 2**31), list ids and bits uint8, the 31-bit
-#: freed_page_clock stamp int32; the access time (ms) and read completion (ns) are
-#: virtual times, int64
-P_DTYPES = (np.int32, np.int32, np.uint8, np.uint8, np.int64, np.int32, np.int64, np.uint8,
-            np.uint8, np.int32)
+#: freed_page_clock stamp int32; the access time (ms), read completion (ns) and
+#: oldest modification (an LSN) int64
+P_DTYPES = (np.int32, np.int32, np.uint8, np.uint8, np.int64, np.int32, np.int64, np.int64,
+            np.uint8, np.int32, np.int32, np.int32)
 #: the per-frame state as the kernels receive it: one array per field, in ``P_*`` order
-FrameState = namedtuple("FrameState", "prev next where old access stamp ready dirty ref page")
+FrameState = namedtuple("FrameState",
+                        "prev next where old access stamp ready dirty ref page fprev fnext")
 # ---- per-page static facts (one row per distinct page the replay has met) -------------
 S_INST, S_DENSE, S_SPACE, S_PAGENO, S_PREVLEAF, S_NEXTLEAF = range(6)
 N_S = 6
@@ -55,16 +61,24 @@ N_S = 6
 (L1_HEAD, L1_TAIL, L1_LEN, L2_HEAD, L2_TAIL, L2_LEN,
  L3_HEAD, L3_TAIL, L3_LEN, L4_HEAD, L4_TAIL, L4_LEN) = range(12)
 I_OLD, I_OLDLEN, I_FREE, I_CLOCK, I_SIZE, I_CAP, I_W, I_AREA, I_P, I_K1, I_K2, I_DROP = range(12, 24)
-N_I = 24
+# the flush list (buf_pool->flush_list): head (newest oldest_modification), tail (the
+# oldest, flushed first), length (MODIFIED_DATABASE_PAGES); linked through P_FPREV/P_FNEXT
+LF_HEAD, LF_TAIL, LF_LEN = range(24, 27)
+N_I = 27
 # ---- per-instance counters -------------------------------------------------------------
 (C_GETS, C_READ, C_RA, C_RA_EVICTED, C_YOUNG, C_NOT_YOUNG, C_WRITTEN, C_READS,
  C_EVICT, C_WAIT_FREE, C_WRITE_REQ, C_AHI) = range(12)
-N_C = 12
+# flush-list insertions (a clean page's first modification: buf_flush_insert_into_flush_list,
+# one flush_list_mutex acquisition each) and pages written by flush-list batches
+# (buf_flush_list; NUMBER_PAGES_WRITTEN counts them too)
+C_DIRTIED, C_FLUSH_LIST = range(12, 14)
+N_C = 14
 COUNTER_NAMES = (
     "NUMBER_PAGES_GET", "NUMBER_PAGES_READ", "NUMBER_PAGES_READ_AHEAD",
     "NUMBER_READ_AHEAD_EVICTED", "PAGES_MADE_YOUNG", "PAGES_NOT_MADE_YOUNG",
     "NUMBER_PAGES_WRITTEN", "Innodb_buffer_pool_reads", "evictions",
     "Innodb_buffer_pool_wait_free", "Innodb_buffer_pool_write_requests", "ahi_hits",
+    "flush_list_inserts", "flush_list_flushed",
 )
 # ---- per-stream state ------------------------------------------------------------------
 T_CLOCK, T_CPU, T_IOWAIT, T_GETS, T_MISSES, T_EVENTS, T_POS, T_END = range(8)
@@ -82,7 +96,12 @@ G_DEVFREE, G_DEVLAST, G_NEXT_TICK, G_ACTIVE, G_FIXED, G_DEVBUSY, G_TICKS, G_FTOP
 # last reserved read + 1
 G_DEV_OWNER, G_DEV_OFREE, G_DEV_OLAST, G_DEV_RSTART, G_DEV_SLICE, G_DEV_BUSYSINCE, \
     G_DEV_ROWNER = range(12, 19)
-N_G = 19
+# flushing (bufsim.policies.flush): the LSN (log_sys->lsn, counted in page modifications:
+# +1 per modifying get), the flushing passes run so far (5.5's master thread: every tenth
+# is its 10-second loop), the pages read + written at the last 10-second loop (its I/O
+# activity test) and the LSN at the previous 5.6+ page-cleaner pass
+G_LSN, G_FLUSH_PASSES, G_FLUSH_IOS, G_FLUSH_LSN = range(19, 23)
+N_G = 23
 # ---- event flags (a trace's ``flags`` column; re-exported by bufsim.trace) ---------------
 #: The get takes the adaptive-hash-index path: it counts two gets when the page is resident.
 FLAG_AHI = 1
@@ -125,7 +144,10 @@ FLAG_ACTIVITY = FLAG_STMT_END | FLAG_MODIFY
 # the device's scheduler (SCHED_CODES), skip pricing (0 adjacent, 1 distance), CFQ's
 # slice_sync and slice_idle and deadline's read_expire (ns)
 K_DEV_SCHED, K_DEV_SKIP, K_DEV_SLICE, K_DEV_IDLE, K_DEV_EXPIRE = range(17, 22)
-N_K = 22
+# flushing: innodb_io_capacity, innodb_max_dirty_pages_pct, innodb_max_dirty_pages_pct_lwm
+# and whether the background pass flushes the flush list at all (bufsim.policies.flush)
+K_IO_CAPACITY, K_MAX_DIRTY, K_DIRTY_LWM, K_FLUSH = range(22, 26)
+N_K = 26
 SCHED_CODES = {"fifo": 0, "deadline": 1, "cfq": 2}
 SKIP_CODES = {"adjacent": 0, "distance": 1}
 
@@ -249,6 +271,8 @@ def new_page_state(n_pages: int) -> FrameState:
     pst[P_PREV][:] = -1
     pst[P_NEXT][:] = -1
     pst[P_PAGE][:] = -1
+    pst[P_FPREV][:] = -1
+    pst[P_FNEXT][:] = -1
     return pst
 
 
@@ -259,6 +283,16 @@ def copy_page_state(pst: FrameState) -> FrameState:
 
 def page_state_nbytes(pst: FrameState) -> int:
     return sum(a.nbytes for a in pst)
+
+
+def walk_flush(pst, ist, i):
+    """Frames of instance i's flush list from head (newest) to tail (oldest), plain Python."""
+    out = []
+    p = int(ist[i, LF_HEAD])
+    while p >= 0:
+        out.append(p)
+        p = int(pst[P_FNEXT][p])
+    return out
 
 
 # ---- the page map: dense page index -> local id (open addressing, linear probing) ----------

@@ -9,9 +9,9 @@ two event by event.
 
 Simplifications, all documented in the README:
 
-* a page dirtied by a get is written only when the LRU tail needs its block (the
-  page cleaner's LRU batch or a user thread's single-page flush); flush-list
-  (checkpoint) flushing is not modelled, and a page under write is not I/O-fixed;
+* dirty pages, the flush list and flush-list flushing are in
+  :mod:`bufsim.policies.flush` (its docstring lists what of InnoDB's flushing is
+  left out); a page under write is not I/O-fixed;
 * the pending-read limit of read-ahead (``n_pend_reads > curr_size / 2``), random
   read-ahead, compressed pages (unzip_LRU) and 5.7's remembered LRU scan
   position are not modelled;
@@ -30,9 +30,9 @@ from numba import njit
 from ._state import (
     L1_HEAD, L1_LEN, L1_TAIL,
     C_AHI, C_EVICT, C_GETS, C_NOT_YOUNG, C_RA, C_RA_EVICTED, C_READ, C_READS,
-    C_WAIT_FREE, C_WRITE_REQ, C_WRITTEN, C_YOUNG, G_ACTIVE,
+    C_WAIT_FREE, C_YOUNG, G_ACTIVE,
     G_FIXED, G_NEXT_TICK, G_TICKS, I_AREA, I_CLOCK, I_FREE, I_OLD, I_OLDLEN, I_SIZE, I_W,
-    K_ACTIVITY, K_AHI, K_COST_CLOCK, K_NINST, K_COST_EVICT, K_COST_MISS, K_COST_YOUNG,
+    K_ACTIVITY, K_AHI, K_CLEANER, K_COST_CLOCK, K_NINST, K_COST_EVICT, K_COST_MISS, K_COST_YOUNG,
     K_OLDTIME, K_RATHRESH, K_RATIO, K_SCANDEPTH, K_VERSION,
     LRU_MIN_LEN, NON_OLD_MIN_LEN, NS_PER_MS, NS_PER_S, OLD_MIN_LEN, OLD_TOLERANCE, P_ACCESS,
     P_DIRTY, P_NEXT, P_OLD, P_PAGE, P_PREV, P_READY, P_REF, P_STAMP, P_WHERE, RATIO_DIV,
@@ -44,6 +44,7 @@ from ._state import (
 import numpy as np
 
 from .device import device_read, device_write  # noqa: F401  (re-exported for the engine)
+from .flush import flush_pass, note_modification, write_page
 
 IBUF_BITMAP_PERIOD = 16384  # an ibuf bitmap page every 16384 pages (16 KiB pages), at offset 1
 
@@ -251,9 +252,7 @@ def cleaner_lru_batch(pst, stat, ist, cnt, glob, cfg, fmap, ffree, i, t_ns):
         if replaceable(pst, glob, p, t_ns):
             evict_page(pst, stat, ist, cnt, glob, cfg, fmap, ffree, i, p)
         elif pst[P_DIRTY][p] and pst[P_READY][p] <= t_ns and p != glob[G_FIXED]:
-            device_write(glob, cfg, t_ns)
-            pst[P_DIRTY][p] = 0
-            cnt[i, C_WRITTEN] += 1
+            write_page(pst, ist, cnt, glob, cfg, i, p, t_ns)
         scanned += 1
         p = prev
 
@@ -301,11 +300,9 @@ def get_free_block(pst, stat, ist, cnt, sst, glob, cfg, fmap, ffree, i, k, t_ns)
                 earliest = pst[P_READY][p]
             p = pst[P_PREV][p]
         if p >= 0:
-            done = device_write(glob, cfg, t_ns)
+            done = write_page(pst, ist, cnt, glob, cfg, i, p, t_ns)
             sst[k, T_IOWAIT] += done - t_ns
             t_ns = done
-            pst[P_DIRTY][p] = 0
-            cnt[i, C_WRITTEN] += 1
         elif earliest >= 0:
             # every candidate is being read: wait for the first read to land
             sst[k, T_IOWAIT] += earliest - t_ns
@@ -323,9 +320,14 @@ def page_cleaner(pst, stat, ist, cnt, glob, cfg, fmap, ffree, n_inst, t_ns):
 
 @njit(_nrt=False, cache=True)
 def background(pst, stat, ist, cnt, glob, cfg, fmap, ffree, t_ns):
-    """Run the page-cleaner pass due by t_ns: at the first whole virtual second not
+    """Run the background pass due by t_ns: at the first whole virtual second not
     yet handled, if there was a get since the previous pass.  Later seconds up to
     t_ns saw no get (this is called before every event), so they are skipped.
+
+    The pass is the 5.6+ page cleaner's LRU batch (buf_flush_LRU_tail, counted in
+    ``glob[G_TICKS]``) and then the flush-list flushing of the version
+    (:func:`bufsim.policies.flush.flush_pass`: 5.5's srv_master_thread, 5.6+'s
+    page_cleaner_flush_pages_if_needed).
 
     (Written without a loop over the seconds: LLVM turns such a loop into a 128-bit
     division that numba cannot link.)"""
@@ -333,9 +335,11 @@ def background(pst, stat, ist, cnt, glob, cfg, fmap, ffree, t_ns):
     if tick > t_ns:
         return
     if glob[G_ACTIVE] != 0:
-        page_cleaner(pst, stat, ist, cnt, glob, cfg, fmap, ffree, ist.shape[0], tick)
+        if cfg[K_CLEANER] != 0:
+            page_cleaner(pst, stat, ist, cnt, glob, cfg, fmap, ffree, ist.shape[0], tick)
+            glob[G_TICKS] += 1
+        flush_pass(pst, ist, cnt, glob, cfg, tick)
         glob[G_ACTIVE] = 0
-        glob[G_TICKS] += 1
     glob[G_NEXT_TICK] = (t_ns // NS_PER_S + 1) * NS_PER_S
 
 
@@ -505,8 +509,7 @@ def get(pst, stat, ist, cnt, sst, glob, cfg, pm, p, flags, k, t_ns):
             sst[k, T_IOWAIT] += pst[P_READY][f] - t_ns
             t_ns = pst[P_READY][f]
         if flags & FLAG_MODIFY:
-            pst[P_DIRTY][f] = 1
-            cnt[i, C_WRITE_REQ] += 1
+            note_modification(pst, ist, cnt, glob, i, f)
         return t_ns
     ahi = (flags & FLAG_AHI) != 0 and hashed
     if ahi:
@@ -546,7 +549,6 @@ def get(pst, stat, ist, cnt, sst, glob, cfg, pm, p, flags, k, t_ns):
     if first and not ahi and (flags & FLAG_EDGE) != 0:  # only an area's edge pages
         t_ns = read_ahead_linear(pst, stat, ist, cnt, sst, glob, cfg, pm, p, k, t_ns)
     if flags & FLAG_MODIFY:
-        pst[P_DIRTY][f] = 1
-        cnt[i, C_WRITE_REQ] += 1
+        note_modification(pst, ist, cnt, glob, i, f)
     glob[G_FIXED] = -1
     return t_ns
