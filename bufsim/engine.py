@@ -858,8 +858,9 @@ class PoolState:
     ``pst[P_*][frame]``
         one entry per buffer frame (the pool's size, plus ghost entries for 2Q/ARC)
         in one array per field (:class:`~bufsim.policies._state.FrameState`): list
-        links and the page as int32, list id, old and dirty flags as uint8, stamp
-        int32, access time and read completion int64 (36 bytes a frame).
+        links and the page as int32, list id and old flag as uint8, stamp
+        int32, flush-list links int32, access time, read completion and oldest
+        modification int64 (51 bytes a frame).
     ``stat[page, S_*]``, ``fmap[page]``
         one row per *distinct page the replay has met* (a local id, given in order
         of first appearance): dense index, space, page number, instance, B-tree
