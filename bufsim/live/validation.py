@@ -240,7 +240,7 @@ _MECH = {
                "refills at once whenever a block is taken leaving fewer than half of it, "
                "down to 256 LRU pages, while the server's cleaner works beside the query "
                "thread (mariadb105 has only the once-a-second cleaner)"),
-    "relatch": ("re-latches (§13/§14): each cursor restore (one per 8 rows after the first 4) "
+    "relatch": ("re-latches (§13/§14): each cursor restore (one per 9 rows after the first 4) "
                 "goes through the make-young check without being a page get; the trace "
                 "carries them (FLAG_RELATCH), but a check counts only after the pool has "
                 "left warm-up (see the next mechanism)"),
