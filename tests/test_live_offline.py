@@ -28,8 +28,13 @@ def test_explanations_name_a_mechanism():
     assert "read-ahead target" in why and "refilled on demand" in why
     row.update(config="pool=10M pct=5 time=0 ra=off lsd=100", phase="warm")
     assert V.explain(row).startswith("free list refilled on demand")
+    assert "overshoots" in V.explain(row)          # lru_scan_depth=100: the batch overshoots
     row.update(metric="PAGES_NOT_MADE_YOUNG")
-    assert "re-latches" in V.explain(row)
+    assert "overshoots" in V.explain(row) and "warm-up" in V.explain(row)
+    row.update(config="pool=20M pct=95 time=1000 ra=on lsd=default")
+    assert "beside the query" in V.explain(row) and "real time" not in V.explain(row)
+    row.update(metric="PAGES_MADE_YOUNG", reported=7.0, simulated=0.0)
+    assert V.explain(row).startswith("old_blocks_time is real time")
     assert V.explain(dict(row, holds=True)) == "holds"
 
 
