@@ -13,7 +13,7 @@ import pytest
 
 from _live import require_server
 from bufsim import pages_from_bytes
-from bufsim.live import LiveError, MariaDBServer, connect, delta
+from bufsim.live import TIMING_SETTINGS as TIMING, LiveError, MariaDBServer, connect, delta
 from bufsim.live import validation as V
 from bufsim.live import workload as W
 
@@ -186,3 +186,24 @@ def test_relatches_are_one_per_nine_rows_as_on_the_server():
         real, sim = nmy.loc[phase, "reported"], nmy.loc[phase, "simulated"]
         assert real > 1000, nmy                      # the checks are counted at all
         assert abs(sim - real) <= 0.02 * real, nmy   # 12 % off with 8 rows per call
+
+
+def test_server_timer_measures_each_run(server, loaded):
+    """run_grid(timing=True): the server's own statement time of each run (performance_schema);
+    without performance_schema, statement_ns says it is off."""
+    with server.connect() as conn:
+        with pytest.raises(LiveError, match="performance_schema is off"):
+            conn.statement_ns()
+    server.restart(**TIMING)
+    try:
+        frame = V.run_grid((V.Setting("10M", 37, 1000, False, 100),), scale=SMALL, seed=3,
+                           plans=("scan", "point"), server=server, timing=True)
+        with server.connect() as conn:
+            a = conn.statement_ns()
+            conn.query(f"SELECT SUM(lo_revenue) FROM `{W.SCHEMA}`.lineorder")
+            b = conn.statement_ns()
+    finally:
+        server.restart(performance_schema="OFF")
+    per_run = frame.groupby(["plan", "phase"]).server_ms.first()
+    assert (per_run > 0).all() and (per_run < 60_000).all(), per_run
+    assert b > a
