@@ -271,8 +271,9 @@ _MECH = {
                   "well, and frees the written ones when their writes complete, so the LRU "
                   "falls below 512 pages and the old sublist is dissolved until it regrows "
                   "(10M pct95 point selects: 577 -> 399 LRU pages on the server, 577 -> 530 in "
-                  "the replay, whose startup pages are clean); how many checks find an old "
-                  "page then depends on when the batch runs"),
+                  "the replay with clean startup pages); the replay marks those pages dirty, "
+                  "but its batch keeps a page it wrote until a later batch evicts it; how "
+                  "many checks find an old page then depends on when the batch runs"),
     "beside": ("the cleaner works beside the query (measured on the server, not in "
                "mariadb1011): at the default lru_scan_depth (1536, more than a 6-20 MiB pool) "
                "the woken cleaner empties the LRU to a few pages (20M: 488 -> 15 pages within "
