@@ -13,7 +13,7 @@ import pytest
 
 from _live import require_server
 from bufsim import pages_from_bytes
-from bufsim.live import LiveError, MariaDBServer, connect, delta
+from bufsim.live import TIMING_SETTINGS as TIMING, LiveError, MariaDBServer, connect, delta
 from bufsim.live import validation as V
 from bufsim.live import workload as W
 
@@ -169,3 +169,41 @@ def test_stop_and_restart_use_the_same_datadir(server):
         assert conn.query("SELECT COUNT(*) FROM bufsim_live.dates")[0][0] > 0
     assert server.datadir == datadir
     server.restart(innodb_old_blocks_pct=37)
+
+
+def test_relatches_are_one_per_nine_rows_as_on_the_server():
+    """A scan's not-made-young count is one per make-young check of an old page; in a
+    20 MiB pool at old_blocks_pct=95 nearly every check is of an old page, so the count
+    follows the number of cursor re-latches: one per handler call, 9 rows per call after
+    the first 4 (row0sel.cc: the call's first row goes to the caller's buffer, 8 more to
+    the fetch cache).  With 8 rows per call the replay counted 12 % more than the server."""
+    require_server()
+    setting = V.Setting("20M", 95, 1000, True, 100)
+    with MariaDBServer(setting.server_settings()) as srv:
+        frame = V.run_grid((setting,), scale=W.QUICK, seed=0, plans=("scan",), server=srv)
+    nmy = frame[frame.metric == "PAGES_NOT_MADE_YOUNG"].set_index("phase")
+    for phase in ("cold", "warm"):
+        real, sim = nmy.loc[phase, "reported"], nmy.loc[phase, "simulated"]
+        assert real > 1000, nmy                      # the checks are counted at all
+        assert abs(sim - real) <= 0.02 * real, nmy   # 12 % off with 8 rows per call
+
+
+def test_server_timer_measures_each_run(server, loaded):
+    """run_grid(timing=True): the server's own statement time of each run (performance_schema);
+    without performance_schema, statement_ns says it is off."""
+    with server.connect() as conn:
+        with pytest.raises(LiveError, match="performance_schema is off"):
+            conn.statement_ns()
+    server.restart(**TIMING)
+    try:
+        frame = V.run_grid((V.Setting("10M", 37, 1000, False, 100),), scale=SMALL, seed=3,
+                           plans=("scan", "point"), server=server, timing=True)
+        with server.connect() as conn:
+            a = conn.statement_ns()
+            conn.query(f"SELECT SUM(lo_revenue) FROM `{W.SCHEMA}`.lineorder")
+            b = conn.statement_ns()
+    finally:
+        server.restart(performance_schema="OFF")
+    per_run = frame.groupby(["plan", "phase"]).server_ms.first()
+    assert (per_run > 0).all() and (per_run < 60_000).all(), per_run
+    assert b > a

@@ -8,7 +8,7 @@ from bufsim.workloads.plans import Database, full_scan, mariadb1011_scan_events,
 from bufsim.workloads.sysbench import sbtest_table
 
 
-def _calls(rows, threshold=4, batch=8):
+def _calls(rows, threshold=4, batch=9):
     return min(rows, threshold) + -(-max(rows - threshold, 0) // batch)
 
 

@@ -28,8 +28,13 @@ def test_explanations_name_a_mechanism():
     assert "read-ahead target" in why and "refilled on demand" in why
     row.update(config="pool=10M pct=5 time=0 ra=off lsd=100", phase="warm")
     assert V.explain(row).startswith("free list refilled on demand")
+    assert "overshoots" in V.explain(row)          # lru_scan_depth=100: the batch overshoots
     row.update(metric="PAGES_NOT_MADE_YOUNG")
-    assert "re-latches" in V.explain(row)
+    assert "overshoots" in V.explain(row) and "warm-up" in V.explain(row)
+    row.update(config="pool=20M pct=95 time=1000 ra=on lsd=default")
+    assert "beside the query" in V.explain(row) and "real time" not in V.explain(row)
+    row.update(metric="PAGES_MADE_YOUNG", reported=7.0, simulated=0.0)
+    assert V.explain(row).startswith("old_blocks_time is real time")
     assert V.explain(dict(row, holds=True)) == "holds"
 
 
@@ -150,3 +155,28 @@ def test_the_startup_pool_keeps_the_tables_dense_ids_and_evicts_first():
     # and its re-accesses within old_blocks_time are counted
     assert booted["evictions"] > 277 and booted["NUMBER_PAGES_READ"] > 512 + 277
     assert booted["PAGES_NOT_MADE_YOUNG"] > 0
+
+
+def test_the_startup_pages_created_by_the_server_are_dirty():
+    """The last ``created`` startup pages carry FLAG_MODIFY (the server's pages created at
+    startup, its temporary tablespace, are dirty): the LRU batch that reaches them writes
+    them instead of evicting them, so it evicts other pages to reach its target."""
+    from bufsim import Trace, mariadb1011
+    from bufsim.pages import SpaceSpec, Tablespaces
+    from bufsim.trace import FLAG_MODIFY
+    ts = V._with_system_space(Tablespaces([SpaceSpec(5, 600, "t")]))
+    boot = V._startup_trace(ts, 280, 131)
+    flags = np.concatenate([c.flags for c in boot])
+    assert (flags[:149] == 0).all() and (flags[149:] == FLAG_MODIFY).all()
+    with pytest.raises(ValueError, match="created=281 is out of range"):
+        V._startup_trace(ts, 280, 281)
+    scan = V._rebase(Trace.from_arrays(np.arange(300), count=3, cpu_ns=1000,
+                                       tablespaces=Tablespaces([SpaceSpec(5, 600, "t")])), ts)
+    # a 20 MiB pool at the default lru_scan_depth (1536, more than the pool): the refill
+    # writes the dirty pages and evicts scanned pages in their place, so the second scan
+    # reads again (300 pages twice: 600 reads with clean startup pages)
+    cfg = mariadb1011(pool_pages=1265, lru_scan_depth=1536, device="ssd")
+    clean = V._totals([V._startup_trace(ts, 280), scan, scan], cfg)
+    dirty = V._totals([boot, scan, scan], cfg)
+    assert (clean["NUMBER_PAGES_WRITTEN"], dirty["NUMBER_PAGES_WRITTEN"]) == (0, 131)
+    assert clean["NUMBER_PAGES_READ"] == 600 < dirty["NUMBER_PAGES_READ"]

@@ -8,7 +8,8 @@
   them, runs scans and index plans cold and warm, and builds the matching traces.
 """
 from .client import COUNTERS, GAUGES, Connection, ServerSettings, connect, delta
-from .server import DEFAULT_SETTINGS, LiveError, MariaDBServer, find_binary, server_available
+from .server import (DEFAULT_SETTINGS, TIMING_SETTINGS, LiveError, MariaDBServer, find_binary,
+                     server_available)
 
 __all__ = ["COUNTERS", "GAUGES", "Connection", "ServerSettings", "connect", "delta",
-           "DEFAULT_SETTINGS", "LiveError", "MariaDBServer", "find_binary", "server_available"]
+           "DEFAULT_SETTINGS", "TIMING_SETTINGS", "LiveError", "MariaDBServer", "find_binary", "server_available"]

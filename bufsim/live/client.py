@@ -212,6 +212,28 @@ class Connection:
         s = df.drop(columns=["POOL_ID"]).sum(numeric_only=True, min_count=1)
         return s.astype("float64")
 
+    def statement_ns(self) -> int:
+        """The server's own time spent in this connection's statements so far, in ns.
+
+        The sum of SUM_TIMER_WAIT over this thread's rows of
+        performance_schema.events_statements_summary_by_thread_by_event_name (the
+        server's timer, picoseconds): the difference of two readings taken around a
+        workload is the server's time for its statements, without the client's round
+        trips.  Needs performance_schema on (start the server with
+        :data:`bufsim.live.TIMING_SETTINGS`); raises :class:`LiveError` naming it if off.
+        """
+        on = self.query("SELECT @@performance_schema", doing="reading @@performance_schema")
+        if not on or not int(on[0][0]):
+            raise LiveError(f"statement_ns: performance_schema is off on {self.where}; start "
+                            "the server with bufsim.live.TIMING_SETTINGS")
+        rows = self.query(
+            "SELECT COALESCE(SUM(s.SUM_TIMER_WAIT), 0) FROM "
+            "performance_schema.events_statements_summary_by_thread_by_event_name s "
+            "JOIN performance_schema.threads t ON t.THREAD_ID = s.THREAD_ID "
+            "WHERE t.PROCESSLIST_ID = CONNECTION_ID()",
+            doing="reading performance_schema statement times")
+        return int(rows[0][0]) // 1000
+
     def geometry(self, schema: str, tables=None, **kwargs):
         """:func:`bufsim.live.geometry.read_geometry` over this connection."""
         from .geometry import read_geometry

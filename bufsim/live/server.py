@@ -26,7 +26,7 @@ import time
 from pathlib import Path
 
 __all__ = ["LiveError", "MariaDBServer", "find_binary", "server_available",
-           "DEFAULT_SETTINGS"]
+           "DEFAULT_SETTINGS", "TIMING_SETTINGS"]
 
 #: Settings every private server gets unless overridden: reads bypass the OS cache
 #: (the pool's misses are real reads), no adaptive hash index (its hits would add page
@@ -43,6 +43,15 @@ DEFAULT_SETTINGS = {
     "innodb_doublewrite": "OFF",
     "performance_schema": "OFF",
     "skip_name_resolve": "ON",
+}
+
+#: Settings that turn on the server's own statement timer: performance_schema, whose
+#: per-thread statement summaries (events_statements_summary_by_thread_by_event_name)
+#: :meth:`bufsim.live.Connection.statement_ns` reads.  Off by default (DEFAULT_SETTINGS);
+#: performance_schema takes no buffer-pool pages.
+TIMING_SETTINGS = {
+    "performance_schema": "ON",
+    "performance_schema_consumer_events_statements_current": "ON",
 }
 
 _SEARCH = ("/usr/sbin", "/usr/local/sbin", "/usr/bin", "/usr/local/bin", "/usr/libexec")
