@@ -350,7 +350,8 @@ def results_rows(side: SideLoad, doc: Reported, runs: dict, alone: dict) -> list
         def row(metric, reported, simulated, fitted=False, cfg=cfg):
             return dict(experiment="side load", metric=metric, config=cfg, reported=reported,
                         simulated=simulated, fitted=fitted)
-        rate, secs = doc.value(obt, "concurrent", "sysbench_req_per_s"), doc.value(obt, "concurrent", "mysqldump_seconds")
+        rate = doc.value(obt, "concurrent", "sysbench_req_per_s")
+        secs = doc.value(obt, "concurrent", "mysqldump_seconds")
         rows += [
             row("sysbench alone req/s", doc.value(obt, "alone", "sysbench_req_per_s"), alone[obt]["req_s"], obt == 0),
             row("mysqldump alone s", doc.value(obt, "alone", "mysqldump_seconds"), alone[obt]["dump_s"], obt == 0),
