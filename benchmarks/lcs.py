@@ -8,7 +8,7 @@ and each :meth:`OracleTrace.run` opens it with
 ``cache.process_trace(reader)``, the loop in C (``c_process_trace``) with no
 Python per request.  :func:`run` does both for one policy and size.
 
-Conventions, those of tests/test_libcachesim.py's per-request loop: object id
+Conventions, those of tests/policies/test_libcachesim.py's per-request loop: object id
 ``page + 1``, every object size 1 (``clock_time`` 0, ``next_access_vtime`` -1,
 which the reader turns into "never"), and the cache size given in objects, so a
 cache of ``size`` holds ``size`` pages.  ``process_trace`` returns ``(object

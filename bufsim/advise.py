@@ -52,6 +52,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from ._validation import check_int
 from .config import MIN_POOL_PAGES, PAGE_SIZE, preset as make_preset
 
 __all__ = ["advise", "miss_ratio_curve", "knee", "Report"]
@@ -274,8 +275,7 @@ def advise(trace, *, target_hit: float = 0.99, threads: int = 32, cores: int = 1
     if not (isinstance(target_hit, (int, float)) and 0 < target_hit <= 1):
         raise ValueError(f"target_hit={target_hit!r} is out of range; allowed: (0, 1]")
     for name, v in (("threads", threads), ("cores", cores)):
-        if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-            raise ValueError(f"{name}={v!r} is out of range; allowed: integer >= 1")
+        check_int(name, v, 1)
     if preset not in ("mysql55", "mysql56", "mysql57"):
         raise ValueError(f"preset={preset!r} is not supported here; allowed: mysql55, mysql56, "
                          "mysql57 (the versions whose mutex rules are modelled)")

@@ -105,8 +105,8 @@ def parse_blkparse(lines, *, page_size: int = 16384, file_offset: int = 0, space
     >>> df.to_dict("list")
     {'space': [0, 0], 'page': [2, 3], 'time_ns': [1000, 1000], 'thread': [77, 77]}
     """
-    if (isinstance(page_size, bool) or not isinstance(page_size, int)
-            or page_size < 1024 or page_size > 65536 or page_size & (page_size - 1)):
+    page_size = check_int("--page-size", page_size, 1024, 65536)
+    if page_size & (page_size - 1):
         raise ValueError(f"--page-size={page_size!r} is out of range; allowed: a power of two "
                          "in 1024..65536 bytes")
     check_int("--file-offset", file_offset, 0)

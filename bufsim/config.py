@@ -71,9 +71,7 @@ def _parse_size(nbytes: int | str) -> int:
             nbytes = int(float(num) * mult)
         except ValueError:
             raise ValueError(f"pool size {nbytes!r} is not a size like '128M' or '4G'") from None
-    if isinstance(nbytes, bool) or not isinstance(nbytes, int) or nbytes < 0:
-        raise ValueError(f"pool size {nbytes!r} is out of range; allowed: bytes >= 0 or '128M'")
-    return int(nbytes)
+    return check_int("pool size (bytes, or a size like '128M')", nbytes, 0)
 
 
 def _mysql_chunk_frames(chunk_bytes: int, misaligned: bool = True) -> int:

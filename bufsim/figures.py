@@ -27,6 +27,7 @@ from typing import Any
 import altair as alt
 import vl_convert as vlc
 
+from bufsim._validation import check_int
 from bufsim import provenance as _prov
 from bufsim.paths import atomic_path
 
@@ -119,9 +120,7 @@ def _check_name(name: object) -> str:
 
 
 def _check_size(field: str, value: object, low: int, high: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-        raise ValueError(f"{field} must be an integer in [{low}, {high}], got {value!r}")
-    return value
+    return check_int(field, value, low, high)
 
 
 def _inline_row_counts(spec: Any) -> Iterator[int]:

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from ._validation import check_ns
 from .config import PoolConfig, preset
 from .engine import COUNTER_NAMES, PoolState, _sources, hit_rate
 from .pages import Tablespaces
@@ -154,9 +155,7 @@ class Pool:
 
     def idle_ns(self, ns: int) -> None:
         """:meth:`idle` for ``ns`` nanoseconds exactly (an integer >= 0)."""
-        if isinstance(ns, (bool, np.bool_)) or not isinstance(ns, (int, np.integer)) or ns < 0:
-            raise ValueError(f"ns={ns!r} is out of range; allowed: integer >= 0")
-        t = self.clock_ns + int(ns)
+        t = self.clock_ns + check_ns("ns", ns)
         if t > 2**63 - 1:
             raise ValueError(f"idle of {ns} ns would overflow the int64 virtual clock")
         self._state.idle_until(t)

@@ -37,6 +37,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from ._validation import check_int
 from .config import PAGE_SIZE, PRESETS, PoolConfig, preset as make_preset
 
 __all__ = ["sweep", "parse_sizes", "parse_values", "expand_grid", "trace_sha256",
@@ -461,8 +462,8 @@ def sweep(trace, grid, *, executor=None, jobs: int | None = None, preset: str = 
     points = expand_grid(grid)
     if preset not in PRESETS:
         raise ValueError(f"preset={preset!r} is unknown; allowed: {', '.join(PRESETS)}")
-    if jobs is not None and (isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1):
-        raise ValueError(f"jobs={jobs!r} is out of range; allowed: integer >= 1")
+    if jobs is not None:
+        check_int("jobs", jobs, 1)
     if executor is not None and not callable(getattr(executor, "submit", None)):
         raise ValueError(f"executor must have a submit method (a concurrent.futures.Executor "
                          f"or a dask.distributed.Client), got {type(executor).__name__}")

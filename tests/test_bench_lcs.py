@@ -4,7 +4,7 @@ import os
 
 import numpy as np
 import pytest
-from _bench import load_benchmark
+from tests._bench import load_benchmark
 
 import bufsim
 from bufsim import CostModel, DeviceModel, PoolConfig

@@ -215,7 +215,7 @@ def test_hand_run_leaves_git_status_clean(tmp_path):
 def test_live_notebook_writes_its_validation_rows(tmp_path, monkeypatch):
     """07 against a private MariaDB server (quick grid), with a non-default preset: the rows
     carry the issue-16 columns, at least 40 of them, and the figures follow the house rules."""
-    from _live import require_server
+    from tests._live import require_server
 
     require_server()
     out = tmp_path / "out"

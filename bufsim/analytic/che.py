@@ -463,7 +463,7 @@ def innodb_midpoint_lru(rates, pool_pages: int, old_blocks_pct: int = 37) -> Che
     makes it young (head of the LRU list), the young tail becomes old as the
     old sublist is rebalanced, and the old tail is evicted: the two-list
     LRU(m) of Gast and Van Houdt.  That is InnoDB with ``old_blocks_time > 0``
-    when re-references come after the threshold (tests/test_analytic_vs_engine.py:
+    when re-references come after the threshold (tests/experiments/test_analytic_vs_engine.py:
     within 0.0028 of the engine at 30 points).  It is **not** InnoDB with
     ``old_blocks_time = 0``: there the get that misses is the page's first
     access and already makes it young (``buf_page_get_gen`` reads, then

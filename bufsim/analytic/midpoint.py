@@ -168,12 +168,8 @@ class ScanClass:
     pass_gap: float = 0.0
 
     def __post_init__(self):
-        if isinstance(self.pages, bool) or not isinstance(self.pages, (int, np.integer)) \
-                or self.pages < 1:
-            raise ValueError(f"pages must be an integer >= 1; got {self.pages!r}")
-        if isinstance(self.gets_per_page, bool) or \
-                not isinstance(self.gets_per_page, (int, np.integer)) or self.gets_per_page < 1:
-            raise ValueError(f"gets_per_page must be an integer >= 1; got {self.gets_per_page!r}")
+        check_int("pages", self.pages, 1)
+        check_int("gets_per_page", self.gets_per_page, 1)
         if not (math.isfinite(self.get_time) and self.get_time > 0):
             raise ValueError(f"get_time must be a finite number > 0; got {self.get_time!r}")
         if not (math.isfinite(self.pass_gap) and self.pass_gap >= 0):

@@ -30,6 +30,8 @@ import numpy as np
 import pandas as pd
 from numba import njit
 
+from .._validation import check_int
+
 __all__ = [
     "StackDistanceCounter", "ShardsCounter", "stack_distances", "exact_mrc",
     "shards_mrc", "mrc_error", "page_hash",
@@ -331,10 +333,7 @@ def _infer_n_pages(obj, n_pages):
 
 
 def _check_n_pages(n_pages):
-    if (isinstance(n_pages, bool) or not isinstance(n_pages, (int, np.integer))
-            or not 1 <= n_pages < 2**30):
-        raise ValueError(f"n_pages must be an integer in 1..2**30-1; got {n_pages!r}")
-    return int(n_pages)
+    return check_int("n_pages", n_pages, 1, 2**30 - 1)
 
 
 def _check_sizes(sizes) -> np.ndarray:
@@ -591,8 +590,7 @@ def exact_mrc(trace_or_chunks, sizes, *, n_pages: int | None = None) -> pd.DataF
 # SHARDS
 # --------------------------------------------------------------------------
 def _mix_seed(seed) -> np.uint64:
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
-        raise ValueError(f"seed must be an integer; got {seed!r}")
+    check_int("seed", seed)
     mask = (1 << 64) - 1
     z = (int(seed) + 0x9E3779B97F4A7C15) & mask
     z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & mask
@@ -646,10 +644,7 @@ class ShardsCounter:
         if thr < 1:
             raise ValueError(f"rate must be at least 2**-{_P_BITS}; got {rate!r}")
         if max_samples is not None:
-            if (isinstance(max_samples, bool) or not isinstance(max_samples, (int, np.integer))
-                    or max_samples < 1):
-                raise ValueError(f"max_samples must be an integer >= 1; got {max_samples!r}")
-            smax = int(max_samples)
+            smax = check_int("max_samples", max_samples, 1)
             n_slots = max(_MIN_SLOTS, 2 * smax + 2)
         else:
             smax = 0

@@ -26,6 +26,8 @@ import pandas as pd
 from numba import njit
 from scipy import optimize
 
+from .._validation import check_int
+
 __all__ = ["MVAResult", "USLFit", "exact_mva", "schweitzer_mva", "asymptotic_bounds",
            "usl_fit"]
 
@@ -88,9 +90,7 @@ def _check_network(demands, think_time, n_users, servers, load_dependent):
     z = float(think_time)
     if not np.isfinite(z) or z < 0:
         raise ValueError(f"think_time must be finite and >= 0; got {think_time!r}")
-    if isinstance(n_users, bool) or not isinstance(n_users, (int, np.integer)) or n_users < 1:
-        raise ValueError(f"n_users must be an integer >= 1; got {n_users!r}")
-    n = int(n_users)
+    n = check_int("n_users", n_users, 1)
     k = d.shape[0]
     if servers is None:
         m = np.ones(k, dtype=np.int64)
@@ -107,9 +107,7 @@ def _check_network(demands, think_time, n_users, servers, load_dependent):
         if not isinstance(load_dependent, Mapping):
             raise ValueError("load_dependent must map station index -> rate multipliers")
         for st, a in load_dependent.items():
-            if isinstance(st, bool) or not isinstance(st, (int, np.integer)) or not 0 <= st < k:
-                raise ValueError("load_dependent keys must be station indices in "
-                                 f"0..{k - 1}; got {st!r}")
+            check_int("load_dependent key (one of the station indices)", st, 0, k - 1)
             a = np.asarray(a, dtype=np.float64)
             if a.ndim != 1 or a.shape[0] < n:
                 raise ValueError(f"load_dependent[{st}] must give alpha(1..n_users), {n} values; "
@@ -458,8 +456,7 @@ def schweitzer_mva(demands, think_time: float, n_users: int, *, servers=None,
     tol = float(tol)
     if not tol > 0:
         raise ValueError(f"tol must be > 0; got {tol!r}")
-    if isinstance(max_iter, bool) or not isinstance(max_iter, (int, np.integer)) or max_iter < 1:
-        raise ValueError(f"max_iter must be an integer >= 1; got {max_iter!r}")
+    check_int("max_iter", max_iter, 1)
     mm = np.where(m >= 1, m, 1).astype(np.float64)
     dq = np.where(kind == _DELAY, 0.0, d / mm)
     dd = np.where(kind == _DELAY, d, d * (mm - 1.0) / mm)

@@ -10,4 +10,5 @@ the contention models and the workloads; nothing below imports them.
 * :mod:`bufsim.experiments.instances` — notebook 04, rein hot/uniform and instance counts (004).
 * :mod:`bufsim.experiments.dbt3` — notebook 05, DBT-3 MRR/BKA runs and claims (002).
 * :mod:`bufsim.experiments.analytic_validation` — notebook 06, estimates against replays.
+* :mod:`bufsim.experiments.explorer` — notebook 08, one synthetic workload under the sliders' settings.
 """

@@ -35,14 +35,14 @@ import pandas as pd
 import bufsim
 from bufsim import Chunk, CostModel, DeviceModel, PoolConfig, PoolState, SpaceSpec, Tablespaces, Trace
 from bufsim._units import NS_PER_MS, NS_PER_S
-from bufsim.analytic import che
+from bufsim.analytic import che, mrc_error, shards_mrc
 from bufsim.analytic.midpoint import ScanClass, midpoint_lru
 from bufsim.engine import STOP_TIME
 from bufsim.engine import COUNTER_NAMES
 from bufsim.synthetic import zipf_probabilities, zipf_trace
 
 __all__ = ["Mixture", "MIXTURES", "TIMES_MS", "PCTS", "KNOWN_HOT_MISSES", "che_grid", "simulate", "model",
-           "run_grid", "traces", "tablespaces"]
+           "run_grid", "traces", "tablespaces", "lru_replay_hits", "shards_trials", "che_chart", "CHE_SERIES"]
 
 NO_COST = CostModel(0, 0, 0, 0)
 #: a millisecond; in che_grid gets 1 ms apart: with old_blocks_time_ms=1 a page's first
@@ -305,3 +305,67 @@ def che_grid(alpha: float, sizes, *, n_pages: int = 100_000, measured: int = 1_0
             t0_free=int(pool["FREE_BUFFERS"]), t0_database_pages=int(pool["DATABASE_PAGES"]),
             first_access_old_read_ahead=int(st1.stats()["NUMBER_PAGES_READ_AHEAD"].sum())))
     return pd.DataFrame(rows)
+
+
+def lru_replay_hits(trace, sizes) -> pd.DataFrame:
+    """Hits of plain LRU replays of ``trace`` (instant device, no costs) at each pool size:
+    the engine's side of the exact miss-ratio curve.  Columns: size, replay_hits."""
+    rows = []
+    for s in sizes:
+        cfg = PoolConfig(policy="lru", pool_pages=int(s), device="instant", cost=NO_COST)
+        res = bufsim.replay(trace, cfg)
+        rows.append(dict(size=int(s), replay_hits=int(res.totals["NUMBER_PAGES_GET"]
+                                                      - res.totals["NUMBER_PAGES_READ"])))
+    return pd.DataFrame(rows)
+
+
+def shards_trials(trace, sizes, exact: pd.DataFrame, *, rate: float, max_samples: int, seeds):
+    """SHARDS fixed-rate (``rate``) and fixed-size (``max_samples``) curves of ``trace``
+    for each hash seed (the sample depends on it), scored against ``exact``.
+    Returns (table: hash_seed, fixed_rate_mae, fixed_size_mae, fixed_size_final_rate;
+    the two curves of the first seed)."""
+    rows, first = [], None
+    for s in seeds:
+        fr = shards_mrc(trace, sizes, rate=rate, seed=s)
+        fs = shards_mrc(trace, sizes, max_samples=max_samples, seed=s)
+        rows.append(dict(hash_seed=s, fixed_rate_mae=mrc_error(fr, exact), fixed_size_mae=mrc_error(fs, exact),
+                         fixed_size_final_rate=fs.attrs["rate"]))
+        first = first or (fr, fs)
+    return pd.DataFrame(rows), first
+
+
+#: the series of :func:`che_grid` in notebook 06's figure, and their labels
+CHE_SERIES = {"che_lru": "Che LRU estimate", "lru": "replayed lru",
+              "midpoint": "two-list estimate", "innodb_t0": "replayed innodb, old_blocks_time=0",
+              "innodb_first_access_old": "replayed innodb, first access leaves page old"}
+
+
+def che_chart(che_table: pd.DataFrame):
+    """Hit ratio against pool size, one panel per Zipf alpha (``che_table``: rows of
+    :func:`che_grid` with an ``alpha`` column): the estimates as dashed lines drawn over
+    the replays' points, so neither hides the other."""
+    import altair as alt      # here: the drivers import without altair's start-up cost
+    long = che_table.melt(id_vars=["alpha", "size"], value_vars=list(CHE_SERIES),
+                          var_name="series", value_name="hit_ratio")
+    long["series"] = long["series"].map(CHE_SERIES)
+    long["kind"] = np.where(long.series.str.contains("estimate"), "analytic", "simulated")
+    x = alt.X("size:Q", scale=alt.Scale(type="log"), title="pool size (pages, log scale)",
+              axis=alt.Axis(labelOverlap="greedy", format="~s", labelFlush=False))
+    y = alt.Y("hit_ratio:Q", title="hit ratio", scale=alt.Scale(zero=False))
+    legend = alt.Legend(labelLimit=0, orient="bottom", direction="vertical")
+    sim_layer = alt.Chart().mark_point(size=70, filled=False, strokeWidth=1.5).encode(
+        x=x, y=y, shape=alt.Shape("series:N", title="simulated (points)", legend=legend),
+        color=alt.Color("series:N", title="simulated (points)", legend=legend),
+    ).transform_filter(alt.datum.kind == "simulated")
+    est_layer = alt.Chart().mark_line(strokeWidth=2, color="#333333").encode(
+        x=x, y=y, detail="series:N", strokeOpacity=alt.value(0.9),
+        # a dash pattern per estimate: the legend then draws each as a dashed stroke, not a dot
+        strokeDash=alt.StrokeDash("series:N", title="analytic (dashed lines)",
+                                  scale=alt.Scale(range=[[8, 4], [2, 2]]),
+                                  legend=alt.Legend(labelLimit=0, symbolStrokeColor="#333333",
+                                                    symbolStrokeWidth=2, symbolSize=400,
+                                                    orient="bottom", direction="vertical")),
+    ).transform_filter(alt.datum.kind == "analytic")
+    return alt.layer(sim_layer, est_layer, data=long).properties(width=190, height=200).facet(
+        column=alt.Column("alpha:N", title="Zipf alpha")).properties(
+        title="Hit ratio: analytic estimates (dashed) and replays (points)")

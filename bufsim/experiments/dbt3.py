@@ -46,7 +46,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from .._validation import check_int_fields
+from .._validation import check_int, check_int_fields
 from ..config import DEVICES, DeviceModel, PoolConfig, mysql55, mysql56
 from ..pool import Pool
 from ..trace import Chunk, Trace
@@ -157,8 +157,7 @@ def repeated_runs(trace: Trace, config: PoolConfig, n_runs: int, *,
     that (a ``RuntimeError`` if any counter differs); the runs after it are
     copies.
     """
-    if isinstance(n_runs, bool) or not isinstance(n_runs, (int, np.integer)) or n_runs < 1:
-        raise ValueError(f"n_runs = {n_runs!r} is out of range; allowed: integer >= 1")
+    check_int("n_runs", n_runs, 1)
     if skip_quiescent and config.old_blocks_time_ms != 0:
         raise ValueError("skip_quiescent needs old_blocks_time_ms = 0 (access times would "
                          "matter); pass skip_quiescent=False")

@@ -19,7 +19,7 @@ from ..workloads import rein as R
 from .contention import DbStress
 
 __all__ = ["USERS", "Rein", "mva_peaks", "des_peaks", "instance_sensitivity",
-           "instances_needed", "update_flush_counts", "update_series"]
+           "instances_needed", "update_flush_counts", "update_series", "users_chart"]
 
 #: user counts of the throughput curves (the document's x axis)
 USERS = (1, 2, 4, 8, 16, 32, 64, 128, 256)
@@ -251,3 +251,28 @@ def update_series(rein: Rein, instances, *, n_updates: int, io_capacity: int = 2
     out["ratio_vs_1_no_flush"] = out.tps_no_flush / out.dist.map(
         out[out.instances == min(instances)].set_index("dist").tps_no_flush)
     return out
+
+
+def users_chart(curves: pd.DataFrame):
+    """Throughput by users of notebook 04 (the rows of ``mva_peaks``' curves with the
+    adaptive hash index on), one line per server configuration and a panel per
+    statement and distribution, as an Altair chart.  The subtitle says how far apart
+    the servers' curves are at any user count (they may coincide, one line hiding
+    the others)."""
+    import altair as alt      # here: the drivers import without altair's start-up cost
+    d = curves[curves.ahi].copy()
+    spread = float((d.groupby(["kind", "dist", "users"]).tps.agg(lambda t: t.max() / t.min() - 1)).max())
+    d["server"] = d.config.str.replace(" b", ", innodb_buffer_pool_instances=", regex=False).radd("MySQL ")
+    d["panel"] = d.kind.map({"select": "PK SELECT", "update": "PK UPDATE"}) + ", " + d.dist.map(
+        {"hot": "hot (first 1M ids)", "uniform": "uniform"})
+    legend = alt.Legend(orient="bottom", columns=2, labelLimit=0)
+    return alt.Chart(d).mark_line(point=True, strokeWidth=1.5).encode(
+        x=alt.X("users:Q", title="users (log scale)", scale=alt.Scale(type="log", base=2)),
+        y=alt.Y("tps:Q", title="transactions per second (MVA)"),
+        color=alt.Color("server:N", title=None, legend=legend),
+        strokeDash=alt.StrokeDash("server:N", legend=None),
+        facet=alt.Facet("panel:N", title=None, columns=2),
+    ).properties(width=300, height=170, title=alt.TitleParams(
+        "rein, 8 cores, adaptive hash index on: throughput by users",
+        subtitle=(f"the {d.server.nunique()} servers' curves differ by at most {spread:.1%} "
+                  "at any user count, so they are drawn over each other")))

@@ -27,14 +27,15 @@ import numpy as np
 import pandas as pd
 
 from .._units import NS_PER_S
-from .._validation import check_int
+from .._validation import check_int, check_int_fields
 from ..config import SCHEDULERS, DeviceModel, mysql55
 from ..engine import ReplayResult, replay
 from ..workloads.plans import CpuCost, full_scan, sequence
 from ..workloads import sysbench as sb
 
-__all__ = ["SideLoad", "SideLoadRun", "requests_per_second",
-           "leaf_touches_per_txn", "analytic_estimate", "scheduler_rates"]
+__all__ = ["SideLoad", "SideLoadRun", "requests_per_second", "leaf_touches_per_txn",
+           "analytic_estimate", "scheduler_rates", "Reported", "big_table_mb", "results_rows",
+           "claims"]
 
 
 
@@ -101,8 +102,7 @@ class SideLoad:
     seed: int = 1
 
     def __post_init__(self):
-        if isinstance(self.scale, bool) or not isinstance(self.scale, int) or not 1 <= self.scale <= 256:
-            raise ValueError(f"scale={self.scale!r} is out of range; allowed: integer 1..256")
+        check_int_fields(self, ("scale",), 1, 256)
 
     @property
     def db(self):
@@ -280,3 +280,116 @@ def scheduler_rates(side: SideLoad, query_ns: int, device: DeviceModel, *,
                      "sysbench_misses": r.sysbench_misses,
                      "io_wait_ms_per_miss": 1e3 * r.sysbench_io_wait_s / max(r.sysbench_misses, 1)})
     return pd.DataFrame(rows)
+
+
+#: the document whose numbers notebook 02 reproduces
+DOCUMENT = "001_b3c329944515dee7.txt"
+
+
+@dataclass(frozen=True)
+class Reported:
+    """The side-load numbers of the document: ``data/side_load.csv`` (rates and times)
+    and ``data/side_load_pool_contents.csv`` (pool contents per index)."""
+    values: pd.DataFrame
+    contents: pd.DataFrame
+
+    @classmethod
+    def load(cls) -> "Reported":
+        from ..paths import data_dir
+        values = pd.read_csv(data_dir() / "side_load.csv")
+        contents = pd.read_csv(data_dir() / "side_load_pool_contents.csv")
+        for name, df in (("side_load.csv", values), ("side_load_pool_contents.csv", contents)):
+            if set(df.source) != {DOCUMENT}:
+                raise ValueError(f"data/{name} names sources {sorted(set(df.source))}, "
+                                 f"expected only {DOCUMENT}")
+        return cls(values, contents)
+
+    def value(self, old_blocks_time_ms: int, run: str, metric: str) -> float:
+        """A reported number: ``run`` "alone" or "concurrent", ``metric``
+        "sysbench_req_per_s" or "mysqldump_seconds"."""
+        v = self.values
+        r = v[(v.old_blocks_time_ms == old_blocks_time_ms) & (v.run == run) & (v.metric == metric)]
+        if r.empty:
+            raise KeyError(f"no reported {metric} for run={run!r}, "
+                           f"old_blocks_time_ms={old_blocks_time_ms}")
+        return float(r.value.iloc[0])
+
+    def mb(self, old_blocks_time_ms: int, when: str, table: str) -> float:
+        """Data MB of ``table``'s PRIMARY in the pool ``when`` ("before" or "during" the
+        dump); 0 where the document lists none."""
+        c = self.contents
+        r = c[(c.old_blocks_time_ms == old_blocks_time_ms) & (c.when == when)
+              & (c.index_name == f"test.{table}.PRIMARY")]
+        return float(r.data_size_mb.iloc[0]) if len(r) else 0.0
+
+
+def big_table_mb(side: SideLoad, run: SideLoadRun, when: str) -> float:
+    """Data MB of the big table resident ``when`` = "before" the dump (the last sample
+    before it) or "during" it (at the sample where the small table is lowest)."""
+    tl = run.result.timeline
+    a, b = run.window_ns
+    if when == "before":
+        row = tl[tl.time_ns <= a].iloc[-1]
+    elif when == "during":
+        d = tl[(tl.time_ns > a) & (tl.time_ns <= b)]
+        row = d.loc[d[f"pages:{sb.SMALL_NAME}.PRIMARY"].idxmin()]
+    else:
+        raise ValueError(f"when={when!r} must be 'before' or 'during'")
+    return side.data_mb(row[f"pages:{sb.BIG_NAME}.PRIMARY"])   # same rows per leaf
+
+
+def results_rows(side: SideLoad, doc: Reported, runs: dict, alone: dict) -> list[dict]:
+    """The reported-versus-simulated rows of notebook 02 (``build/results/02_*.csv``):
+    ``runs`` maps old_blocks_time to the concurrent :class:`SideLoadRun`, ``alone`` to
+    ``{"req_s": sysbench alone, "dump_s": dump alone (document seconds)}``."""
+    scale = side.scale
+    rows = []
+    for obt, r in runs.items():
+        cfg = f"mysql55 512M O_DIRECT, old_blocks_time {obt}" + ("" if scale == 1 else f", 1/{scale} scale")
+
+        def row(metric, reported, simulated, fitted=False, cfg=cfg):
+            return dict(experiment="side load", metric=metric, config=cfg, reported=reported,
+                        simulated=simulated, fitted=fitted)
+        rate = doc.value(obt, "concurrent", "sysbench_req_per_s")
+        secs = doc.value(obt, "concurrent", "mysqldump_seconds")
+        rows += [
+            row("sysbench alone req/s", doc.value(obt, "alone", "sysbench_req_per_s"), alone[obt]["req_s"], obt == 0),
+            row("mysqldump alone s", doc.value(obt, "alone", "mysqldump_seconds"), alone[obt]["dump_s"], obt == 0),
+            row("sysbench concurrent req/s (mean over the dump)", rate, r.sysbench_req_s),
+            row("sysbench concurrent req/s (steady: 2nd half of the dump)", rate, r.sysbench_req_s_steady),
+            row("mysqldump concurrent s", secs, r.dump_seconds * scale),
+            row("small PRIMARY MB before dump", doc.mb(obt, "before", sb.SMALL_NAME),
+                side.data_mb(r.small_pages_before)),
+            row("small PRIMARY MB during dump (lowest)", doc.mb(obt, "during", sb.SMALL_NAME),
+                side.data_mb(r.small_pages_min)),
+            row("big PRIMARY MB before dump", doc.mb(obt, "before", sb.BIG_NAME), big_table_mb(side, r, "before")),
+            row("big PRIMARY MB during dump", doc.mb(obt, "during", sb.BIG_NAME), big_table_mb(side, r, "during")),
+        ]
+    return rows
+
+
+def claims(side: SideLoad, doc: Reported, runs: dict, alone: dict) -> pd.DataFrame:
+    """The document's claims checked against the runs at old_blocks_time 0 and 1000
+    (``runs`` and ``alone`` as for :func:`results_rows`): check, target, measured, holds."""
+    r0, r1 = runs[0], runs[1000]
+
+    def dump_ratio(obt):      # simulated concurrent/alone dump time over the reported one
+        return ((runs[obt].dump_seconds * side.scale / alone[obt]["dump_s"])
+                / (doc.value(obt, "concurrent", "mysqldump_seconds") / doc.value(obt, "alone", "mysqldump_seconds")))
+
+    small_0 = side.data_mb(r0.small_pages_min) / doc.mb(0, "during", sb.SMALL_NAME)
+    rows = [
+        ("sysbench concurrent / alone, 0, steady (2nd half of the dump)", "<= 0.05",
+         r0.sysbench_req_s_steady / alone[0]["req_s"], lambda m: m <= 0.05),
+        ("sysbench concurrent / alone, 0, mean over the whole dump", "<= 0.05",
+         r0.sysbench_req_s / alone[0]["req_s"], lambda m: m <= 0.05),
+        ("sysbench concurrent / alone, 1000, mean over the whole dump", ">= 0.90",
+         r1.sysbench_req_s / alone[1000]["req_s"], lambda m: m >= 0.90),
+        ("dump concurrent/alone vs reported ratio, 0", "within 30%", dump_ratio(0), lambda m: abs(m - 1) <= 0.30),
+        ("dump concurrent/alone vs reported ratio, 1000", "within 30%", dump_ratio(1000),
+         lambda m: abs(m - 1) <= 0.30),
+        ("small PRIMARY lowest MB / 12.1 MB, 0", "0.5 .. 2", small_0, lambda m: 0.5 <= m <= 2),
+        ("small PRIMARY lowest / before, 1000", ">= 0.95", r1.small_pages_min / r1.small_pages_before,
+         lambda m: m >= 0.95),
+    ]
+    return pd.DataFrame([dict(check=c, target=t, measured=m, holds=bool(ok(m))) for c, t, m, ok in rows])

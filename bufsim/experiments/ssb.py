@@ -38,7 +38,9 @@ import numpy as np
 import pandas as pd
 
 from .._units import NS_PER_S
-from .._validation import check_int_fields
+from .._validation import check_int, check_int_fields, check_ns
+from ..analytic import exact_mrc
+from ..analytic.midpoint import ScanClass, midpoint_lru
 from ..config import CostModel, DeviceModel, PoolConfig, pages_from_bytes, preset
 from ..engine import replay
 from ..pool import Pool
@@ -46,7 +48,7 @@ from ..workloads.plans import CpuCost
 from ..workloads.ssb import QUERIES, SSB
 
 __all__ = ["Calibration", "SsbConfig", "CONFIGS", "pool_config", "q11_run", "q11_sequence", "fit_q11",
-           "FitResult", "run_ssb", "cold_extra_ns", "Q11_METRICS"]
+           "FitResult", "run_ssb", "cold_extra_ns", "Q11_METRICS", "analytic_check", "sweep_chart"]
 
 
 #: document counter -> column of :func:`q11_run`'s result
@@ -182,9 +184,7 @@ def q11_sequence(ssb: SSB, steps: Sequence[tuple[str, int]], calib: Calibration,
     pool = Pool(cfg, ssb.tablespaces)
     out = []
     for plan, t_ms in steps:
-        if not (isinstance(t_ms, (int, np.integer)) and 0 <= t_ms <= 2**32 - 1):
-            raise ValueError(f"old_blocks_time_ms = {t_ms!r} is out of range; allowed: 0..2**32-1")
-        pool.set(old_blocks_time=int(t_ms))
+        pool.set(old_blocks_time=check_int("old_blocks_time_ms", t_ms, 0, 2**32 - 1))
         op = ssb.query("Q1.1", plan, cpu=calib.cpu)
         pool.begin()
         for chunk in op.chunks():
@@ -247,8 +247,7 @@ def fit_q11(ssb: SSB, reported_seconds: Mapping[tuple[str, int], float], *,
     if len(reported_seconds) < 4:
         raise ValueError(f"reported_seconds has {len(reported_seconds)} runs; allowed: >= 4 "
                          "(four constants are fitted)")
-    if not (isinstance(max_iter, int) and max_iter >= 1):
-        raise ValueError(f"max_iter = {max_iter!r} is out of range; allowed: integer >= 1")
+    check_int("max_iter", max_iter, 1)
     keys = list(reported_seconds)
     y = np.array([float(reported_seconds[k]) for k in keys])
     if (y <= 0).any():
@@ -300,8 +299,7 @@ def run_ssb(ssb: SSB, configs: PoolConfig | Mapping[str, PoolConfig], calib: Cal
         raise ValueError("configs must hold at least one PoolConfig")
     if not runs:
         raise ValueError("runs must name at least one run")
-    if not (isinstance(idle_ns, (int, np.integer)) and idle_ns >= 0):
-        raise ValueError(f"idle_ns = {idle_ns!r} is out of range; allowed: integer >= 0")
+    check_ns("idle_ns", idle_ns)
     pools = {k: Pool(c, ssb.tablespaces) for k, c in configs.items()}
     rows_out = []
     for run in runs:
@@ -355,8 +353,7 @@ def cold_extra_ns(ssb: SSB, disk: DeviceModel, fs_read_ns: int, *,
 
     Returns ``dict(seq_pages, random_pages, extra_ns)``.
     """
-    if not (isinstance(fs_read_ns, (int, np.integer)) and fs_read_ns >= 0):
-        raise ValueError(f"fs_read_ns = {fs_read_ns!r} is out of range; allowed: integer >= 0")
+    check_ns("fs_read_ns", fs_read_ns)
     mask = touched_pages(ssb, queries)
     ts = ssb.tablespaces
     names = list(ts.group_names)
@@ -368,3 +365,67 @@ def cold_extra_ns(ssb: SSB, disk: DeviceModel, fs_read_ns: int, *,
     extra = n_seq * max(0, disk.seq_read_ns - fs_read_ns) + \
         n_rand * max(0, disk.random_read_ns - fs_read_ns)
     return dict(seq_pages=n_seq, random_pages=n_rand, extra_ns=int(extra))
+
+
+def analytic_check(ssb: SSB, calib: Calibration, queries: Sequence[str] = ("Q1.1", "Q2.1")) -> pd.DataFrame:
+    """Hit ratios of the analytic models beside replays of single queries (scan plans) in
+    MySQL 5.6.10's 128M pool: the exact LRU miss-ratio curve against the replay with
+    old_blocks_time 0 (the two agree when no page is made young early), and for Q1.1 the
+    two-class midpoint model (hot ``dim_date`` pages at the probe rate of the replay,
+    ``lineorder``'s leaves as one scan) at 0 and 1000 ms.  Columns: query, estimate,
+    old_blocks_time_ms, analytic, simulated, difference."""
+    rows = []
+    pool = pool_config(CONFIGS[1], calib).pool_pages
+    for q in queries:
+        op = ssb.query(q, "scan", cpu=calib.cpu)
+        sim = {}               # old_blocks_time -> (hit ratio, virtual seconds)
+        for t_ms in (0, 1000):
+            res = replay(op.trace(), pool_config(CONFIGS[1], calib, old_blocks_time_ms=t_ms))
+            sim[t_ms] = (1 - res.totals["NUMBER_PAGES_READ"] / res.totals["NUMBER_PAGES_GET"],
+                         res.streams.elapsed_ns[0] / NS_PER_S)
+        mrc = exact_mrc(op.trace(), [pool])
+        rows.append(dict(query=q, estimate="exact LRU MRC (= InnoDB t=0)", old_blocks_time_ms=0,
+                         analytic=float(mrc.hit_ratio.iloc[0]), simulated=sim[0][0]))
+        if q != "Q1.1":
+            continue
+        pages = op.pages()
+        names = np.asarray(ssb.tablespaces.group_names)
+        hot = pages[names[ssb.tablespaces.page_group[pages]] == "dim_date.PRIMARY"]
+        _, cnt = np.unique(hot, return_counts=True)
+        n_leaf = ssb.db.index("lineorder").leaves.size
+        gpp = int(round(ssb.data.rows / n_leaf))
+        for t_ms in (0, 1000):
+            secs = sim[t_ms][1]
+            scan = ScanClass(pages=int(n_leaf), gets_per_page=gpp, get_time=secs / op.gets)
+            est = midpoint_lru(cnt / secs, [scan], pool_pages=pool, old_blocks_time_ms=t_ms)
+            rows.append(dict(query=q, estimate="midpoint_lru (hot dim_date + scan)", old_blocks_time_ms=t_ms,
+                             analytic=float(est.hit_ratio), simulated=sim[t_ms][0]))
+    out = pd.DataFrame(rows)
+    out["difference"] = out.analytic - out.simulated
+    return out
+
+
+def sweep_chart(sweeps: pd.DataFrame, setting: str, title: str, xtitle: str, *,
+                sizes: Sequence[str] = (), logx: bool = False):
+    """Seconds and hit ratio of one sensitivity sweep of notebook 01 (rows of ``sweeps``
+    whose ``setting`` is ``setting``: "old_blocks_time_ms", "old_blocks_pct" or "pool",
+    one line per old_blocks_time), as two Altair panels side by side.  ``sizes``
+    orders the pool sizes; ``logx`` puts a numeric setting on a symmetric log scale."""
+    import altair as alt      # here: the drivers import without altair's start-up cost
+    d = sweeps[sweeps.setting == setting].copy()
+    if setting != "pool":
+        d["x"] = d.value.astype(float)
+        x = alt.X("x:Q", title=xtitle,
+                  scale=alt.Scale(type="symlog", constant=1) if logx else alt.Scale(zero=False),
+                  axis=alt.Axis(values=sorted(d.x.unique()), format="d", labelOverlap="greedy", labelAngle=0))
+    else:
+        d["x"] = d.value.astype(str)
+        x = alt.X("x:N", title=xtitle, sort=[str(s) for s in sizes], axis=alt.Axis(labelAngle=0))
+    legend = alt.Legend(orient="bottom", title="innodb_old_blocks_time", labelLimit=0)
+    base = alt.Chart(d).encode(x=x, color=alt.Color("old_blocks_time:N", legend=legend),
+                               strokeDash=alt.StrokeDash("old_blocks_time:N", legend=legend))
+    left = base.mark_line(point=True).encode(y=alt.Y("seconds:Q", title="seconds (one pass, 13 queries)"))
+    right = base.mark_line(point=True).encode(y=alt.Y("hit_ratio:Q", title="hit ratio (1 - reads/gets)",
+                                                      scale=alt.Scale(zero=False)))
+    return alt.hconcat(left.properties(width=300, height=220), right.properties(width=300, height=220)
+                       ).properties(title=title)

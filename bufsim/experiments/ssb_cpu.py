@@ -51,6 +51,7 @@ from typing import Iterable, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
+from .._validation import check_int
 from ..workloads.ssb import N_DATES, PLANS, QUERIES, SSB
 
 __all__ = ["COSTS", "LANES", "OPERATOR_COUNTS", "operator_counts", "statement_features",
@@ -277,8 +278,7 @@ def fit(obs: pd.DataFrame, fit_set: Iterable[str] | None = None, *, overlap: boo
     """
     from scipy.optimize import nnls
 
-    if not (isinstance(max_iter, int) and max_iter >= 1):
-        raise ValueError(f"max_iter = {max_iter!r} is out of range; allowed: integer >= 1")
+    check_int("max_iter", max_iter, 1)
     names = list(obs["config"]) if fit_set is None else list(fit_set)
     unknown = [n for n in names if n not in set(obs["config"])]
     if unknown or not names:

@@ -24,6 +24,8 @@ from typing import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
+from .._validation import check_int
+
 __all__ = ["q11_identifiability", "implied_check_cost", "profile_offthread", "table_implied",
            "CONSTANTS"]
 
@@ -149,8 +151,8 @@ def table_implied(times: pd.DataFrame, model_runs: pd.DataFrame, *, q11: pd.Data
     for c in ("gets", "pages_read", "not_made_young"):
         if c not in model_runs.columns:
             raise ValueError(f"model_runs lacks column {c!r}")
-    if cold_pages is not None and not (isinstance(cold_pages, (int, np.integer)) and cold_pages > 0):
-        raise ValueError(f"cold_pages = {cold_pages!r} is out of range; allowed: integer > 0")
+    if cold_pages is not None:
+        check_int("cold_pages", cold_pages, 1)
     t = times.assign(config=[f"{v} {b} t={m}" for v, b, m in
                              zip(times.version, times.buffer_pool, times.old_blocks_time_ms)])
     mean = t[t.run != "Cold"].groupby("config", sort=False).seconds.mean()

@@ -36,6 +36,9 @@ from collections import namedtuple
 import numpy as np
 from numba import njit
 
+# the clocks' units and buf_pool_get's fold, written once in bufsim._units
+from .._units import NS_PER_MS, NS_PER_S, fold_instance  # noqa: F401 (re-exported to the kernels)
+
 # ---- per-page mutable state ------------------------------------------------------------
 # P_DIRTY is the page's oldest_modification (buf_page_t): 0 clean, otherwise the LSN
 # (``glob[G_LSN]``) of the modification that first dirtied it since its last write
@@ -164,8 +167,6 @@ NON_OLD_MIN_LEN = 5
 RATIO_DIV = 1024
 LRU_MIN_LEN = 256          # BUF_LRU_MIN_LEN: the page cleaner stops below it
 STAMP_MASK = (1 << 31) - 1  # buf_page_t::freed_page_clock is a 31-bit field
-NS_PER_MS = 1_000_000
-NS_PER_S = 1_000_000_000
 
 
 @njit(_nrt=False, cache=True, inline="always")
@@ -311,16 +312,6 @@ def hash_slot(hk, d):
     while hk[h] != d and hk[h] >= 0:
         h = (h + 1) & mask
     return h
-
-
-@njit(_nrt=False, cache=True)
-def fold_instance(space_id, page_no, n_inst):
-    """buf_pool_get: fold(space, page_no >> 6) mod n_inst in unsigned 64-bit arithmetic
-    (as :meth:`bufsim.Tablespaces.instance_of`)."""
-    s = np.uint64(space_id)
-    x = np.uint64(page_no) >> np.uint64(6)
-    f = (s << np.uint64(20)) + s + x
-    return np.int64(f % np.uint64(n_inst))
 
 
 # ---- the page map tuple ``pm`` that the kernels receive ------------------------------------

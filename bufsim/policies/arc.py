@@ -45,7 +45,7 @@ the type; integer ``p`` keeps the state in int64.  Everything else agrees, so
 ``ARCTwin(c, real_p=True)``, which uses Python floats (IEEE doubles, same
 operations in the same order), reproduces libCacheSim hit for hit, while the
 integer version's hit count differs from it by at most 34 of 20,000 gets
-(0.17%; either sign) on the traces of ``tests/test_libcachesim.py``, which
+(0.17%; either sign) on the traces of ``tests/policies/test_libcachesim.py``, which
 asserts a bound of 0.5% of the gets.  libCacheSim also falls
 back to T1 in REPLACE when T2 is empty; with unit-size pages that case cannot
 arise, and the kernel keeps the guard only as a safety net.

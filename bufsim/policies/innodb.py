@@ -492,8 +492,8 @@ def get(pst, stat, ist, cnt, sst, glob, cfg, pm, p, flags, k, t_ns):
 
     FLAG_RELATCH (16): a cursor re-latch of a remembered position goes through
     every step but is not counted in NUMBER_PAGES_GET."""
-    fmap = pm[0]
-    ffree = pm[1]
+    fmap = pm[PM_FMAP]
+    ffree = pm[PM_FFREE]
     i = instance_of(stat, cfg, p)
     if cfg[K_ACTIVITY] == 0:
         glob[G_ACTIVE] = 1  # cleaner_activity='get'; 'statement' marks it in the engine

@@ -85,6 +85,7 @@ from typing import Sequence
 
 import numpy as np
 
+from .._validation import check_int
 from .geometry import Column, Index, Table
 from .plans import CpuCost, Database, Operator
 from .txn import (
@@ -257,8 +258,7 @@ def dbstress_stream(db: Database, n_txn: int, *, pattern: Sequence[str] = ("read
         _check_kind(k, variant)
     n_obj = _sizes(db)[0]
     n_active = n_obj if n_active is None else n_active
-    if not isinstance(n_active, (int, np.integer)) or not 1 <= n_active <= n_obj:
-        raise ValueError(f"n_active={n_active!r} is out of range; allowed: 1..{n_obj}")
+    n_active = check_int("n_active", n_active, 1, n_obj)
     if refs is not None:
         refs = np.asarray(refs, dtype=np.int64)
         if refs.shape != (n_txn,) or (refs.size and (refs.min() < 0 or refs.max() >= n_obj)):

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .._validation import check_int
 from .dbt3_plans import PLANS, QUERIES, Step
 from .dbt3_schema import (  # noqa: F401  (re-exported: the names bufsim.workloads.dbt3 had)
     AMERICA, ANODIZED, ASIA, BRASS, CURRENT_DATE, DELIVER_IN_PERSON, ECONOMY, EUROPE, GERMANY,
@@ -132,8 +133,7 @@ class Dbt3:
             raise ValueError(f"sf = {sf!r} is out of range; allowed: 0 < sf <= 10")
         for f, v in (("join_buffer_size", join_buffer_size),
                      ("read_rnd_buffer_size", read_rnd_buffer_size)):
-            if not isinstance(v, int) or v < 128:
-                raise ValueError(f"{f} = {v!r} is out of range; allowed: integer >= 128")
+            check_int(f, v, 128)
         self.sf = float(sf)
         self.seed = seed
         self.data = Dbt3Data.generate(self.sf, seed)

@@ -71,6 +71,7 @@ from typing import Sequence
 
 import numpy as np
 
+from .._validation import check_int
 from .._units import PAGE_SIZE
 
 __all__ = [
@@ -234,8 +235,7 @@ class Table:
         object.__setattr__(self, "columns", tuple(self.columns))
         object.__setattr__(self, "primary_key", tuple(self.primary_key))
         object.__setattr__(self, "indexes", tuple(self.indexes))
-        if not isinstance(self.rows, (int, np.integer)) or self.rows < 0:
-            raise ValueError(f"Table({self.name!r}).rows = {self.rows!r} is out of range; allowed: >= 0")
+        object.__setattr__(self, "rows", check_int(f"Table({self.name!r}).rows", self.rows, 0))
         for f in ("fill", "random_fill"):
             v = getattr(self, f)
             if not 0.05 <= v <= 1:

@@ -37,6 +37,7 @@ from typing import Callable, Iterator, Sequence
 
 import numpy as np
 
+from .._validation import check_int, check_int_fields
 from ..pages import Tablespaces
 from ..trace import FLAG_AHI, FLAG_MODIFY, FLAG_SHORTCUT, FLAG_STMT_END, Chunk, Trace
 from .geometry import SpaceLayout, Table, layout_space, table_geometry
@@ -57,10 +58,7 @@ class CpuCost:
     get_ns: int = 0
 
     def __post_init__(self):
-        for f in ("row_ns", "get_ns"):
-            v = getattr(self, f)
-            if not isinstance(v, (int, np.integer)) or v < 0:
-                raise ValueError(f"CpuCost.{f} = {v!r} is out of range; allowed: integer >= 0")
+        check_int_fields(self, ("row_ns", "get_ns"), 0)
 
 
 class Database:
@@ -253,8 +251,8 @@ def mariadb1011_scan_events(leaves, recs, *, relatch: bool = True,
     recs = np.asarray(recs, dtype=np.int64)
     if leaves.shape != recs.shape or (recs < 0).any():
         raise ValueError("leaves and recs must have one non-negative record count per leaf")
-    if not (isinstance(threshold, int) and threshold >= 0 and isinstance(batch, int) and batch >= 1):
-        raise ValueError(f"threshold={threshold!r} (>= 0) and batch={batch!r} (>= 1) are out of range")
+    check_int("threshold", threshold, 0)
+    check_int("batch", batch, 1)
     flag = relatch_flag() if relatch else None
     if relatch and flag is None:
         raise ValueError("the trace vocabulary has no FLAG_RELATCH: call with relatch=False")

@@ -46,6 +46,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._validation import check_int
 from .geometry import Column, Index, Table
 from .plans import CpuCost, Database, Operator
 from .txn import (
@@ -84,8 +85,7 @@ def _check(kind, dist, hot_rows, n_rows):
         raise ValueError(f"kind={kind!r} is unknown; allowed: {', '.join(KINDS)}")
     if dist not in DISTS:
         raise ValueError(f"dist={dist!r} is unknown; allowed: {', '.join(DISTS)}")
-    if not isinstance(hot_rows, (int, np.integer)) or not 1 <= hot_rows <= n_rows:
-        raise ValueError(f"hot_rows={hot_rows!r} is out of range; allowed: 1..{n_rows}")
+    check_int("hot_rows", hot_rows, 1, n_rows)
     return n_rows if dist == "uniform" else int(hot_rows)
 
 

@@ -69,6 +69,7 @@ import math
 
 import numpy as np
 
+from .._validation import check_int
 from .geometry import PAGE_SIZE, Column, Index, Table, table_geometry
 from .plans import CpuCost, Database, Operator, full_scan, statement
 from .txn import PageFrequency, _clustered_ranges, _descents, _range_gets, _txn_operator
@@ -203,9 +204,7 @@ def oltp_read_only(db: Database, table: str, n_txn: int, *, dist: str = "uniform
     for f, v in (("point_selects", point_selects), ("simple_ranges", simple_ranges),
                  ("sum_ranges", sum_ranges), ("order_ranges", order_ranges),
                  ("distinct_ranges", distinct_ranges), ("range_size", range_size)):
-        if not isinstance(v, (int, np.integer)) or v < (1 if f == "range_size" else 0):
-            raise ValueError(f"{f}={v!r} is out of range; allowed: integer >= "
-                             f"{1 if f == 'range_size' else 0}")
+        check_int(f, v, 1 if f == "range_size" else 0)
     # statements after the point selects: (rows asked for: to - from + 1)
     spans = ([range_size] * (simple_ranges + sum_ranges + order_ranges)
              + [range_size + 1] * distinct_ranges)

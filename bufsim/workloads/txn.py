@@ -14,6 +14,7 @@ from typing import Callable
 
 import numpy as np
 
+from .._validation import check_int
 from ..pages import Tablespaces
 from ..trace import FLAG_AHI, FLAG_MODIFY, FLAG_STMT_END, Chunk
 from .plans import CpuCost, Database, Operator
@@ -154,9 +155,7 @@ def _txn_operator(name: str, db: Database, n_txn: int, batch: int, seed: int,
     draws the whole stream once (cheap: no events are built).
     """
     for f, v in (("n_txn", n_txn), ("batch", batch), ("query_ns", query_ns), ("txn_ns", txn_ns)):
-        if not isinstance(v, (int, np.integer)) or v < (1 if f == "batch" else 0):
-            raise ValueError(f"{f}={v!r} is out of range; allowed: integer >= "
-                             f"{1 if f == 'batch' else 0}")
+        check_int(f, v, 1 if f == "batch" else 0)
 
     def batches():
         rng = np.random.default_rng(seed)

@@ -11,7 +11,7 @@ import time
 import numpy as np
 import pytest
 
-from _live import require_server
+from tests._live import require_server
 from bufsim import pages_from_bytes
 from bufsim.live import TIMING_SETTINGS as TIMING, LiveError, MariaDBServer, connect, delta
 from bufsim.live import validation as V

@@ -267,7 +267,7 @@ def test_usl_with_noise_and_peak():
 @pytest.mark.parametrize("call, match", [
     (lambda: mva.exact_mva([1.0, -1.0], 1.0, 3), "demands must be finite and >= 0"),
     (lambda: mva.exact_mva([1.0], -1.0, 3), "think_time"),
-    (lambda: mva.exact_mva([1.0], 1.0, 0), "n_users must be an integer >= 1"),
+    (lambda: mva.exact_mva([1.0], 1.0, 0), "n_users=0 is out of range; allowed: >= 1"),
     (lambda: mva.exact_mva([1.0], 1.0, 3, servers=[1, 1]), "one entry per station"),
     (lambda: mva.exact_mva([1.0], 1.0, 3, servers=[1.5]), "servers must be integers"),
     (lambda: mva.exact_mva([0.0], 0.0, 3), "must not all be zero"),

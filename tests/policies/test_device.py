@@ -249,7 +249,7 @@ def test_defaults_are_fifo_adjacent():
 
 
 # ---- whole replays under each scheduler: engine against the reference pool -----------------
-from test_engine_twin import SMALL, SPACES, innodb_cases, policy_cases, run_both  # noqa: E402
+from tests.test_engine_twin import SMALL, SPACES, innodb_cases, policy_cases, run_both  # noqa: E402
 
 
 @st.composite

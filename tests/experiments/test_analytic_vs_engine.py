@@ -1,6 +1,6 @@
 """Che-type estimates (IRM) against the replay engine on Zipf traces.
 
-``tests/test_che.py`` checks the estimates against tiny pure-Python simulators;
+``tests/analytic/test_che.py`` checks the estimates against tiny pure-Python simulators;
 here the simulator is :func:`bufsim.replay`'s kernel itself, on the grid of
 issue 4: Zipf ``alpha`` in {0.6, 0.9, 1.2} over 100,000 pages, 10 pool sizes
 spread log-uniformly over 1%..50% of the pages (1000..50000), the rates being

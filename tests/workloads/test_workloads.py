@@ -64,7 +64,7 @@ def test_decimal_and_validation():
         C("x", "blob(3")
     with pytest.raises(ValueError, match=r"avg_len = 50 is out of range; allowed: 0..10"):
         C("x", "varchar(10)", avg_len=50)
-    with pytest.raises(ValueError, match=r"rows = -1 is out of range"):
+    with pytest.raises(ValueError, match=r"Table\('t'\).rows=-1 is out of range; allowed: >= 0"):
         Table("t", [C("a", "int")], -1)
     with pytest.raises(ValueError, match=r"fill = 1.5 is out of range; allowed: 0.05..1"):
         Table("t", [C("a", "int")], 1, fill=1.5)

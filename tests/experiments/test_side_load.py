@@ -107,3 +107,15 @@ def test_scheduler_rates_one_run_per_scheduler():
     assert t.dump_s["fifo"] == plain.dump_seconds * 16
     assert t.io_wait_ms_per_miss["cfq"] > 1.5 * t.io_wait_ms_per_miss["fifo"]
     assert t.sysbench_req_s_steady["cfq"] < t.sysbench_req_s_steady["fifo"]
+
+
+def test_reported_numbers_of_the_document():
+    from bufsim.experiments.side_load import Reported
+    doc = Reported.load()
+    assert doc.value(0, "alone", "sysbench_req_per_s") == 330      # the document's numbers
+    assert doc.value(0, "alone", "mysqldump_seconds") == 95
+    assert doc.value(1000, "concurrent", "sysbench_req_per_s") == 325
+    assert doc.mb(0, "during", "md_cache_test_small") == pytest.approx(12.10487175)
+    assert doc.mb(0, "during", "no_such_table") == 0.0    # an index the document does not list
+    with pytest.raises(KeyError, match="run='idle'"):
+        doc.value(0, "idle", "sysbench_req_per_s")

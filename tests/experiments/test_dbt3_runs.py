@@ -72,7 +72,7 @@ def test_cpu_model_validates_and_charges():
 # ---- repetition protocol ---------------------------------------------------------------------
 def test_repeated_runs_bad_arguments(d):
     tr = R._trace(d, 11, "plain", R.NO_CPU)
-    with pytest.raises(ValueError, match="n_runs = 0"):
+    with pytest.raises(ValueError, match="n_runs=0 is out of range; allowed: >= 1"):
         R.repeated_runs(tr, R.pool_config("5.6", 400), 0)
     with pytest.raises(ValueError, match="old_blocks_time_ms = 0"):
         R.repeated_runs(tr, bufsim.mysql56(pool_pages=400), 2)
