@@ -880,11 +880,8 @@ class PoolState:
             self.start_ns = np.zeros(n_streams, dtype=np.int64)
         else:
             vals = list(start_ns) if np.ndim(start_ns) else [start_ns]
-            if any(not isinstance(x, (int, np.integer)) or not 0 <= int(x) <= 2**63 - 1
-                   for x in vals):
-                raise ValueError(f"start_ns must hold {n_streams} integer times in "
-                                 f"0..2**63-1, got {start_ns!r}")
-            self.start_ns = np.asarray([int(x) for x in vals], dtype=np.int64)
+            self.start_ns = np.asarray([check_ns(f"start_ns[{s}]", x) for s, x in enumerate(vals)],
+                                       dtype=np.int64)
         if self.start_ns.shape != (n_streams,) or (self.start_ns < 0).any():
             raise ValueError(f"start_ns must hold {n_streams} times >= 0, got {start_ns!r}")
         self.stream_names = [str(s) for s in range(n_streams)] if stream_names is None \
@@ -1194,10 +1191,7 @@ class PoolState:
     def set_old_blocks_time(self, ms: int) -> None:
         """``SET GLOBAL innodb_old_blocks_time = ms``: applies to every later make-young
         check (``config`` keeps the starting value; :class:`bufsim.Pool` updates it)."""
-        if isinstance(ms, (bool, np.bool_)) or not isinstance(ms, (int, np.integer)) \
-                or not 0 <= ms <= 2**32 - 1:
-            raise ValueError(f"old_blocks_time_ms = {ms!r} is out of range; allowed: 0..2**32-1")
-        self.cfg[K_OLDTIME] = int(ms)
+        self.cfg[K_OLDTIME] = check_int("old_blocks_time_ms", ms, 0, 2**32 - 1)
 
     def idle_until(self, t_ns: int) -> None:
         """Advance every stream's clock to ``t_ns`` (if behind) with no gets: the page
@@ -1407,9 +1401,8 @@ def replay(trace, config: PoolConfig | str | None = None, *, sample_every_ns: in
         config = config.replace(**overrides) if overrides else config
     else:
         raise ValueError(f"config must be a PoolConfig, a preset name or None, got {type(config).__name__}")
-    if sample_every_ns is not None and (not isinstance(sample_every_ns, (int, np.integer))
-                                        or sample_every_ns < 1):
-        raise ValueError(f"sample_every_ns={sample_every_ns!r} is out of range; allowed: integer >= 1")
+    if sample_every_ns is not None:
+        check_ns("sample_every_ns", sample_every_ns, 1)
     sources, starts, names = _sources(trace)
     if start_ns is not None:
         starts = list(start_ns)
