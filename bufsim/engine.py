@@ -628,7 +628,7 @@ def _run_lru(pages, counts, cpus, flags, pst, stat, ist, cnt, sst, glob, cfg, pm
     in locals, written back once per call; a miss reuses the evicted page's frame.
     Other cases (and a device with a scheduler other than FIFO or distance-priced
     skips) go to :func:`_run_generic`."""
-    if sst.shape[0] != 1 or ist.shape[0] != 1 or max_events >= 0 or \
+    if sst.shape[0] != 1 or ist.shape[0] != 1 or stop_ns >= 0 or max_events >= 0 or \
             cfg[K_DEV_SCHED] != 0 or cfg[K_DEV_SKIP] != 0:
         return _run_generic(pages, counts, cpus, flags, pst, stat, ist, cnt, sst, glob, cfg,
                             pm, exhausted, stop_ns, max_events, budget, room)
