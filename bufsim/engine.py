@@ -82,8 +82,8 @@ def _generic_get(pst, stat, ist, cnt, sst, glob, cfg, pm, code, p, fl, k, t_ns):
     """A get of page p (local id) under a comparison policy: the policy decides the
     lists (over frames), the engine counts, hands out and takes back frames, and
     charges the miss."""
-    fmap = pm[0]
-    ffree = pm[1]
+    fmap = pm[PM_FMAP]
+    ffree = pm[PM_FFREE]
     i = instance_of(stat, cfg, p)
     if (fl & FLAG_RELATCH) == 0:
         cnt[i, C_GETS] += 1
@@ -150,8 +150,8 @@ def _run_innodb_general(pages, counts, cpus, flags, pst, stat, ist, cnt, sst, gl
     YIELD or CLOCK_OVERFLOW (the int64 virtual clock would wrap).
     """
     cleaner = cfg[K_CLEANER] != 0 or cfg[K_FLUSH] != 0   # a background pass exists
-    fmap = pm[0]
-    ffree = pm[1]
+    fmap = pm[PM_FMAP]
+    ffree = pm[PM_FFREE]
     activity = cfg[K_ACTIVITY] != 0
     n_done = 0
     left = budget
@@ -632,8 +632,8 @@ def _run_lru(pages, counts, cpus, flags, pst, stat, ist, cnt, sst, glob, cfg, pm
             cfg[K_DEV_SCHED] != 0 or cfg[K_DEV_SKIP] != 0:
         return _run_generic(pages, counts, cpus, flags, pst, stat, ist, cnt, sst, glob, cfg,
                             pm, exhausted, stop_ns, max_events, budget, room)
-    fmap = pm[0]
-    ffree = pm[1]
+    fmap = pm[PM_FMAP]
+    ffree = pm[PM_FFREE]
     prv = pst[P_PREV]
     nxt = pst[P_NEXT]
     where = pst[P_WHERE]
