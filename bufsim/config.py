@@ -28,6 +28,8 @@ __all__ = [
 #: MySQL's minimum innodb_buffer_pool_size (5 MiB) in 16 KiB pages.
 MIN_POOL_PAGES = 320
 VERSIONS = ("5.5", "5.6", "5.7", "mariadb10.5", "mariadb10.11")
+#: the policies, in the order of their codes in the kernels (bufsim.policies.registry
+#: derives the codes and the modules from this one list)
 POLICIES = ("innodb", "lru", "fifo", "clock", "two_q", "arc")
 #: values of DeviceModel.scheduler and DeviceModel.skip_pricing (bufsim.policies.device)
 SCHEDULERS = ("fifo", "deadline", "cfq")

@@ -47,7 +47,7 @@ from .policies._state import (
     K_ACTIVITY, K_AHI, K_CLEANER, K_COST_CLOCK, K_COST_EVICT, K_COST_MISS, K_COST_YOUNG,
     K_DEV_RAND, K_DEV_SEQ, K_DEV_WRITE, K_NINST, K_OLDTIME, K_POLICY, K_RATHRESH,
     K_RATIO, K_SCANDEPTH, K_VERSION, N_C, N_G, N_I, N_K, N_S, N_T, NS_PER_S, P_OLD, P_WHERE,
-    POLICY_CODES, S_DENSE, S_SPACE, T_CLOCK,
+    S_DENSE, S_SPACE, T_CLOCK,
     T_CPU, T_END, T_EVENTS, T_GETS, T_IOWAIT, T_MISSES, T_POS, VERSION_CODES,
     G_AREA, G_DEVFREE, G_FTOP, G_LEFT, G_MID, G_NLOCAL, I_DROP, P_NEXT, P_PAGE, P_PREV, hash_slot,
     PM_EDGE, local_of, register,
@@ -810,7 +810,7 @@ def _rehash(hk, hv, stat, n_local):
 
 def _config_array(cfg: PoolConfig) -> np.ndarray:
     a = np.zeros(N_K, dtype=np.int64)
-    a[K_POLICY] = POLICY_CODES[cfg.policy]
+    a[K_POLICY] = registry.CODES[cfg.policy]
     a[K_VERSION] = VERSION_CODES[cfg.version]
     a[K_OLDTIME] = cfg.old_blocks_time_ms
     a[K_RATIO] = cfg.old_ratio

@@ -154,7 +154,6 @@ N_K = 26
 SCHED_CODES = {"fifo": 0, "deadline": 1, "cfq": 2}
 SKIP_CODES = {"adjacent": 0, "distance": 1}
 
-POLICY_CODES = {"innodb": 0, "lru": 1, "fifo": 2, "clock": 3, "two_q": 4, "arc": 5}
 VERSION_CODES = {"5.5": 55, "5.6": 56, "5.7": 57, "mariadb10.5": 105, "mariadb10.11": 1011}
 #: the version code of MariaDB 10.11 (its §13 mechanisms: free list refilled on demand,
 #: read-ahead of the next page-number area, a failure count that aborts at zero)

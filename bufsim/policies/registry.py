@@ -1,16 +1,25 @@
 """The policy registry: names -> modules, and the jitted dispatch the engine calls.
 
 Adding a comparison policy touches only its own module and this file: import it,
-add it to ``MODULES`` with the code of :data:`bufsim.policies._state.POLICY_CODES`,
-and add a branch to :func:`policy_hit` and :func:`policy_miss`.
+add its name to :data:`bufsim.config.POLICIES` and a row to :data:`TABLE`, and add a
+branch to :func:`policy_hit` and :func:`policy_miss`.
 """
 from numba import njit
 
+from ..config import POLICIES
 from . import arc, clock, fifo, lru, two_q
 
+#: each policy's module by name (None for InnoDB, the engine's own kernel), in the order
+#: of :data:`bufsim.config.POLICIES`, the one list of names: a policy's code in the
+#: kernels (``cfg[K_POLICY]``) is its place there
+TABLE = {"innodb": None, "lru": lru, "fifo": fifo, "clock": clock, "two_q": two_q, "arc": arc}
+assert tuple(TABLE) == POLICIES, "bufsim.config.POLICIES and TABLE name the same policies"
+#: the codes, a constant each for the jitted dispatch
+INNODB, LRU, FIFO, CLOCK, TWO_Q, ARC = range(len(POLICIES))
+#: policy name -> code
+CODES = {name: code for code, name in enumerate(POLICIES)}
 #: comparison-policy modules by name; ``'innodb'`` is handled by the engine itself.
-MODULES = {"lru": lru, "fifo": fifo, "clock": clock, "two_q": two_q, "arc": arc}
-
+MODULES = {name: mod for name, mod in TABLE.items() if mod is not None}
 
 def twin(name: str):
     """The pure-Python twin class of a comparison policy."""
@@ -32,28 +41,28 @@ def module(name: str):
 
 @njit(_nrt=False, cache=True, inline="always")
 def policy_hit(code, pst, ist, i, p):
-    if code == 1:
+    if code == LRU:
         lru.hit(pst, ist, i, p)
-    elif code == 2:
+    elif code == FIFO:
         fifo.hit(pst, ist, i, p)
-    elif code == 3:
+    elif code == CLOCK:
         clock.hit(pst, ist, i, p)
-    elif code == 4:
+    elif code == TWO_Q:
         two_q.hit(pst, ist, i, p)
-    elif code == 5:
+    elif code == ARC:
         arc.hit(pst, ist, i, p)
 
 
 @njit(_nrt=False, cache=True, inline="always")
 def policy_miss(code, pst, ist, i, p):
-    if code == 1:
+    if code == LRU:
         return lru.miss(pst, ist, i, p)
-    if code == 2:
+    if code == FIFO:
         return fifo.miss(pst, ist, i, p)
-    if code == 3:
+    if code == CLOCK:
         return clock.miss(pst, ist, i, p)
-    if code == 4:
+    if code == TWO_Q:
         return two_q.miss(pst, ist, i, p)
-    if code == 5:
+    if code == ARC:
         return arc.miss(pst, ist, i, p)
     return -1
