@@ -237,6 +237,8 @@ def _old_adjust(prv, nxt, isold, length, ratio, old, oldlen):
 
 #: a code of :func:`_innodb_fast` only: the next get needs the general kernel
 FALLBACK = -6
+#: gets the general kernel takes after an event on the adaptive hash index's paths
+AHI_RUN = 4096
 
 
 @njit(_nrt=False, cache=True)
@@ -336,8 +338,11 @@ def _innodb_fast(pages, counts, cpus, flags, pst, stat, ist, cnt, sst, glob, cfg
         if edge:
             p -= EDGE_BIT
         if ahi_pool and (fl & (FLAG_AHI | FLAG_SHORTCUT)) != 0:
-            code = FALLBACK  # the adaptive hash index's paths: the whole event
-            want = c
+            # the adaptive hash index's paths: the general kernel takes this event and
+            # the next AHI_RUN gets (such events come in runs, e.g. a join's probes,
+            # and switching kernels per event costs more than a get)
+            code = FALLBACK
+            want = c + AHI_RUN
             break
         counted = 1 if (fl & FLAG_RELATCH) == 0 else 0
         modify = (fl & FLAG_MODIFY) != 0
