@@ -36,7 +36,7 @@ from .config import PoolConfig, preset
 from .pages import Tablespaces
 from .policies import registry
 from .policies.innodb import (
-    background, device_read, get as innodb_get, instance_of, old_adjust_len, old_init,
+    background, device_read, get as innodb_get, instance_of, old_adjust, old_adjust_len, old_init,
     release_frame, take_frame,
 )
 from .policies.registry import policy_hit, policy_miss
@@ -216,25 +216,6 @@ def _run_innodb_general(pages, counts, cpus, flags, pst, stat, ist, cnt, sst, gl
         n_done += 1
 
 
-@njit(_nrt=False, cache=True, inline="always")
-def _old_adjust(prv, nxt, isold, length, ratio, old, oldlen):
-    """buf_LRU_old_adjust_len (:func:`bufsim.policies.innodb.old_adjust_len`) on an LRU
-    of ``length`` pages whose old pointer and old length are locals of the caller:
-    returns them moved."""
-    new_len = min(length * ratio // RATIO_DIV, length - (OLD_TOLERANCE + NON_OLD_MIN_LEN))
-    while True:
-        if oldlen + OLD_TOLERANCE < new_len:
-            old = prv[old]
-            oldlen += 1
-            isold[old] = 1
-        elif oldlen > new_len + OLD_TOLERANCE:
-            isold[old] = 0
-            old = nxt[old]
-            oldlen -= 1
-        else:
-            return old, oldlen
-
-
 #: a code of :func:`_innodb_fast` only: the next get needs the general kernel
 FALLBACK = -6
 #: gets the general kernel takes after an event on the adaptive hash index's paths
@@ -389,7 +370,7 @@ def _innodb_fast(pages, counts, cpus, flags, pst, stat, ist, cnt, sst, glob, cfg
                         oldlen -= 1
                     isold[f] = 0
                     # old_adjust_len
-                    old, oldlen = _old_adjust(prv, nxt, isold, length, ratio, old, oldlen)
+                    old, oldlen = old_adjust(prv, nxt, isold, length, ratio, old, oldlen)
                     fmap[page[f]] = -1                   # release_frame
                     ffree[top] = f   # pushed and taken back: the stack's slot holds it
                     clock += 1
@@ -414,7 +395,7 @@ def _innodb_fast(pages, counts, cpus, flags, pst, stat, ist, cnt, sst, glob, cfg
                 length += 1
                 oldlen += 1
                 isold[f] = 1
-                old, oldlen = _old_adjust(prv, nxt, isold, length, ratio, old, oldlen)
+                old, oldlen = old_adjust(prv, nxt, isold, length, ratio, old, oldlen)
                 # device_read (FIFO, adjacent skips)
                 if seq != rnd and devlast >= 0 and \
                         stat[p, S_DENSE] == stat[devlast, S_DENSE] + 1 and \
@@ -473,13 +454,13 @@ def _innodb_fast(pages, counts, cpus, flags, pst, stat, ist, cnt, sst, glob, cfg
                 # (length - 1 >= OLD_MIN_LEN: remove_block's adjustment runs, then
                 # add_block's at the same length, which leaves it where it is)
                 isold[f] = 0
-                old, oldlen = _old_adjust(prv, nxt, isold, length - 1, ratio, old, oldlen)
+                old, oldlen = old_adjust(prv, nxt, isold, length - 1, ratio, old, oldlen)
                 prv[f] = -1                              # push_head
                 nxt[f] = head
                 prv[head] = f
                 head = f
                 stamp[f] = clock & STAMP_MASK
-                old, oldlen = _old_adjust(prv, nxt, isold, length, ratio, old, oldlen)
+                old, oldlen = old_adjust(prv, nxt, isold, length, ratio, old, oldlen)
                 t += cost_young
                 cpu_sum += cost_young
             if modify:

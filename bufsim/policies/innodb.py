@@ -71,21 +71,29 @@ def set_old(pst, p, v):
 @njit(_nrt=False, cache=True, inline="always")
 def old_adjust_len(pst, stat, ist, cfg, i):
     """buf_LRU_old_adjust_len: keep LRU_old_len within +-20 of the target."""
-    L = ist[i, L1_LEN]
-    new_len = min(L * cfg[K_RATIO] // RATIO_DIV, L - (OLD_TOLERANCE + NON_OLD_MIN_LEN))
+    ist[i, I_OLD], ist[i, I_OLDLEN] = old_adjust(pst[P_PREV], pst[P_NEXT], pst[P_OLD],
+                                                 ist[i, L1_LEN], cfg[K_RATIO],
+                                                 ist[i, I_OLD], ist[i, I_OLDLEN])
+
+
+@njit(_nrt=False, cache=True, inline="always")
+def old_adjust(prv, nxt, isold, length, ratio, old, oldlen):
+    """buf_LRU_old_adjust_len's rule on an LRU of ``length`` pages with the old pointer
+    ``old`` and old length ``oldlen`` (the engine's fast loop holds them in locals):
+    moves the pointer one page at a time until the old length is within
+    OLD_TOLERANCE of its target, and returns the new pointer and length."""
+    new_len = min(length * ratio // RATIO_DIV, length - (OLD_TOLERANCE + NON_OLD_MIN_LEN))
     while True:
-        old = ist[i, I_OLD]
-        if ist[i, I_OLDLEN] + OLD_TOLERANCE < new_len:
-            old = pst[P_PREV][old]
-            ist[i, I_OLD] = old
-            ist[i, I_OLDLEN] += 1
-            set_old(pst, old, 1)
-        elif ist[i, I_OLDLEN] > new_len + OLD_TOLERANCE:
-            ist[i, I_OLD] = pst[P_NEXT][old]
-            ist[i, I_OLDLEN] -= 1
-            set_old(pst, old, 0)
+        if oldlen + OLD_TOLERANCE < new_len:
+            old = prv[old]
+            oldlen += 1
+            isold[old] = 1
+        elif oldlen > new_len + OLD_TOLERANCE:
+            isold[old] = 0
+            old = nxt[old]
+            oldlen -= 1
         else:
-            return
+            return old, oldlen
 
 
 @njit(_nrt=False, cache=True)
