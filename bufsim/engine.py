@@ -37,7 +37,7 @@ from .pages import Tablespaces
 from .policies import registry
 from .policies.innodb import (
     background, device_read, get as innodb_get, instance_of, old_adjust, old_adjust_len, old_init,
-    release_frame, take_frame,
+    read_ahead_linear, release_frame, take_frame,
 )
 from .policies.registry import policy_hit, policy_miss
 from .policies._state import (
@@ -233,8 +233,9 @@ def _innodb_fast(pages, counts, cpus, flags, pst, stat, ist, cnt, sst, glob, cfg
     It does the gets whose every step is on the main path: a hit (with or without a
     move to the head), or a miss that takes a free block or evicts a clean, ready
     LRU tail; the LRU at least OLD_MIN_LEN + 1 long with its old sublist set; no
-    adaptive-hash-index flag in a pool with the AHI; no linear read-ahead due (an
-    area edge page's first access); no page-cleaner pass due.  Before any other get
+    adaptive-hash-index flag in a pool with the AHI; no page-cleaner pass due.  An
+    area edge page's first access calls :func:`~bufsim.policies.innodb.read_ahead_linear`
+    with the locals written back (its check reads the area; it rarely reads).  Before any other get
     it writes its state back and returns FALLBACK (an event is cut there, as a
     budget cut would, so the general kernel resumes it exactly); otherwise the
     codes of :func:`_run_innodb_general`.  Every step is the one of
@@ -295,6 +296,7 @@ def _innodb_fast(pages, counts, cpus, flags, pst, stat, ist, cnt, sst, glob, cfg
     resume = glob[G_MID] > 0
     code = DONE
     want = 1         # gets the general kernel is to do after a FALLBACK
+    short = False    # a read-ahead registered pages past ``room``
     if glob[G_NLOCAL] > room:
         code = FALLBACK  # the general kernel returns NEED_ROOM
         left = 0
@@ -336,8 +338,8 @@ def _innodb_fast(pages, counts, cpus, flags, pst, stat, ist, cnt, sst, glob, cfg
             if length <= OLD_MIN_LEN or old < 0:
                 want = OLD_MIN_LEN + 1 - length  # gets before the list can be long enough
                 break
-            if edge and (not resident or access[f] == 0):
-                break                            # a linear read-ahead may start
+            # an area's edge page on its first access: read_ahead_linear after the get
+            ra = edge and (not resident or access[f] == 0)
             if not resident and free == 0 and (dirty[tail] != 0 or ready[tail] > t):
                 break                            # the tail cannot be freed as it is
             if get_active:
@@ -463,11 +465,40 @@ def _innodb_fast(pages, counts, cpus, flags, pst, stat, ist, cnt, sst, glob, cfg
                 old, oldlen = old_adjust(prv, nxt, isold, length, ratio, old, oldlen)
                 t += cost_young
                 cpu_sum += cost_young
+            if ra:
+                # buf_read_ahead_linear, as the general kernel's get calls it: the state
+                # it reads and changes goes back to the arrays and comes back after
+                ist[0, L1_HEAD] = head
+                ist[0, L1_TAIL] = tail
+                ist[0, L1_LEN] = length
+                ist[0, I_OLD] = old
+                ist[0, I_OLDLEN] = oldlen
+                ist[0, I_FREE] = free
+                ist[0, I_CLOCK] = clock
+                glob[G_FTOP] = top
+                glob[G_DEVFREE] = devfree
+                glob[G_DEVLAST] = devlast
+                glob[G_DEVBUSY] = devbusy
+                glob[G_FIXED] = f
+                t = read_ahead_linear(pst, stat, ist, cnt, sst, glob, cfg, pm, p, 0, t)
+                glob[G_FIXED] = -1
+                head = ist[0, L1_HEAD]
+                tail = ist[0, L1_TAIL]
+                length = ist[0, L1_LEN]
+                old = ist[0, I_OLD]
+                oldlen = ist[0, I_OLDLEN]
+                free = ist[0, I_FREE]
+                clock = ist[0, I_CLOCK]
+                top = glob[G_FTOP]
+                devfree = glob[G_DEVFREE]
+                devlast = glob[G_DEVLAST]
+                devbusy = glob[G_DEVBUSY]
+                short = glob[G_NLOCAL] > room  # it registered pages: the next get may not
             if modify:
                 note_modification(pst, ist, cnt, glob, 0, f)  # the flush list's state
             t += cpu
             n += 1
-            if t < 0:
+            if t < 0 or short:
                 break
         n_gets += n
         left -= n
@@ -478,7 +509,7 @@ def _innodb_fast(pages, counts, cpus, flags, pst, stat, ist, cnt, sst, glob, cfg
         if n < c:
             # cut here (if begun): the general kernel (a fallback) or the next call
             # resumes it
-            code = FALLBACK if n < lim else YIELD
+            code = FALLBACK if n < lim or short else YIELD
             if n > 0:
                 glob[G_LEFT] = c - n
                 resume = True
@@ -488,6 +519,9 @@ def _innodb_fast(pages, counts, cpus, flags, pst, stat, ist, cnt, sst, glob, cfg
             active = True
         n_events += 1
         e += 1
+        if short:
+            code = FALLBACK  # the general kernel returns NEED_ROOM
+            break
     if left <= 0 and code == DONE and not resume:
         code = YIELD
     # write back
