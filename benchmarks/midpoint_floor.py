@@ -1,0 +1,235 @@
+"""What InnoDB's midpoint rules cost on this machine, without bufsim: two minimal Numba
+kernels timed beside :func:`floor_lru` in one process, on the bench's Zipf trace.
+
+``rules``
+    The 5.6 LRU at ``old_blocks_time`` = 0 on a free-list-less pool: a miss evicts
+    the tail, inserts the page after ``LRU_old`` and (t=0) moves it to the head at
+    once; a hit moves a page to the head when it left the young window
+    (freed_page_clock); ``buf_LRU_old_adjust_len`` after every list change.
+    Per-frame prev/next/page/stamp int32 and the old flag uint8.
+``rules+time``
+    The same plus what a faithful replay has to carry per frame and per get: the
+    list id (uint8), access time, read completion and oldest modification (int64),
+    a nanosecond clock, a FIFO device queue, the in-flight and dirty-tail tests.
+
+Neither is InnoDB (no 512-page warm-up, read-ahead, free list, page cleaner or
+counters): their hits are near bufsim ``innodb_t0``'s, not equal, and they are not
+in ``make bench``'s JSON.  They measure a ceiling: bufsim's InnoDB kernel cannot
+beat a kernel that does strictly less.  Run from the repo root::
+
+    .venv/bin/python -P benchmarks/midpoint_floor.py [--gets N]
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+from numba import njit
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from floor_lru import floor_lru  # noqa: E402
+
+RATIO, DIV, TOL, NON_OLD_MIN = 378, 1024, 20, 5   # innodb_old_blocks_pct=37; buf0lru.h
+
+
+@njit(cache=True, inline="always")
+def _adjust(prv, nxt, isold, length, old, oldlen):
+    """buf_LRU_old_adjust_len."""
+    new_len = min(length * RATIO // DIV, length - (TOL + NON_OLD_MIN))
+    while True:
+        if oldlen + TOL < new_len:
+            old = prv[old]
+            oldlen += 1
+            isold[old] = 1
+        elif oldlen > new_len + TOL:
+            isold[old] = 0
+            old = nxt[old]
+            oldlen -= 1
+        else:
+            return old, oldlen
+
+
+def _midpoint(timed):
+    """The kernel with ``timed`` a compile-time constant, so that ``rules`` carries
+    none of the time state's work."""
+    return njit(cache=True)(_make(timed))
+
+
+def _make(timed):
+    def midpoint(pages, counts, n_pages, cap):
+        return _body(pages, counts, n_pages, cap, timed)
+    return midpoint
+
+
+@njit(cache=True, inline="always")
+def _body(pages, counts, n_pages, cap, timed):
+    """Hits of the minimal t=0 midpoint LRU (``timed``: with the time state)."""
+    fmap = np.full(n_pages, -1, dtype=np.int32)
+    prv = np.full(cap, -1, dtype=np.int32)
+    nxt = np.full(cap, -1, dtype=np.int32)
+    page = np.zeros(cap, dtype=np.int32)
+    stamp = np.zeros(cap, dtype=np.int32)
+    isold = np.zeros(cap, dtype=np.uint8)
+    where = np.zeros(cap, dtype=np.uint8)
+    access = np.zeros(cap, dtype=np.int64)
+    ready = np.zeros(cap, dtype=np.int64)
+    dirty = np.zeros(cap, dtype=np.int64)
+    window = cap * (DIV - RATIO) // (DIV * 4)
+    head = tail = old = -1
+    length = oldlen = used = clock = hits = 0
+    t = devfree = 0
+    for e in range(pages.shape[0]):
+        p = pages[e]
+        for _ in range(counts[e]):
+            f = fmap[p]
+            if timed:
+                t += 1000
+            if f >= 0 and (not timed or where[f] == 1):
+                hits += 1
+                if timed:
+                    if ready[f] > t:
+                        t = ready[f]
+                if clock != 0 and clock >= stamp[f] + window and f != head:
+                    if f == old:
+                        old = prv[f]
+                        isold[old] = 1
+                        oldlen += 1
+                    a, b = prv[f], nxt[f]
+                    nxt[a] = b
+                    if b >= 0:
+                        prv[b] = a
+                    else:
+                        tail = a
+                    if isold[f]:
+                        oldlen -= 1
+                    isold[f] = 0
+                    old, oldlen = _adjust(prv, nxt, isold, length - 1, old, oldlen)
+                    prv[f] = -1
+                    nxt[f] = head
+                    prv[head] = f
+                    head = f
+                    stamp[f] = clock
+                    old, oldlen = _adjust(prv, nxt, isold, length, old, oldlen)
+                continue
+            if used < cap:                      # warm-up: push at the head
+                f = used
+                used += 1
+                page[f] = p
+                fmap[p] = f
+                where[f] = 1
+                prv[f] = -1
+                nxt[f] = head
+                if head >= 0:
+                    prv[head] = f
+                else:
+                    tail = f
+                head = f
+                length += 1
+                if used == cap:                 # buf_LRU_old_init
+                    q = head
+                    while q >= 0:
+                        isold[q] = 1
+                        q = nxt[q]
+                    old, oldlen = _adjust(prv, nxt, isold, length, head, length)
+                continue
+            if timed and (dirty[tail] != 0 or ready[tail] > t):
+                continue                        # (never: nothing is dirty, reads land)
+            f = tail                            # evict the tail
+            if f == old:
+                old = prv[f]
+                isold[old] = 1
+                oldlen += 1
+            tail = prv[f]
+            nxt[tail] = -1
+            length -= 1
+            if isold[f]:
+                oldlen -= 1
+            isold[f] = 0
+            old, oldlen = _adjust(prv, nxt, isold, length, old, oldlen)
+            fmap[page[f]] = -1
+            clock += 1
+            page[f] = p
+            fmap[p] = f
+            stamp[f] = 0
+            b = nxt[old]                        # insert after LRU_old
+            prv[f] = old
+            nxt[f] = b
+            nxt[old] = f
+            if b >= 0:
+                prv[b] = f
+            else:
+                tail = f
+            length += 1
+            oldlen += 1
+            isold[f] = 1
+            old, oldlen = _adjust(prv, nxt, isold, length, old, oldlen)
+            if timed:
+                access[f] = 0
+                dirty[f] = 0
+                where[f] = 1
+                start = t if t > devfree else devfree
+                devfree = start + 100
+                ready[f] = devfree
+                t = devfree
+                access[f] = t // 1_000_000 + 1
+            if f == old:                        # t=0: made young at its first access
+                old = prv[f]
+                isold[old] = 1
+                oldlen += 1
+            a, b = prv[f], nxt[f]
+            nxt[a] = b
+            if b >= 0:
+                prv[b] = a
+            else:
+                tail = a
+            if isold[f]:
+                oldlen -= 1
+            isold[f] = 0
+            old, oldlen = _adjust(prv, nxt, isold, length - 1, old, oldlen)
+            prv[f] = -1
+            nxt[f] = head
+            prv[head] = f
+            head = f
+            stamp[f] = clock
+            old, oldlen = _adjust(prv, nxt, isold, length, old, oldlen)
+    return hits
+
+
+RULES, TIMED = _midpoint(False), _midpoint(True)
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--gets", type=int, default=20_000_000)
+    ap.add_argument("--repeat", type=int, default=3)
+    args = ap.parse_args(argv)
+    import bufsim
+    tr = bufsim.synthetic.zipf_trace(args.gets, 1_000_000, 0.9, seed=42)
+    ch = bufsim.Trace(list(tr), tr.tablespaces).materialize()
+    pages = np.ascontiguousarray(ch.page, dtype=np.int64)
+    counts = np.ascontiguousarray(ch.count, dtype=np.int64)
+    n = tr.tablespaces.n_pages
+    kernels = {"floor_lru": lambda cap: floor_lru(pages, counts, n, cap),
+               "rules": lambda cap: RULES(pages, counts, n, cap),
+               "rules+time": lambda cap: TIMED(pages, counts, n, cap)}
+    for cap in (8192, 262144):
+        for run in kernels.values():            # compile, and touch the pages once
+            run(cap)
+        cpu, hits = {}, {}
+        for _ in range(args.repeat):            # interleaved: the machine's speed drifts
+            for name, run in kernels.items():
+                t0 = time.process_time()
+                hits[name] = run(cap)
+                cpu.setdefault(name, []).append(time.process_time() - t0)
+        floor = min(cpu["floor_lru"])
+        for name in kernels:
+            best = min(cpu[name])
+            print(f"pool {cap:7d}  {name:11s} hits {hits[name]:10d}  CPU {best:6.3f} s  "
+                  f"{args.gets / best / 1e6:6.1f} M gets/s  ratio to floor_lru {floor / best:4.2f}")
+
+
+if __name__ == "__main__":
+    main()
