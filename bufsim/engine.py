@@ -47,11 +47,11 @@ from .policies._state import (
     K_ACTIVITY, K_AHI, K_CLEANER, K_COST_CLOCK, K_COST_EVICT, K_COST_MISS, K_COST_YOUNG,
     K_DEV_RAND, K_DEV_SEQ, K_DEV_WRITE, K_NINST, K_OLDTIME, K_POLICY, K_RATHRESH,
     K_RATIO, K_SCANDEPTH, K_VERSION, N_C, N_G, N_I, N_K, N_S, N_T, NS_PER_S, P_OLD, P_WHERE,
-    S_DENSE, S_SPACE, T_CLOCK,
+    S_DENSE, T_CLOCK,
     T_CPU, T_END, T_EVENTS, T_GETS, T_IOWAIT, T_MISSES, T_POS, VERSION_CODES,
     G_AREA, G_DEVFREE, G_FTOP, G_LEFT, G_MID, G_NLOCAL, I_DROP, P_NEXT, P_PAGE, P_PREV, hash_slot,
-    PM_EDGE, local_of, register,
-    EDGE_BIT, FLAG_ACTIVITY, FLAG_EDGE, FLAG_RELATCH, NS_PER_MS, P_ACCESS, P_DIRTY, push_head,
+    dense_of, is_edge, local_of, register, space_pos,
+    FLAG_ACTIVITY, FLAG_RELATCH, NS_PER_MS, P_ACCESS, P_DIRTY, push_head,
     new_page_state, walk, walk_flush, copy_page_state, page_state_nbytes, FrameState,
     K_DEV_EXPIRE, K_DEV_IDLE, K_DEV_SCHED, K_DEV_SKIP, K_DEV_SLICE, SCHED_CODES, SKIP_CODES,
     C_DIRTIED, C_WRITE_REQ, K_DIRTY_LWM, K_FLUSH, K_IO_CAPACITY, K_MAX_DIRTY, LF_HEAD, LF_LEN, LF_TAIL,
@@ -109,7 +109,7 @@ def _generic_get(pst, stat, ist, cnt, sst, glob, cfg, pm, code, p, fl, k, t_ns):
     d = ist[i, I_DROP]
     if d >= 0:
         release_frame(pst, glob, fmap, ffree, d)
-    done = device_read(stat, sst, glob, cfg, p, k, t_ns)
+    done = device_read(stat, pm, sst, glob, cfg, p, k, t_ns)
     sst[k, T_IOWAIT] += done - t_ns
     sst[k, T_CPU] += cfg[K_COST_MISS]
     return done + cfg[K_COST_MISS]
@@ -183,9 +183,6 @@ def _run_innodb_general(pages, counts, cpus, flags, pst, stat, ist, cnt, sst, gl
         c = glob[G_LEFT] if mid > 0 else counts[e]
         cpu = cpus[e]
         fl = np.int64(flags[e])
-        if p >= EDGE_BIT:  # the translation marked an area's edge page
-            p -= EDGE_BIT
-            fl |= FLAG_EDGE
         n = 0
         while n < c:
             if n >= left or glob[G_NLOCAL] > room:
@@ -317,9 +314,6 @@ def _innodb_fast(pages, counts, cpus, flags, pst, stat, ist, cnt, sst, glob, cfg
         p = pages[e]
         cpu = cpus[e]
         fl = np.int64(flags[e])
-        edge = p >= EDGE_BIT
-        if edge:
-            p -= EDGE_BIT
         if ahi_pool and (fl & (FLAG_AHI | FLAG_SHORTCUT)) != 0:
             # the adaptive hash index's paths: the general kernel takes this event and
             # the next AHI_RUN gets (such events come in runs, e.g. a join's probes,
@@ -339,7 +333,7 @@ def _innodb_fast(pages, counts, cpus, flags, pst, stat, ist, cnt, sst, glob, cfg
                 want = OLD_MIN_LEN + 1 - length  # gets before the list can be long enough
                 break
             # an area's edge page on its first access: read_ahead_linear after the get
-            ra = edge and (not resident or access[f] == 0)
+            ra = (not resident or access[f] == 0) and is_edge(stat, pm, glob, p)
             if not resident and free == 0 and (dirty[tail] != 0 or ready[tail] > t):
                 break                            # the tail cannot be freed as it is
             if get_active:
@@ -400,8 +394,8 @@ def _innodb_fast(pages, counts, cpus, flags, pst, stat, ist, cnt, sst, glob, cfg
                 old, oldlen = old_adjust(prv, nxt, isold, length, ratio, old, oldlen)
                 # device_read (FIFO, adjacent skips)
                 if seq != rnd and devlast >= 0 and \
-                        stat[p, S_DENSE] == stat[devlast, S_DENSE] + 1 and \
-                        stat[p, S_SPACE] == stat[devlast, S_SPACE]:
+                        dense_of(stat, p) == dense_of(stat, devlast) + 1 and \
+                        space_pos(stat, pm, p) == space_pos(stat, pm, devlast):
                     svc = seq
                 else:
                     svc = rnd
@@ -739,8 +733,8 @@ def _run_lru(pages, counts, cpus, flags, pst, stat, ist, cnt, sst, glob, cfg, pm
                     tail = f
                 head = f
                 # device_read
-                if seq != rnd and devlast >= 0 and stat[p, S_DENSE] == stat[devlast, S_DENSE] + 1 \
-                        and stat[p, S_SPACE] == stat[devlast, S_SPACE]:
+                if seq != rnd and devlast >= 0 and dense_of(stat, p) == dense_of(stat, devlast) + 1 \
+                        and space_pos(stat, pm, p) == space_pos(stat, pm, devlast):
                     svc = seq
                 else:
                     svc = rnd
@@ -797,12 +791,10 @@ def _run_lru(pages, counts, cpus, flags, pst, stat, ist, cnt, sst, glob, cfg, pm
 
 
 @njit(_nrt=False, cache=True)
-def _translate(dense, out, pm, stat, glob, n_inst, start, room, mark):
+def _translate(dense, out, pm, stat, glob, n_inst, start, room):
     """Local ids of dense pages ``dense[start:]`` into ``out``, registering new pages,
-    until fewer than ``room`` could still be registered; with ``mark``, the id of a
-    page at the edge of its read-ahead area carries :data:`EDGE_BIT` (for the InnoDB
-    kernel).  Returns the index reached."""
-    edge = pm[PM_EDGE]
+    until fewer than ``room`` could still be registered (local ids only: with dense
+    keys a page's id is its dense index).  Returns the index reached."""
     n = dense.shape[0]
     j = start
     while j < n:
@@ -811,8 +803,6 @@ def _translate(dense, out, pm, stat, glob, n_inst, start, room, mark):
         p = local_of(pm, dense[j])
         if p < 0:
             p = register(pm, stat, glob, n_inst, dense[j])
-        if mark and edge[p] != 0:
-            p += EDGE_BIT
         out[j] = p
         j += 1
     return j
@@ -881,15 +871,21 @@ class PoolState:
         links and the page as int32, list id and old flag as uint8, stamp
         int32, flush-list links int32, access time, read completion and oldest
         modification int64 (51 bytes a frame).
-    ``stat[page, S_*]``, ``fmap[page]``
-        one row per *distinct page the replay has met* (a local id, given in order
-        of first appearance): dense index, space, page number, instance, B-tree
-        leaf links, and its frame (-1 if not resident).
-    ``hk``, ``hv``
-        open-addressing hash from dense page index to local id.
+    ``fmap[page]``
+        the page's frame: -1 if not resident, -2 if it never had one.
+    Page ids (``page`` above; "page ids" in :mod:`bufsim.policies._state`)
+        With at most :data:`DENSE_MAP_MAX_PAGES` pages in the tablespaces, a page's id
+        is its dense index (*dense keys*): ``fmap`` has 4 bytes per page number, a
+        trace's pages go to the kernel as they are, the page facts are computed from
+        the space arrays, and ``stat`` holds only each page's instance (8 bytes per
+        page number, with several instances).  Beyond that, local ids given in order of
+        first appearance: ``stat[page, S_*]`` holds each *distinct page met*'s dense
+        index, space, page number, instance and B-tree leaf links, and ``hk``/``hv`` is
+        an open-addressing hash from dense page index to local id.
 
-    Memory therefore follows the pool size and the pages a trace touches, not the
-    largest page number.
+    Memory therefore follows the pool size and the pages a trace touches (or, with
+    dense keys, 4 bytes per page number below 2**24 pages), not the largest page
+    number.
     """
 
     def __init__(self, config: PoolConfig, tablespaces: Tablespaces, n_streams: int = 1,
@@ -917,8 +913,7 @@ class PoolState:
         # pages that hold no data, freed after a MariaDB 10.11 read-ahead reads them (§13)
         self._unused = np.array(tablespaces.unused_dense, dtype=np.int64)
         self._links = tuple(np.array(a, dtype=np.int64) for a in tablespaces.leaf_link_table)
-        self.dmap = np.full(tablespaces.n_pages if tablespaces.n_pages <= DENSE_MAP_MAX_PAGES
-                            else 0, -1, dtype=np.int32)
+        self.dense_keys = tablespaces.n_pages <= DENSE_MAP_MAX_PAGES
         self._alloc_pages(1 << 14)
         ni = config.instances
         ist = np.zeros((ni, N_I), dtype=np.int64)
@@ -959,7 +954,17 @@ class PoolState:
     # ---- the page map ------------------------------------------------------------------
     def _alloc_pages(self, rows: int) -> None:
         """(Re)allocate the per-page arrays for ``rows`` distinct pages, keeping the
-        pages met so far, and rebuild the hash at a load factor <= 1/2."""
+        pages met so far, and rebuild the hash at a load factor <= 1/2 (with dense
+        keys: the arrays for every page number, once)."""
+        if self.dense_keys:
+            n, ni = self.tablespaces.n_pages, self.config.instances
+            self.fmap = np.full(n, -2, dtype=np.int32)
+            self.stat = np.zeros((0, 1), dtype=np.int64) if ni == 1 else \
+                np.array(self.tablespaces.instance_of(ni), dtype=np.int64).reshape(-1, 1)
+            self.edge = np.zeros(0, dtype=np.uint8)
+            self.hk = np.zeros(0, dtype=np.int64)
+            self.hv = np.zeros(0, dtype=np.int32)
+            return
         old = getattr(self, "stat", None)
         n = int(self.glob[G_NLOCAL]) if old is not None else 0
         stat = np.zeros((rows, N_S), dtype=np.int64)
@@ -970,11 +975,10 @@ class PoolState:
             fmap[:n] = self.fmap[:n]
             edge[:n] = self.edge[:n]
         self.edge = edge
-        hsize = 1 << max(4, int(2 * rows - 1).bit_length()) if len(self.dmap) == 0 else 2
+        hsize = 1 << max(4, int(2 * rows - 1).bit_length())
         hk = np.full(hsize, -1, dtype=np.int64)
         hv = np.zeros(hsize, dtype=np.int32)
-        if len(self.dmap) == 0:
-            _rehash(hk, hv, stat, n)
+        _rehash(hk, hv, stat, n)
         self.stat, self.fmap, self.hk, self.hv = stat, fmap, hk, hv
 
     def _grow(self) -> None:
@@ -983,18 +987,20 @@ class PoolState:
     @property
     def _pm(self):
         """The page map tuple of the kernels (``PM_*`` in :mod:`bufsim.policies._state`)."""
-        return (self.fmap, self.ffree, self.dmap, self.hk, self.hv, self.space_base,
+        return (self.fmap, self.ffree, self.hk, self.hv, self.space_base,
                 self.space_size, self._space_ids, self._unused) + self._links + (self.edge,)
 
-    def local_ids(self, dense, mark: bool = False) -> np.ndarray:
-        """Local ids of dense pages, registering the new ones (with their leaf links);
-        ``mark``: add :data:`EDGE_BIT` to the ids of read-ahead area edge pages."""
+    def local_ids(self, dense) -> np.ndarray:
+        """The kernels' ids of dense pages: the pages themselves with dense keys,
+        otherwise their local ids, registering the new ones (with their leaf links)."""
         dense = np.ascontiguousarray(dense, dtype=np.int64)
+        if self.dense_keys:
+            return dense
         out = np.empty(len(dense), dtype=np.int64)
         j = 0
         while True:
             j = _translate(dense, out, self._pm, self.stat, self.glob, self.config.instances, j,
-                           self.stat.shape[0] - ROOM_PER_GET, mark)
+                           self._room())
             if j >= len(dense):
                 return out
             self._grow()
@@ -1002,7 +1008,7 @@ class PoolState:
     def _frame_of(self, page: int) -> int:
         """Frame of dense page ``page``, -1 if it has none."""
         lp = local_of(self._pm, int(page))
-        return -1 if lp < 0 else int(self.fmap[lp])
+        return -1 if lp < 0 else max(int(self.fmap[lp]), -1)
 
     def page_field(self, page: int, field: int) -> int:
         """Column ``field`` (a ``P_*`` constant) of dense page ``page``'s frame; 0 for a
@@ -1013,7 +1019,12 @@ class PoolState:
 
     def _dense_of_frames(self, frames) -> np.ndarray:
         fr = np.asarray(frames, dtype=np.int64)
-        return self.stat[self.pst[P_PAGE][fr], S_DENSE]
+        ids = self.pst[P_PAGE][fr].astype(np.int64)
+        return ids if self.dense_keys else self.stat[ids, S_DENSE]
+
+    def _room(self) -> int:
+        """The kernels' ``room``: local ids they may register before NEED_ROOM."""
+        return 2**62 if self.dense_keys else self.stat.shape[0] - ROOM_PER_GET
 
     @property
     def n_streams(self) -> int:
@@ -1022,6 +1033,8 @@ class PoolState:
     @property
     def distinct_pages(self) -> int:
         """Distinct pages the replay has met (trace pages and read-ahead pages)."""
+        if self.dense_keys:
+            return int(np.count_nonzero(self.fmap != -2))
         return int(self.glob[G_NLOCAL])
 
     def nbytes(self) -> dict:
@@ -1029,7 +1042,7 @@ class PoolState:
         sized by the distinct pages met, at their current capacity) and the counts."""
         frame = page_state_nbytes(self.pst) + self.ffree.nbytes
         page = self.stat.nbytes + self.fmap.nbytes + self.hk.nbytes + self.hv.nbytes + \
-            self.dmap.nbytes + self.edge.nbytes
+            self.edge.nbytes
         nf = len(self.ffree)
         return {"frames": nf, "frame_bytes": frame, "bytes_per_frame": frame / nf,
                 "distinct_pages": self.distinct_pages, "page_bytes": page,
@@ -1051,8 +1064,8 @@ class PoolState:
             raise ValueError(f"trace column 'cpu_ns' row {bad} = {int(cpu[bad])} would overflow "
                              "the int64 virtual clock (start_ns + cpu_ns must stay below 2**63)")
         # the kernels read the chunk's own counts, cpu_ns and flags and never write them
-        # (a cut event's remaining count is glob[G_LEFT]); pages become local ids
-        new = (self.local_ids(page, mark=self.config.policy == "innodb"), np.ascontiguousarray(chunk.count, dtype=np.int64), cpu,
+        # (a cut event's remaining count is glob[G_LEFT]); pages become the kernels' ids
+        new = (self.local_ids(page), np.ascontiguousarray(chunk.count, dtype=np.int64), cpu,
                np.ascontiguousarray(chunk.flags, dtype=np.uint8))
         if self.n_streams == 1 and self.sst[0, T_POS] >= self.sst[0, T_END]:
             # one stream, its buffer used up: the chunk's arrays are the kernel's
@@ -1108,7 +1121,7 @@ class PoolState:
             code = self._kernel(pages, counts, cpus, flags, self.pst, self.stat, self.ist,
                                 self.cnt, self.sst, self.glob, self.cfg, self._pm,
                                 self.exhausted, int(stop_ns), left, GETS_PER_CALL,
-                                self.stat.shape[0] - ROOM_PER_GET)
+                                self._room())
             done += int(self.sst[:, T_EVENTS].sum()) - ev0
             if code == NEED_ROOM:
                 self._grow()
@@ -1156,7 +1169,7 @@ class PoolState:
                     busy_ns=int(self.glob[G_DEVBUSY]))
 
     #: the arrays that hold the whole mutable state (:meth:`copy_arrays`)
-    STATE_ARRAYS = ("pst", "ffree", "stat", "fmap", "edge", "dmap", "hk", "hv", "ist", "cnt",
+    STATE_ARRAYS = ("pst", "ffree", "stat", "fmap", "edge", "hk", "hv", "ist", "cnt",
                     "sst", "glob", "cfg", "exhausted")
 
     def copy_arrays(self) -> dict:

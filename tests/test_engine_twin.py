@@ -190,7 +190,7 @@ def test_policy_engine_matches_reference(policy, data):
 
 
 # ---- the InnoDB fast loop (one stream, one instance, whole runs) ---------------------------
-STATE_ARRAYS = ("pst", "stat", "ist", "cnt", "sst", "glob", "fmap", "ffree", "dmap")
+STATE_ARRAYS = ("pst", "stat", "ist", "cnt", "sst", "glob", "fmap", "ffree", "hk", "hv", "edge")
 
 
 def assert_same_state(a, b, what):
@@ -280,7 +280,7 @@ def test_innodb_fast_loop_does_the_work_of_a_long_replay():
     state = _one_stream_state(cfg, events)
     args = lambda: (*state._arrays, state.pst, state.stat, state.ist, state.cnt,  # noqa: E731
                     state.sst, state.glob, state.cfg, state._pm, state.exhausted)
-    room = state.stat.shape[0] - engine.ROOM_PER_GET
+    room = state._room()
     fast_gets = general_gets = fallbacks = 0
     while True:
         code, n, want = engine._innodb_fast(*args(), -1, 10**9, room)
@@ -295,3 +295,38 @@ def test_innodb_fast_loop_does_the_work_of_a_long_replay():
     assert fallbacks == 14 and general_gets < 1_100
     assert state.cnt[0, C_RA] == 195
     assert_same_state(state, whole, "fast loop and fallbacks driven one by one")
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow,
+                                                                  HealthCheck.data_too_large])
+@given(case=innodb_cases())
+def test_local_ids_replay_as_dense_keys(case):
+    """The two page-id schemes (dense keys, and local ids with a hash where the
+    numbering is too large for them) replay every case to the same counters, streams
+    and lists: the facts the kernels compute from the spaces equal those they read
+    from ``stat``."""
+    from bufsim import engine
+    cfg, streams = case
+    dense = run_both(cfg, SPACES, streams)[0]
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(engine, "DENSE_MAP_MAX_PAGES", 0)
+        local = run_both(cfg, SPACES, streams)[0]
+    assert dense.dense_keys and not local.dense_keys
+    np.testing.assert_array_equal(dense.cnt, local.cnt)
+    np.testing.assert_array_equal(dense.sst, local.sst)
+    for i in range(cfg.instances):
+        for l in (1, 2):
+            assert dense.lru(i, l) == local.lru(i, l)
+        assert dense.flush_list(i) == local.flush_list(i)
+    assert dense.distinct_pages == local.distinct_pages
+    # whole runs of one stream over one instance: the fast loop, in both schemes
+    one = cfg.replace(pool_pages=700, instances=1)
+    events = [(int(p), 1, 1000, 0) for p in range(0, SPACES.n_pages, 2)] + \
+        [ev for s in streams for ev in s]
+    dense = _replay_whole(one, events)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(engine, "DENSE_MAP_MAX_PAGES", 0)
+        local = _replay_whole(one, events)
+    np.testing.assert_array_equal(dense.cnt, local.cnt)
+    np.testing.assert_array_equal(dense.sst, local.sst)
+    assert dense.lru() == local.lru() and dense.flush_list() == local.flush_list()

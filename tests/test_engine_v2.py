@@ -8,12 +8,17 @@ import time
 
 import numpy as np
 import pytest
+from numba import njit
 
 import bufsim
 from bufsim import engine
 from bufsim.config import CostModel, DeviceModel, PoolConfig
 from bufsim.engine import PoolState
 from bufsim.pages import SpaceSpec, Tablespaces
+from bufsim.policies._state import (
+    G_AREA, N_G, dense_of, is_edge, leaf_links, page_no, space_pos,
+)
+from bufsim.policies.innodb import instance_of
 from bufsim.reference import ReferencePool
 from bufsim.trace import FLAG_AHI, FLAG_MASK, FLAG_MODIFY, FLAG_RELATCH, Chunk, Trace
 
@@ -103,10 +108,33 @@ def test_events_split_across_calls_give_the_same_result(monkeypatch, policy):
     assert np.array_equal(traces[1].materialize().count, count[half:])
 
 
-def test_pages_registered_by_the_kernel_carry_the_tablespaces_facts():
+@njit
+def _facts(stat, pm, cfg, area, ids):
+    """What the kernels read of each page: dense index, space position, page number,
+    leaf links, instance and whether it is a read-ahead area's edge."""
+    out = np.zeros((ids.shape[0], 7), dtype=np.int64)
+    glob = np.zeros(N_G, dtype=np.int64)
+    glob[G_AREA] = area
+    for j in range(ids.shape[0]):
+        p = ids[j]
+        out[j, 0] = dense_of(stat, p)
+        out[j, 1] = space_pos(stat, pm, p)
+        out[j, 2] = page_no(stat, pm, p)
+        out[j, 3], out[j, 4] = leaf_links(stat, pm, p)
+        out[j, 5] = instance_of(stat, cfg, p)
+        out[j, 6] = is_edge(stat, pm, glob, p)
+    return out
+
+
+@pytest.mark.parametrize("dense_keys", [True, False])
+def test_pages_carry_the_tablespaces_facts(monkeypatch, dense_keys):
     """Every page the replay met (trace pages and read-ahead pages, registered inside
-    the kernel) has the space, page number, instance and leaf links that
-    :class:`bufsim.Tablespaces` gives, custom leaf links included."""
+    the kernel when ids are local) has the space, page number, instance, leaf links
+    and area edge that :class:`bufsim.Tablespaces` gives, custom leaf links included,
+    whether the kernels read them from ``stat`` (local ids) or compute them (dense
+    keys)."""
+    if not dense_keys:
+        monkeypatch.setattr(engine, "DENSE_MAP_MAX_PAGES", 0)
     n = 256
     order = np.random.default_rng(3).permutation(n)  # a B-tree whose leaves are shuffled
     prev = np.full(n, -1)
@@ -117,21 +145,27 @@ def test_pages_registered_by_the_kernel_carry_the_tablespaces_facts():
     page = np.r_[np.arange(0, 300, 7), 300 + order, 300 + np.arange(n)]
     cfg = bufsim.mysql56(pool_pages=2000, device="ssd", instances=3, read_ahead_threshold=8)
     state = PoolState(cfg, ts)
+    assert state.dense_keys == dense_keys
     state.feed(0, Chunk.from_arrays(page, 1, 1000))
     state.close(0)
     assert state.run() == 0
     m = state.distinct_pages
     assert m > len(np.unique(page)) - 1 and int(state.cnt[:, 2].sum()) > 0  # read-ahead met more
-    stat = state.stat[:m]
-    d = stat[:, engine.S_DENSE]
+    ids = np.flatnonzero(state.fmap != -2) if dense_keys else np.arange(m)
+    assert len(ids) == m
+    area = int(state.glob[G_AREA])
+    assert area == 32  # the read-ahead area of a 666-page instance
+    f = _facts(state.stat, state._pm, state.cfg, area, ids)
+    d = f[:, 0]
     assert sorted(d.tolist()) == sorted(set(d.tolist()))
     lp, ln = ts.leaf_links_of(d)
-    from bufsim.policies._state import S_INST, S_NEXTLEAF, S_PAGENO, S_PREVLEAF, S_SPACE
-    assert np.array_equal(stat[:, S_PREVLEAF], lp) and np.array_equal(stat[:, S_NEXTLEAF], ln)
+    assert np.array_equal(f[:, 3], lp) and np.array_equal(f[:, 4], ln)
     sp = np.searchsorted(ts.space_base, d, side="right") - 1
-    assert np.array_equal(stat[:, S_SPACE], sp)
-    assert np.array_equal(stat[:, S_PAGENO], d - ts.space_base[sp])
-    assert np.array_equal(stat[:, S_INST], ts.instance_of(3)[d])
+    assert np.array_equal(f[:, 1], sp)
+    pn = d - np.asarray(ts.space_base)[sp]
+    assert np.array_equal(f[:, 2], pn)
+    assert np.array_equal(f[:, 5], ts.instance_of(3)[d])
+    assert np.array_equal(f[:, 6], (pn % area == 0) | (pn % area == area - 1))
 
 
 def test_hash_page_map_equals_dense_page_map(monkeypatch):

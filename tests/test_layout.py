@@ -249,7 +249,7 @@ def test_tests_mirror_the_package():
 
 # ---- one door to the engine's state (the issue's acceptance greps, as AST checks) ----------
 #: the engine's state arrays (bufsim.engine.PoolState's attributes, the kernels' arguments)
-STATE_ARRAYS = {"pst", "ist", "sst", "cnt", "glob", "cfg", "stat", "pm", "dmap", "ffree", "fmap"}
+STATE_ARRAYS = {"pst", "ist", "sst", "cnt", "glob", "cfg", "stat", "pm", "hk", "hv", "ffree", "fmap"}
 #: the only modules that may import policies/_state.py and write the state arrays
 STATE_OWNERS = ("bufsim/engine.py", "bufsim/reference.py", "bufsim/policies/")
 

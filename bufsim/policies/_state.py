@@ -7,7 +7,8 @@ no Python objects:
                        field ``P_*``, each of its own width): one entry per buffer
                        frame (``buf_block_t``), plus ghost entries for 2Q/ARC
 ``stat[page, field]``  static facts of each distinct page met (columns ``S_*``),
-                       read on the miss and read-ahead paths only
+                       read on the miss and read-ahead paths only; with dense keys
+                       (see "page ids" below) only the instance, or nothing
 ``fmap[page]``         the page's frame or -1 (InnoDB's ``page_hash``)
 ``ist[inst, field]``   per-instance state: up to four array-linked lists, the
                        InnoDB old-sublist pointer, free blocks, freed_page_clock...
@@ -131,12 +132,6 @@ FLAG_STMT_END = 8
 FLAG_RELATCH = 16
 #: All defined flag bits; other bits are rejected.
 FLAG_MASK = FLAG_AHI | FLAG_MODIFY | FLAG_SHORTCUT | FLAG_STMT_END | FLAG_RELATCH
-#: Not a trace flag: set by the InnoDB kernel on a get of the first or last page of its
-#: read-ahead area (only such a page's first access may start a linear read-ahead).
-FLAG_EDGE = 256
-#: Not a trace flag either: the engine's translation marks such a page's local id in
-#: the kernel's event array with this bit (read in a register, not from the page map).
-EDGE_BIT = 1 << 40
 #: Flags whose event, once done, moves the server's activity count.
 FLAG_ACTIVITY = FLAG_STMT_END | FLAG_MODIFY
 
@@ -313,38 +308,63 @@ def hash_slot(hk, d):
     return h
 
 
+# ---- page ids: dense keys or local ids ---------------------------------------------------
+# Where the tablespaces' dense numbering is small enough (engine.DENSE_MAP_MAX_PAGES), a
+# page's id in the kernels *is* its dense index (**dense keys**): ``fmap`` has an entry per
+# page number, a trace's pages need no translation, and the per-page facts are computed
+# from the space arrays on the miss and read-ahead paths; ``stat`` then has one column,
+# the instance (S_INST = 0) of every page number if there are several instances, and no
+# row otherwise.  Otherwise (huge, sparse numberings) ids are **local ids** given in order
+# of first appearance, an open-addressing hash maps dense indices to them, and ``stat``
+# holds each met page's facts in a row.  ``stat.shape[1] == 1`` tells the kernels which.
+
 # ---- the page map tuple ``pm`` that the kernels receive ------------------------------------
-#: positions in ``pm``: the page -> frame map, the free-frame stack, the dense map (or an
-#: empty array), the hash keys and values, per space: first dense index, size, space id;
+#: positions in ``pm``: the page -> frame map, the free-frame stack, the hash keys and
+#: values (empty with dense keys), per space: first dense index, size, space id;
 #: the dense pages that hold no data (MariaDB 10.11 frees them after a read-ahead); per
 #: space the offset of its own leaf links in ``PM_LPREV``/``PM_LNEXT`` (-1: page n's
 #: neighbours are n - 1 and n + 1), and those links as page numbers (-1: none); per page
 #: (local id) 1 if it is the first or last page of its read-ahead area of
-#: ``glob[G_AREA]`` pages (a compact copy of one fact, read on every first access)
-(PM_FMAP, PM_FFREE, PM_DMAP, PM_HK, PM_HV, PM_BASE, PM_SIZE, PM_SIDS, PM_UNUSED, PM_LOFF,
- PM_LPREV, PM_LNEXT, PM_EDGE) = range(13)
+#: ``glob[G_AREA]`` pages (a compact copy of one fact; empty with dense keys)
+(PM_FMAP, PM_FFREE, PM_HK, PM_HV, PM_BASE, PM_SIZE, PM_SIDS, PM_UNUSED, PM_LOFF,
+ PM_LPREV, PM_LNEXT, PM_EDGE) = range(12)
 
 
-@njit(_nrt=False, cache=True)
-def hash_add(pm, stat, glob, n_inst, d, sp, pn):
-    """Local id of dense page d (page pn of space position sp), registering it with
-    its static facts, leaf links included, if it is new (the caller guarantees room)."""
-    dmap = pm[PM_DMAP]
-    if dmap.shape[0] > 0:
-        q = dmap[d]
-        if q >= 0:
-            return np.int64(q)
-        p = glob[G_NLOCAL]
-        dmap[d] = p
-    else:
-        hk = pm[PM_HK]
-        h = hash_slot(hk, d)
-        if hk[h] == d:
-            return np.int64(pm[PM_HV][h])
-        p = glob[G_NLOCAL]
-        hk[h] = d
-        pm[PM_HV][h] = p
-    glob[G_NLOCAL] = p + 1
+@njit(_nrt=False, cache=True, inline="always")
+def dense_keys(stat):
+    """True when page ids are dense page indices (see above)."""
+    return stat.shape[1] == 1
+
+
+@njit(_nrt=False, cache=True, inline="always")
+def space_pos(stat, pm, p):
+    """Position (in the tablespaces) of page p's space."""
+    if not dense_keys(stat):
+        return stat[p, S_SPACE]
+    base = pm[PM_BASE]
+    if base.shape[0] == 1:
+        return np.int64(0)
+    return np.int64(np.searchsorted(base, p, side="right") - 1)
+
+
+@njit(_nrt=False, cache=True, inline="always")
+def dense_of(stat, p):
+    """Dense page index of page p."""
+    return np.int64(p) if dense_keys(stat) else stat[p, S_DENSE]
+
+
+@njit(_nrt=False, cache=True, inline="always")
+def page_no(stat, pm, p):
+    """Page number of page p in its space."""
+    if not dense_keys(stat):
+        return stat[p, S_PAGENO]
+    return p - pm[PM_BASE][space_pos(stat, pm, p)]
+
+
+@njit(_nrt=False, cache=True, inline="always")
+def _links(pm, d, sp, pn):
+    """Dense indices of the leaf links of dense page d (page pn of space position sp),
+    -1 for none."""
     base = d - pn
     off = pm[PM_LOFF][sp]
     if off < 0:
@@ -355,6 +375,49 @@ def hash_add(pm, stat, glob, n_inst, d, sp, pn):
         b = pm[PM_LNEXT][off + pn]
         prev = a + base if a >= 0 else -1
         nxt = b + base if b >= 0 else -1
+    return np.int64(prev), np.int64(nxt)
+
+
+@njit(_nrt=False, cache=True, inline="always")
+def leaf_links(stat, pm, p):
+    """Dense indices of page p's previous and next leaf (-1: none)."""
+    if not dense_keys(stat):
+        return stat[p, S_PREVLEAF], stat[p, S_NEXTLEAF]
+    sp = space_pos(stat, pm, p)
+    return _links(pm, np.int64(p), sp, p - pm[PM_BASE][sp])
+
+
+@njit(_nrt=False, cache=True, inline="always")
+def _edge_rule(pn, area):
+    r = pn % area if area > 0 else 1
+    return area > 0 and (r == 0 or r == area - 1)
+
+
+@njit(_nrt=False, cache=True, inline="always")
+def is_edge(stat, pm, glob, p):
+    """Whether page p is the first or last page of its read-ahead area (of
+    ``glob[G_AREA]`` pages): only those start a linear read-ahead."""
+    if not dense_keys(stat):
+        return pm[PM_EDGE][p] != 0
+    return _edge_rule(page_no(stat, pm, p), glob[G_AREA])
+
+
+@njit(_nrt=False, cache=True)
+def hash_add(pm, stat, glob, n_inst, d, sp, pn):
+    """Id of dense page d (page pn of space position sp): d itself with dense keys;
+    otherwise its local id, registering it with its static facts, leaf links
+    included, if it is new (the caller guarantees room)."""
+    if dense_keys(stat):
+        return np.int64(d)
+    hk = pm[PM_HK]
+    h = hash_slot(hk, d)
+    if hk[h] == d:
+        return np.int64(pm[PM_HV][h])
+    p = glob[G_NLOCAL]
+    hk[h] = d
+    pm[PM_HV][h] = p
+    glob[G_NLOCAL] = p + 1
+    prev, nxt = _links(pm, d, sp, pn)
     stat[p, S_DENSE] = d
     stat[p, S_SPACE] = sp
     stat[p, S_PAGENO] = pn
@@ -362,19 +425,17 @@ def hash_add(pm, stat, glob, n_inst, d, sp, pn):
     stat[p, S_PREVLEAF] = prev
     stat[p, S_NEXTLEAF] = nxt
     pm[PM_FMAP][p] = -1
-    area = glob[G_AREA]
-    r = pn % area if area > 0 else 1
-    pm[PM_EDGE][p] = 1 if area > 0 and (r == 0 or r == area - 1) else 0
+    pm[PM_EDGE][p] = 1 if _edge_rule(pn, glob[G_AREA]) else 0
     return p
 
 
 @njit(_nrt=False, cache=True, inline="always")
 def local_of(pm, d):
-    """Local id of dense page d, or -1 if the replay has not met it."""
-    dmap = pm[PM_DMAP]
-    if dmap.shape[0] > 0:
-        return np.int64(dmap[d])
+    """Id of dense page d: d itself with dense keys (no hash); otherwise its local id,
+    or -1 if the replay has not met it."""
     hk = pm[PM_HK]
+    if hk.shape[0] == 0:
+        return np.int64(d)
     h = hash_slot(hk, d)
     return np.int64(pm[PM_HV][h]) if hk[h] == d else np.int64(-1)
 

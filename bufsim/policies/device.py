@@ -93,7 +93,7 @@ from numba import njit
 from ._state import (
     G_DEV_BUSYSINCE, G_DEV_OFREE, G_DEV_OLAST, G_DEV_OWNER, G_DEV_RSTART,
     G_DEV_ROWNER, G_DEV_SLICE, G_DEVBUSY, G_DEVFREE, G_DEVLAST, K_DEV_EXPIRE, K_DEV_IDLE, K_DEV_RAND,
-    K_DEV_SCHED, K_DEV_SEQ, K_DEV_SKIP, K_DEV_SLICE, K_DEV_WRITE, S_DENSE, S_SPACE,
+    K_DEV_SCHED, K_DEV_SEQ, K_DEV_SKIP, K_DEV_SLICE, K_DEV_WRITE, dense_of, space_pos,
     SCHED_CODES, SKIP_CODES, T_DEVLAST, T_SEEKS,
 )
 
@@ -113,13 +113,13 @@ _HIST_MASK = (1 << 32) - 1
 
 # ---- service time ------------------------------------------------------------------------
 @njit(_nrt=False, cache=True, inline="always")
-def _svc(stat, cfg, p, last):
+def _svc(stat, pm, cfg, p, last):
     """Service time of a read of page p after a read of page ``last`` (-1: none)."""
     rnd = cfg[K_DEV_RAND]
     seq = cfg[K_DEV_SEQ]
-    if seq == rnd or last < 0 or stat[p, S_SPACE] != stat[last, S_SPACE]:
+    if seq == rnd or last < 0 or space_pos(stat, pm, p) != space_pos(stat, pm, last):
         return rnd
-    d = stat[p, S_DENSE] - stat[last, S_DENSE]
+    d = dense_of(stat, p) - dense_of(stat, last)
     if d == 1:
         return seq
     if d > 1 and cfg[K_DEV_SKIP] != 0:
@@ -137,13 +137,13 @@ def _popcount32(x):
 
 
 @njit(_nrt=False, cache=True)
-def _sched_read(stat, sst, glob, cfg, p, k, t_ns):
+def _sched_read(stat, pm, sst, glob, cfg, p, k, t_ns):
     """A read of page p by stream k at t_ns under deadline or cfq (module docstring)."""
     # per-stream seek history (CFQ's seeky test)
     prev = sst[k, T_DEVLAST] - 1
     seek = 0
-    if prev >= 0 and (stat[p, S_SPACE] != stat[prev, S_SPACE]
-                      or abs(stat[p, S_DENSE] - stat[prev, S_DENSE]) > CFQ_SEEK_PAGES):
+    if prev >= 0 and (space_pos(stat, pm, p) != space_pos(stat, pm, prev)
+                      or abs(dense_of(stat, p) - dense_of(stat, prev)) > CFQ_SEEK_PAGES):
         seek = 1
     sst[k, T_SEEKS] = ((sst[k, T_SEEKS] << 1) | seek) & _HIST_MASK
     sst[k, T_DEVLAST] = p + 1
@@ -159,7 +159,7 @@ def _sched_read(stat, sst, glob, cfg, p, k, t_ns):
     owner = glob[G_DEV_OWNER] - 1
     if rstart > 0:
         if k == owner:
-            svc = _svc(stat, cfg, p, glob[G_DEV_OLAST] - 1)
+            svc = _svc(stat, pm, cfg, p, glob[G_DEV_OLAST] - 1)
             start = max(t_ns, glob[G_DEV_OFREE])
             if start + svc <= rstart:
                 # the holder's read fills the time before the window
@@ -171,7 +171,7 @@ def _sched_read(stat, sst, glob, cfg, p, k, t_ns):
             glob[G_DEV_SLICE] = 0
         else:
             # another stream: after the reserved reads, in issue order
-            return _book_reserved(stat, glob, cfg, p, k, max(t_ns, glob[G_DEVFREE]))
+            return _book_reserved(stat, pm, glob, cfg, p, k, max(t_ns, glob[G_DEVFREE]))
     elif owner >= 0 and owner != k:
         ofree = glob[G_DEV_OFREE]
         if cfg[K_DEV_SCHED] == SCHED_CFQ:
@@ -185,9 +185,9 @@ def _sched_read(stat, sst, glob, cfg, p, k, t_ns):
             # a window is reserved; the holder keeps filling the time before it
             start = max(window, glob[G_DEVFREE])
             glob[G_DEV_RSTART] = start
-            return _book_reserved(stat, glob, cfg, p, k, start)
+            return _book_reserved(stat, pm, glob, cfg, p, k, start)
     # after everything booked, in issue order; stream k holds the device
-    svc = _svc(stat, cfg, p, glob[G_DEVLAST])
+    svc = _svc(stat, pm, cfg, p, glob[G_DEVLAST])
     start = max(t_ns, glob[G_DEVFREE])
     if k != owner:
         glob[G_DEV_BUSYSINCE] = t_ns
@@ -207,10 +207,10 @@ def _sched_read(stat, sst, glob, cfg, p, k, t_ns):
 
 
 @njit(_nrt=False, cache=True, inline="always")
-def _book_reserved(stat, glob, cfg, p, k, start):
+def _book_reserved(stat, pm, glob, cfg, p, k, start):
     """Book stream k's read of page p at ``start`` in the window reserved for streams
     other than the holder (k then holds the next slice); returns its completion."""
-    svc = _svc(stat, cfg, p, glob[G_DEVLAST])
+    svc = _svc(stat, pm, cfg, p, glob[G_DEVLAST])
     glob[G_DEVFREE] = start + svc
     glob[G_DEVLAST] = p
     glob[G_DEVBUSY] += svc
@@ -220,17 +220,18 @@ def _book_reserved(stat, glob, cfg, p, k, start):
 
 
 @njit(_nrt=False, cache=True, inline="always")
-def device_read(stat, sst, glob, cfg, p, k, t_ns):
+def device_read(stat, pm, sst, glob, cfg, p, k, t_ns):
     """Queue a 16 KiB read of page p (a local id) by stream k at t_ns; return its
     completion time."""
     if cfg[K_DEV_SCHED] != SCHED_FIFO:
-        return _sched_read(stat, sst, glob, cfg, p, k, t_ns)
+        return _sched_read(stat, pm, sst, glob, cfg, p, k, t_ns)
     last = glob[G_DEVLAST]
     # the sequential test reads the pages' static facts: only when it can matter
     if cfg[K_DEV_SKIP] != 0:
-        svc = _svc(stat, cfg, p, last)
+        svc = _svc(stat, pm, cfg, p, last)
     elif cfg[K_DEV_SEQ] != cfg[K_DEV_RAND] and last >= 0 and \
-            stat[p, S_DENSE] == stat[last, S_DENSE] + 1 and stat[p, S_SPACE] == stat[last, S_SPACE]:
+            dense_of(stat, p) == dense_of(stat, last) + 1 and \
+            space_pos(stat, pm, p) == space_pos(stat, pm, last):
         svc = cfg[K_DEV_SEQ]
     else:
         svc = cfg[K_DEV_RAND]

@@ -18,12 +18,12 @@ Simplifications, all documented in the README:
 * ``NUMBER_PAGES_READ`` counts a read when it is issued, not when it completes.
 
 State layout (see :mod:`bufsim.engine`): the lists link *frames* (rows of ``pst``,
-one per buffer block, like ``buf_block_t``); a page is named by its *local id*
-(a row of ``stat``, one per distinct page the replay has met), ``fmap[page]`` is
-its frame or -1 (InnoDB's ``page_hash``), ``pst[P_PAGE][frame]`` its page.  Free
-frames are a stack ``ffree[:glob[G_FTOP]]``.  The dense page index of a local id
-is ``stat[page, S_DENSE]``; ``hk``/``hv`` is an open-addressing hash from dense
-index to local id, used by read-ahead to look at the pages of an area.
+one per buffer block, like ``buf_block_t``); a page is named by its id (its dense
+page index, or a local id where the numbering is too large: "page ids" in
+:mod:`bufsim.policies._state`), ``fmap[page]`` is its frame or -1 (InnoDB's
+``page_hash``), ``pst[P_PAGE][frame]`` its page.  Free frames are a stack
+``ffree[:glob[G_FTOP]]``.  A page's facts (space, page number, leaf links) come from
+``dense_of``, ``page_no``, ``space_pos`` and ``leaf_links``.
 """
 from numba import njit
 
@@ -36,10 +36,10 @@ from ._state import (
     K_OLDTIME, K_RATHRESH, K_RATIO, K_SCANDEPTH, K_VERSION,
     LRU_MIN_LEN, NON_OLD_MIN_LEN, NS_PER_MS, NS_PER_S, OLD_MIN_LEN, OLD_TOLERANCE, P_ACCESS,
     P_DIRTY, P_NEXT, P_OLD, P_PAGE, P_PREV, P_READY, P_REF, P_STAMP, P_WHERE, RATIO_DIV,
-    S_DENSE, S_INST, S_NEXTLEAF, S_PAGENO, S_PREVLEAF, S_SPACE, STAMP_MASK, T_CPU, T_IOWAIT,
-    T_MISSES, G_FTOP, G_NLOCAL, V_MARIADB1011, FLAG_AHI, FLAG_EDGE, FLAG_MODIFY, FLAG_RELATCH,
-    FLAG_SHORTCUT, PM_BASE, PM_FFREE, PM_FMAP, PM_SIZE, PM_UNUSED, hash_add, local_of, insert_after,
-    push_head, unlink,
+    S_INST, STAMP_MASK, T_CPU, T_IOWAIT,
+    T_MISSES, G_FTOP, G_NLOCAL, V_MARIADB1011, FLAG_AHI, FLAG_MODIFY, FLAG_RELATCH,
+    FLAG_SHORTCUT, PM_BASE, PM_FFREE, PM_FMAP, PM_SIZE, PM_UNUSED, dense_of, hash_add, is_edge,
+    leaf_links, local_of, insert_after, page_no, push_head, space_pos, unlink,
 )
 import numpy as np
 
@@ -390,9 +390,9 @@ def read_ahead_linear(pst, stat, ist, cnt, sst, glob, cfg, pm, p, k, t_ns):
         return t_ns  # 5.6+: 0 switches linear read-ahead off (5.5: most aggressive)
     i = instance_of(stat, cfg, p)
     area = ist[i, I_AREA]
-    pn = stat[p, S_PAGENO]
-    sp = stat[p, S_SPACE]
-    dp = stat[p, S_DENSE]
+    pn = page_no(stat, pm, p)
+    sp = space_pos(stat, pm, p)
+    dp = dense_of(stat, p)
     base = space_base[sp]
     size = space_size[sp]
     low = (pn // area) * area
@@ -437,8 +437,7 @@ def read_ahead_linear(pst, stat, ist, cnt, sst, glob, cfg, pm, p, k, t_ns):
             return t_ns
         if acc > 0:
             pred = acc
-    prev_leaf = stat[p, S_PREVLEAF]
-    next_leaf = stat[p, S_NEXTLEAF]
+    prev_leaf, next_leaf = leaf_links(stat, pm, p)
     if mariadb:
         # buf_read_ahead_linear of MariaDB 10.11: both links must be set; the last page
         # of an area reads the area of the next page *number* (``++id``), whatever
@@ -477,7 +476,7 @@ def read_ahead_linear(pst, stat, ist, cnt, sst, glob, cfg, pm, p, k, t_ns):
             continue
         t_ns = init_for_read(pst, stat, ist, cnt, sst, glob, cfg, fmap, ffree, q, k, t_ns)
         f = fmap[q]
-        pst[P_READY][f] = device_read(stat, sst, glob, cfg, q, k, t_ns)
+        pst[P_READY][f] = device_read(stat, pm, sst, glob, cfg, q, k, t_ns)
         count += 1
         if mariadb and unused.shape[0] > 0:
             d = base + j
@@ -532,7 +531,7 @@ def get(pst, stat, ist, cnt, sst, glob, cfg, pm, p, flags, k, t_ns):
         t_ns = init_for_read(pst, stat, ist, cnt, sst, glob, cfg, fmap, ffree, p, k, t_ns)
         f = fmap[p]
         glob[G_FIXED] = f
-        done = device_read(stat, sst, glob, cfg, p, k, t_ns)
+        done = device_read(stat, pm, sst, glob, cfg, p, k, t_ns)
         pst[P_READY][f] = done
         sst[k, T_IOWAIT] += done - t_ns
         t_ns = done + cfg[K_COST_MISS]
@@ -554,7 +553,7 @@ def get(pst, stat, ist, cnt, sst, glob, cfg, pm, p, flags, k, t_ns):
             make_block_young(pst, stat, ist, cnt, cfg, i, f)
             t_ns += cfg[K_COST_YOUNG]
             sst[k, T_CPU] += cfg[K_COST_YOUNG]
-    if first and not ahi and (flags & FLAG_EDGE) != 0:  # only an area's edge pages
+    if first and not ahi and is_edge(stat, pm, glob, p):  # only an area's edge pages
         t_ns = read_ahead_linear(pst, stat, ist, cnt, sst, glob, cfg, pm, p, k, t_ns)
     if flags & FLAG_MODIFY:
         note_modification(pst, ist, cnt, glob, i, f)

@@ -7,10 +7,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from bufsim.config import DeviceModel, PoolConfig
-from bufsim.engine import _config_array
-from bufsim.policies._state import (
-    G_DEVBUSY, G_DEVFREE, G_DEVLAST, N_G, N_S, N_T, S_DENSE, S_SPACE,
-)
+from bufsim.engine import PoolState, _config_array
+from bufsim.pages import SpaceSpec, Tablespaces
+from bufsim.policies._state import G_DEVBUSY, G_DEVFREE, G_DEVLAST, N_G, N_T
 from bufsim.policies.device import CFQ_SEEK_PAGES, RefDevice, device_read, device_write
 
 RND, SEQ, WR = 10_000_000, 100_000, 5_000_000
@@ -24,15 +23,16 @@ class Kernel:
 
     def __init__(self, dev, n_streams=3):
         self.cfg = _config_array(PoolConfig(device=dev))
-        self.stat = np.zeros((N_PAGES, N_S), dtype=np.int64)
-        self.stat[:, S_DENSE] = np.arange(N_PAGES)
-        self.stat[:, S_SPACE] = np.arange(N_PAGES) // 1000
+        # the page facts as the engine gives them (dense keys: computed from the spaces)
+        state = PoolState(PoolConfig(device=dev), Tablespaces([SpaceSpec(1, 1000, "a"),
+                                                               SpaceSpec(2, 1000, "b")]))
+        self.stat, self.pm = state.stat, state._pm
         self.sst = np.zeros((n_streams, N_T), dtype=np.int64)
         self.glob = np.zeros(N_G, dtype=np.int64)
         self.glob[G_DEVLAST] = -1
 
     def read(self, p, k, t):
-        return int(device_read(self.stat, self.sst, self.glob, self.cfg, p, k, t))
+        return int(device_read(self.stat, self.pm, self.sst, self.glob, self.cfg, p, k, t))
 
     def write(self, t):
         return int(device_write(self.glob, self.cfg, t))
