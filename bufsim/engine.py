@@ -72,8 +72,9 @@ GETS_PER_CALL = 2_000_000
 #: new pages one get can register (a read-ahead area; a trace's own pages are registered
 #: by the translation before the kernel runs)
 ROOM_PER_GET = 64
-#: tablespace maps up to this many pages use a dense int32 map (4 bytes per page
-#: number) from page to local id; larger ones an open-addressing hash
+#: tablespace maps up to this many pages use dense keys (an int32 frame per page
+#: number, 64 MiB at most; a third as many with several instances, whose per-page
+#: instance takes 8 bytes more); larger ones local ids and an open-addressing hash
 DENSE_MAP_MAX_PAGES = 1 << 24
 
 
@@ -874,7 +875,8 @@ class PoolState:
     ``fmap[page]``
         the page's frame: -1 if not resident, -2 if it never had one.
     Page ids (``page`` above; "page ids" in :mod:`bufsim.policies._state`)
-        With at most :data:`DENSE_MAP_MAX_PAGES` pages in the tablespaces, a page's id
+        With at most :data:`DENSE_MAP_MAX_PAGES` pages in the tablespaces (a third
+        as many with several instances), a page's id
         is its dense index (*dense keys*): ``fmap`` has 4 bytes per page number, a
         trace's pages go to the kernel as they are, the page facts are computed from
         the space arrays, and ``stat`` holds only each page's instance (8 bytes per
@@ -913,7 +915,8 @@ class PoolState:
         # pages that hold no data, freed after a MariaDB 10.11 read-ahead reads them (§13)
         self._unused = np.array(tablespaces.unused_dense, dtype=np.int64)
         self._links = tuple(np.array(a, dtype=np.int64) for a in tablespaces.leaf_link_table)
-        self.dense_keys = tablespaces.n_pages <= DENSE_MAP_MAX_PAGES
+        self.dense_keys = tablespaces.n_pages * (1 if config.instances == 1 else 3) \
+            <= DENSE_MAP_MAX_PAGES
         self._alloc_pages(1 << 14)
         ni = config.instances
         ist = np.zeros((ni, N_I), dtype=np.int64)
