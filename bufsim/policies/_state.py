@@ -389,7 +389,8 @@ def leaf_links(stat, pm, p):
 
 @njit(_nrt=False, cache=True, inline="always")
 def _edge_rule(pn, area):
-    r = pn % area if area > 0 else 1
+    # BUF_READ_AHEAD_AREA is a power of two (PoolConfig.read_ahead_area): a mask, no division
+    r = pn & (area - 1)
     return area > 0 and (r == 0 or r == area - 1)
 
 
