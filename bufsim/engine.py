@@ -960,6 +960,8 @@ class PoolState:
         pages met so far, and rebuild the hash at a load factor <= 1/2 (with dense
         keys: the arrays for every page number, once)."""
         if self.dense_keys:
+            if hasattr(self, "fmap"):
+                return  # sized for every page number already: nothing to grow
             n, ni = self.tablespaces.n_pages, self.config.instances
             self.fmap = np.full(n, -2, dtype=np.int32)
             self.stat = np.zeros((0, 1), dtype=np.int64) if ni == 1 else \
