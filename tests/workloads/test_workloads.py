@@ -210,6 +210,30 @@ def test_ssb_every_query_trace_matches_plan(small_ssb):
         small_ssb.query("Q2.1", "date_first")
 
 
+def test_ssb_index_first_plans_match_their_counts(small_ssb):
+    from bufsim.workloads.ssb import INDEX_DRIVERS, INDEX_PLAN_QUERIES, PLANS
+    d = small_ssb.data
+    for q, (table, _, lix) in INDEX_DRIVERS.items():
+        op = small_ssb.query(q, "index_first")
+        c = small_ssb.index_first_rows(q)
+        assert op.gets == gets_of(op) and op.rows == small_ssb.expected_rows(q, "index_first"), q
+        assert op.rows == c["driver"] + c["ref"] + c["eq_ref"], q
+        assert op.distinct_pages() == distinct_of(op), q
+        # the driving rows are the dimension rows passing its predicate, from the data directly
+        pred = dict(PLANS[q]["joins"])[table]
+        assert c["driver"] == int(pred(d).sum()) > 0, q
+        key = {"part": d.partkey, "customer": d.custkey}[table]
+        assert c["ref"] == int(pred(d)[key].sum()), q
+        # the plan reads lineorder's leaves through its secondary index, not by a scan
+        names = np.asarray(small_ssb.tablespaces.group_names)
+        groups = set(names[small_ssb.tablespaces.page_group[op.pages()]])
+        assert f"lineorder.{lix}" in groups, (q, groups)
+    assert INDEX_PLAN_QUERIES.count("Q3.2") == 1 and "Q1.1" in INDEX_PLAN_QUERIES
+    assert sum(q.endswith(":index_first") for q in INDEX_PLAN_QUERIES) == len(INDEX_DRIVERS) == 9
+    with pytest.raises(ValueError, match="index_first' exists for"):
+        small_ssb.query("Q3.2", "index_first")
+
+
 def test_ssb_q11_probe_count_matches_closed_form(small_ssb):
     """Orders with a qualifying line probe dim_date once: n_orders * (1 - E[(1-p)^L])."""
     p = 3 / 11 * 24 / 50
