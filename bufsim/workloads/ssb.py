@@ -321,6 +321,7 @@ class SSB:
         self.db = Database(self.tables, seed=seed)
         self.tablespaces = self.db.tablespaces
         self._by_date = None
+        self._by_key = {}
 
     # ---- the data behind each dimension key --------------------------------------------
     def _key_column(self, table: str) -> np.ndarray:
@@ -450,15 +451,24 @@ class SSB:
         return dict(driver=int(keys.size), ref=int(ref_mask.sum()), eq_ref=eq,
                     entries=(ent, keys))
 
+    def key_entries(self, table: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """lineorder's index on ``table``'s key (LO_PartKey, LO_CustKey, ...): the key
+        column as int64, row ids in index order and the first entry of each key
+        (computed once)."""
+        if table not in self._by_key:
+            k = self._key_column(table).astype(np.int64)
+            order = np.argsort(k, kind="stable").astype(np.int64)
+            n_dim = {"dim_date": N_DATES, "customer": self.data.c_region.size,
+                     "part": self.data.p_brand.size, "supplier": self.data.s_region.size}[table]
+            self._by_key[table] = (k, order, np.searchsorted(k[order], np.arange(n_dim + 1)))
+        return self._by_key[table]
+
     def _index_first_plan(self, name, cpu, ahi):
         table, dix, lix = INDEX_DRIVERS[name]
         spec = PLANS[name]
         db = self.db
-        k_lo = self._key_column(table).astype(np.int64)
-        lo_order = np.argsort(k_lo, kind="stable").astype(np.int64)   # LO_xKey entries -> row id
-        n_dim = getattr(self.data, _INDEX_COLUMN[dix]).size
-        lo_starts = np.searchsorted(k_lo[lo_order], np.arange(n_dim + 1))
-        rest = [(t, p, self._key_column(t).astype(np.int64), self._dim_mask(t, p))
+        _, lo_order, lo_starts = self.key_entries(table)
+        rest = [(t, p, self.key_entries(t)[0], self._dim_mask(t, p))
                 for t, p in spec["joins"] if t != table]
         ent, keys = self.index_first_rows(name)["entries"]
         parts = []
