@@ -61,8 +61,8 @@ import numpy as np
 from ..trace import Chunk
 from .geometry import FILL_RANDOM, Column, Index, Table
 from .plans import (
-    CpuCost, Database, Operator, _emit, lookups, range_scan, scan_join, secondary_range,
-    sequence, statement,
+    BATCH, CpuCost, Database, Operator, _ahi_flag, _batches, _emit, lookups, range_scan,
+    scan_join, secondary_range, sequence, statement,
 )
 
 __all__ = ["SSB", "SSBData", "QUERIES", "PLANS", "INDEX_DRIVERS", "INDEX_PLAN_QUERIES", "ssb_tables",
@@ -432,7 +432,7 @@ class SSB:
         keys = order[ent]
         k_lo = self._key_column(table)
         ref_mask = ok[k_lo]
-        eq = 0
+        eq, by_table = 0, {}
         alive = np.flatnonzero(ref_mask)
         # rows in the plan's order: by the driving key's index entry, then row id
         rank = np.zeros(value.size, dtype=np.int64)
@@ -445,11 +445,12 @@ class SSB:
             keep = np.ones(k.size, dtype=bool)
             keep[1:] = k[1:] != k[:-1]
             eq += int(keep.sum())
+            by_table[t] = int(keep.sum())
             m = self._dim_mask(t, p)
             if m is not None:
                 alive = alive[m[k]]
         return dict(driver=int(keys.size), ref=int(ref_mask.sum()), eq_ref=eq,
-                    entries=(ent, keys))
+                    eq_ref_by_table=by_table, entries=(ent, keys))
 
     def key_entries(self, table: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """lineorder's index on ``table``'s key (LO_PartKey, LO_CustKey, ...): the key
@@ -463,7 +464,9 @@ class SSB:
             self._by_key[table] = (k, order, np.searchsorted(k[order], np.arange(n_dim + 1)))
         return self._by_key[table]
 
-    def _index_first_plan(self, name, cpu, ahi):
+    def _index_first_reference(self, name, cpu, ahi) -> Operator:
+        """The ``index_first`` plan as a sequence of plan operators, one range or probe
+        batch per driving row (the reference :meth:`_index_first_plan` is held to; slow)."""
         table, dix, lix = INDEX_DRIVERS[name]
         spec = PLANS[name]
         db = self.db
@@ -494,7 +497,126 @@ class SSB:
                     alive = alive[m[kk]]
                 if alive.size == 0:
                     break
-        return statement(_coalesced(sequence(parts, f"{name} index_first")), f"{name} index_first")
+        return _coalesced(sequence(parts, f"{name} index_first"))
+
+    def _index_first_plan(self, name, cpu, ahi, block: int = 256):
+        """The ``index_first`` plan's events built directly, ``block`` driving rows at a
+        time: the same events, in the same order and with the same merges, as
+        :meth:`_index_first_reference` (each operator's gets merged only within its own
+        chunk), without one operator per driving row."""
+        table, dix, lix = INDEX_DRIVERS[name]
+        db = self.db
+        _, lo_order, lo_starts = self.key_entries(table)
+        rest = [(t, self.key_entries(t)[0], self._dim_mask(t, p))
+                for t, p in PLANS[name]["joins"] if t != table]
+        c = self.index_first_rows(name)
+        ent, keys = c["entries"]
+        sec_d, cl_d = db.index(table, dix), db.index(table)
+        sec_l, cl_l = db.index("lineorder", lix), db.index("lineorder")
+        n_lo = sec_l.geometry.rows
+        flag = _ahi_flag(ahi)
+
+        def seg(out, pages, rows, flags=0):
+            pages = np.asarray(pages, dtype=np.int64)
+            if pages.size:
+                out.append((pages, np.broadcast_to(np.asarray(rows, dtype=np.int64), pages.shape),
+                            np.broadcast_to(np.asarray(flags, dtype=np.uint8), pages.shape)))
+
+        def lo_body(out, a, n, alive):
+            """secondary_range's entry gets and clustered lookups, one segment per batch."""
+            extra = 1 if a + n < n_lo else 0
+            pl = sec_l.geometry.per_leaf
+            for lo, hi in _batches(n + extra, BATCH):
+                e = np.arange(a + lo, a + hi, dtype=np.int64)
+                leaf = e // pl
+                new = np.ones(e.size, dtype=bool)
+                new[1:] = leaf[1:] != leaf[:-1]
+                new[0] = e[0] == a or e[0] % pl == 0
+                spage = db.dense("lineorder", sec_l.leaves[leaf])
+                r = alive[lo:min(hi, n)]
+                w = 2 + cl_l.height
+                pg = np.full((e.size, w), -1, dtype=np.int64)
+                pg[:, 0] = np.where(new, spage, -1)
+                pg[:, 1] = spage
+                rw = np.zeros((e.size, w), dtype=np.int64)
+                if r.size:
+                    pg[:r.size, 2:] = db.dense("lineorder", cl_l.paths(cl_l.leaf_of(r)))
+                    rw[:r.size, -1] = 1
+                keep = pg.ravel() >= 0
+                seg(out, pg.ravel()[keep], rw.ravel()[keep])
+
+        def events(lo_i, hi_i, last):
+            out = []
+            for e, k in zip(ent[lo_i:hi_i].tolist(), keys[lo_i:hi_i].tolist()):
+                pl = sec_d.geometry.per_leaf
+                seg(out, db.dense(table, sec_d.paths([e // pl])[0, :-1]), 0)
+                sp = db.dense(table, sec_d.leaves[e // pl])
+                path = db.dense(table, cl_d.paths(cl_d.leaf_of([k]))[0])
+                rw = np.zeros(2 + path.size, dtype=np.int64)
+                rw[-1] = 1
+                seg(out, np.concatenate([[sp, sp], path]), rw)
+                a, b = int(lo_starts[k]), int(lo_starts[k + 1])
+                if b == a:
+                    continue
+                alive = lo_order[a:b]
+                seg(out, db.dense("lineorder", sec_l.paths([a // sec_l.geometry.per_leaf])[0, :-1]), 0)
+                lo_body(out, a, b - a, alive)
+                for t, col, m in rest:
+                    kk = col[alive]
+                    keep = np.ones(kk.size, dtype=bool)
+                    keep[1:] = kk[1:] != kk[:-1]
+                    keep[0] = kk[0] != last[t]
+                    last[t] = int(kk[-1])
+                    probe = kk[keep]
+                    jx = db.index(t)
+                    for plo, phi in _batches(probe.size, BATCH):
+                        paths = db.dense(t, jx.paths(jx.leaf_of(probe[plo:phi])))
+                        if flag:
+                            paths = paths[:, -1:]
+                        rows = np.zeros(paths.shape, dtype=np.int64)
+                        rows[:, -1] = 1
+                        fl = np.zeros(paths.shape, dtype=np.uint8)
+                        fl[:, -1] = flag
+                        seg(out, paths.ravel(), rows.ravel(), fl.ravel())
+                    if m is not None:
+                        alive = alive[m[kk]]
+                    if alive.size == 0:
+                        break
+            return out
+
+        def chunks(stream):
+            last = {t: -1 for t, _, _ in rest}
+            for lo_i in range(0, ent.size, block):
+                out = events(lo_i, min(ent.size, lo_i + block), last)
+                if out:
+                    yield _merged(out, cpu, stream)
+
+        gets = self._index_first_gets(name, ahi)
+        return statement(Operator(f"{name} index_first", chunks, c["driver"] + c["ref"] + c["eq_ref"],
+                                  gets, db.tablespaces,
+                                  lambda: self._index_first_reference(name, cpu, ahi).pages()),
+                         f"{name} index_first")
+
+    def _index_first_gets(self, name, ahi) -> int:
+        """The ``index_first`` plan's page gets from its arithmetic (as the reference's
+        operators count them)."""
+        table, dix, lix = INDEX_DRIVERS[name]
+        db = self.db
+        _, _, lo_starts = self.key_entries(table)
+        ent, keys = self.index_first_rows(name)["entries"]
+        sec_d, cl_d = db.index(table, dix), db.index(table)
+        sec_l, cl_l = db.index("lineorder", lix), db.index("lineorder")
+        gets = ent.size * (sec_d.height - 1 + 2 + cl_d.height)
+        a, b = lo_starts[keys], lo_starts[keys + 1]
+        a, b = a[b > a], b[b > a]
+        n = b - a
+        extra = (b < sec_l.geometry.rows).astype(np.int64)
+        pl = sec_l.geometry.per_leaf
+        touched = (b + extra - 1) // pl - a // pl + 1
+        gets += int((sec_l.height - 1 + n + extra + touched + n * cl_l.height).sum())
+        probes = self.index_first_rows(name)["eq_ref_by_table"]
+        gets += sum(cnt * (1 if _ahi_flag(ahi) else db.index(t).height) for t, cnt in probes.items())
+        return int(gets)
 
     def expected_rows(self, name: str, plan: str = "scan") -> int:
         """Rows read, from the data alone (lineorder rows + dimension probes or ref rows)."""
@@ -523,6 +645,26 @@ def _coalesced(op: Operator, events: int = 1 << 16) -> Operator:
             yield _join(buf)
 
     return Operator(op.name, chunks, op.rows, op.gets, op.tablespaces, op.pages)
+
+
+def _merged(segments, cpu: CpuCost, stream: int) -> Chunk:
+    """One chunk of the per-get ``(pages, rows, flags)`` segments, consecutive gets of a
+    page with equal flags merged within a segment (as :func:`~bufsim.workloads.plans._emit`
+    merges within one operator's chunk), never across segments."""
+    pages = np.concatenate([p for p, _, _ in segments])
+    rows = np.concatenate([r for _, r, _ in segments])
+    flags = np.concatenate([f for _, _, f in segments])
+    n = pages.size
+    start = np.ones(n, dtype=bool)
+    start[1:] = (pages[1:] != pages[:-1]) | (flags[1:] != flags[:-1])
+    bounds = np.cumsum([p.size for p, _, _ in segments])[:-1]
+    start[bounds] = True
+    idx = np.flatnonzero(start)
+    count = np.diff(np.append(idx, n))
+    r = np.add.reduceat(rows, idx)
+    per_get = cpu.get_ns + (r * cpu.row_ns) // count
+    return Chunk(pages[idx], count.astype(np.int64), per_get.astype(np.int64),
+                 np.full(idx.size, stream, dtype=np.int64), flags[idx].copy())
 
 
 def _join(chunks) -> Chunk:
