@@ -285,7 +285,8 @@ def run_ssb(ssb: SSB, configs: PoolConfig | Mapping[str, PoolConfig], calib: Cal
 
     ``configs`` is one :class:`PoolConfig` or ``{label: PoolConfig}``; every pool
     replays the same chunks, generated once per query and run.  A query is
-    ``"Q2.1"`` (scan plan) or ``"Q1.1:date_first"``.  If ``states_out`` is a dict,
+    ``"Q2.1"`` (scan plan), ``"Q1.1:date_first"`` or ``"Q2.1:index_first"``
+    (:data:`bufsim.workloads.ssb.INDEX_PLAN_QUERIES` names the 13 with index_first).  If ``states_out`` is a dict,
     it receives ``{label: bufsim.Pool}`` at the end (after the last idle gap), e.g.
     for the pool contents per index.
 
