@@ -41,21 +41,23 @@ class Rein:
         self.costs, self.cores = costs, cores
         self._freq = {}
 
-    def freq(self, kind: str, dist: str, ahi: bool = True, hot_rows: int = R.HOT_ROWS):
+    def freq(self, kind: str, dist: str, ahi: bool = True, hot_rows: int = R.HOT_ROWS,
+             undo: bool = False):
         """:func:`bufsim.workloads.rein.page_frequency`, computed once per arguments."""
-        key = (kind, dist, ahi, hot_rows)
+        key = (kind, dist, ahi, hot_rows, undo)
         if key not in self._freq:
             self._freq[key] = R.page_frequency(self.db, kind=kind, dist=dist, ahi=ahi,
-                                               hot_rows=hot_rows)
+                                               hot_rows=hot_rows, undo=undo)
         return self._freq[key]
 
     def network(self, kind: str, dist: str, n: int, ahi: bool = True,
                 hot_rows: int = R.HOT_ROWS, cores: int | None = None, c: Costs | None = None,
-                flush_per_instance=None):
+                flush_per_instance=None, undo: bool = False):
         """The closed network of one workload over ``n`` instances (idle stations dropped);
         ``flush_per_instance``: expected ``(dirtied, flushed)`` per instance and
-        transaction, the flush-list mutex's acquisitions (:func:`update_flush_counts`)."""
-        return workload_network(self.freq(kind, dist, ahi, hot_rows), n, c or self.costs,
+        transaction, the flush-list mutex's acquisitions (:func:`update_flush_counts`);
+        ``undo``: an UPDATE's undo-log gets too (``page_frequency(..., undo=True)``)."""
+        return workload_network(self.freq(kind, dist, ahi, hot_rows, undo), n, c or self.costs,
                                 cores=cores or self.cores, adaptive_hash_index=ahi,
                                 drop_idle=True, flush_per_instance=flush_per_instance)
 
@@ -199,7 +201,7 @@ def update_flush_counts(rein: Rein, dist: str, n: int, *, n_updates: int, tps: f
 
 def update_series(rein: Rein, instances, *, n_updates: int, io_capacity: int = 200,
                   max_dirty_pages_pct: int = 75, rounds: int = 2, seed: int = 0,
-                  ahi: bool = True) -> pd.DataFrame:
+                  ahi: bool = True, undo: bool = False) -> pd.DataFrame:
     """Maximum throughput of the PK UPDATE series (5.5 rules, ``ahi``: the adaptive hash
     index, on in the document) by instance count, without and with the flush-list
     mutex, hot and uniform.
@@ -207,7 +209,11 @@ def update_series(rein: Rein, instances, *, n_updates: int, io_capacity: int = 2
     The flush-list work depends on the rate (flushing is per virtual second), the rate
     on the work: starting from the network without the flush list, each of ``rounds``
     rounds replays the series at the current maximum (:func:`update_flush_counts`) and
-    solves the network with the flush-list mutex again.
+    solves the network with the flush-list mutex again.  With ``undo`` each UPDATE also
+    gets its undo page and rollback-segment header (:func:`bufsim.workloads.rein.undo_gets`),
+    under 5.5's ``buf_pool->mutex`` of their instances; the replay does not carry them (the
+    flush counts are the table's: the 257 undo pages, modified several times a second
+    each, stay dirty and add at most 257 flush-list insertions per run).
 
     Returns
     -------
@@ -222,13 +228,13 @@ def update_series(rein: Rein, instances, *, n_updates: int, io_capacity: int = 2
     rows = []
     for dist in ("hot", "uniform"):
         for n in instances:
-            x0 = max_throughput(rein.network("update", dist, n, ahi))[0]
+            x0 = max_throughput(rein.network("update", dist, n, ahi, undo=undo))[0]
             x, fc, net = x0, None, None
             for _ in range(rounds):
                 fc = update_flush_counts(rein, dist, n, n_updates=n_updates, tps=x,
                                          io_capacity=io_capacity,
                                          max_dirty_pages_pct=max_dirty_pages_pct, seed=seed)
-                net = rein.network("update", dist, n, ahi,
+                net = rein.network("update", dist, n, ahi, undo=undo,
                                    flush_per_instance=(fc["dirtied"], fc["flushed"]))
                 x = max_throughput(net)[0]
             m = net.mva(256)
@@ -237,7 +243,7 @@ def update_series(rein: Rein, instances, *, n_updates: int, io_capacity: int = 2
             hot = max(fl, key=fl.get) if fl else None
             visits = float(net.visits[net.names.index(hot)]) if hot else 0.0
             rows.append(dict(
-                dist=dist, ahi=ahi, instances=n, tps_no_flush=x0, tps=x,
+                dist=dist, ahi=ahi, undo=undo, instances=n, tps_no_flush=x0, tps=x,
                 dirtied_per_update=float(fc["dirtied"].sum()),
                 flushed_per_update=float(fc["flushed"].sum()),
                 flush_list_visits_hottest=visits,

@@ -285,7 +285,8 @@ def run_ssb(ssb: SSB, configs: PoolConfig | Mapping[str, PoolConfig], calib: Cal
 
     ``configs`` is one :class:`PoolConfig` or ``{label: PoolConfig}``; every pool
     replays the same chunks, generated once per query and run.  A query is
-    ``"Q2.1"`` (scan plan) or ``"Q1.1:date_first"``.  If ``states_out`` is a dict,
+    ``"Q2.1"`` (scan plan), ``"Q1.1:date_first"`` or ``"Q2.1:index_first"``
+    (:data:`bufsim.workloads.ssb.INDEX_PLAN_QUERIES` names the 13 with index_first).  If ``states_out`` is a dict,
     it receives ``{label: bufsim.Pool}`` at the end (after the last idle gap), e.g.
     for the pool contents per index.
 
@@ -334,10 +335,12 @@ def run_ssb(ssb: SSB, configs: PoolConfig | Mapping[str, PoolConfig], calib: Cal
 
 
 def touched_pages(ssb: SSB, queries: Sequence[str] = QUERIES) -> np.ndarray:
-    """Boolean mask over the dense pages: touched by any of ``queries`` (scan plans)."""
+    """Boolean mask over the dense pages: touched by any of ``queries`` (``"Q2.1"``: the
+    scan plan, ``"Q2.1:index_first"``: that plan)."""
     mask = np.zeros(ssb.tablespaces.n_pages, dtype=bool)
     for q in queries:
-        mask[ssb.query(q, "scan").pages()] = True
+        name, _, plan = q.partition(":")
+        mask[ssb.query(name, plan or "scan").pages()] = True
     return mask
 
 
@@ -351,20 +354,27 @@ def cold_extra_ns(ssb: SSB, disk: DeviceModel, fs_read_ns: int, *,
     sequential time, the other (probed) pages its random time.  No overlap with
     CPU is assumed.
 
-    Returns ``dict(seq_pages, random_pages, extra_ns)``.
+    Returns ``dict(seq_pages, random_pages, extra_ns, by_query)``; ``by_query`` maps each
+    query to the ``(seq_pages, random_pages)`` it touches first in the run's order (the
+    statement that reads them from the disk).
     """
     check_ns("fs_read_ns", fs_read_ns)
-    mask = touched_pages(ssb, queries)
     ts = ssb.tablespaces
     names = list(ts.group_names)
     seq_groups = [j for j, n in enumerate(names)
                   if ("lineorder" in n and "GEN_CLUST" in n) or ("dim_date" in n and "PRIMARY" in n)]
     seq = np.isin(ts.page_group, seq_groups)
+    mask = np.zeros(ts.n_pages, dtype=bool)
+    by_query = {}
+    for q in queries:
+        new = touched_pages(ssb, [q]) & ~mask
+        by_query[q] = (int((new & seq).sum()), int((new & ~seq).sum()))
+        mask |= new
     n_seq = int((mask & seq).sum())
     n_rand = int((mask & ~seq).sum())
     extra = n_seq * max(0, disk.seq_read_ns - fs_read_ns) + \
         n_rand * max(0, disk.random_read_ns - fs_read_ns)
-    return dict(seq_pages=n_seq, random_pages=n_rand, extra_ns=int(extra))
+    return dict(seq_pages=n_seq, random_pages=n_rand, extra_ns=int(extra), by_query=by_query)
 
 
 def analytic_check(ssb: SSB, calib: Calibration, queries: Sequence[str] = ("Q1.1", "Q2.1")) -> pd.DataFrame:

@@ -6,7 +6,8 @@ The model prices what a statement does, not only its page gets.  Per statement i
 * **operator counts** from the plan (:func:`operator_counts`, pure NumPy over the data
   the plans already hold): rows a full scan evaluates (``scan_rows``), ``eq_ref``
   dimension probes (``eq_ref``), rows read through a secondary index with the
-  clustered lookup of each (``ref_rows``, date_first's ``LO_OrderDateKey`` range),
+  clustered lookup of each (``ref_rows``: date_first's ``LO_OrderDateKey`` range,
+  index_first's driving dimension rows and their ``LO_PartKey``/``LO_CustKey`` rows),
   and rows that pass every predicate and reach the aggregation (``group_rows``);
 * **buffer-pool counts** from a replay (:func:`bufsim.experiments.ssb.run_ssb` /
   :func:`~bufsim.experiments.ssb.q11_run`): page gets, clock reads of the old-blocks
@@ -23,7 +24,10 @@ and splits the work in two lanes that run at the same time (:data:`LANES`):
   Cold run the disk reads of the scanned pages.
 
 A statement takes ``max(query thread, read-ahead lane)``: the query thread waits for
-read-ahead only when it catches up with it.  The overlap is the document's own
+read-ahead only when it catches up with it.  The lanes overlap within a statement, not
+across statements (the next statement starts when the previous one has returned its
+result): with ``observations(..., statements=True)`` each observation is the sum of its
+statements' maxima; without, the max is taken over the observation's totals.  The overlap is the document's own
 evidence: ``SHOW PROFILE``'s CPU (``getrusage`` of the whole server) exceeds the
 statement's wall time by 5.5-6.4 s in the Q1.1 scans (``data/ssb_q11_profile.csv``),
 i.e. other threads worked while the query ran.  ``overlap=False`` gives the sum of the
@@ -55,8 +59,8 @@ from .._validation import check_int
 from ..workloads.ssb import N_DATES, PLANS, QUERIES, SSB
 
 __all__ = ["COSTS", "LANES", "OPERATOR_COUNTS", "operator_counts", "statement_features",
-           "observations", "CpuFit", "fit", "predict", "leave_one_out", "out_of_sample_rows",
-           "phase_of"]
+           "observations", "totals", "CpuFit", "fit", "predict", "leave_one_out",
+           "out_of_sample_rows", "phase_of"]
 
 #: operator counts of a statement (from the plan)
 OPERATOR_COUNTS = ("scan_rows", "eq_ref", "ref_rows", "group_rows")
@@ -116,7 +120,11 @@ def operator_counts(ssb: SSB, query: str, plan: str = "scan") -> dict:
         dates = pred(np.arange(N_DATES))
         ref = int(dates[ssb.data.orderdate].sum())
         return dict(scan_rows=N_DATES, eq_ref=0, ref_rows=ref, group_rows=group_rows)
-    raise ValueError(f"plan = {plan!r} is not a plan; allowed: 'scan', 'date_first'")
+    if plan == "index_first":
+        c = ssb.index_first_rows(query)
+        return dict(scan_rows=0, eq_ref=c["eq_ref"], ref_rows=c["driver"] + c["ref"],
+                    group_rows=group_rows)
+    raise ValueError(f"plan = {plan!r} is not a plan; allowed: 'scan', 'date_first', 'index_first'")
 
 
 def statement_features(counts: Mapping, replay_row: Mapping) -> dict:
@@ -148,7 +156,7 @@ _FEATURES = tuple(dict.fromkeys(f for f, _, _ in COSTS.values()))
 
 def observations(ssb: SSB, per_query: pd.DataFrame, times: pd.DataFrame, cold: Mapping, *,
                  q11_runs: pd.DataFrame | None = None, q11_ssb: SSB | None = None,
-                 table_scale: float = 1.0) -> pd.DataFrame:
+                 table_scale: float = 1.0, statements: bool = False) -> pd.DataFrame:
     """The observations the model is fitted on and checked against, one row each.
 
     * One per configuration and phase of the 13-query table: ``per_query`` is
@@ -169,6 +177,12 @@ def observations(ssb: SSB, per_query: pd.DataFrame, times: pd.DataFrame, cold: M
     Columns: ``config``, ``phase``, ``flight`` (the flights whose queries the time
     contains: ``"1-4"`` for the table, ``"1"`` for Q1.1), ``reported`` (seconds) and
     the features (``COSTS``' columns).
+
+    With ``statements``, one row per statement of each observation instead (column
+    ``statement``: the query as ``per_query`` names it, ``"Q1.1:<plan>"`` for Q1.1's
+    runs; ``reported`` is the observation's time on each of its rows): the lanes then
+    overlap within a statement only (:func:`predict`).  A Cold statement carries the
+    disk pages it touches first (``cold["by_query"]``, :func:`~bufsim.experiments.ssb.cold_extra_ns`).
     """
     if not (isinstance(table_scale, (int, float)) and 0 < table_scale < 1e6):
         raise ValueError(f"table_scale = {table_scale!r} is out of range; allowed: 0 < table_scale < 1e6")
@@ -187,19 +201,37 @@ def observations(ssb: SSB, per_query: pd.DataFrame, times: pd.DataFrame, cold: M
     feats["config"] = per_query["config"].to_numpy()
     feats["phase"] = [phase_of(r) for r in per_query["run"]]
     feats["run"] = per_query["run"].to_numpy()
-    per_run = feats.groupby(["config", "phase", "run"], sort=False)[list(_FEATURES)].sum()
-    sim = per_run.groupby(level=["config", "phase"], sort=False).mean()
-    cold_rows = sim.index.get_level_values("phase") == "cold"
-    sim.loc[cold_rows, "cold_seq_pages"] = float(cold["seq_pages"])
-    sim.loc[cold_rows, "cold_random_pages"] = float(cold["random_pages"])
-    sim = sim * float(table_scale)
+    if statements:
+        if "by_query" not in cold:
+            raise ValueError("cold lacks 'by_query' (see cold_extra_ns), needed with statements=True")
+        feats["statement"] = per_query["query"].to_numpy()
+        sim = feats.groupby(["config", "phase", "statement"], sort=False)[list(_FEATURES)].mean()
+        ph = sim.index.get_level_values("phase") == "cold"
+        st = sim.index.get_level_values("statement")
+        by_q = cold["by_query"]
+        missing = sorted(set(st[ph]) - set(by_q))
+        if missing:
+            raise ValueError(f"cold['by_query'] lacks {missing}")
+        sim.loc[ph, "cold_seq_pages"] = [float(by_q[q][0]) for q in st[ph]]
+        sim.loc[ph, "cold_random_pages"] = [float(by_q[q][1]) for q in st[ph]]
+        sim = sim * float(table_scale)
+        keys = ["config", "phase"]
+    else:
+        per_run = feats.groupby(["config", "phase", "run"], sort=False)[list(_FEATURES)].sum()
+        sim = per_run.groupby(level=["config", "phase"], sort=False).mean()
+        cold_rows = sim.index.get_level_values("phase") == "cold"
+        sim.loc[cold_rows, "cold_seq_pages"] = float(cold["seq_pages"])
+        sim.loc[cold_rows, "cold_random_pages"] = float(cold["random_pages"])
+        sim = sim * float(table_scale)
+        keys = None
     t = times.assign(config=[f"{v} {b} t={m}" for v, b, m in
                              zip(times.version, times.buffer_pool, times.old_blocks_time_ms)])
     t["phase"] = [phase_of(r) for r in t.run]
     rep = t.groupby(["config", "phase"], sort=False).seconds.mean().rename("reported")
-    out = sim.join(rep, how="inner").reset_index()
+    out = sim.reset_index().merge(rep.reset_index(), on=["config", "phase"], how="inner")
     if len(out) != len(sim):
-        missing = set(sim.index) - set(rep.index)
+        missing = set(zip(sim.index.get_level_values("config"), sim.index.get_level_values("phase"))) \
+            - set(rep.index)
         raise ValueError(f"no reported time for {sorted(missing)}")
     out["flight"] = "1-4"
     if q11_runs is not None:
@@ -208,10 +240,22 @@ def observations(ssb: SSB, per_query: pd.DataFrame, times: pd.DataFrame, cold: M
         for r in q11_runs.to_dict("records"):
             f = statement_features(operator_counts(s1, "Q1.1", r["plan"]), r)
             f.update(config=f"Q1.1 {r['plan']} t={int(r['old_blocks_time_ms'])}", phase="q11",
-                     flight="1", reported=float(r["reported_seconds"]))
+                     flight="1", reported=float(r["reported_seconds"]), statement=f"Q1.1:{r['plan']}")
             rows.append(f)
         out = pd.concat([pd.DataFrame(rows), out], ignore_index=True)
-    return out[["config", "phase", "flight", "reported", *_FEATURES]]
+    lead = ["config", "phase", "flight", "reported"] + (["statement"] if keys else [])
+    return out[[*lead, *_FEATURES]].reset_index(drop=True)
+
+
+def totals(obs: pd.DataFrame) -> pd.DataFrame:
+    """Per-statement observations (``observations(..., statements=True)``) summed into one
+    row per observation (``config``, ``phase``, ``flight``, ``reported`` and the features);
+    observations without a ``statement`` column are returned unchanged."""
+    if "statement" not in obs.columns:
+        return obs
+    head = obs.groupby(["config", "phase"], sort=False)[["flight", "reported"]].first()
+    feats = obs.groupby(["config", "phase"], sort=False)[list(_FEATURES)].sum()
+    return head.join(feats).reset_index()
 
 
 # ---- the model -----------------------------------------------------------------------------
@@ -230,9 +274,27 @@ def _lane_matrices(obs: pd.DataFrame):
     return mats
 
 
+def _groups(obs: pd.DataFrame):
+    """The observations (``config``, ``phase``) in order of first appearance, and the
+    0/1 matrix summing ``obs``' rows into them (the identity without a ``statement``
+    column: each row is an observation)."""
+    if "statement" not in obs.columns:
+        keys = list(zip(obs["config"], obs["phase"]))
+        return keys, np.eye(len(obs))
+    pairs = list(zip(obs["config"], obs["phase"]))
+    keys = list(dict.fromkeys(pairs))
+    pos = {k: i for i, k in enumerate(keys)}
+    g = np.zeros((len(keys), len(obs)))
+    g[[pos[p] for p in pairs], np.arange(len(obs))] = 1.0
+    return keys, g
+
+
 def predict(costs: Mapping[str, float], obs: pd.DataFrame, *, overlap: bool = True) -> pd.DataFrame:
     """Per observation: the query-thread and read-ahead lane seconds and the predicted
-    time (their max with ``overlap``, else their sum)."""
+    time (their max with ``overlap``, else their sum).  With a ``statement`` column
+    (``observations(..., statements=True)``) the max is taken per statement and summed
+    over the observation's statements; one row per observation (``config``, ``phase``,
+    ``reported`` when ``obs`` has it)."""
     missing = [k for k in FITTED if k not in costs]
     if missing:
         raise ValueError(f"costs lack {missing}; allowed keys: {', '.join(FITTED)}")
@@ -242,8 +304,15 @@ def predict(costs: Mapping[str, float], obs: pd.DataFrame, *, overlap: bool = Tr
     mats = _lane_matrices(obs)
     q, a = mats["query"] @ x, mats["ahead"] @ x
     t = np.maximum(q, a) if overlap else q + a
-    return pd.DataFrame({"config": obs["config"].to_numpy(), "phase": obs["phase"].to_numpy(),
-                         "query_s": q, "ahead_s": a, "predicted": t}, index=obs.index)
+    keys, g = _groups(obs)
+    out = pd.DataFrame({"config": [k[0] for k in keys], "phase": [k[1] for k in keys],
+                        "query_s": g @ q, "ahead_s": g @ a, "predicted": g @ t})
+    if "statement" not in obs.columns:
+        out.index = obs.index
+    if "reported" in obs.columns:
+        first = obs.groupby(["config", "phase"], sort=False)["reported"].first()
+        out.insert(2, "reported", [float(first.loc[k]) for k in keys])
+    return out
 
 
 @dataclass
@@ -284,7 +353,9 @@ def fit(obs: pd.DataFrame, fit_set: Iterable[str] | None = None, *, overlap: boo
     if unknown or not names:
         raise ValueError(f"fit_set names {unknown or 'nothing'}; allowed: {sorted(set(obs['config']))}")
     sub = obs[obs["config"].isin(names)]
-    y = sub["reported"].to_numpy(float)
+    keys, g = _groups(sub)
+    y = sub.groupby(["config", "phase"], sort=False)["reported"].first()
+    y = np.array([float(y.loc[k]) for k in keys])
     if (y <= 0).any():
         raise ValueError("reported times must all be > 0")
     w = 1 / y
@@ -297,10 +368,10 @@ def fit(obs: pd.DataFrame, fit_set: Iterable[str] | None = None, *, overlap: boo
 
     def err(x):
         q, a = Aq @ x, Aa @ x
-        t = np.maximum(q, a) if overlap else q + a
+        t = g @ (np.maximum(q, a) if overlap else q + a)
         return float(np.sqrt(np.sum(((t - y) * w) ** 2)))
 
-    x_sum = solve(Aq + Aa)
+    x_sum = solve(g @ (Aq + Aa))
     best = x_sum
     if overlap:
         best_err = np.inf
@@ -308,9 +379,9 @@ def fit(obs: pd.DataFrame, fit_set: Iterable[str] | None = None, *, overlap: boo
             if start == "sum":
                 on_q = (Aq @ x_sum) >= (Aa @ x_sum)
             else:
-                on_q = np.full(len(y), start == "query")
+                on_q = np.full(len(sub), start == "query")
             for _ in range(max_iter):
-                A = np.where(on_q[:, None], Aq, Aa)
+                A = g @ np.where(on_q[:, None], Aq, Aa)
                 x = solve(A)
                 new = (Aq @ x) >= (Aa @ x)
                 if (new == on_q).all():
@@ -344,11 +415,12 @@ def leave_one_out(obs: pd.DataFrame, groups: Mapping[str, Sequence[str]], *,
         f = fit(obs, rest, overlap=overlap)
         out = obs[obs["config"].isin(held)]
         p = predict(f.costs, out, overlap=overlap)
-        for (_, o), (_, r) in zip(out.iterrows(), p.iterrows()):
-            rows.append(dict(held_out=name, config=o["config"], phase=o["phase"],
-                             reported=float(o["reported"]), predicted=float(r["predicted"]),
-                             ratio=float(r["predicted"] / o["reported"]), query_s=float(r["query_s"]),
-                             ahead_s=float(r["ahead_s"]), fit_observations=int(obs["config"].isin(rest).sum()),
+        n_fit = len(f.in_sample)
+        for r in p.itertuples():
+            rows.append(dict(held_out=name, config=r.config, phase=r.phase,
+                             reported=float(r.reported), predicted=float(r.predicted),
+                             ratio=float(r.predicted / r.reported), query_s=float(r.query_s),
+                             ahead_s=float(r.ahead_s), fit_observations=n_fit,
                              **{f"{k}_ns": f.costs[k] for k in FITTED}))
     return pd.DataFrame(rows)
 

@@ -32,8 +32,9 @@ Workloads (both a single autocommit statement per transaction; the document ran
   read by a descent (X-locking read, the AHI can answer it) and
   ``row_upd_clust_step`` then restores the cursor with an optimistic get of the
   same leaf, which it modifies (FLAG_MODIFY): height + 1 gets (2 with the AHI);
-  1 row.  ``id3`` is in no index, so no secondary index is touched.  Undo-log and
-  redo pages (system tablespace) are not modelled.
+  1 row.  ``id3`` is in no index, so no secondary index is touched.  Its undo log
+  (system tablespace, space 0) is added by ``page_frequency(..., undo=True)``
+  (:func:`undo_gets`); redo pages are not modelled (the log is not in the buffer pool).
 
 Distributions: ``hot``: ids uniform over the first :data:`HOT_ROWS` = 1,000,000
 ("der ersten Millionen Einträge"); ``uniform``: ids uniform over all rows.
@@ -47,6 +48,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._validation import check_int
+from ..pages import SpaceSpec, Tablespaces
 from .geometry import Column, Index, Table
 from .plans import CpuCost, Database, Operator
 from .txn import (
@@ -55,13 +57,70 @@ from .txn import (
 )
 
 __all__ = ["REIN_ROWS", "HOT_ROWS", "ID2_VALUES", "REIN_FILL", "rein_table", "rein_database",
-           "rein_stream", "rein_expected", "page_frequency"]
+           "rein_stream", "rein_expected", "page_frequency", "N_RSEGS", "UNDO_PAGE_GETS",
+           "RSEG_HEADER_GETS", "undo_gets", "with_system_space"]
 
 REIN_ROWS = 300_000_000
 HOT_ROWS = 1_000_000
 ID2_VALUES = 1_000_000
 #: clustered-leaf fill fitted to the document's 22G rein.ibd (module docstring)
 REIN_FILL = 0.53
+
+# ---- the UPDATE's undo log (MySQL 5.5, system tablespace = space 0) ----------------------
+#: rollback segments: TRX_SYS_N_RSEGS (5.5 ``include/trx0sys.h``); 5.5 creates all 128 at
+#: startup (``trx_sys_create_rsegs(TRX_SYS_N_RSEGS - 1)``, ``srv/srv0start.c``) and a
+#: transaction takes the next one round-robin (``trx_assign_rseg``, ``trx/trx0trx.c``)
+N_RSEGS = 128
+#: gets of the transaction's update undo page per UPDATE (5.5 ``trx/trx0undo.c``,
+#: ``trx/trx0rec.c``): ``trx_undo_assign_undo`` -> ``trx_undo_reuse_cached`` (the cached undo
+#: log's header page, a new log header written on it, under ``rseg->mutex``),
+#: ``trx_undo_report_row_operation`` (``buf_page_get_gen`` of the undo page, the undo record
+#: written) and at commit ``trx_undo_set_state_at_finish``: 3, each modifying the page
+UNDO_PAGE_GETS = 3
+#: gets of the rollback segment's header page per UPDATE: at commit
+#: ``trx_undo_update_cleanup`` -> ``trx_purge_add_update_undo_to_history`` (``trx_rsegf_get``,
+#: the log added to the history list, under ``rseg->mutex``)
+RSEG_HEADER_GETS = 1
+#: the TRX_SYS page's get: ``trx_sys_flush_max_trx_id`` once per TRX_SYS_TRX_ID_WRITE_MARGIN
+#: = 256 transaction ids (``include/trx0sys.ic``, ``trx_sys_get_new_trx_id``)
+TRX_SYS_GETS = 1 / 256
+#: page numbers in space 0 (a fresh 5.5 system tablespace): FSP_TRX_SYS_PAGE_NO 5,
+#: FSP_FIRST_RSEG_PAGE_NO 6 (rseg 0, ``include/fsp0types.h``); the doublewrite buffer's two
+#: 64-page blocks fill pages 64-191 (TRX_SYS_DOUBLEWRITE_BLOCK_SIZE = FSP_EXTENT_SIZE, created
+#: before the 127 other rsegs, ``srv0start.c``), and ``fseg_create`` takes each new segment's
+#: first page in page order (``fsp_alloc_free_page``), so rsegs 1-127 are assumed on pages
+#: 192-318 and each rseg's update undo segment, created at its first UPDATE, on 319-446.
+#: An assumption (the first extent's last free pages may hold a few of them; purge frees
+#: and reuses undo pages elsewhere); what it decides is only that the undo pages span a
+#: few 64-page areas, so several instances share them.
+TRX_SYS_PAGE, FIRST_RSEG_PAGE, SYSTEM_FREE_PAGE = 5, 6, 192
+
+
+def undo_gets(n_rsegs: int = N_RSEGS) -> tuple[np.ndarray, np.ndarray, int]:
+    """The system tablespace's expected gets per UPDATE: ``(page_no, gets, n_pages)``.
+
+    Each rollback segment serves 1/``n_rsegs`` of the UPDATEs (round-robin): its
+    update undo page :data:`UNDO_PAGE_GETS` times, its header page
+    :data:`RSEG_HEADER_GETS` times; the TRX_SYS page :data:`TRX_SYS_GETS`.  Page
+    numbers as :data:`SYSTEM_FREE_PAGE` says.  Every get is a ``buf_page_get_gen``
+    (under 5.5's ``buf_pool->mutex``) that modifies its page.
+    """
+    n = check_int("n_rsegs", n_rsegs, 1, N_RSEGS)
+    k = np.arange(n)
+    header = np.where(k == 0, FIRST_RSEG_PAGE, SYSTEM_FREE_PAGE + k - 1)
+    undo = SYSTEM_FREE_PAGE + (n - 1) + k
+    pages = np.concatenate([[TRX_SYS_PAGE], header, undo]).astype(np.int64)
+    gets = np.concatenate([[TRX_SYS_GETS], np.full(n, RSEG_HEADER_GETS / n),
+                           np.full(n, UNDO_PAGE_GETS / n)])
+    return pages, gets, int(undo.max()) + 1
+
+
+def with_system_space(db: Database, n_pages: int) -> Tablespaces:
+    """``db``'s tablespaces with the system tablespace (space 0, ``n_pages``) first."""
+    specs = [SpaceSpec(0, int(n_pages), "system")]
+    specs += [lay.space_spec() for lay in db.layouts.values()]
+    return Tablespaces(specs)
+
 
 KINDS = ("select", "update")
 DISTS = ("hot", "uniform")
@@ -125,7 +184,7 @@ def rein_expected(db: Database, *, kind: str = "select", ahi: bool = False,
 
 def page_frequency(db: Database, *, kind: str = "select", dist: str = "hot",
                    hot_rows: int = HOT_ROWS, ahi: bool = False,
-                   table: str = "rein") -> PageFrequency:
+                   table: str = "rein", undo: bool = False) -> PageFrequency:
     """Expected gets per dense page for one transaction (no trace is expanded).
 
     A leaf's weight is the share of the drawn ids it holds; each level above
@@ -133,10 +192,22 @@ def page_frequency(db: Database, *, kind: str = "select", dist: str = "hot",
     leaf), the root gets 1 per transaction.  With ``ahi`` only leaves are
     touched, as FLAG_AHI lookups; an update adds one (non-AHI) restore get of
     the leaf.  ``freq.gets.sum()`` equals :func:`rein_expected` ``["gets"]``.
+
+    With ``undo`` (updates only) the frequencies are over :func:`with_system_space`
+    (space 0 first) and an UPDATE adds its undo-log gets (:func:`undo_gets`).
     """
     ix = db.index(table)
     span = _check(kind, dist, hot_rows, ix.geometry.rows)
     freq = _freq_zero(db, f"rein {kind} {dist}")
     _add_descent_freq(freq, db, table, ix, _leaf_weights_uniform(ix, 0, span), ahi=ahi,
                       modify=kind == "update")
-    return freq
+    if not undo:
+        return freq
+    if kind != "update":
+        raise ValueError(f"undo=True is for kind='update', not {kind!r}")
+    pages, gets, n_sys = undo_gets()
+    sys_gets = np.zeros(n_sys)
+    np.add.at(sys_gets, pages, gets)
+    return PageFrequency(np.concatenate([sys_gets, freq.gets]),
+                         np.concatenate([np.zeros(n_sys), freq.ahi_lookups]),
+                         with_system_space(db, n_sys), freq.name + " with undo")

@@ -32,6 +32,13 @@ Plans (write-down of what MySQL 5.5/5.6 run, see :data:`PLANS`):
   its ``lineorder`` rows through ``LO_OrderDateKey`` (``ref``), each index entry
   followed by a clustered lookup by row id (a 3-level descent at SF1).  The
   document's second Q1.1 plan.
+* ``index_first`` (the queries of :data:`INDEX_DRIVERS`: flights 2-4 but Q3.2): the
+  dimension whose predicate is on an indexed column drives the join: each entry of
+  that index's range (with the clustered lookup of its dimension row) reads its
+  ``lineorder`` rows through ``LO_PartKey``/``LO_CustKey`` (``ref``, a clustered
+  lookup by row id per entry), and each such row probes the other dimensions by
+  ``eq_ref`` in the query's join order, as the scan plan's rows do.  The document
+  gives no EXPLAIN for these queries; :data:`INDEX_DRIVERS` says why this order.
 
 With the adaptive hash index a dimension probe is one get of the dimension's
 leaf: by default (``ahi="shortcut"``) the unique-lookup shortcut a SELECT takes
@@ -51,13 +58,15 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..trace import Chunk
 from .geometry import FILL_RANDOM, Column, Index, Table
 from .plans import (
-    CpuCost, Database, Operator, _emit, range_scan, scan_join, secondary_range, sequence,
-    statement,
+    BATCH, CpuCost, Database, Operator, _ahi_flag, _batches, _emit, lookups, range_scan,
+    scan_join, secondary_range, sequence, statement,
 )
 
-__all__ = ["SSB", "SSBData", "QUERIES", "PLANS", "ssb_tables", "N_DATES", "N_ORDER_DATES"]
+__all__ = ["SSB", "SSBData", "QUERIES", "PLANS", "INDEX_DRIVERS", "INDEX_PLAN_QUERIES", "ssb_tables",
+           "N_DATES", "N_ORDER_DATES"]
 
 #: days in dim_date (1992-01-01 .. 1998-12-30, as dbgen writes it)
 N_DATES = 2556
@@ -250,6 +259,38 @@ PLANS = {
 #: the 13 queries in the benchmark's order
 QUERIES = tuple(PLANS)
 
+#: ``index_first`` plans: query -> (driving dimension, its index on the predicate's column,
+#: lineorder's index on that dimension's key).  Why these (the document shows no EXPLAIN
+#: for flights 2-4, so this is derived, not observed): its schema indexes P_Category,
+#: P_Brand, P_MFGR, C_City, C_Region and S_City, and lineorder's LO_PartKey, LO_CustKey,
+#: LO_SuppKey; MySQL 5.5/5.6's join optimizer (``best_access_path``) prices a ``ref``
+#: access by the index's rows per key and a non-indexed predicate not at all (condition
+#: filtering came in 5.7), so it prefers the plan that reads the fewest lineorder rows
+#: through an index over a 6M-row scan with a probe per row.  Rows through the index at
+#: SF1: Q2.1 and Q4.3 8,000 parts x 30 (P_Category), Q2.2 1,600 x 30 and Q2.3 200 x 30
+#: (P_Brand), Q3.1, Q4.1 and Q4.2 6,000 customers x 200 (C_Region; P_MFGR's two of five
+#: manufacturers would read 2.4M), Q3.3 and Q3.4 240 customers x 200 (C_City; S_City's 16
+#: suppliers x 3,000 read as many, and customer comes first in the FROM clause).  Flight
+#: 1 (dim_date has no index but its primary key; the document's Q1.1 EXPLAIN, with
+#: ``straight_join``, scans lineorder) and Q3.2 (c_nation, s_nation and d_year are not
+#: indexed) keep the scan.
+INDEX_DRIVERS = {
+    "Q2.1": ("part", "P_Category", "LO_PartKey"),
+    "Q2.2": ("part", "P_Brand", "LO_PartKey"),
+    "Q2.3": ("part", "P_Brand", "LO_PartKey"),
+    "Q3.1": ("customer", "C_Region", "LO_CustKey"),
+    "Q3.3": ("customer", "C_City", "LO_CustKey"),
+    "Q3.4": ("customer", "C_City", "LO_CustKey"),
+    "Q4.1": ("customer", "C_Region", "LO_CustKey"),
+    "Q4.2": ("customer", "C_Region", "LO_CustKey"),
+    "Q4.3": ("part", "P_Category", "LO_PartKey"),
+}
+#: the 13 queries with ``index_first`` where :data:`INDEX_DRIVERS` has one, else the scan
+INDEX_PLAN_QUERIES = tuple(f"{q}:index_first" if q in INDEX_DRIVERS else q for q in QUERIES)
+#: the dimension column each driving index is on (SSBData's field)
+_INDEX_COLUMN = {"P_Category": "p_category", "P_Brand": "p_brand", "C_Region": "c_region",
+                 "C_City": "c_city"}
+
 
 class SSB:
     """SSB at a scale factor: the database layout, the data and the query plans.
@@ -280,6 +321,7 @@ class SSB:
         self.db = Database(self.tables, seed=seed)
         self.tablespaces = self.db.tablespaces
         self._by_date = None
+        self._by_key = {}
 
     # ---- the data behind each dimension key --------------------------------------------
     def _key_column(self, table: str) -> np.ndarray:
@@ -308,8 +350,8 @@ class SSB:
               ahi: bool | str = "shortcut") -> Operator:
         """The access pattern of query ``name`` (``'Q1.1'`` .. ``'Q4.3'``) under ``plan``.
 
-        ``plan``: ``'scan'`` (all queries) or ``'date_first'`` (Q1.x); see the
-        module docstring.  ``ahi``: how the adaptive hash index answers dimension
+        ``plan``: ``'scan'`` (all queries), ``'date_first'`` (Q1.x) or
+        ``'index_first'`` (the queries of :data:`INDEX_DRIVERS`); see the module docstring.  ``ahi``: how the adaptive hash index answers dimension
         probes (``"shortcut"``, True, False; module docstring).  The query is one
         statement: its last event carries :data:`bufsim.FLAG_STMT_END`.
         """
@@ -321,7 +363,12 @@ class SSB:
             if not name.startswith("Q1."):
                 raise ValueError(f"plan = 'date_first' exists for Q1.1-Q1.3 only, not {name}")
             return self._date_first_plan(name, cpu)
-        raise ValueError(f"plan = {plan!r} is not a plan; allowed: 'scan', 'date_first'")
+        if plan == "index_first":
+            if name not in INDEX_DRIVERS:
+                raise ValueError(f"plan = 'index_first' exists for {', '.join(INDEX_DRIVERS)} only, "
+                                 f"not {name}")
+            return self._index_first_plan(name, cpu, ahi)
+        raise ValueError(f"plan = {plan!r} is not a plan; allowed: 'scan', 'date_first', 'index_first'")
 
     def probes(self, name: str) -> list[tuple[str, np.ndarray]]:
         """Per dimension in join order, the key each lineorder row probes (-1: no probe)."""
@@ -371,13 +418,260 @@ class SSB:
         op = sequence(parts)
         return statement(op, f"{name} date_first")
 
+    def index_first_rows(self, name: str) -> dict:
+        """The row counts of ``name``'s ``index_first`` plan: ``driver`` (dimension rows
+        read through the driving index), ``ref`` (lineorder rows read through its
+        secondary index), ``eq_ref`` (probes of the other dimensions, consecutive
+        repeats skipped) and ``entries`` (the driving index's qualifying entries in
+        index order, as dimension keys)."""
+        table, dix, _ = INDEX_DRIVERS[name]
+        value = getattr(self.data, _INDEX_COLUMN[dix])
+        order = np.lexsort((np.arange(value.size), value))     # entries -> dimension key
+        ok = self._dim_mask(table, dict(PLANS[name]["joins"])[table])
+        ent = np.flatnonzero(ok[order])
+        keys = order[ent]
+        k_lo = self._key_column(table)
+        ref_mask = ok[k_lo]
+        eq, by_table = 0, {}
+        alive = np.flatnonzero(ref_mask)
+        # rows in the plan's order: by the driving key's index entry, then row id
+        rank = np.zeros(value.size, dtype=np.int64)
+        rank[keys] = np.arange(keys.size)
+        alive = alive[np.lexsort((alive, rank[k_lo[alive]]))]
+        for t, p in PLANS[name]["joins"]:
+            if t == table:
+                continue
+            k = self._key_column(t)[alive]
+            keep = np.ones(k.size, dtype=bool)
+            keep[1:] = k[1:] != k[:-1]
+            eq += int(keep.sum())
+            by_table[t] = int(keep.sum())
+            m = self._dim_mask(t, p)
+            if m is not None:
+                alive = alive[m[k]]
+        return dict(driver=int(keys.size), ref=int(ref_mask.sum()), eq_ref=eq,
+                    eq_ref_by_table=by_table, entries=(ent, keys))
+
+    def key_entries(self, table: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """lineorder's index on ``table``'s key (LO_PartKey, LO_CustKey, ...): the key
+        column as int64, row ids in index order and the first entry of each key
+        (computed once)."""
+        if table not in self._by_key:
+            k = self._key_column(table).astype(np.int64)
+            order = np.argsort(k, kind="stable").astype(np.int64)
+            n_dim = {"dim_date": N_DATES, "customer": self.data.c_region.size,
+                     "part": self.data.p_brand.size, "supplier": self.data.s_region.size}[table]
+            self._by_key[table] = (k, order, np.searchsorted(k[order], np.arange(n_dim + 1)))
+        return self._by_key[table]
+
+    def _index_first_reference(self, name, cpu, ahi) -> Operator:
+        """The ``index_first`` plan as a sequence of plan operators, one range or probe
+        batch per driving row (the reference :meth:`_index_first_plan` is held to; slow)."""
+        table, dix, lix = INDEX_DRIVERS[name]
+        spec = PLANS[name]
+        db = self.db
+        _, lo_order, lo_starts = self.key_entries(table)
+        rest = [(t, p, self.key_entries(t)[0], self._dim_mask(t, p))
+                for t, p in spec["joins"] if t != table]
+        ent, keys = self.index_first_rows(name)["entries"]
+        parts = []
+        last = {t: -1 for t, _, _, _ in rest}     # eq_ref's last key, kept across driving rows
+        for e, k in zip(ent.tolist(), keys.tolist()):
+            # the driving index's entry and its dimension row (the range continues: no
+            # read past the end but after the last entry)
+            parts.append(secondary_range(db, table, dix, e, [k], cpu=cpu, read_past_end=False))
+            a, b = int(lo_starts[k]), int(lo_starts[k + 1])
+            if b == a:
+                continue
+            alive = lo_order[a:b]
+            parts.append(secondary_range(db, "lineorder", lix, a, alive, cpu=cpu))
+            for t, p, col, m in rest:
+                kk = col[alive]
+                keep = np.ones(kk.size, dtype=bool)
+                keep[1:] = kk[1:] != kk[:-1]       # eq_ref keeps the last row
+                keep[0] = kk[0] != last[t]
+                last[t] = int(kk[-1])
+                if keep.any():
+                    parts.append(lookups(db, t, kk[keep], cpu=cpu, ahi=ahi))
+                if m is not None:
+                    alive = alive[m[kk]]
+                if alive.size == 0:
+                    break
+        return _coalesced(sequence(parts, f"{name} index_first"))
+
+    def _index_first_plan(self, name, cpu, ahi, block: int = 256):
+        """The ``index_first`` plan's events built directly, ``block`` driving rows at a
+        time: the same events, in the same order and with the same merges, as
+        :meth:`_index_first_reference` (each operator's gets merged only within its own
+        chunk), without one operator per driving row."""
+        table, dix, lix = INDEX_DRIVERS[name]
+        db = self.db
+        _, lo_order, lo_starts = self.key_entries(table)
+        rest = [(t, self.key_entries(t)[0], self._dim_mask(t, p))
+                for t, p in PLANS[name]["joins"] if t != table]
+        c = self.index_first_rows(name)
+        ent, keys = c["entries"]
+        sec_d, cl_d = db.index(table, dix), db.index(table)
+        sec_l, cl_l = db.index("lineorder", lix), db.index("lineorder")
+        n_lo = sec_l.geometry.rows
+        flag = _ahi_flag(ahi)
+
+        def seg(out, pages, rows, flags=0):
+            pages = np.asarray(pages, dtype=np.int64)
+            if pages.size:
+                out.append((pages, np.broadcast_to(np.asarray(rows, dtype=np.int64), pages.shape),
+                            np.broadcast_to(np.asarray(flags, dtype=np.uint8), pages.shape)))
+
+        def lo_body(out, a, n, alive):
+            """secondary_range's entry gets and clustered lookups, one segment per batch."""
+            extra = 1 if a + n < n_lo else 0
+            pl = sec_l.geometry.per_leaf
+            for lo, hi in _batches(n + extra, BATCH):
+                e = np.arange(a + lo, a + hi, dtype=np.int64)
+                leaf = e // pl
+                new = np.ones(e.size, dtype=bool)
+                new[1:] = leaf[1:] != leaf[:-1]
+                new[0] = e[0] == a or e[0] % pl == 0
+                spage = db.dense("lineorder", sec_l.leaves[leaf])
+                r = alive[lo:min(hi, n)]
+                w = 2 + cl_l.height
+                pg = np.full((e.size, w), -1, dtype=np.int64)
+                pg[:, 0] = np.where(new, spage, -1)
+                pg[:, 1] = spage
+                rw = np.zeros((e.size, w), dtype=np.int64)
+                if r.size:
+                    pg[:r.size, 2:] = db.dense("lineorder", cl_l.paths(cl_l.leaf_of(r)))
+                    rw[:r.size, -1] = 1
+                keep = pg.ravel() >= 0
+                seg(out, pg.ravel()[keep], rw.ravel()[keep])
+
+        def events(lo_i, hi_i, last):
+            out = []
+            for e, k in zip(ent[lo_i:hi_i].tolist(), keys[lo_i:hi_i].tolist()):
+                pl = sec_d.geometry.per_leaf
+                seg(out, db.dense(table, sec_d.paths([e // pl])[0, :-1]), 0)
+                sp = db.dense(table, sec_d.leaves[e // pl])
+                path = db.dense(table, cl_d.paths(cl_d.leaf_of([k]))[0])
+                rw = np.zeros(2 + path.size, dtype=np.int64)
+                rw[-1] = 1
+                seg(out, np.concatenate([[sp, sp], path]), rw)
+                a, b = int(lo_starts[k]), int(lo_starts[k + 1])
+                if b == a:
+                    continue
+                alive = lo_order[a:b]
+                seg(out, db.dense("lineorder", sec_l.paths([a // sec_l.geometry.per_leaf])[0, :-1]), 0)
+                lo_body(out, a, b - a, alive)
+                for t, col, m in rest:
+                    kk = col[alive]
+                    keep = np.ones(kk.size, dtype=bool)
+                    keep[1:] = kk[1:] != kk[:-1]
+                    keep[0] = kk[0] != last[t]
+                    last[t] = int(kk[-1])
+                    probe = kk[keep]
+                    jx = db.index(t)
+                    for plo, phi in _batches(probe.size, BATCH):
+                        paths = db.dense(t, jx.paths(jx.leaf_of(probe[plo:phi])))
+                        if flag:
+                            paths = paths[:, -1:]
+                        rows = np.zeros(paths.shape, dtype=np.int64)
+                        rows[:, -1] = 1
+                        fl = np.zeros(paths.shape, dtype=np.uint8)
+                        fl[:, -1] = flag
+                        seg(out, paths.ravel(), rows.ravel(), fl.ravel())
+                    if m is not None:
+                        alive = alive[m[kk]]
+                    if alive.size == 0:
+                        break
+            return out
+
+        def chunks(stream):
+            last = {t: -1 for t, _, _ in rest}
+            for lo_i in range(0, ent.size, block):
+                out = events(lo_i, min(ent.size, lo_i + block), last)
+                if out:
+                    yield _merged(out, cpu, stream)
+
+        gets = self._index_first_gets(name, ahi)
+        return statement(Operator(f"{name} index_first", chunks, c["driver"] + c["ref"] + c["eq_ref"],
+                                  gets, db.tablespaces,
+                                  lambda: self._index_first_reference(name, cpu, ahi).pages()),
+                         f"{name} index_first")
+
+    def _index_first_gets(self, name, ahi) -> int:
+        """The ``index_first`` plan's page gets from its arithmetic (as the reference's
+        operators count them)."""
+        table, dix, lix = INDEX_DRIVERS[name]
+        db = self.db
+        _, _, lo_starts = self.key_entries(table)
+        ent, keys = self.index_first_rows(name)["entries"]
+        sec_d, cl_d = db.index(table, dix), db.index(table)
+        sec_l, cl_l = db.index("lineorder", lix), db.index("lineorder")
+        gets = ent.size * (sec_d.height - 1 + 2 + cl_d.height)
+        a, b = lo_starts[keys], lo_starts[keys + 1]
+        a, b = a[b > a], b[b > a]
+        n = b - a
+        extra = (b < sec_l.geometry.rows).astype(np.int64)
+        pl = sec_l.geometry.per_leaf
+        touched = (b + extra - 1) // pl - a // pl + 1
+        gets += int((sec_l.height - 1 + n + extra + touched + n * cl_l.height).sum())
+        probes = self.index_first_rows(name)["eq_ref_by_table"]
+        gets += sum(cnt * (1 if _ahi_flag(ahi) else db.index(t).height) for t, cnt in probes.items())
+        return int(gets)
+
     def expected_rows(self, name: str, plan: str = "scan") -> int:
         """Rows read, from the data alone (lineorder rows + dimension probes or ref rows)."""
         if plan == "scan":
             return self.data.rows + sum(int((e >= 0).sum()) for _, e in self.probes(name))
+        if plan == "index_first":
+            c = self.index_first_rows(name)
+            return c["driver"] + c["ref"] + c["eq_ref"]
         _, pred = PLANS[name]["joins"][0]
         dates = pred(np.arange(N_DATES))
         return N_DATES + int(dates[self.data.orderdate].sum())
+
+
+def _coalesced(op: Operator, events: int = 1 << 16) -> Operator:
+    """``op`` with its (many small) chunks joined into chunks of about ``events`` events:
+    the same events in the same order, fewer calls into the pools."""
+    def chunks(stream):
+        buf, n = [], 0
+        for c in op.factory(stream):
+            buf.append(c)
+            n += len(c)
+            if n >= events:
+                yield _join(buf)
+                buf, n = [], 0
+        if buf:
+            yield _join(buf)
+
+    return Operator(op.name, chunks, op.rows, op.gets, op.tablespaces, op.pages)
+
+
+def _merged(segments, cpu: CpuCost, stream: int) -> Chunk:
+    """One chunk of the per-get ``(pages, rows, flags)`` segments, consecutive gets of a
+    page with equal flags merged within a segment (as :func:`~bufsim.workloads.plans._emit`
+    merges within one operator's chunk), never across segments."""
+    pages = np.concatenate([p for p, _, _ in segments])
+    rows = np.concatenate([r for _, r, _ in segments])
+    flags = np.concatenate([f for _, _, f in segments])
+    n = pages.size
+    start = np.ones(n, dtype=bool)
+    start[1:] = (pages[1:] != pages[:-1]) | (flags[1:] != flags[:-1])
+    bounds = np.cumsum([p.size for p, _, _ in segments])[:-1]
+    start[bounds] = True
+    idx = np.flatnonzero(start)
+    count = np.diff(np.append(idx, n))
+    r = np.add.reduceat(rows, idx)
+    per_get = cpu.get_ns + (r * cpu.row_ns) // count
+    return Chunk(pages[idx], count.astype(np.int64), per_get.astype(np.int64),
+                 np.full(idx.size, stream, dtype=np.int64), flags[idx].copy())
+
+
+def _join(chunks) -> Chunk:
+    if len(chunks) == 1:
+        return chunks[0]
+    return Chunk(*(np.concatenate([getattr(c, f) for c in chunks])
+                   for f in ("page", "count", "cpu_ns", "stream", "flags")))
 
 
 def _dim_slice(db: Database, lo: int, hi: int, per_leaf: int, cpu: CpuCost) -> Operator:

@@ -136,6 +136,17 @@ def test_observations_from_a_replay_and_the_results_csv(ssb, tmp_path, monkeypat
     assert np.allclose(twice.gets, 2 * obs.gets) and (twice.reported == obs.reported).all()
     with pytest.raises(ValueError, match="table_scale"):
         C.observations(ssb, per_query, times, cold, table_scale=0)
+    # per statement: the same totals, the cold pages on the statement that reads them first
+    stm = C.observations(ssb, per_query, times, cold, statements=True)
+    assert len(stm) == 20 and set(stm.statement) == {"Q1.1", "Q2.1"}
+    tot = C.totals(stm).set_index(["config", "phase"])
+    o = obs.set_index(["config", "phase"])
+    cols = [c for c in o.columns if c not in ("flight", "reported")]
+    assert np.allclose(tot.loc[o.index, cols].to_numpy(float), o[cols].to_numpy(float))
+    c21 = stm[(stm.statement == "Q2.1") & (stm.phase == "cold")]
+    assert (c21.cold_seq_pages == cold["by_query"]["Q2.1"][0]).all()
+    with pytest.raises(ValueError, match="by_query"):
+        C.observations(ssb, per_query, times, {"seq_pages": 1, "random_pages": 1}, statements=True)
     loo = C.leave_one_out(obs, {c.label: [c.label] for c in X.CONFIGS})
     rows = C.out_of_sample_rows(loo, "SSB 13-query total, out of sample")
     monkeypatch.setenv(paths.BUILD_ENV_VAR, str(tmp_path))
@@ -167,3 +178,40 @@ def test_q11_runs_become_flight_1_observations(ssb):
     tab = obs[obs.flight == "1-4"]
     assert (tab.gets == 300).all() and (tab.ahead_reads == 24).all()
     assert (tab[tab.phase == "cold"].cold_seq_pages == 150).all()
+
+
+def _statements(n_obs, per, seed, costs, overlap):
+    """Per-statement observations: ``per`` statements each, alternately query-bound and
+    read-ahead-bound, and each observation's time from ``costs``."""
+    f = _synthetic(n_obs * per, seed, costs, overlap)
+    f["config"] = [f"o{i // per}" for i in range(len(f))]
+    f.insert(4, "statement", [f"s{i % per}" for i in range(len(f))])
+    p = C.predict(costs, f, overlap=overlap).set_index("config")["predicted"]
+    f["reported"] = p.loc[f.config].to_numpy()
+    return f
+
+
+@pytest.mark.parametrize("overlap", [True, False])
+def test_per_statement_lanes_fit_and_predict(overlap):
+    costs = dict(scan_row=80.0, eq_ref=300.0, ref_row=900.0, group_row=150.0, get=120.0,
+                 check=4000.0, sync_read=60_000.0, ahead_read=250_000.0, cold_page=3_000_000.0)
+    obs = _statements(30, 3, 7, costs, overlap)
+    p = C.predict(costs, obs, overlap=overlap)
+    assert len(p) == 30 and list(p.config) == [f"o{i}" for i in range(30)]
+    # the max is per statement: the sum of the statements' maxima, not the max of the sums
+    mats = C._lane_matrices(obs)
+    x = np.array([costs[k] for k in C.FITTED])
+    q, a = mats["query"] @ x, mats["ahead"] @ x
+    per = (np.maximum(q, a) if overlap else q + a).reshape(30, 3).sum(axis=1)
+    assert np.allclose(p.predicted, per)
+    if overlap:
+        assert (p.predicted > np.maximum(p.query_s, p.ahead_s) + 1e-9).any()
+    f = C.fit(obs, overlap=overlap)
+    for k, v in costs.items():
+        assert f.costs[k] == pytest.approx(v, rel=1e-4), k
+    assert len(f.in_sample) == 30 and np.allclose(f.in_sample.ratio, 1.0, rtol=1e-6)
+    t = C.totals(obs)
+    assert len(t) == 30 and np.allclose(t.gets, obs.groupby("config", sort=False).gets.sum())
+    loo = C.leave_one_out(obs, {"A": ["o0", "o1"]}, overlap=overlap)
+    assert len(loo) == 2 and (loo.fit_observations == 28).all()
+    assert np.allclose(loo.ratio, 1.0, rtol=1e-6)

@@ -93,6 +93,12 @@ def test_cold_extra_charges_each_touched_page_once(ssb):
     lo = ssb.db.index("lineorder")
     assert r["seq_pages"] >= lo.leaves.size               # the scan reads every leaf
     assert r["extra_ns"] == r["seq_pages"] * 90_000 + r["random_pages"] * 990_000
+    # per query: the pages it touches first; Q2.1 after Q1.1 adds only its dimension pages
+    two = cold_extra_ns(ssb, disk, 10_000, queries=("Q1.1", "Q2.1"))
+    assert two["by_query"]["Q1.1"] == (r["seq_pages"], r["random_pages"])
+    assert sum(s for s, _ in two["by_query"].values()) == two["seq_pages"]
+    assert sum(x for _, x in two["by_query"].values()) == two["random_pages"]
+    assert two["by_query"]["Q2.1"][0] == 0 < two["by_query"]["Q2.1"][1]
     with pytest.raises(ValueError, match="fs_read_ns"):
         cold_extra_ns(ssb, disk, -1)
 

@@ -221,6 +221,36 @@ def test_page_frequency_counts_feed_instance_demand(reindb):
     assert f.per_instance(4).sum() == pytest.approx(f.gets_per_txn)
 
 
+def test_rein_update_undo_log_gets(reindb):
+    from bufsim.contention import Costs, max_throughput, workload_network
+    f0 = rein.page_frequency(reindb, kind="update", dist="hot", ahi=True)
+    f = rein.page_frequency(reindb, kind="update", dist="hot", ahi=True, undo=True)
+    pages, gets, n_sys = rein.undo_gets()
+    # per UPDATE: the table's gets, 3 of its rseg's undo page, 1 of its rseg header, 1/256 TRX_SYS
+    assert gets.sum() == pytest.approx(rein.UNDO_PAGE_GETS + rein.RSEG_HEADER_GETS + 1 / 256)
+    assert f.gets.sum() == pytest.approx(f0.gets.sum() + gets.sum())
+    assert np.allclose(f.gets[n_sys:], f0.gets) and f.ahi_lookups[:n_sys].sum() == 0
+    ts = f.tablespaces
+    assert ts.n_pages == reindb.tablespaces.n_pages + n_sys
+    sys_pages = np.flatnonzero(f.gets[:n_sys])
+    assert (ts.page_space_id[sys_pages] == 0).all() and sys_pages.size == 1 + 2 * rein.N_RSEGS
+    assert f.gets[rein.FIRST_RSEG_PAGE] == pytest.approx(1 / rein.N_RSEGS)     # rseg 0's header
+    # by hand: undo pages 319..446 lie in areas 4-6, so 1 instance holds all 5 undo gets and
+    # 4 instances split them; the busiest of 4 carries well under half of one instance's
+    one = f.per_instance(1)
+    four = f.per_instance(4)
+    assert one.sum() == pytest.approx(f.gets_per_txn) and four.max() < 0.45 * one[0]
+    # one instance: the pool mutex (1 restore + 4 undo gets of get_ns) binds before the kernel
+    c = Costs(get_ns=4_000, ahi_ns=1_000, kernel_ns=12_500)
+    x1 = max_throughput(workload_network(f, 1, c, cores=8, adaptive_hash_index=True))[0]
+    x4 = max_throughput(workload_network(f, 4, c, cores=8, adaptive_hash_index=True))[0]
+    x0 = max_throughput(workload_network(f0, 1, c, cores=8, adaptive_hash_index=True))[0]
+    assert x1 == pytest.approx(1e9 / (4_000 * 5.0 + 4_000 / 256), rel=0.01)
+    assert x4 == pytest.approx(x0, rel=1e-6) == pytest.approx(1e9 / 12_500, rel=0.01)
+    with pytest.raises(ValueError, match="undo=True is for kind='update'"):
+        rein.page_frequency(reindb, kind="select", undo=True)
+
+
 # --------------------------------------------------------------------------------------
 # dbSTRESS
 # --------------------------------------------------------------------------------------

@@ -210,6 +210,51 @@ def test_ssb_every_query_trace_matches_plan(small_ssb):
         small_ssb.query("Q2.1", "date_first")
 
 
+def test_ssb_index_first_plans_match_their_counts(small_ssb):
+    from bufsim.workloads.ssb import INDEX_DRIVERS, INDEX_PLAN_QUERIES, PLANS
+    d = small_ssb.data
+    for q, (table, _, lix) in INDEX_DRIVERS.items():
+        op = small_ssb.query(q, "index_first")
+        c = small_ssb.index_first_rows(q)
+        assert op.gets == gets_of(op) and op.rows == small_ssb.expected_rows(q, "index_first"), q
+        assert op.rows == c["driver"] + c["ref"] + c["eq_ref"], q
+        assert op.distinct_pages() == distinct_of(op), q
+        # the driving rows are the dimension rows passing its predicate, from the data directly
+        pred = dict(PLANS[q]["joins"])[table]
+        assert c["driver"] == int(pred(d).sum()) > 0, q
+        key = {"part": d.partkey, "customer": d.custkey}[table]
+        assert c["ref"] == int(pred(d)[key].sum()), q
+        # the plan reads lineorder's leaves through its secondary index, not by a scan
+        names = np.asarray(small_ssb.tablespaces.group_names)
+        groups = set(names[small_ssb.tablespaces.page_group[op.pages()]])
+        assert f"lineorder.{lix}" in groups, (q, groups)
+    assert INDEX_PLAN_QUERIES.count("Q3.2") == 1 and "Q1.1" in INDEX_PLAN_QUERIES
+    assert sum(q.endswith(":index_first") for q in INDEX_PLAN_QUERIES) == len(INDEX_DRIVERS) == 9
+    with pytest.raises(ValueError, match="index_first' exists for"):
+        small_ssb.query("Q3.2", "index_first")
+
+
+@pytest.mark.parametrize("ahi", ["shortcut", True, False])
+def test_ssb_index_first_events_equal_the_operator_reference(small_ssb, ahi):
+    """The directly built index_first events are the reference's (one plan operator per
+    driving row) event for event: pages, counts, CPU, flags and the statement end."""
+    from bufsim.workloads.plans import statement
+    from bufsim.workloads.ssb import INDEX_DRIVERS
+    cpu = CpuCost(row_ns=7, get_ns=1171)
+    for q in INDEX_DRIVERS:
+        fast = small_ssb.query(q, "index_first", cpu=cpu, ahi=ahi)
+        ref = statement(small_ssb._index_first_reference(q, cpu, ahi))
+        a, b = list(fast.chunks(2)), list(ref.chunks(2))
+        for f in ("page", "count", "cpu_ns", "stream", "flags"):
+            assert np.array_equal(np.concatenate([getattr(c, f) for c in a]),
+                                  np.concatenate([getattr(c, f) for c in b])), (q, f)
+        assert fast.gets == ref.gets and fast.rows == ref.rows, q
+    # a different block size cuts the chunks elsewhere, not the events
+    q = "Q3.1"
+    one = np.concatenate([c.count for c in small_ssb._index_first_plan(q, cpu, ahi, block=7).chunks()])
+    assert np.array_equal(one, np.concatenate([c.count for c in small_ssb.query(q, "index_first", cpu=cpu, ahi=ahi).chunks()]))
+
+
 def test_ssb_q11_probe_count_matches_closed_form(small_ssb):
     """Orders with a qualifying line probe dim_date once: n_orders * (1 - E[(1-p)^L])."""
     p = 3 / 11 * 24 / 50
