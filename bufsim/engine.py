@@ -55,7 +55,7 @@ from .policies._state import (
     new_page_state, walk, walk_flush, copy_page_state, page_state_nbytes, FrameState,
     K_DEV_EXPIRE, K_DEV_IDLE, K_DEV_SCHED, K_DEV_SKIP, K_DEV_SLICE, SCHED_CODES, SKIP_CODES,
     C_DIRTIED, C_WRITE_REQ, K_DIRTY_LWM, K_FLUSH, K_IO_CAPACITY, K_MAX_DIRTY, LF_HEAD, LF_LEN, LF_TAIL,
-    C_NOT_YOUNG, C_RA_EVICTED, C_YOUNG, FLAG_AHI, FLAG_MODIFY, FLAG_SHORTCUT,
+    C_AHI, C_NOT_YOUNG, C_RA_EVICTED, C_YOUNG, FLAG_AHI, FLAG_MODIFY, FLAG_SHORTCUT,
     NON_OLD_MIN_LEN, OLD_MIN_LEN, OLD_TOLERANCE, P_READY, P_STAMP, PM_FFREE, PM_FMAP, RATIO_DIV,
     STAMP_MASK, V_MARIADB1011,
 )
@@ -216,8 +216,6 @@ def _run_innodb_general(pages, counts, cpus, flags, pst, stat, ist, cnt, sst, gl
 
 #: a code of :func:`_innodb_fast` only: the next get needs the general kernel
 FALLBACK = -6
-#: gets the general kernel takes after an event on the adaptive hash index's paths
-AHI_RUN = 4096
 
 
 @njit(_nrt=False, cache=True)
@@ -229,9 +227,9 @@ def _innodb_fast(pages, counts, cpus, flags, pst, stat, ist, cnt, sst, glob, cfg
     adjacent-priced skips, not MariaDB 10.11 (the caller checks these).
 
     It does the gets whose every step is on the main path: a hit (with or without a
-    move to the head), or a miss that takes a free block or evicts a clean, ready
-    LRU tail; the LRU at least OLD_MIN_LEN + 1 long with its old sublist set; no
-    adaptive-hash-index flag in a pool with the AHI; no page-cleaner pass due.  An
+    move to the head; through the adaptive hash index's shortcut or lookup too), or a
+    miss that takes a free block or evicts a clean, ready LRU tail; the LRU at least
+    OLD_MIN_LEN + 1 long with its old sublist set; no page-cleaner pass due.  An
     area edge page's first access calls :func:`~bufsim.policies.innodb.read_ahead_linear`
     with the locals written back (its check reads the area; it rarely reads).  Before any other get
     it writes its state back and returns FALLBACK (an event is cut there, as a
@@ -286,6 +284,8 @@ def _innodb_fast(pages, counts, cpus, flags, pst, stat, ist, cnt, sst, glob, cfg
     d_raev = 0
     d_young = 0
     d_notyoung = 0
+    d_ahi = 0        # C_AHI
+    d_ahi_gets = 0   # C_GETS beyond d_counted (an AHI hit counts two)
     iowait = 0
     cpu_sum = 0
     n_events = 0
@@ -315,13 +315,9 @@ def _innodb_fast(pages, counts, cpus, flags, pst, stat, ist, cnt, sst, glob, cfg
         p = pages[e]
         cpu = cpus[e]
         fl = np.int64(flags[e])
-        if ahi_pool and (fl & (FLAG_AHI | FLAG_SHORTCUT)) != 0:
-            # the adaptive hash index's paths: the general kernel takes this event and
-            # the next AHI_RUN gets (such events come in runs, e.g. a join's probes,
-            # and switching kernels per event costs more than a get)
-            code = FALLBACK
-            want = c + AHI_RUN
-            break
+        # the adaptive hash index's paths (a pool with the AHI only)
+        sc = ahi_pool and (fl & FLAG_SHORTCUT) != 0
+        ah = ahi_pool and (fl & FLAG_AHI) != 0
         counted = 1 if (fl & FLAG_RELATCH) == 0 else 0
         modify = (fl & FLAG_MODIFY) != 0
         n = 0
@@ -339,7 +335,26 @@ def _innodb_fast(pages, counts, cpus, flags, pst, stat, ist, cnt, sst, glob, cfg
                 break                            # the tail cannot be freed as it is
             if get_active:
                 active = True
+            hashed = (sc or ah) and resident and access[f] > 0
+            if sc and hashed:
+                # the AHI shortcut under the held search latch: one get, no stamp, no check
+                d_counted += counted
+                d_ahi += 1
+                if ready[f] > t:
+                    iowait += ready[f] - t
+                    t = ready[f]
+                if modify:
+                    note_modification(pst, ist, cnt, glob, 0, f)
+                t += cpu
+                n += 1
+                if t < 0:
+                    break
+                continue
+            twice = ah and hashed   # an AHI hit: buf_page_get_gen's get and check twice
             d_counted += counted
+            if twice:
+                d_ahi += 1
+                d_ahi_gets += counted
             if not resident:
                 d_misses += 1
                 # init_for_read -> get_free_block
@@ -415,51 +430,52 @@ def _innodb_fast(pages, counts, cpus, flags, pst, stat, ist, cnt, sst, glob, cfg
                 access[f] = t // NS_PER_MS + 1
                 t += cost_clock
                 cpu_sum += cost_clock
-            # peek_if_too_old
-            move = False
-            if clock != 0:
-                if oldtime != 0 and isold[f]:
-                    if t // NS_PER_MS + 1 - access[f] >= oldtime:
-                        move = True
+            for _ in range(2 if twice else 1):
+                # peek_if_too_old
+                move = False
+                if clock != 0:
+                    if oldtime != 0 and isold[f]:
+                        if t // NS_PER_MS + 1 - access[f] >= oldtime:
+                            move = True
+                        else:
+                            d_notyoung += 1
+                        t += cost_clock
+                        cpu_sum += cost_clock
                     else:
-                        d_notyoung += 1
-                    t += cost_clock
-                    cpu_sum += cost_clock
-                else:
-                    move = (clock & STAMP_MASK) >= stamp[f] + window
-            if move:
-                # make_block_young: remove_block(f), then add_block(f, old=False)
-                if isold[f]:
-                    d_young += 1
-                if f == old:
+                        move = (clock & STAMP_MASK) >= stamp[f] + window
+                if move:
+                    # make_block_young: remove_block(f), then add_block(f, old=False)
+                    if isold[f]:
+                        d_young += 1
+                    if f == old:
+                        a = prv[f]
+                        old = a
+                        isold[a] = 1
+                        oldlen += 1
                     a = prv[f]
-                    old = a
-                    isold[a] = 1
-                    oldlen += 1
-                a = prv[f]
-                b = nxt[f]
-                if a >= 0:
-                    nxt[a] = b
-                else:
-                    head = b
-                if b >= 0:
-                    prv[b] = a
-                else:
-                    tail = a
-                if isold[f]:
-                    oldlen -= 1
-                # (length - 1 >= OLD_MIN_LEN: remove_block's adjustment runs, then
-                # add_block's at the same length, which leaves it where it is)
-                isold[f] = 0
-                old, oldlen = old_adjust(prv, nxt, isold, length - 1, ratio, old, oldlen)
-                prv[f] = -1                              # push_head
-                nxt[f] = head
-                prv[head] = f
-                head = f
-                stamp[f] = clock & STAMP_MASK
-                old, oldlen = old_adjust(prv, nxt, isold, length, ratio, old, oldlen)
-                t += cost_young
-                cpu_sum += cost_young
+                    b = nxt[f]
+                    if a >= 0:
+                        nxt[a] = b
+                    else:
+                        head = b
+                    if b >= 0:
+                        prv[b] = a
+                    else:
+                        tail = a
+                    if isold[f]:
+                        oldlen -= 1
+                    # (length - 1 >= OLD_MIN_LEN: remove_block's adjustment runs, then
+                    # add_block's at the same length, which leaves it where it is)
+                    isold[f] = 0
+                    old, oldlen = old_adjust(prv, nxt, isold, length - 1, ratio, old, oldlen)
+                    prv[f] = -1                              # push_head
+                    nxt[f] = head
+                    prv[head] = f
+                    head = f
+                    stamp[f] = clock & STAMP_MASK
+                    old, oldlen = old_adjust(prv, nxt, isold, length, ratio, old, oldlen)
+                    t += cost_young
+                    cpu_sum += cost_young
             if ra:
                 # buf_read_ahead_linear, as the general kernel's get calls it: the state
                 # it reads and changes goes back to the arrays and comes back after
@@ -536,7 +552,8 @@ def _innodb_fast(pages, counts, cpus, flags, pst, stat, ist, cnt, sst, glob, cfg
     glob[G_MID] = 1 if resume else 0
     if not resume:
         glob[G_LEFT] = 0
-    cnt[0, C_GETS] += d_counted
+    cnt[0, C_GETS] += d_counted + d_ahi_gets
+    cnt[0, C_AHI] += d_ahi
     cnt[0, C_READS] += d_misses
     cnt[0, C_READ] += d_misses
     cnt[0, C_EVICT] += d_evict
