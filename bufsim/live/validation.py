@@ -23,7 +23,7 @@ import pandas as pd
 from ..config import PRESETS, DeviceModel, preset as make_preset
 from ..engine import replay
 from ..pages import SpaceSpec, Tablespaces
-from ..trace import FLAG_MODIFY, Chunk, Trace
+from ..trace import FLAG_MODIFY, FLAG_TEMP, Chunk, Trace
 from . import workload as W
 from .client import delta
 from .server import TIMING_SETTINGS, MariaDBServer
@@ -120,16 +120,18 @@ def _startup_trace(ts: Tablespaces, n: int, created: int = 0) -> Trace:
     (after a restart it already holds pages its startup read; their count is read from
     the server, DATABASE_PAGES, before the first run).
 
-    The last ``created`` of them are modified (FLAG_MODIFY): the pages the server creates
-    at startup (NUMBER_PAGES_CREATED after the restart: 131 on MariaDB 10.11.19, its
-    temporary tablespace) are dirty, and sit in its LRU after the pages read at startup
-    and before the tables' roots (INNODB_BUFFER_PAGE_LRU); the server writes all of them
-    once its LRU batch reaches them (NUMBER_PAGES_WRITTEN 0 -> 131 during a run)."""
+    The last ``created`` of them are modified pages of the temporary tablespace
+    (FLAG_MODIFY | FLAG_TEMP): the pages the server creates at startup
+    (NUMBER_PAGES_CREATED after the restart: 131 on MariaDB 10.11.19, its temporary
+    tablespace) are dirty, and sit in its LRU after the pages read at startup and before
+    the tables' roots (INNODB_BUFFER_PAGE_LRU); the server writes all of them once its LRU
+    batch reaches them (NUMBER_PAGES_WRITTEN 0 -> 131 during a run) and, being
+    temporary, frees them when the writes complete."""
     if not 0 <= created <= n:
         raise ValueError(f"created={created} is out of range; allowed: 0..n ({n})")
     base = int(ts.space_base[-1])
     flags = np.zeros(n, dtype=np.uint8)
-    flags[n - created:] = FLAG_MODIFY
+    flags[n - created:] = FLAG_MODIFY | FLAG_TEMP
     return Trace(Chunk.from_arrays(base + np.arange(n, dtype=np.int64), 1, 0, 0, flags), ts,
                  "server startup")
 
