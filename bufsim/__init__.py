@@ -21,8 +21,8 @@ from .config import (
 from .engine import PoolState, ReplayResult, replay
 from .pool import Pool, PoolSnapshot
 from .pages import IndexSpec, SpaceSpec, Tablespaces
-from .trace import (FLAG_AHI, FLAG_MODIFY, FLAG_RELATCH, FLAG_SHORTCUT, FLAG_STMT_END, FLAG_TEMP, Chunk,
-                    Trace)
+from .trace import (FLAG_AHI, FLAG_MODIFY, FLAG_RELATCH, FLAG_SHORTCUT, FLAG_STMT_END, FLAG_TEMP,
+                    Chunk, Trace)
 from .trace_import import read_trace
 from .sweeps import sweep  # noqa: E402
 
