@@ -286,17 +286,6 @@ _MECH = {
                "made young) "
                "before the batch empties it; the replay's refill at once keeps the LRU "
                "below pool - 768 pages (497 at 20 MiB), so it counts none"),
-    "krange": ("the secondary range's cursor re-latches (not in the trace): under index "
-               "condition pushdown a handler call reads 8 rows (row_search_mvcc enqueues "
-               "every row when prebuilt->idx_cond), and each later call restores the "
-               "cursor on its k_1 leaf, a make-young check; with those re-latches the "
-               "replay counts the server's not made young at pct 37 (10 MiB) and 95 within "
-               "0.5 %, but over-counts at pct 5 and at 20 MiB pct 37 by 200-500, where "
-               "the server counts none of those checks (its k_1 leaves are young then); "
-               "which of a range's few "
-               "leaves is old depends on when it enters the pool (the optimiser's "
-               "records-in-range dive reads them at the statement's start, "
-               "btr_estimate_n_rows_in_range_on_level, up to 9 pages a level; not modelled)"),
     "time": ("old_blocks_time is real time: the server makes young an old page re-accessed "
              "1000 ms or more after its first access; its runs take 0.02-0.7 s "
              "(performance_schema statement timer), so only the tables' roots and a point-"
@@ -333,8 +322,6 @@ def explain(row) -> str:
     elif m in ("PAGES_NOT_MADE_YOUNG", "PAGES_MADE_YOUNG"):
         if m == "PAGES_MADE_YOUNG" and "time=1000" in cfg and real > sim:
             out.append(_MECH["time"])
-        if m == "PAGES_NOT_MADE_YOUNG" and row.get("plan") == "krange" and not default_depth:
-            out.append(_MECH["krange"])
         out.append(_MECH["beside"] if default_depth else _MECH["overshoot"])
         out.append(_MECH["warmup"])
     elif m == "NUMBER_PAGES_GET":

@@ -31,8 +31,6 @@ def test_explanations_name_a_mechanism():
     assert "overshoots" in V.explain(row)          # lru_scan_depth=100: the batch overshoots
     row.update(metric="PAGES_NOT_MADE_YOUNG")
     assert "overshoots" in V.explain(row) and "warm-up" in V.explain(row)
-    assert "re-latches" not in V.explain(row)
-    assert V.explain(dict(row, plan="krange")).startswith("the secondary range's cursor re-latches")
     row.update(config="pool=20M pct=95 time=1000 ra=on lsd=default")
     assert "beside the query" in V.explain(row) and "real time" not in V.explain(row)
     row.update(metric="PAGES_MADE_YOUNG", reported=7.0, simulated=0.0)
