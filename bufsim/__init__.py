@@ -21,7 +21,8 @@ from .config import (
 from .engine import PoolState, ReplayResult, replay
 from .pool import Pool, PoolSnapshot
 from .pages import IndexSpec, SpaceSpec, Tablespaces
-from .trace import FLAG_AHI, FLAG_MODIFY, FLAG_RELATCH, FLAG_SHORTCUT, FLAG_STMT_END, Chunk, Trace
+from .trace import (FLAG_AHI, FLAG_MODIFY, FLAG_RELATCH, FLAG_SHORTCUT, FLAG_STMT_END, FLAG_TEMP,
+                    Chunk, Trace)
 from .trace_import import read_trace
 from .sweeps import sweep  # noqa: E402
 
@@ -40,6 +41,6 @@ __all__ = [
     "CostModel", "DeviceModel", "PoolConfig", "mysql55", "mysql56", "mysql57", "mariadb105", "mariadb1011",
     "pages_from_bytes", "preset", "TraceError", "PoolState", "Pool", "PoolSnapshot", "ReplayResult",
     "replay", "IndexSpec", "SpaceSpec", "Tablespaces", "FLAG_AHI", "FLAG_MODIFY", "FLAG_SHORTCUT",
-    "FLAG_STMT_END", "FLAG_RELATCH", "Chunk", "Trace", "read_trace",
+    "FLAG_STMT_END", "FLAG_RELATCH", "FLAG_TEMP", "Chunk", "Trace", "read_trace",
     "synthetic", "analytic", "contention", "workloads", "live", "sweep",
 ]

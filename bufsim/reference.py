@@ -17,7 +17,7 @@ import numpy as np
 from .config import PoolConfig
 from .policies.device import RefDevice
 from .policies._state import (
-    COUNTER_NAMES, FLAG_ACTIVITY, FLAG_AHI, FLAG_MODIFY, FLAG_RELATCH, FLAG_SHORTCUT,
+    COUNTER_NAMES, FLAG_ACTIVITY, FLAG_AHI, FLAG_MODIFY, FLAG_RELATCH, FLAG_SHORTCUT, FLAG_TEMP,
 )
 
 MASK31 = (1 << 31) - 1
@@ -35,7 +35,10 @@ class RefPage:
         self.access = 0
         self.stamp = 0
         self.ready = 0
-        self.oldest = 0   # oldest_modification: 0 clean, else the LSN that dirtied it
+        # oldest_modification: 0 clean, else the LSN that dirtied it; -1 a temporary
+        # page modified under MariaDB 10.11 (its oldest_modification 2: no LSN, not in
+        # the flush list)
+        self.oldest = 0
 
 
 class InnoDBInstance:
@@ -133,9 +136,14 @@ class InnoDBInstance:
         return pg.oldest == 0 and pg.ready <= t_ns and p != self.pool.fixed
 
     # ---- dirty pages and the flush list (bufsim.policies.flush) ---------------------------
-    def note_modification(self, p):
+    def note_modification(self, p, temp=False):
         """A modifying get: a write request; a clean page takes the new LSN as its
-        oldest modification and goes to the flush-list head."""
+        oldest modification and goes to the flush-list head.  A temporary page
+        (FLAG_TEMP) under MariaDB 10.11: only marked dirty (-1), nothing else."""
+        if temp and self.pool.config.version == "mariadb10.11":
+            if self.pages[p].oldest == 0:
+                self.pages[p].oldest = -1
+            return
         self.pool.lsn += 1
         self.count("Innodb_buffer_pool_write_requests")
         pg = self.pages[p]
@@ -198,6 +206,15 @@ class InnoDBInstance:
             self.count("Innodb_buffer_pool_wait_free")
             dirty = [p for p in reversed(self.lru) if self.pages[p].oldest
                      and self.pages[p].ready <= t_ns and p != self.pool.fixed]
+            if dirty and self.pages[dirty[0]].oldest < 0:
+                # a temporary page: written, then freed when the write completes
+                done = self.pool.device_write(t_ns)
+                self.count("NUMBER_PAGES_WRITTEN")
+                stream.io_wait += done - t_ns
+                t_ns = done
+                self.pages[dirty[0]].oldest = 0
+                self.evict(dirty[0])
+                continue
             if dirty:
                 done = self.write(dirty[0], t_ns)
                 stream.io_wait += done - t_ns
@@ -210,16 +227,34 @@ class InnoDBInstance:
             t_ns = min(pending)
 
     def cleaner_pass(self, t_ns):
+        """The page cleaner's LRU batch: from the tail until lru_scan_depth blocks are
+        free or the LRU is down to its floor; 5.6/5.7 scan at most lru_scan_depth
+        pages, MariaDB 10.11 has no scan quota and its floor is min(pool / 20 - 1, 256)
+        (10.11.18 buf_flush_LRU_list_batch, ``buf_lru_min_len``)."""
         cfg = self.pool.config
         depth = cfg.lru_scan_depth
-        quota = min(depth, len(self.lru))
+        if cfg.version == "mariadb10.11":
+            quota, floor = len(self.lru), min(self.size // 20 - 1, 256)
+        else:
+            quota, floor = min(depth, len(self.lru)), 256
+        written_temp = []
         for p in list(reversed(self.lru))[:quota]:
-            if self.free >= depth or len(self.lru) <= 256:
+            if self.free >= depth or len(self.lru) <= floor:
                 break
             if self.replaceable(p, t_ns):
                 self.evict(p)
             elif self.pages[p].oldest and self.pages[p].ready <= t_ns and p != self.pool.fixed:
-                self.write(p, t_ns)
+                if self.pages[p].oldest < 0:
+                    # a temporary page: written, and freed when its write completes,
+                    # after the batch's stop test (buf_page_write_complete)
+                    self.pool.device_write(t_ns)
+                    self.count("NUMBER_PAGES_WRITTEN")
+                    written_temp.append(p)
+                else:
+                    self.write(p, t_ns)
+        for p in written_temp:
+            self.pages[p].oldest = 0
+            self.evict(p)
 
 
 class RefStream:
@@ -418,7 +453,7 @@ class ReferencePool:
                 st.io_wait += pg.ready - t
                 t = pg.ready
             if flags & FLAG_MODIFY:
-                inst.note_modification(p)
+                inst.note_modification(p, temp=bool(flags & FLAG_TEMP))
             return t
         ahi = bool(flags & FLAG_AHI) and hashed
         inst.count("NUMBER_PAGES_GET", (2 if ahi else 1) * counted)
@@ -455,7 +490,7 @@ class ReferencePool:
         if first and not ahi:
             t = self._read_ahead(p, st, t)
         if flags & FLAG_MODIFY:
-            inst.note_modification(p)
+            inst.note_modification(p, temp=bool(flags & FLAG_TEMP))
         self.fixed = -1
         return t
 

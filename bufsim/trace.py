@@ -29,12 +29,12 @@ from ._validation import TraceError, check_int
 from .paths import atomic_path
 from .pages import SpaceSpec, Tablespaces, _as_int64
 
-__all__ = ["FLAG_AHI", "FLAG_MODIFY", "FLAG_SHORTCUT", "FLAG_STMT_END", "FLAG_RELATCH", "FLAG_MASK", "Chunk", "Trace", "read_trace", "TRACE_DTYPE"]
+__all__ = ["FLAG_AHI", "FLAG_MODIFY", "FLAG_SHORTCUT", "FLAG_STMT_END", "FLAG_RELATCH", "FLAG_TEMP", "FLAG_MASK", "Chunk", "Trace", "read_trace", "TRACE_DTYPE"]
 
 # The flag bits are defined beside the kernels that read them (bufsim.policies._state,
 # where each is documented) and re-exported here, the trace's public vocabulary.
 from .policies import (  # noqa: E402
-    FLAG_AHI, FLAG_MASK, FLAG_MODIFY, FLAG_RELATCH, FLAG_SHORTCUT, FLAG_STMT_END,
+    FLAG_AHI, FLAG_MASK, FLAG_MODIFY, FLAG_RELATCH, FLAG_SHORTCUT, FLAG_STMT_END, FLAG_TEMP,
 )
 
 _COLUMNS = ("page", "count", "cpu_ns", "stream", "flags")
@@ -69,8 +69,8 @@ class Chunk:
     stream : numpy.ndarray of int64
         Stream id (>= 0).
     flags : numpy.ndarray of uint8
-        Bits of :data:`FLAG_AHI`, :data:`FLAG_MODIFY`, :data:`FLAG_SHORTCUT`, :data:`FLAG_RELATCH` and
-        :data:`FLAG_STMT_END`.
+        Bits of :data:`FLAG_AHI`, :data:`FLAG_MODIFY`, :data:`FLAG_SHORTCUT`, :data:`FLAG_RELATCH`,
+        :data:`FLAG_STMT_END` and :data:`FLAG_TEMP`.
 
     Notes
     -----
@@ -122,7 +122,7 @@ class Chunk:
                   ("flags", (self.flags & ~np.uint8(FLAG_MASK)) != 0,
                    f"allowed: bits of FLAG_AHI={FLAG_AHI} | FLAG_MODIFY={FLAG_MODIFY} | "
                    f"FLAG_SHORTCUT={FLAG_SHORTCUT} | FLAG_STMT_END={FLAG_STMT_END} | "
-                   f"FLAG_RELATCH={FLAG_RELATCH}"))
+                   f"FLAG_RELATCH={FLAG_RELATCH} | FLAG_TEMP={FLAG_TEMP}"))
         for col, b, allowed in checks:
             if b.any():
                 i = _first(b)

@@ -89,7 +89,8 @@ def innodb_cases(draw, versions=("5.5", "5.6", "5.7", "mariadb10.5", "mariadb10.
         old_blocks_pct=draw(st.sampled_from([5, 37, 50, 95])),
         old_blocks_time_ms=draw(st.sampled_from([0, 1, 4])),
         read_ahead_threshold=draw(st.sampled_from([0, 56, 62, 64])),
-        lru_scan_depth=draw(st.sampled_from([100, 300])),
+        # 1536 (MariaDB's default) is more than these pools: the cleaner's floor decides
+        lru_scan_depth=draw(st.sampled_from([100, 300, 1536])),
         adaptive_hash_index=draw(st.booleans()),
         cleaner_activity=draw(st.sampled_from(["get", "statement"])),
         # flushing: small thresholds so that the flush-list batches run in short traces
@@ -107,7 +108,9 @@ def innodb_cases(draw, versions=("5.5", "5.6", "5.7", "mariadb10.5", "mariadb10.
         for _ in range(draw(st.integers(1, 5))):
             kind = draw(st.sampled_from(["scan", "random", "hot"]))
             cpu = draw(st.sampled_from([0, 1000, 300_000, 1_500_000]))
-            fl = draw(st.sampled_from([0, 0, 1, 2, 3, 4, 6, 8, 8, 10, 12]))
+            # 34 = FLAG_TEMP | FLAG_MODIFY (a temporary page: MariaDB 10.11's oldest
+            # modification 2), 32 FLAG_TEMP alone (inert)
+            fl = draw(st.sampled_from([0, 0, 1, 2, 3, 4, 6, 8, 8, 10, 12, 34, 32]))
             if kind == "scan":
                 sp = draw(st.integers(0, 2))
                 base, size = int(SPACES.space_base[sp]), int(SPACES.space_size[sp])
@@ -159,6 +162,28 @@ def test_mariadb1011_scan_through_unused_pages_matches_reference(threshold, dept
     state, ref = run_both(cfg, SPACES, [ev])
     totals = dict(zip(COUNTER_NAMES, ref.counters().sum(axis=0)))
     assert totals["NUMBER_PAGES_READ_AHEAD"] > 0 and totals["evictions"] > 0
+
+
+@pytest.mark.parametrize("depth", [100, 1536])
+@pytest.mark.parametrize("pool", [379, 600])
+def test_mariadb1011_temporary_pages_and_cleaner_floor_match_reference(depth, pool):
+    # 150 temporary pages dirtied first (FLAG_TEMP | FLAG_MODIFY, as the server's startup
+    # creates its temporary tablespace), then two scans of t1: the LRU batches write the
+    # temporary pages and free them when they end, and at lru_scan_depth 1536 empty the
+    # LRU to min(pool / 20 - 1, 256) pages
+    base2, base1 = int(SPACES.space_base[2]), int(SPACES.space_base[0])
+    ev = [(base2 + j, 1, 5_000, 34) for j in range(150)]
+    ev += [(base1 + j, 2, 20_000, 0) for j in range(0, 640)] * 2
+    cfg = PoolConfig(policy="innodb", version="mariadb10.11", pool_pages=pool,
+                     read_ahead_threshold=0, lru_scan_depth=depth,
+                     cost=CostModel(clock_read_ns=20, make_young_ns=100, miss_cpu_ns=1000,
+                                    evict_ns=50),
+                     device=DeviceModel("test", 200_000, 30_000, 150_000))
+    state, ref = run_both(cfg, SPACES, [ev])
+    totals = dict(zip(COUNTER_NAMES, ref.counters().sum(axis=0)))
+    assert totals["NUMBER_PAGES_WRITTEN"] == 150
+    assert totals["Innodb_buffer_pool_write_requests"] == 0      # no redo: no write request
+    assert state.ist[0, LF_LEN] == 0                               # never in the flush list
 
 
 @st.composite

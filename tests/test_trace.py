@@ -34,7 +34,7 @@ def test_chunk_from_arrays_broadcasts_and_casts():
     (dict(page=[1, 2], count=[1, 0]), r"count row 1 = 0 is out of range; allowed: >= 1"),
     (dict(page=[1, 2], cpu_ns=-1), r"cpu_ns row 0 = -1 is out of range"),
     (dict(page=[1, 2], stream=[0, -3]), r"stream row 1 = -3 is out of range"),
-    (dict(page=[1, 2], flags=[0, 32]), r"flags row 1 = 32 is out of range; allowed: bits of"),
+    (dict(page=[1, 2], flags=[0, 64]), r"flags row 1 = 64 is out of range; allowed: bits of"),
     (dict(page=[1, 2], flags=[0, 300]), r"flags row 1 = 300 is out of range; allowed: 0\.\.255"),
     (dict(page=[1, 2], count=[1, 1, 1]), r"count has shape \(3,\); expected a scalar or \(2,\)"),
     (dict(page=[True, False]), r"page must hold integers, got booleans"),

@@ -23,7 +23,7 @@ import pandas as pd
 from ..config import PRESETS, DeviceModel, preset as make_preset
 from ..engine import replay
 from ..pages import SpaceSpec, Tablespaces
-from ..trace import FLAG_MODIFY, Chunk, Trace
+from ..trace import FLAG_MODIFY, FLAG_TEMP, Chunk, Trace
 from . import workload as W
 from .client import delta
 from .server import TIMING_SETTINGS, MariaDBServer
@@ -120,16 +120,18 @@ def _startup_trace(ts: Tablespaces, n: int, created: int = 0) -> Trace:
     (after a restart it already holds pages its startup read; their count is read from
     the server, DATABASE_PAGES, before the first run).
 
-    The last ``created`` of them are modified (FLAG_MODIFY): the pages the server creates
-    at startup (NUMBER_PAGES_CREATED after the restart: 131 on MariaDB 10.11.19, its
-    temporary tablespace) are dirty, and sit in its LRU after the pages read at startup
-    and before the tables' roots (INNODB_BUFFER_PAGE_LRU); the server writes all of them
-    once its LRU batch reaches them (NUMBER_PAGES_WRITTEN 0 -> 131 during a run)."""
+    The last ``created`` of them are modified pages of the temporary tablespace
+    (FLAG_MODIFY | FLAG_TEMP): the pages the server creates at startup
+    (NUMBER_PAGES_CREATED after the restart: 131 on MariaDB 10.11.19, its temporary
+    tablespace) are dirty, and sit in its LRU after the pages read at startup and before
+    the tables' roots (INNODB_BUFFER_PAGE_LRU); the server writes all of them once its LRU
+    batch reaches them (NUMBER_PAGES_WRITTEN 0 -> 131 during a run) and, being
+    temporary, frees them when the writes complete."""
     if not 0 <= created <= n:
         raise ValueError(f"created={created} is out of range; allowed: 0..n ({n})")
     base = int(ts.space_base[-1])
     flags = np.zeros(n, dtype=np.uint8)
-    flags[n - created:] = FLAG_MODIFY
+    flags[n - created:] = FLAG_MODIFY | FLAG_TEMP
     return Trace(Chunk.from_arrays(base + np.arange(n, dtype=np.int64), 1, 0, 0, flags), ts,
                  "server startup")
 
@@ -261,26 +263,29 @@ _MECH = {
     "refill": ("free list refilled on demand (§13): the server keeps about lru_scan_depth "
                "free blocks (1536 by default, more than the whole pool at 6-20 MiB), so its "
                "LRU is a fraction of the pool and a warm run reads again; mariadb1011 "
-               "refills at once whenever a block is taken leaving fewer than half of it, "
-               "down to 256 LRU pages, while the server's cleaner works beside the query "
-               "thread (mariadb105 has only the once-a-second cleaner)"),
-    "overshoot": ("the cleaner's LRU batch overshoots its target (measured on the server, not "
-                  "in mariadb1011): the server creates the 131 pages of its temporary "
-                  "tablespace at startup (NUMBER_PAGES_CREATED), dirty; a batch that reaches "
-                  "them (lru_scan_depth=100) writes them, evicts clean pages to its target as "
-                  "well, and frees the written ones when their writes complete, so the LRU "
-                  "falls below 512 pages and the old sublist is dissolved until it regrows "
-                  "(10M pct95 point selects: 577 -> 399 LRU pages on the server, 577 -> 530 in "
-                  "the replay with clean startup pages); the replay marks those pages dirty, "
-                  "but its batch keeps a page it wrote until a later batch evicts it; how "
-                  "many checks find an old page then depends on when the batch runs"),
+               "refills at once whenever a block is taken leaving fewer than half of it "
+               "(with more than 256 LRU pages), down to min(pool / 20 - 1, 256) LRU pages "
+               "(MariaDB 10.11 buf_flush_LRU_list_batch's buf_lru_min_len: 17 at 6 MiB, "
+               "62 at 20 MiB), while the server's cleaner works beside the query thread "
+               "(mariadb105 has only the once-a-second cleaner)"),
+    "overshoot": ("the cleaner's LRU batch overshoots its target (in mariadb1011): the server "
+                  "creates the 131 pages of its temporary tablespace at startup "
+                  "(NUMBER_PAGES_CREATED), dirty; a batch that reaches them writes them, "
+                  "evicts clean pages to its target as well, and frees the written ones when "
+                  "their writes complete (buf_page_write_complete), so the LRU falls by "
+                  "them and can lose its old sublist; the replay frees them when the batch "
+                  "ends (freeing them as they are written holds fewer rows: 3,046 of 3,072 "
+                  "against 3,062), while on the server when each write completes is its own "
+                  "timing"),
     "beside": ("the cleaner works beside the query (measured on the server, not in "
-               "mariadb1011): at the default lru_scan_depth (1536, more than a 6-20 MiB pool) "
-               "the woken cleaner empties the LRU to a few pages (20M: 488 -> 15 pages within "
-               "7 ms in a scan, 486 -> 7 in point selects), not to the 256 of BUF_LRU_MIN_LEN that mariadb1011 keeps, "
-               "so a warm run reads again what the replay still holds; and as the batch runs "
-               "after the wake-up, the LRU can pass 512 pages and form an old sublist (checks "
-               "count), which the replay's refill at once never lets it do"),
+               "mariadb1011): the woken cleaner's batch runs after the wake-up while the "
+               "query thread goes on reading, so which pages a warm run still finds depends "
+               "on where in the run the batches fell, and at the default lru_scan_depth "
+               "(1536, more than a 6-20 MiB pool) the server's LRU can pass 512 pages and "
+               "form an old sublist (its re-accesses within old_blocks_time count as not "
+               "made young) "
+               "before the batch empties it; the replay's refill at once keeps the LRU "
+               "below pool - 768 pages (497 at 20 MiB), so it counts none"),
     "time": ("old_blocks_time is real time: the server makes young an old page re-accessed "
              "1000 ms or more after its first access; its runs take 0.02-0.7 s "
              "(performance_schema statement timer), so only the tables' roots and a point-"
@@ -309,11 +314,11 @@ def explain(row) -> str:
     default_depth = "lsd=default" in cfg
     out = []
     if m == "NUMBER_PAGES_READ":
-        if ra_on or sim > real:
+        # which pages a warm run finds depends on when the batches ran, in either direction
+        if ra_on:
             out.append(_MECH["read_ahead"])
-        if real > sim:
-            out.append(_MECH["refill"])
-            out.append(_MECH["beside"] if default_depth else _MECH["overshoot"])
+        out.append(_MECH["refill"])
+        out.append(_MECH["beside"] if default_depth else _MECH["overshoot"])
     elif m in ("PAGES_NOT_MADE_YOUNG", "PAGES_MADE_YOUNG"):
         if m == "PAGES_MADE_YOUNG" and "time=1000" in cfg and real > sim:
             out.append(_MECH["time"])

@@ -15,7 +15,9 @@ bufsim's workload model makes of it over the geometry read from the server:
 * ``star``: an SSB Q1.1-like join, a scan of ``lineorder`` with an ``eq_ref``
   probe of ``dates`` per row (skipped when the key repeats the previous one);
 * ``point``: sysbench-like primary-key point selects on ``sbtest``;
-* ``krange``: a range of the secondary index ``k`` with a clustered lookup per entry.
+* ``krange``: a range of the secondary index ``k`` with a clustered lookup per entry
+  (under index condition pushdown: 8 rows per handler call; the optimiser's
+  records-in-range dive reads the range's border and middle leaves first).
 
 The trace follows MariaDB 10.11's executor (design doc §14, see
 :func:`bufsim.workloads.plans.mariadb1011_scan_events`): page gets are counted
@@ -35,7 +37,8 @@ import pandas as pd
 
 from .._validation import check_int_fields
 from ..trace import Chunk, Trace
-from ..workloads.plans import relatch_flag, mariadb1011_scan_events
+from ..workloads.plans import (FETCH_CACHE_THRESHOLD, FETCH_ROWS_PER_CALL_ICP, RANGE_DIVE_PAGES,
+                               relatch_flag, mariadb1011_scan_events)
 from .geometry import LiveGeometry
 
 __all__ = ["Scale", "QUICK", "FULL", "generate", "load", "quiesce", "LivePlan", "plans", "SCHEMA",
@@ -324,28 +327,77 @@ def plans(geo: LiveGeometry, data: dict, scale: Scale = QUICK, seed: int = 0,
     first = int(np.searchsorted(k_sorted, k_lo, side="left"))
     last = int(np.searchsorted(k_sorted, k_hi, side="right"))
 
+    def range_dive(g, ix, lo_leaf, hi_leaf):
+        """The optimiser's records-in-range estimate before the range runs
+        (btr_estimate_n_rows_in_range, MariaDB 10.11.18 btr0cur.cc): both borders'
+        paths from the root, level by level, a page once where they share it; where they
+        differ, the left page, up to RANGE_DIVE_PAGES pages between them on that level
+        (btr_estimate_n_rows_in_range_on_level), then the right page.  Counted gets."""
+        paths = ix._paths()
+        p1, p2 = paths[lo_leaf], paths[hi_leaf]
+        h = p1.size
+        out = []
+        for d in range(h):
+            if p1[d] == p2[d]:
+                out.append(p1[d])
+                continue
+            level = ix.levels[h - 1 - d] if d < h - 1 else ix.leaves
+            a = int(np.flatnonzero(level == p1[d])[0])
+            b = int(np.flatnonzero(level == p2[d])[0])
+            out.append(p1[d])
+            out.extend(level[a + 1:min(b, a + 1 + RANGE_DIVE_PAGES)])
+            out.append(p2[d])
+        return g.dense("sbtest", np.asarray(out, dtype=np.int64))
+
     def krange_trace(g):
+        """The range of ``k_1`` under index condition pushdown (EXPLAIN: "Using index
+        condition"): the optimiser's records-in-range dive (:func:`range_dive`), a
+        descent to the first entry's leaf, then per entry a step onto its leaf when it
+        changes and a clustered descent.  Rows reach the SQL layer one per handler call
+        for the first FETCH_CACHE_THRESHOLD, then FETCH_ROWS_PER_CALL_ICP (8) per call;
+        every call after the first restores the cursor stored at the end of the previous
+        one: a re-latch of that ``k_1`` leaf, checked, not counted (§14).  The call that
+        ends the range reads one entry past it, where its cursor is stored if the call
+        was not full; a last call restores it and finds the end."""
         kix = g.table("sbtest").index("k_1")
         cl = g.table("sbtest").clustered
         entries = np.arange(first, last)
         kleaf = kix.leaf_of_entry(entries)
+        dive = range_dive(g, kix, kleaf[0], kleaf[-1])
         desc = _descent(g, "sbtest", "k_1", kleaf[:1])[0]
         kleaves = g.dense("sbtest", kix.leaves)
         rowids = sb["id"].to_numpy()[order][first:last] - 1
         cpaths = _descent(g, "sbtest", None, cl.leaf_of_entry(rowids))
-        out = [desc]
+        flag = (relatch_flag() or 0) if relatch else 0
+        n = entries.size
+        e = np.arange(n)
+        thr = FETCH_CACHE_THRESHOLD
+        starts = (e < thr) | ((e - thr) % FETCH_ROWS_PER_CALL_ICP == 0)
+        out, fl = [dive, desc], [np.zeros(dive.size, np.uint8), np.zeros(desc.size, np.uint8)]
+
+        def add(pages, f=0):
+            out.append(np.asarray(pages, dtype=np.int64))
+            fl.append(np.full(len(out[-1]), f, np.uint8))
+
         prev = kleaf[0]
-        for e in range(entries.size):
-            if kleaf[e] != prev:
-                out.append(kleaves[kleaf[e]:kleaf[e] + 1])
-                prev = kleaf[e]
-            out.append(cpaths[e])
-        # one entry past the end of the range to see it ended
-        if last < len(k_sorted):
-            nl = kix.leaf_of_entry([last])[0]
-            if nl != prev:
-                out.append(kleaves[nl:nl + 1])
-        return Trace(_chunk(np.concatenate(out)), ts, "k range")
+        for r in range(n):
+            if flag and starts[r] and r > 0:
+                add(kleaves[kleaf[r - 1]:kleaf[r - 1] + 1], flag)   # restore the cursor
+            if kleaf[r] != prev:
+                add(kleaves[kleaf[r]:kleaf[r] + 1])
+                prev = kleaf[r]
+            add(cpaths[r])
+        # the last call: full (its rows fill it) or not; past the end of the range
+        s = int(np.flatnonzero(starts)[-1])
+        full = n - s == (1 if s < thr else FETCH_ROWS_PER_CALL_ICP)
+        nl = kix.leaf_of_entry([last])[0] if last < len(k_sorted) else prev
+        if flag and full:
+            add(kleaves[prev:prev + 1], flag)
+        if nl != prev:
+            add(kleaves[nl:nl + 1])
+        if flag and not full:
+            add(kleaves[nl:nl + 1], flag)
+        return Trace(_chunk(np.concatenate(out), np.concatenate(fl)), ts, "k range")
 
     db = SCHEMA
     return {

@@ -44,6 +44,10 @@ from .._units import NS_PER_MS, NS_PER_S, fold_instance  # noqa: F401 (re-export
 # P_DIRTY is the page's oldest_modification (buf_page_t): 0 clean, otherwise the LSN
 # (``glob[G_LSN]``) of the modification that first dirtied it since its last write
 P_PREV, P_NEXT, P_WHERE, P_OLD, P_ACCESS, P_STAMP, P_READY, P_DIRTY, P_REF, P_PAGE = range(10)
+#: P_DIRTY of a temporary-tablespace page modified under MariaDB 10.11 (its
+#: oldest_modification 2: dirty, no LSN, not in the flush list; FLAG_TEMP), and of such
+#: a page an LRU batch has written, freed when the batch ends (its write completed)
+TEMP_DIRTY, TEMP_WRITTEN = -1, -2
 # the flush-list links (buf_page_t::list while in buf_pool->flush_list): a dirty page is
 # in the LRU *and* in its instance's flush list, so it has links of its own (-1: none)
 P_FPREV, P_FNEXT = range(10, 12)
@@ -130,8 +134,14 @@ FLAG_STMT_END = 8
 #: make-young check, a read if the page is gone) but is not counted in
 #: NUMBER_PAGES_GET, nor in the stream's gets.
 FLAG_RELATCH = 16
+#: With FLAG_MODIFY: the page is one of the temporary tablespace's.  Under MariaDB 10.11
+#: such a modification writes no redo and leaves the page out of the flush list, marked
+#: by ``oldest_modification = 2`` (``mtr_t::set_modified`` -> ``set_temp_modified``):
+#: only an LRU batch writes it, and the page is freed when that write completes
+#: (``buf_page_write_complete``).  The other versions treat it as any modification.
+FLAG_TEMP = 32
 #: All defined flag bits; other bits are rejected.
-FLAG_MASK = FLAG_AHI | FLAG_MODIFY | FLAG_SHORTCUT | FLAG_STMT_END | FLAG_RELATCH
+FLAG_MASK = FLAG_AHI | FLAG_MODIFY | FLAG_SHORTCUT | FLAG_STMT_END | FLAG_RELATCH | FLAG_TEMP
 #: Flags whose event, once done, moves the server's activity count.
 FLAG_ACTIVITY = FLAG_STMT_END | FLAG_MODIFY
 

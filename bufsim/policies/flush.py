@@ -47,7 +47,7 @@ from ._state import (
     C_DIRTIED, C_FLUSH_LIST, C_READ, C_WRITE_REQ, C_WRITTEN, G_FIXED, G_FLUSH_IOS,
     G_FLUSH_LSN, G_FLUSH_PASSES, G_LSN, I_FREE, K_DIRTY_LWM, K_FLUSH, K_IO_CAPACITY,
     K_MAX_DIRTY, K_VERSION, L1_LEN, LF_HEAD, LF_LEN, LF_TAIL, P_DIRTY, P_FNEXT, P_FPREV,
-    P_READY,
+    P_READY, TEMP_DIRTY, TEMP_WRITTEN,
 )
 from .device import device_write
 
@@ -90,6 +90,30 @@ def note_modification(pst, ist, cnt, glob, i, f):
         ist[i, LF_HEAD] = f
         ist[i, LF_LEN] += 1
         cnt[i, C_DIRTIED] += 1
+
+
+@njit(_nrt=False, cache=True, inline="always")
+def note_temp_modification(pst, f):
+    """A modifying get of a temporary-tablespace page under MariaDB 10.11 (FLAG_TEMP):
+    ``mtr_t::set_modified`` -> ``buf_page_t::set_temp_modified`` (10.11.18
+    ``mtr/mtr0mtr.cc``, ``include/buf0buf.h``) sets oldest_modification to 2 and returns:
+    no redo (the LSN stays), no write request, not in the flush list.  The page is
+    dirty (not replaceable) until an LRU batch writes it."""
+    if pst[P_DIRTY][f] == 0:
+        pst[P_DIRTY][f] = TEMP_DIRTY
+
+
+@njit(_nrt=False, cache=True, inline="always")
+def write_temp_page(pst, cnt, glob, cfg, i, f, t_ns):
+    """Write temporary-tablespace frame f (TEMP_DIRTY) of instance i at t_ns: the write is
+    queued on the device and NUMBER_PAGES_WRITTEN counts it; the page is marked
+    TEMP_WRITTEN, to be freed when the write completes (buf_page_write_complete: ``if
+    (!persistent) buf_LRU_free_page``; the caller frees it).  Returns the completion
+    time."""
+    done = device_write(glob, cfg, t_ns)
+    pst[P_DIRTY][f] = TEMP_WRITTEN
+    cnt[i, C_WRITTEN] += 1
+    return done
 
 
 @njit(_nrt=False, cache=True, inline="always")

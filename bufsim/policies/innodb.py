@@ -38,13 +38,15 @@ from ._state import (
     P_DIRTY, P_NEXT, P_OLD, P_PAGE, P_PREV, P_READY, P_REF, P_STAMP, P_WHERE, RATIO_DIV,
     S_INST, STAMP_MASK, T_CPU, T_IOWAIT,
     T_MISSES, G_FTOP, G_NLOCAL, V_MARIADB1011, FLAG_AHI, FLAG_MODIFY, FLAG_RELATCH,
-    FLAG_SHORTCUT, PM_BASE, PM_FFREE, PM_FMAP, PM_SIZE, PM_UNUSED, dense_of, hash_add, is_edge,
-    leaf_links, local_of, insert_after, page_no, push_head, space_pos, unlink,
+    FLAG_SHORTCUT, FLAG_TEMP, TEMP_DIRTY, TEMP_WRITTEN,
+    PM_BASE, PM_FFREE, PM_FMAP, PM_SIZE, PM_UNUSED, dense_of, hash_add, is_edge, leaf_links,
+    local_of, insert_after, page_no, push_head, space_pos, unlink,
 )
 import numpy as np
 
 from .device import device_read, device_write  # noqa: F401  (re-exported for the engine)
-from .flush import flush_pass, note_modification, write_page
+from .flush import flush_pass, note_modification, note_temp_modification, write_page, \
+    write_temp_page
 
 IBUF_BITMAP_PERIOD = 16384  # an ibuf bitmap page every 16384 pages (16 KiB pages), at offset 1
 
@@ -244,25 +246,69 @@ def free_from_common_lru(pst, stat, ist, cnt, glob, cfg, fmap, ffree, i, limit, 
     return False
 
 
+@njit(_nrt=False, cache=True, inline="always")
+def batch_lru_min(ist, cfg, i):
+    """The LRU length at or below which the page cleaner's LRU batch stops: BUF_LRU_MIN_LEN
+    (256); MariaDB 10.11 lowers it for small pools to one page less than 5 % of the pool
+    (10.11.18 ``buf/buf0flu.cc`` buf_flush_LRU_list_batch: ``buf_lru_min_len =
+    std::min(buf_pool.usable_size() / 20 - 1, size_t{BUF_LRU_MIN_LEN})``; 17 pages at
+    6 MiB, 30 at 10 MiB, 62 at 20 MiB)."""
+    if cfg[K_VERSION] == V_MARIADB1011:
+        return min(ist[i, I_SIZE] // 20 - 1, LRU_MIN_LEN)
+    return LRU_MIN_LEN
+
+
 @njit(_nrt=False, cache=True)
 def cleaner_lru_batch(pst, stat, ist, cnt, glob, cfg, fmap, ffree, i, t_ns):
     """The page cleaner's LRU batch on instance i (buf_flush_LRU_tail /
-    buf_flush_LRU_list_batch): walk from the tail, at most min(lru_scan_depth, LRU
-    length) pages, freeing clean pages (an eviction by the cleaner: no
-    read_ahead_evicted count) and writing dirty ones, until the free list holds
-    lru_scan_depth blocks or the LRU is down to 256 pages."""
+    buf_flush_LRU_list_batch): walk from the tail, freeing clean pages (an eviction
+    by the cleaner: no read_ahead_evicted count) and writing dirty ones, until the free
+    list holds lru_scan_depth blocks or the LRU is down to :func:`batch_lru_min` pages.
+
+    5.6/5.7 (and MariaDB 10.5) scan at most min(lru_scan_depth, LRU length) pages
+    (5.6 buf_flush_LRU_tail's chunks).  MariaDB 10.11 has no scan quota: its loop
+    (10.11.18 buf_flush_LRU_list_batch) runs while ``UT_LIST_GET_LEN(buf_pool.LRU) >
+    buf_lru_min_len && UT_LIST_GET_LEN(buf_pool.free) < free_limit`` (free_limit =
+    LRU_scan_depth); its ``max`` bounds the pages *flushed* only (``n->flushed >= max``
+    before a write; innodb_io_capacity_max, 2000 by default, from the page cleaner:
+    not modelled, a replay's batch writes fewer).
+
+    A temporary-tablespace page (TEMP_DIRTY, MariaDB 10.11) is written like a dirty one
+    ("LRU flushing will always evict pages of the temporary tablespace, in
+    buf_page_write_complete()", 10.11.18 buf_flush_LRU_list_batch) and freed when its
+    write completes (buf_page_write_complete: ``if (!persistent) buf_LRU_free_page``),
+    which is after the batch's stop test: the model frees the batch's written temporary
+    pages when the batch ends, so the free list passes its target by them (and the LRU
+    falls below the floor by them)."""
     depth = cfg[K_SCANDEPTH]
+    mariadb = cfg[K_VERSION] == V_MARIADB1011
     quota = min(depth, ist[i, L1_LEN])
+    lru_min = batch_lru_min(ist, cfg, i)
     p = ist[i, L1_TAIL]
     scanned = 0
-    while p >= 0 and scanned < quota and ist[i, I_FREE] < depth and ist[i, L1_LEN] > LRU_MIN_LEN:
+    temp = 0
+    while p >= 0 and (mariadb or scanned < quota) and ist[i, I_FREE] < depth and \
+            ist[i, L1_LEN] > lru_min:
         prev = pst[P_PREV][p]
         if replaceable(pst, glob, p, t_ns):
             evict_page(pst, stat, ist, cnt, glob, cfg, fmap, ffree, i, p)
-        elif pst[P_DIRTY][p] and pst[P_READY][p] <= t_ns and p != glob[G_FIXED]:
+        elif pst[P_DIRTY][p] == TEMP_DIRTY and pst[P_READY][p] <= t_ns and p != glob[G_FIXED]:
+            write_temp_page(pst, cnt, glob, cfg, i, p, t_ns)
+            temp += 1
+        elif pst[P_DIRTY][p] > 0 and pst[P_READY][p] <= t_ns and p != glob[G_FIXED]:
             write_page(pst, ist, cnt, glob, cfg, i, p, t_ns)
         scanned += 1
         p = prev
+    # the written temporary pages' writes complete: each is freed (they lie between the
+    # tail and the page the batch stopped at, p)
+    q = ist[i, L1_TAIL]
+    while temp > 0 and q >= 0 and q != p:
+        prev = pst[P_PREV][q]
+        if pst[P_DIRTY][q] == TEMP_WRITTEN:
+            pst[P_DIRTY][q] = 0
+            evict_page(pst, stat, ist, cnt, glob, cfg, fmap, ffree, i, q)
+            temp -= 1
+        q = prev
 
 
 @njit(_nrt=False, cache=True, inline="always")
@@ -280,7 +326,7 @@ def get_free_block(pst, stat, ist, cnt, sst, glob, cfg, fmap, ffree, i, k, t_ns)
                 # (buf_LRU_get_free_block: ``available < scan_depth`` with ``scan_depth =
                 # LRU_scan_depth / 2``, -> page_cleaner_wakeup), whose LRU batch
                 # (buf_flush_LRU_list_batch) evicts from the tail until lru_scan_depth
-                # blocks are free or the LRU is down to BUF_LRU_MIN_LEN: modelled as done
+                # blocks are free or the LRU is down to batch_lru_min: modelled as done
                 # at once.  The live server chose the half against "below the target"
                 # (notebook 07: every counter holds on more rows).
                 cleaner_lru_batch(pst, stat, ist, cnt, glob, cfg, fmap, ffree, i, t_ns)
@@ -307,7 +353,14 @@ def get_free_block(pst, stat, ist, cnt, sst, glob, cfg, fmap, ffree, i, k, t_ns)
             if pst[P_READY][p] > t_ns and (earliest < 0 or pst[P_READY][p] < earliest):
                 earliest = pst[P_READY][p]
             p = pst[P_PREV][p]
-        if p >= 0:
+        if p >= 0 and pst[P_DIRTY][p] == TEMP_DIRTY:
+            # a temporary-tablespace page is freed when its write completes
+            done = write_temp_page(pst, cnt, glob, cfg, i, p, t_ns)
+            sst[k, T_IOWAIT] += done - t_ns
+            t_ns = done
+            pst[P_DIRTY][p] = 0
+            evict_page(pst, stat, ist, cnt, glob, cfg, fmap, ffree, i, p)
+        elif p >= 0:
             done = write_page(pst, ist, cnt, glob, cfg, i, p, t_ns)
             sst[k, T_IOWAIT] += done - t_ns
             t_ns = done
@@ -492,6 +545,17 @@ def read_ahead_linear(pst, stat, ist, cnt, sst, glob, cfg, pm, p, k, t_ns):
 
 
 @njit(_nrt=False, cache=True, inline="always")
+def modify(pst, ist, cnt, glob, cfg, i, f, flags):
+    """A modifying get (FLAG_MODIFY) of frame f: a temporary-tablespace page (FLAG_TEMP)
+    under MariaDB 10.11 is marked TEMP_DIRTY (no redo, not in the flush list); any other
+    goes through buf_flush_note_modification."""
+    if (flags & FLAG_TEMP) != 0 and cfg[K_VERSION] == V_MARIADB1011:
+        note_temp_modification(pst, f)
+    else:
+        note_modification(pst, ist, cnt, glob, i, f)
+
+
+@njit(_nrt=False, cache=True, inline="always")
 def get(pst, stat, ist, cnt, sst, glob, cfg, pm, p, flags, k, t_ns):
     """One page get (buf_page_get_gen / optimistic get / AHI hit / AHI shortcut) of
     page p (a local id) by stream k at t_ns.  Returns the time when the page is
@@ -516,7 +580,7 @@ def get(pst, stat, ist, cnt, sst, glob, cfg, pm, p, flags, k, t_ns):
             sst[k, T_IOWAIT] += pst[P_READY][f] - t_ns
             t_ns = pst[P_READY][f]
         if flags & FLAG_MODIFY:
-            note_modification(pst, ist, cnt, glob, i, f)
+            modify(pst, ist, cnt, glob, cfg, i, f, flags)
         return t_ns
     ahi = (flags & FLAG_AHI) != 0 and hashed
     if ahi:
@@ -556,6 +620,6 @@ def get(pst, stat, ist, cnt, sst, glob, cfg, pm, p, flags, k, t_ns):
     if first and not ahi and is_edge(stat, pm, glob, p):  # only an area's edge pages
         t_ns = read_ahead_linear(pst, stat, ist, cnt, sst, glob, cfg, pm, p, k, t_ns)
     if flags & FLAG_MODIFY:
-        note_modification(pst, ist, cnt, glob, i, f)
+        modify(pst, ist, cnt, glob, cfg, i, f, flags)
     glob[G_FIXED] = -1
     return t_ns

@@ -200,6 +200,18 @@ FETCH_CACHE_SIZE = 8
 #: old page) is 2,910 on the server and 2,910 in the replay with 9 rows per call
 #: (3,258 with 8); see tests/test_live.py.
 FETCH_ROWS_PER_CALL = FETCH_CACHE_SIZE + 1
+#: Rows one prefetching handler call reads under index condition pushdown ("Using index
+#: condition", e.g. a range of a secondary index with clustered lookups): every row goes
+#: to the fetch cache (``row_sel_enqueue_cache_row_for_mysql(buf, prebuilt)`` when
+#: ``prebuilt->idx_cond``) while ``n_fetch_cached < MYSQL_FETCH_CACHE_SIZE``, and the
+#: first is dequeued into the caller's buffer at the end ("When ICP is active we don't
+#: write to the MySQL buffer directly"): MYSQL_FETCH_CACHE_SIZE rows.  Source: MariaDB
+#: 10.11.18 storage/innobase/row/row0sel.cc, row_search_mvcc.
+FETCH_ROWS_PER_CALL_ICP = FETCH_CACHE_SIZE
+#: Pages the records-in-range estimate reads between the range's two border pages on a
+#: level (``n_pages_read_limit`` in btr_estimate_n_rows_in_range_on_level, MariaDB
+#: 10.11.18 storage/innobase/btr/btr0cur.cc)
+RANGE_DIVE_PAGES = 9
 
 
 def relatch_flag() -> int | None:

@@ -93,9 +93,9 @@ def test_page_gets_of_the_model_match_the_server(server, loaded):
             plans[name].run(conn)                           # warm: gets only
             d = delta(before, conn.counters())
             model = W.counted_gets(plans[name].trace(geo))
-            assert V.holds("NUMBER_PAGES_GET", d["NUMBER_PAGES_GET"], model), (name, d, model)
-            if name != "krange":        # exact; the range's optimiser dives are not modelled
-                assert d["NUMBER_PAGES_GET"] == model, (name, d["NUMBER_PAGES_GET"], model)
+            # exact, the k range's records-in-range dive included (root, the two border
+            # leaves and the leaves between them)
+            assert d["NUMBER_PAGES_GET"] == model, (name, d["NUMBER_PAGES_GET"], model)
 
 
 def test_quick_grid_row_replays_a_run(server, loaded):
@@ -186,6 +186,28 @@ def test_relatches_are_one_per_nine_rows_as_on_the_server():
         real, sim = nmy.loc[phase, "reported"], nmy.loc[phase, "simulated"]
         assert real > 1000, nmy                      # the checks are counted at all
         assert abs(sim - real) <= 0.02 * real, nmy   # 12 % off with 8 rows per call
+
+
+def test_range_relatches_are_one_per_eight_rows_under_icp_as_on_the_server():
+    """The k range runs under index condition pushdown ("Using index condition"): a handler
+    call reads 8 rows (row_search_mvcc enqueues every row when prebuilt->idx_cond), and each
+    later call re-latches the k_1 leaf of its stored cursor; the optimiser's
+    records-in-range dive reads the range's k_1 leaves at the statement's start.  At
+    old_blocks_pct=95 in a 10 MiB pool nearly every check is of an old page: without the
+    re-latches the replay counted 4 % fewer than the server (13,565 against 14,155)."""
+    require_server()
+    setting = V.Setting("10M", 95, 1000, False, 100)
+    with MariaDBServer(setting.server_settings()) as srv:
+        frame = V.run_grid((setting,), scale=W.FULL, seed=0, plans=("krange",), server=srv)
+        with srv.connect() as conn:
+            plan = conn.frame(f"EXPLAIN SELECT SUM(LENGTH(c)) FROM `{W.SCHEMA}`.sbtest "
+                              "FORCE INDEX (k_1) WHERE k BETWEEN 1 AND 1000")
+    assert "Using index condition" in plan.Extra.iloc[0], plan
+    nmy = frame[frame.metric == "PAGES_NOT_MADE_YOUNG"].set_index("phase")
+    for phase in ("cold", "warm"):
+        real, sim = nmy.loc[phase, "reported"], nmy.loc[phase, "simulated"]
+        assert real > 10000, nmy                     # the checks are counted at all
+        assert abs(sim - real) <= 0.02 * real, nmy   # 4 % off without the re-latches
 
 
 def test_server_timer_measures_each_run(server, loaded):

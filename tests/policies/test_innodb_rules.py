@@ -364,13 +364,14 @@ def test_mariadb1011_reads_the_next_page_number_area():
     assert my["NUMBER_PAGES_READ"] == ma["NUMBER_PAGES_READ"] == 256
 
 
-@pytest.mark.parametrize("pool,depth", [(1000, 300), (379, 1536)])
-def test_mariadb1011_refills_the_free_list_on_demand(pool, depth):
-    """§13: a block taken leaving fewer than lru_scan_depth / 2 free has the cleaner evict
-    from the LRU tail at once, until lru_scan_depth blocks are free or the LRU is down to
-    256 pages, so
-    the LRU of a small pool stays far below its size (no old sublist at 379 pages).
-    10.5's once-per-second cleaner does not run in this sub-second replay."""
+@pytest.mark.parametrize("pool,depth,lru", [(1000, 300, None), (379, 1536, 80), (630, 1536, 184)])
+def test_mariadb1011_refills_the_free_list_on_demand(pool, depth, lru):
+    """§13: a block taken leaving fewer than lru_scan_depth / 2 free, with more than 256
+    (BUF_LRU_MIN_LEN) LRU pages, has the cleaner evict from the LRU tail at once, until
+    lru_scan_depth blocks are free or the LRU is down to min(pool / 20 - 1, 256) pages
+    (MariaDB 10.11.18 buf_flush_LRU_list_batch's ``buf_lru_min_len``), so the LRU of a
+    small pool stays far below its size (no old sublist at 379 pages).  10.5's
+    once-per-second cleaner does not run in this sub-second replay."""
     ts = unlinked(3000)
     pages = np.random.default_rng(5).permutation(3000)[:2000]
     kw = dict(pool_pages=pool, lru_scan_depth=depth, cost=FREE, device=INSTANT)
@@ -378,16 +379,23 @@ def test_mariadb1011_refills_the_free_list_on_demand(pool, depth):
     new = run_events(preset("mariadb1011", **kw), ts, pages, cpu=1000)
     cap = mariadb105(**kw).instance_pages - mariadb105(**kw).misc_pages
     assert stat(old, "DATABASE_PAGES") == cap
-    lru, free = stat(new, "DATABASE_PAGES"), stat(new, "FREE_BUFFERS")
-    # a refill is due when a block is taken leaving fewer than depth // 2 free; it frees
-    # up to depth blocks, not below 256 LRU pages (then one more page is added)
-    if cap - depth // 2 > 257:
-        assert cap - depth <= lru <= cap - depth // 2
+    got, free = stat(new, "DATABASE_PAGES"), stat(new, "FREE_BUFFERS")
+    if lru is None:
+        # the free-list target is reached first: between the wake-up and the refill
+        assert cap - depth <= got <= cap - depth // 2
     else:
-        assert lru == 257
-    assert lru + free == cap
+        # the pool cannot hold depth free blocks: each wake-up (the 258th page read into
+        # the LRU, a take with 257 pages in it) empties the LRU to floor = pool // 20 - 1
+        # pages (17 at 379, 30 at 630), then the page read is added: the LRU cycles
+        # floor + 1 .. 257, and after 2,000 reads it holds
+        # floor + 1 + (2000 - 258) % (257 - floor) pages
+        floor = pool // 20 - 1
+        assert lru == floor + 1 + (2000 - 258) % (257 - floor)
+        assert got == lru
+        assert stat(new, "evictions") == 2000 - lru
+    assert got + free == cap
     assert stat(new, "Innodb_buffer_pool_reads") == stat(old, "Innodb_buffer_pool_reads") == 2000
-    if lru < 512:
+    if got < 512:
         assert stat(new, "OLD_DATABASE_PAGES") == 0
     # evictions by the cleaner are not read-ahead evictions (§13 "who evicts")
     assert stat(new, "NUMBER_READ_AHEAD_EVICTED") == 0
