@@ -143,11 +143,12 @@ class Operator:
         return Trace(lambda: self.factory(stream), self.tablespaces, name or self.name)
 
 
-def _emit(pages, rows, cpu: CpuCost, stream: int, flags) -> Chunk:
+def _emit(pages, rows, cpu: CpuCost, stream: int, flags, breaks=None) -> Chunk:
     """One chunk from per-get arrays, consecutive gets of a page with equal flags merged.
 
     ``pages``: dense page of every get; ``rows``: rows attributed to each get;
-    ``flags``: per get (array or scalar).
+    ``flags``: per get (array or scalar); ``breaks``: positions where a run must start
+    (the gets of different segments are never merged).
     """
     pages = np.asarray(pages, dtype=np.int64)
     n = pages.size
@@ -157,6 +158,8 @@ def _emit(pages, rows, cpu: CpuCost, stream: int, flags) -> Chunk:
         return Chunk.empty()
     start = np.ones(n, dtype=bool)
     start[1:] = (pages[1:] != pages[:-1]) | (flags[1:] != flags[:-1])
+    if breaks is not None:
+        start[breaks] = True
     idx = np.flatnonzero(start)
     count = np.diff(np.append(idx, n))
     r = np.add.reduceat(rows, idx)

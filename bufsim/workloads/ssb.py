@@ -654,17 +654,8 @@ def _merged(segments, cpu: CpuCost, stream: int) -> Chunk:
     pages = np.concatenate([p for p, _, _ in segments])
     rows = np.concatenate([r for _, r, _ in segments])
     flags = np.concatenate([f for _, _, f in segments])
-    n = pages.size
-    start = np.ones(n, dtype=bool)
-    start[1:] = (pages[1:] != pages[:-1]) | (flags[1:] != flags[:-1])
-    bounds = np.cumsum([p.size for p, _, _ in segments])[:-1]
-    start[bounds] = True
-    idx = np.flatnonzero(start)
-    count = np.diff(np.append(idx, n))
-    r = np.add.reduceat(rows, idx)
-    per_get = cpu.get_ns + (r * cpu.row_ns) // count
-    return Chunk(pages[idx], count.astype(np.int64), per_get.astype(np.int64),
-                 np.full(idx.size, stream, dtype=np.int64), flags[idx].copy())
+    breaks = np.cumsum([p.size for p, _, _ in segments])[:-1]
+    return _emit(pages, rows, cpu, stream, flags, breaks)
 
 
 def _join(chunks) -> Chunk:
