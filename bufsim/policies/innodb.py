@@ -311,6 +311,41 @@ def cleaner_lru_batch(pst, stat, ist, cnt, glob, cfg, fmap, ffree, i, t_ns):
         q = prev
 
 
+@njit(_nrt=False, cache=True)
+def flush_single_page(pst, stat, ist, cnt, sst, glob, cfg, fmap, ffree, i, k, t_ns):
+    """Nothing clean in instance i's LRU: flush one dirty page from the tail and wait
+    for the write (buf_flush_single_page_from_LRU / 5.5's buf_flush_free_margin), or
+    wait for the first read in progress to land.  Returns the time.  (Not inlined:
+    rare, and inlining it into every caller of get_free_block costs compile time.)"""
+    cnt[i, C_WAIT_FREE] += 1
+    p = ist[i, L1_TAIL]
+    earliest = -1
+    while p >= 0:
+        if pst[P_DIRTY][p] and pst[P_READY][p] <= t_ns and p != glob[G_FIXED]:
+            break
+        if pst[P_READY][p] > t_ns and (earliest < 0 or pst[P_READY][p] < earliest):
+            earliest = pst[P_READY][p]
+        p = pst[P_PREV][p]
+    if p >= 0 and pst[P_DIRTY][p] == TEMP_DIRTY:
+        # a temporary-tablespace page is freed when its write completes
+        done = write_temp_page(pst, cnt, glob, cfg, i, p, t_ns)
+        sst[k, T_IOWAIT] += done - t_ns
+        t_ns = done
+        pst[P_DIRTY][p] = 0
+        evict_page(pst, stat, ist, cnt, glob, cfg, fmap, ffree, i, p)
+    elif p >= 0:
+        done = write_page(pst, ist, cnt, glob, cfg, i, p, t_ns)
+        sst[k, T_IOWAIT] += done - t_ns
+        t_ns = done
+    elif earliest >= 0:
+        # every candidate is being read: wait for the first read to land
+        sst[k, T_IOWAIT] += earliest - t_ns
+        t_ns = earliest
+    else:
+        raise RuntimeError("no block can be freed: the pool is too small for the streams")
+    return t_ns
+
+
 @njit(_nrt=False, cache=True, inline="always")
 def get_free_block(pst, stat, ist, cnt, sst, glob, cfg, fmap, ffree, i, k, t_ns):
     """buf_LRU_get_free_block for a user thread of stream k at time t_ns.  Returns the
@@ -337,39 +372,21 @@ def get_free_block(pst, stat, ist, cnt, sst, glob, cfg, fmap, ffree, i, k, t_ns)
             first = cfg[K_SCANDEPTH]
         else:
             first = 100  # BUF_LRU_SEARCH_SCAN_THRESHOLD (5.7, MariaDB)
-        if free_from_common_lru(pst, stat, ist, cnt, glob, cfg, fmap, ffree, i, first, t_ns) or \
-                free_from_common_lru(pst, stat, ist, cnt, glob, cfg, fmap, ffree, i, -1, t_ns):
+        # the first scan looks at ``first`` blocks, the second at the whole LRU (one call
+        # site, inlined once)
+        freed = False
+        limit = first
+        for _ in range(2):
+            if free_from_common_lru(pst, stat, ist, cnt, glob, cfg, fmap, ffree, i, limit, t_ns):
+                freed = True
+                break
+            limit = -1
+        if freed:
             t_ns += cfg[K_COST_EVICT]
             sst[k, T_CPU] += cfg[K_COST_EVICT]
             continue
         # Nothing clean: flush one dirty page from the tail and wait for the write
-        # (buf_flush_single_page_from_LRU / 5.5's buf_flush_free_margin).
-        cnt[i, C_WAIT_FREE] += 1
-        p = ist[i, L1_TAIL]
-        earliest = -1
-        while p >= 0:
-            if pst[P_DIRTY][p] and pst[P_READY][p] <= t_ns and p != glob[G_FIXED]:
-                break
-            if pst[P_READY][p] > t_ns and (earliest < 0 or pst[P_READY][p] < earliest):
-                earliest = pst[P_READY][p]
-            p = pst[P_PREV][p]
-        if p >= 0 and pst[P_DIRTY][p] == TEMP_DIRTY:
-            # a temporary-tablespace page is freed when its write completes
-            done = write_temp_page(pst, cnt, glob, cfg, i, p, t_ns)
-            sst[k, T_IOWAIT] += done - t_ns
-            t_ns = done
-            pst[P_DIRTY][p] = 0
-            evict_page(pst, stat, ist, cnt, glob, cfg, fmap, ffree, i, p)
-        elif p >= 0:
-            done = write_page(pst, ist, cnt, glob, cfg, i, p, t_ns)
-            sst[k, T_IOWAIT] += done - t_ns
-            t_ns = done
-        elif earliest >= 0:
-            # every candidate is being read: wait for the first read to land
-            sst[k, T_IOWAIT] += earliest - t_ns
-            t_ns = earliest
-        else:
-            raise RuntimeError("no block can be freed: the pool is too small for the streams")
+        t_ns = flush_single_page(pst, stat, ist, cnt, sst, glob, cfg, fmap, ffree, i, k, t_ns)
 
 
 @njit(_nrt=False, cache=True)
@@ -419,6 +436,14 @@ def init_for_read(pst, stat, ist, cnt, sst, glob, cfg, fmap, ffree, p, k, t_ns):
     add_block(pst, stat, ist, cfg, i, f, True)
     cnt[i, C_READ] += 1
     return t_ns
+
+
+@njit(_nrt=False, cache=True)
+def read_in(pst, stat, ist, cnt, sst, glob, cfg, fmap, ffree, p, k, t_ns):
+    """:func:`init_for_read` as a call, for read-ahead: its pages are read in batches
+    of up to an area, where a call costs nothing next to the read, and inlining the
+    free-block search into :func:`read_ahead_linear` too would double its compile time."""
+    return init_for_read(pst, stat, ist, cnt, sst, glob, cfg, fmap, ffree, p, k, t_ns)
 
 
 @njit(_nrt=False, cache=True, inline="always")
@@ -527,7 +552,7 @@ def read_ahead_linear(pst, stat, ist, cnt, sst, glob, cfg, pm, p, k, t_ns):
         f = fmap[q]
         if f >= 0 and pst[P_WHERE][f] == 1:
             continue
-        t_ns = init_for_read(pst, stat, ist, cnt, sst, glob, cfg, fmap, ffree, q, k, t_ns)
+        t_ns = read_in(pst, stat, ist, cnt, sst, glob, cfg, fmap, ffree, q, k, t_ns)
         f = fmap[q]
         pst[P_READY][f] = device_read(stat, pm, sst, glob, cfg, q, k, t_ns)
         count += 1
