@@ -57,7 +57,7 @@ from .policies._state import (
     C_DIRTIED, C_WRITE_REQ, K_DIRTY_LWM, K_FLUSH, K_IO_CAPACITY, K_MAX_DIRTY, LF_HEAD, LF_LEN, LF_TAIL,
     C_AHI, C_NOT_YOUNG, C_RA_EVICTED, C_YOUNG, FLAG_AHI, FLAG_MODIFY, FLAG_SHORTCUT,
     NON_OLD_MIN_LEN, OLD_MIN_LEN, OLD_TOLERANCE, P_READY, P_STAMP, PM_FFREE, PM_FMAP, RATIO_DIV,
-    STAMP_MASK, V_MARIADB1011,
+    STAMP_MASK, V_MARIADB1011, PREFETCH_AHEAD, prefetch,
 )
 from .policies.flush import note_modification
 
@@ -214,7 +214,8 @@ def _run_innodb_general(pages, counts, cpus, flags, pst, stat, ist, cnt, sst, gl
         n_done += 1
 
 
-#: a code of :func:`_innodb_fast` only: the next get needs the general kernel
+#: a code of :func:`_innodb_fast` and :func:`_run_lru` only: the next get needs the general
+#: kernel
 FALLBACK = -6
 
 
@@ -313,6 +314,8 @@ def _innodb_fast(pages, counts, cpus, flags, pst, stat, ist, cnt, sst, glob, cfg
                 code = FALLBACK  # a page-cleaner pass is due (background)
                 break
         p = pages[e]
+        if e + PREFETCH_AHEAD < end:
+            prefetch(fmap, pages[e + PREFETCH_AHEAD])
         cpu = cpus[e]
         fl = np.int64(flags[e])
         # the adaptive hash index's paths (a pool with the AHI only)
@@ -659,11 +662,12 @@ def _run_lru(pages, counts, cpus, flags, pst, stat, ist, cnt, sst, glob, cfg, pm
     (the twin tests run both), with the list ends, counters, device queue and clock
     in locals, written back once per call; a miss reuses the evicted page's frame.
     Other cases (and a device with a scheduler other than FIFO or distance-priced
-    skips) go to :func:`_run_generic`."""
+    skips) return FALLBACK at once, state untouched, and :meth:`PoolState.run` calls
+    :func:`_run_generic` instead (not called from here, so that an LRU replay does not
+    compile the general kernel of every comparison policy)."""
     if sst.shape[0] != 1 or ist.shape[0] != 1 or stop_ns >= 0 or max_events >= 0 or \
             cfg[K_DEV_SCHED] != 0 or cfg[K_DEV_SKIP] != 0:
-        return _run_generic(pages, counts, cpus, flags, pst, stat, ist, cnt, sst, glob, cfg,
-                            pm, exhausted, stop_ns, max_events, budget, room)
+        return FALLBACK
     fmap = pm[PM_FMAP]
     ffree = pm[PM_FFREE]
     prv = pst[P_PREV]
@@ -703,6 +707,8 @@ def _run_lru(pages, counts, cpus, flags, pst, stat, ist, cnt, sst, glob, cfg, pm
             code = YIELD
             break
         p = pages[e]
+        if e + PREFETCH_AHEAD < end:
+            prefetch(fmap, pages[e + PREFETCH_AHEAD])
         if resume:
             c = glob[G_LEFT]
             resume = False
@@ -1136,15 +1142,18 @@ class PoolState:
             trace's ``cpu_ns`` and waits reach 2**63).
         """
         pages, counts, cpus, flags = self._arrays
+        kernel = self._kernel
         done = 0
         while True:
             left = -1 if max_events < 0 else max(int(max_events) - done, 0)
             ev0 = int(self.sst[:, T_EVENTS].sum())
-            code = self._kernel(pages, counts, cpus, flags, self.pst, self.stat, self.ist,
-                                self.cnt, self.sst, self.glob, self.cfg, self._pm,
-                                self.exhausted, int(stop_ns), left, GETS_PER_CALL,
-                                self._room())
+            code = kernel(pages, counts, cpus, flags, self.pst, self.stat, self.ist,
+                          self.cnt, self.sst, self.glob, self.cfg, self._pm,
+                          self.exhausted, int(stop_ns), left, GETS_PER_CALL, self._room())
             done += int(self.sst[:, T_EVENTS].sum()) - ev0
+            if code == FALLBACK:  # the LRU fast path does not apply: nothing was done
+                kernel = _run_generic
+                continue
             if code == NEED_ROOM:
                 self._grow()
                 continue
