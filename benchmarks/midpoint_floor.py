@@ -12,6 +12,10 @@ kernels timed beside :func:`floor_lru` in one process, on the bench's Zipf trace
     list id (uint8), access time, read completion and oldest modification (int64),
     a nanosecond clock, a FIFO device queue, the in-flight and dirty-tail tests.
 
+``...+prefetch``
+    The same kernels (and ``floor_lru``) with the prefetch bufsim's fast loops issue:
+    the frame-map entry of the event 16 ahead (:func:`bufsim.policies._state.prefetch`).
+
 Neither is InnoDB (no 512-page warm-up, read-ahead, free list, page cleaner or
 counters): their hits are near bufsim ``innodb_t0``'s, not equal, and they are not
 in ``make bench``'s JSON.  They measure a ceiling: bufsim's InnoDB kernel cannot
@@ -31,6 +35,7 @@ from numba import njit
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from floor_lru import floor_lru  # noqa: E402
+from bufsim.policies._state import PREFETCH_AHEAD, prefetch  # noqa: E402
 
 RATIO, DIV, TOL, NON_OLD_MIN = 378, 1024, 20, 5   # innodb_old_blocks_pct=37; buf0lru.h
 
@@ -52,21 +57,69 @@ def _adjust(prv, nxt, isold, length, old, oldlen):
             return old, oldlen
 
 
-def _midpoint(timed):
-    """The kernel with ``timed`` a compile-time constant, so that ``rules`` carries
-    none of the time state's work."""
-    return njit(cache=True)(_make(timed))
+def _midpoint(timed, pf=False):
+    """The kernel with ``timed`` and ``pf`` compile-time constants, so that ``rules``
+    carries none of the time state's work and no prefetch."""
+    return njit(cache=True)(_make(timed, pf))
 
 
-def _make(timed):
+def _make(timed, pf):
     def midpoint(pages, counts, n_pages, cap):
-        return _body(pages, counts, n_pages, cap, timed)
+        return _body(pages, counts, n_pages, cap, timed, pf)
     return midpoint
 
 
+@njit(cache=True)
+def floor_lru_prefetch(pages, counts, n_pages, capacity):
+    """:func:`floor_lru` with the fast loops' prefetch."""
+    fmap = np.full(n_pages, -1, dtype=np.int32)
+    prev = np.full(capacity, -1, dtype=np.int32)
+    nxt = np.full(capacity, -1, dtype=np.int32)
+    page = np.zeros(capacity, dtype=np.int64)
+    head, tail, used, hits = -1, -1, 0, 0
+    n = pages.shape[0]
+    for e in range(n):
+        p = pages[e]
+        if e + PREFETCH_AHEAD < n:
+            prefetch(fmap, pages[e + PREFETCH_AHEAD])
+        for _ in range(counts[e]):
+            f = fmap[p]
+            if f >= 0:
+                hits += 1
+                if f == head:
+                    continue
+                a, b = prev[f], nxt[f]
+                nxt[a] = b
+                if b >= 0:
+                    prev[b] = a
+                else:
+                    tail = a
+            elif used < capacity:
+                f = used
+                used += 1
+                page[f] = p
+                fmap[p] = f
+                if tail < 0:
+                    tail = f
+            else:
+                f = tail
+                tail = prev[f]
+                nxt[tail] = -1
+                fmap[page[f]] = -1
+                page[f] = p
+                fmap[p] = f
+            prev[f] = -1
+            nxt[f] = head
+            if head >= 0:
+                prev[head] = f
+            head = f
+    return hits
+
+
 @njit(cache=True, inline="always")
-def _body(pages, counts, n_pages, cap, timed):
-    """Hits of the minimal t=0 midpoint LRU (``timed``: with the time state)."""
+def _body(pages, counts, n_pages, cap, timed, pf):
+    """Hits of the minimal t=0 midpoint LRU (``timed``: with the time state; ``pf``:
+    with the prefetch)."""
     fmap = np.full(n_pages, -1, dtype=np.int32)
     prv = np.full(cap, -1, dtype=np.int32)
     nxt = np.full(cap, -1, dtype=np.int32)
@@ -81,8 +134,11 @@ def _body(pages, counts, n_pages, cap, timed):
     head = tail = old = -1
     length = oldlen = used = clock = hits = 0
     t = devfree = 0
-    for e in range(pages.shape[0]):
+    n = pages.shape[0]
+    for e in range(n):
         p = pages[e]
+        if pf and e + PREFETCH_AHEAD < n:
+            prefetch(fmap, pages[e + PREFETCH_AHEAD])
         for _ in range(counts[e]):
             f = fmap[p]
             if timed:
@@ -199,6 +255,7 @@ def _body(pages, counts, n_pages, cap, timed):
 
 
 RULES, TIMED = _midpoint(False), _midpoint(True)
+RULES_PF, TIMED_PF = _midpoint(False, True), _midpoint(True, True)
 
 
 def main(argv=None):
@@ -214,7 +271,10 @@ def main(argv=None):
     n = tr.tablespaces.n_pages
     kernels = {"floor_lru": lambda cap: floor_lru(pages, counts, n, cap),
                "rules": lambda cap: RULES(pages, counts, n, cap),
-               "rules+time": lambda cap: TIMED(pages, counts, n, cap)}
+               "rules+time": lambda cap: TIMED(pages, counts, n, cap),
+               "floor+prefetch": lambda cap: floor_lru_prefetch(pages, counts, n, cap),
+               "rules+prefetch": lambda cap: RULES_PF(pages, counts, n, cap),
+               "rules+time+prefetch": lambda cap: TIMED_PF(pages, counts, n, cap)}
     for cap in (8192, 262144):
         for run in kernels.values():            # compile, and touch the pages once
             run(cap)
@@ -227,7 +287,7 @@ def main(argv=None):
         floor = min(cpu["floor_lru"])
         for name in kernels:
             best = min(cpu[name])
-            print(f"pool {cap:7d}  {name:11s} hits {hits[name]:10d}  CPU {best:6.3f} s  "
+            print(f"pool {cap:7d}  {name:19s} hits {hits[name]:10d}  CPU {best:6.3f} s  "
                   f"{args.gets / best / 1e6:6.1f} M gets/s  ratio to floor_lru {floor / best:4.2f}")
 
 

@@ -20,6 +20,11 @@ over the floor's in this run (the issue-14 targets: ``lru`` >= 0.6, the InnoDB
 configurations >= 0.4).  Each bufsim row also reports the engine's memory: bytes
 of pool-sized state per frame and bytes of page-map state per distinct page.
 
+And through ``midpoint_floor`` (benchmarks/midpoint_floor.py's ``rules+time+prefetch``),
+a minimal kernel of InnoDB's t=0 midpoint rules with the per-frame time state and the
+fast loops' prefetch and nothing else: a ceiling for any InnoDB kernel, measured in
+the same run.  The InnoDB rows carry ``ratio_vs_midpoint``, their rate over it.
+
 A second section (benchmarks/mrc_vs_replay.py, key ``mrc_vs_replay`` of the
 JSON) times one exact LRU miss-ratio curve against 20 LRU replays on a Zipf(0.9)
 trace of the same length, whose hits must agree at every size.
@@ -42,6 +47,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))  # benchmarks/lcs.py, a
 
 import lcs as lcs_bench  # noqa: E402  (benchmarks/lcs.py, not libcachesim)
 from floor_lru import floor_lru  # noqa: E402  (benchmarks/floor_lru.py)
+from midpoint_floor import TIMED_PF as midpoint_kernel  # noqa: E402  (benchmarks/midpoint_floor.py)
 import mrc_vs_replay as mrc_bench  # noqa: E402  (benchmarks/mrc_vs_replay.py)
 
 import bufsim  # noqa: E402
@@ -104,15 +110,16 @@ def libcachesim_runs(pages: np.ndarray, sizes):
 FLOOR_TARGET = {"lru": 0.6, "innodb_t0": 0.4, "innodb_t1000": 0.4}
 
 
-def time_floor(chunk, n_pages, capacity, repeat=1):
-    """(seconds, hits) of the minimal LRU kernel over a materialized chunk."""
+def time_floor(chunk, n_pages, capacity, repeat=1, kernel=floor_lru):
+    """(seconds, hits) of a minimal kernel (default the floor LRU) over a materialized
+    chunk."""
     pages = np.ascontiguousarray(chunk.page, dtype=np.int64)
     counts = np.ascontiguousarray(chunk.count, dtype=np.int64)
-    floor_lru(pages[:10], counts[:10], n_pages, 4)  # compile or load, untimed
+    kernel(pages[:10], counts[:10], n_pages, 4)  # compile or load, untimed
     best, hits = None, None
     for _ in range(repeat):
         t0 = time.perf_counter()
-        hits = floor_lru(pages, counts, n_pages, capacity)
+        hits = kernel(pages, counts, n_pages, capacity)
         d = time.perf_counter() - t0
         best = d if best is None else min(best, d)
     return best, int(hits)
@@ -165,7 +172,7 @@ def main(argv=None):
         flat = np.repeat(chunk.page, chunk.count)
         ref = libcachesim_runs(flat, sizes)
         del flat
-        floor = {}
+        floor, midpoint = {}, {}
         for size in sizes:
             cap = configs()["lru"](size)
             cap = cap.instance_pages - cap.misc_pages
@@ -174,6 +181,14 @@ def main(argv=None):
             rows.append(dict(trace=tname, gets=gets, pool_pages=size, policy="floor_lru",
                              seconds=secs, gets_per_s=gets / secs, hits=hits,
                              ratio_vs_floor=1.0))
+            # the ceiling of any InnoDB kernel: the t=0 midpoint rules with the time state
+            # and the fast loops' prefetch, and nothing else (benchmarks/midpoint_floor.py)
+            msecs, mhits = time_floor(chunk, trace.tablespaces.n_pages, cap, repeat=args.repeat,
+                                      kernel=midpoint_kernel)
+            midpoint[size] = msecs
+            rows.append(dict(trace=tname, gets=gets, pool_pages=size, policy="midpoint_floor",
+                             seconds=msecs, gets_per_s=gets / msecs, hits=mhits,
+                             ratio_vs_floor=secs / msecs))
         del chunk
         for size in sizes:
             for lpol in ("lru", "clock"):
@@ -200,6 +215,8 @@ def main(argv=None):
                     hits_equal_libcachesim=(hits == r[1]) if r and pname in EXACT else None,
                     ratio_vs_libcachesim=r[0] / secs if r else None,
                     ratio_vs_floor=fsecs / secs, floor_target=FLOOR_TARGET.get(pname),
+                    ratio_vs_midpoint=(midpoint[size] / secs) if pname.startswith("innodb")
+                    else None,
                     bytes_per_frame=mem.get("bytes_per_frame"),
                     bytes_per_distinct_page=mem.get("bytes_per_distinct_page"),
                     distinct_pages=mem.get("distinct_pages"), frames=mem.get("frames")))
@@ -227,7 +244,7 @@ def main(argv=None):
     print(f"compile (or cache load) s: {', '.join(f'{k} {v:.2f}' for k, v in compile_s.items())}")
     print(f"warm process import + first small replay: {warm_s:.2f} s")
     print(f"{'trace':10} {'pool':>8} {'policy':18} {'Mgets/s':>8} {'x floor':>7} {'target':>6} "
-          f"{'x lcs':>6} {'vs':>6} {'hits':>10} {'lcs hits':>10} {'=lcs':>5} {'B/frame':>7} "
+          f"{'x mid':>6} {'x lcs':>6} {'vs':>6} {'hits':>10} {'lcs hits':>10} {'=lcs':>5} {'B/frame':>7} "
           f"{'B/page':>7}")
     for r in rows:
         ratio = "-" if r.get("ratio_vs_libcachesim") is None else f"{r['ratio_vs_libcachesim']:.2f}"
@@ -236,10 +253,11 @@ def main(argv=None):
         eq = {True: "yes", False: "NO", None: "-"}[r.get("hits_equal_libcachesim")]
         fl = "-" if r.get("ratio_vs_floor") is None else f"{r['ratio_vs_floor']:.2f}"
         tg = "-" if r.get("floor_target") is None else f"{r['floor_target']:.1f}"
+        xm = "-" if r.get("ratio_vs_midpoint") is None else f"{r['ratio_vs_midpoint']:.2f}"
         bf = "-" if r.get("bytes_per_frame") is None else f"{r['bytes_per_frame']:.0f}"
         bp = "-" if r.get("bytes_per_distinct_page") is None else f"{r['bytes_per_distinct_page']:.0f}"
         print(f"{r['trace']:10} {r['pool_pages']:>8} {r['policy']:18} {r['gets_per_s'] / 1e6:8.2f} "
-              f"{fl:>7} {tg:>6} {ratio:>6} {vs:>6} {r['hits']:>10} {lh:>10} {eq:>5} {bf:>7} {bp:>7}")
+              f"{fl:>7} {tg:>6} {xm:>6} {ratio:>6} {vs:>6} {r['hits']:>10} {lh:>10} {eq:>5} {bf:>7} {bp:>7}")
     print(mrc_bench.report(mrc))
     if floor_mismatch:
         print("MISMATCH: floor_lru hits differ from bufsim lru: " + "; ".join(floor_mismatch))
