@@ -323,10 +323,26 @@ def _innodb_fast(pages, counts, cpus, flags, pst, stat, ist, cnt, sst, glob, cfg
         ah = ahi_pool and (fl & FLAG_AHI) != 0
         counted = 1 if (fl & FLAG_RELATCH) == 0 else 0
         modify = (fl & FLAG_MODIFY) != 0
+        plain = not (sc or ah or modify)
         n = 0
         lim = c if c <= left else left
         while n < lim:
             f = fmap[p]
+            # a plain get of a resident, accessed, landed page that stays where it is (the
+            # old sublist set, no time check, still young): every step below would only
+            # count it (the first test of each step, in their order)
+            if plain and f >= 0 and where[f] == 1 and access[f] != 0 and ready[f] <= t and \
+                    length > OLD_MIN_LEN and old >= 0 and \
+                    (clock == 0 or ((oldtime == 0 or isold[f] == 0) and
+                                    (clock & STAMP_MASK) < stamp[f] + window)):
+                if get_active:
+                    active = True
+                d_counted += counted
+                t += cpu
+                n += 1
+                if t < 0:
+                    break
+                continue
             resident = f >= 0 and where[f] == 1
             # the main path only (see the docstring)
             if length <= OLD_MIN_LEN or old < 0:
