@@ -16,10 +16,12 @@ kernels timed beside :func:`floor_lru` in one process, on the bench's Zipf trace
     The same kernels (and ``floor_lru``) with the prefetch bufsim's fast loops issue:
     the frame-map entry of the event 16 ahead (:func:`bufsim.policies._state.prefetch`).
 
-Neither is InnoDB (no 512-page warm-up, read-ahead, free list, page cleaner or
-counters): their hits are near bufsim ``innodb_t0``'s, not equal, and they are not
-in ``make bench``'s JSON.  They measure a ceiling: bufsim's InnoDB kernel cannot
-beat a kernel that does strictly less.  Run from the repo root::
+None is InnoDB (no 512-page warm-up, read-ahead, free list, page cleaner or
+counters): their hits are near bufsim ``innodb_t0``'s, not equal.  They measure what
+the midpoint rules cost when done one list operation at a time and nothing else is
+done (not a strict ceiling: bufsim's fast loop, which keeps the list ends in locals,
+has run faster than ``rules+time+prefetch`` on zipf at 8,192 pages).  ``make bench``
+times ``rules+time+prefetch`` as its ``midpoint_floor`` row.  Run from the repo root::
 
     .venv/bin/python -P benchmarks/midpoint_floor.py [--gets N]
 """

@@ -22,7 +22,7 @@ of pool-sized state per frame and bytes of page-map state per distinct page.
 
 And through ``midpoint_floor`` (benchmarks/midpoint_floor.py's ``rules+time+prefetch``),
 a minimal kernel of InnoDB's t=0 midpoint rules with the per-frame time state and the
-fast loops' prefetch and nothing else: a ceiling for any InnoDB kernel, measured in
+fast loops' prefetch and nothing else: what the rules themselves cost, measured in
 the same run.  The InnoDB rows carry ``ratio_vs_midpoint``, their rate over it.
 
 A second section (benchmarks/mrc_vs_replay.py, key ``mrc_vs_replay`` of the
@@ -181,7 +181,7 @@ def main(argv=None):
             rows.append(dict(trace=tname, gets=gets, pool_pages=size, policy="floor_lru",
                              seconds=secs, gets_per_s=gets / secs, hits=hits,
                              ratio_vs_floor=1.0))
-            # the ceiling of any InnoDB kernel: the t=0 midpoint rules with the time state
+            # what the rules cost: the t=0 midpoint rules with the time state
             # and the fast loops' prefetch, and nothing else (benchmarks/midpoint_floor.py)
             msecs, mhits = time_floor(chunk, trace.tablespaces.n_pages, cap, repeat=args.repeat,
                                       kernel=midpoint_kernel)
