@@ -16,7 +16,7 @@ from bufsim.config import CostModel, DeviceModel, PoolConfig
 from bufsim.engine import PoolState
 from bufsim.pages import SpaceSpec, Tablespaces
 from bufsim.policies._state import (
-    G_AREA, N_G, dense_of, is_edge, leaf_links, page_no, space_pos,
+    G_AREA, N_G, dense_of, is_edge, leaf_links, page_no, prefetch, space_pos,
 )
 from bufsim.policies.innodb import instance_of
 from bufsim.reference import ReferencePool
@@ -267,3 +267,25 @@ def test_relatch_against_the_reference(config):
     assert relatched > 0
     for i in range(config.instances):
         assert state.lru(i) == ref.lists(i)[0]
+
+
+@njit(cache=False)
+def _gather_with_prefetch(table, idx):
+    total = 0
+    for e in range(idx.shape[0]):
+        if e + 4 < idx.shape[0]:
+            prefetch(table, idx[e + 4])
+        total += table[idx[e]]
+    return total
+
+
+def test_prefetch_is_a_hint_only():
+    """The fast loops' prefetch emits llvm.prefetch when compiled and changes no value;
+    in plain Python (py_func, NUMBA_DISABLE_JIT) it does nothing."""
+    table = np.arange(1000, dtype=np.int32) * 3
+    idx = np.random.default_rng(0).integers(0, 1000, 500)
+    assert _gather_with_prefetch(table, idx) == int(table[idx].sum())
+    assert _gather_with_prefetch.py_func(table, idx) == int(table[idx].sum())
+    assert prefetch(table, 5) is None
+    ir = next(iter(_gather_with_prefetch.inspect_llvm().values()))
+    assert "llvm.prefetch" in ir

@@ -38,7 +38,7 @@ import numpy as np
 from llvmlite import ir
 from numba import njit, types
 from numba.core import cgutils
-from numba.extending import intrinsic
+from numba.extending import intrinsic, overload
 
 # the clocks' units and buf_pool_get's fold, written once in bufsim._units
 from .._units import NS_PER_MS, NS_PER_S, fold_instance  # noqa: F401 (re-exported to the kernels)
@@ -47,13 +47,17 @@ from .._units import NS_PER_MS, NS_PER_S, fold_instance  # noqa: F401 (re-export
 PREFETCH_AHEAD = 16
 
 
-@intrinsic
-def prefetch(typingctx, arr, idx):
+def prefetch(a, i):
     """``prefetch(a, i)``: a hint that ``a[i]`` will be read soon (``llvm.prefetch``, read,
-    keep in all cache levels); no effect on any value.  The fast loops issue it for the
-    frame-map entry of the event PREFETCH_AHEAD ahead, so that its cache miss overlaps
-    the gets before it (the map is 4 bytes per page: larger than the caches for a
-    trace over millions of pages).  ``i`` must be an index into ``a``."""
+    keep in all cache levels); no effect on any value, and nothing at all in plain Python
+    (``py_func``, ``NUMBA_DISABLE_JIT``).  The fast loops issue it for the frame-map entry
+    of the event PREFETCH_AHEAD ahead, so that its cache miss overlaps the gets before it
+    (the map is 4 bytes per page: larger than the caches for a trace over millions of
+    pages).  ``i`` must be an index into ``a``."""
+
+
+@intrinsic
+def _prefetch(typingctx, arr, idx):
     sig = types.void(arr, idx)
 
     def codegen(context, builder, signature, args):
@@ -70,6 +74,13 @@ def prefetch(typingctx, arr, idx):
                           ir.Constant(i32, 1)])
         return context.get_dummy_value()
     return sig, codegen
+
+
+@overload(prefetch)
+def _prefetch_jit(a, i):
+    def impl(a, i):
+        _prefetch(a, i)
+    return impl
 
 
 # ---- per-page mutable state ------------------------------------------------------------
