@@ -8,46 +8,60 @@ rates as ratios of this one; its hits must equal bufsim ``lru``'s.
 import numpy as np
 from numba import njit
 
+from bufsim.policies._state import PREFETCH_AHEAD, prefetch
 
-@njit(cache=True)
-def floor_lru(pages, counts, n_pages, capacity):
-    """Hits of an LRU of ``capacity`` frames over events (page, count)."""
-    fmap = np.full(n_pages, -1, dtype=np.int32)
-    prev = np.full(capacity, -1, dtype=np.int32)
-    nxt = np.full(capacity, -1, dtype=np.int32)
-    page = np.zeros(capacity, dtype=np.int64)
-    head, tail, used, hits = -1, -1, 0, 0
-    for e in range(pages.shape[0]):
-        p = pages[e]
-        for _ in range(counts[e]):
-            f = fmap[p]
-            if f >= 0:
-                hits += 1
-                if f == head:
-                    continue
-                a, b = prev[f], nxt[f]          # unlink f (not the head)
-                nxt[a] = b
-                if b >= 0:
-                    prev[b] = a
+
+def _make(pf):
+    """The floor; with ``pf`` (a compile-time constant) it also prefetches the map entry of
+    the event PREFETCH_AHEAD ahead, as bufsim's fast loops do."""
+    def floor(pages, counts, n_pages, capacity):
+        """Hits of an LRU of ``capacity`` frames over events (page, count)."""
+        fmap = np.full(n_pages, -1, dtype=np.int32)
+        prev = np.full(capacity, -1, dtype=np.int32)
+        nxt = np.full(capacity, -1, dtype=np.int32)
+        page = np.zeros(capacity, dtype=np.int64)
+        head, tail, used, hits = -1, -1, 0, 0
+        n = pages.shape[0]
+        for e in range(n):
+            p = pages[e]
+            if pf and e + PREFETCH_AHEAD < n:
+                prefetch(fmap, pages[e + PREFETCH_AHEAD])
+            for _ in range(counts[e]):
+                f = fmap[p]
+                if f >= 0:
+                    hits += 1
+                    if f == head:
+                        continue
+                    a, b = prev[f], nxt[f]          # unlink f (not the head)
+                    nxt[a] = b
+                    if b >= 0:
+                        prev[b] = a
+                    else:
+                        tail = a
+                elif used < capacity:
+                    f = used
+                    used += 1
+                    page[f] = p
+                    fmap[p] = f
+                    if tail < 0:
+                        tail = f
                 else:
-                    tail = a
-            elif used < capacity:
-                f = used
-                used += 1
-                page[f] = p
-                fmap[p] = f
-                if tail < 0:
-                    tail = f
-            else:
-                f = tail                        # evict the tail
-                tail = prev[f]
-                nxt[tail] = -1
-                fmap[page[f]] = -1
-                page[f] = p
-                fmap[p] = f
-            prev[f] = -1                        # push f at the head
-            nxt[f] = head
-            if head >= 0:
-                prev[head] = f
-            head = f
-    return hits
+                    f = tail                        # evict the tail
+                    tail = prev[f]
+                    nxt[tail] = -1
+                    fmap[page[f]] = -1
+                    page[f] = p
+                    fmap[p] = f
+                prev[f] = -1                        # push f at the head
+                nxt[f] = head
+                if head >= 0:
+                    prev[head] = f
+                head = f
+        return hits
+    return floor
+
+
+#: the floor of ``make bench``
+floor_lru = njit(cache=True)(_make(False))
+#: the floor with the fast loops' prefetch (benchmarks/midpoint_floor.py times it)
+floor_lru_prefetch = njit(cache=True)(_make(True))

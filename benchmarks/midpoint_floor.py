@@ -36,7 +36,7 @@ import numpy as np
 from numba import njit
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from floor_lru import floor_lru  # noqa: E402
+from floor_lru import floor_lru, floor_lru_prefetch  # noqa: E402
 from bufsim.policies._state import PREFETCH_AHEAD, prefetch  # noqa: E402
 
 RATIO, DIV, TOL, NON_OLD_MIN = 378, 1024, 20, 5   # innodb_old_blocks_pct=37; buf0lru.h
@@ -69,53 +69,6 @@ def _make(timed, pf):
     def midpoint(pages, counts, n_pages, cap):
         return _body(pages, counts, n_pages, cap, timed, pf)
     return midpoint
-
-
-@njit(cache=True)
-def floor_lru_prefetch(pages, counts, n_pages, capacity):
-    """:func:`floor_lru` with the fast loops' prefetch."""
-    fmap = np.full(n_pages, -1, dtype=np.int32)
-    prev = np.full(capacity, -1, dtype=np.int32)
-    nxt = np.full(capacity, -1, dtype=np.int32)
-    page = np.zeros(capacity, dtype=np.int64)
-    head, tail, used, hits = -1, -1, 0, 0
-    n = pages.shape[0]
-    for e in range(n):
-        p = pages[e]
-        if e + PREFETCH_AHEAD < n:
-            prefetch(fmap, pages[e + PREFETCH_AHEAD])
-        for _ in range(counts[e]):
-            f = fmap[p]
-            if f >= 0:
-                hits += 1
-                if f == head:
-                    continue
-                a, b = prev[f], nxt[f]
-                nxt[a] = b
-                if b >= 0:
-                    prev[b] = a
-                else:
-                    tail = a
-            elif used < capacity:
-                f = used
-                used += 1
-                page[f] = p
-                fmap[p] = f
-                if tail < 0:
-                    tail = f
-            else:
-                f = tail
-                tail = prev[f]
-                nxt[tail] = -1
-                fmap[page[f]] = -1
-                page[f] = p
-                fmap[p] = f
-            prev[f] = -1
-            nxt[f] = head
-            if head >= 0:
-                prev[head] = f
-            head = f
-    return hits
 
 
 @njit(cache=True, inline="always")
