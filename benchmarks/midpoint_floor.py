@@ -1,4 +1,4 @@
-"""What InnoDB's midpoint rules cost on this machine, without bufsim: two minimal Numba
+"""What InnoDB's midpoint rules cost on this machine, without bufsim: minimal Numba
 kernels timed beside :func:`floor_lru` in one process, on the bench's Zipf trace.
 
 ``rules``
@@ -15,13 +15,21 @@ kernels timed beside :func:`floor_lru` in one process, on the bench's Zipf trace
 ``...+prefetch``
     The same kernels (and ``floor_lru``) with the prefetch bufsim's fast loops issue:
     the frame-map entry of the event 16 ahead (:func:`bufsim.policies._state.prefetch`).
+``one step``, ``one step+time+pf``
+    The same rules with a get's list changes done at once (:func:`_body_one_step`):
+    while the list is full, the old pages are its last ``oldlen``, so every
+    ``buf_LRU_old_adjust_len`` is a clamp of that count and ``LRU_old`` moves once per
+    get, by the net difference.  A miss puts the page straight at the head.  Same hits,
+    same final list, old flags and ``LRU_old`` as the step-by-step kernels (checked
+    here before timing, and by tests/test_bench_kernels.py).
 
 None is InnoDB (no 512-page warm-up, read-ahead, free list, page cleaner or
-counters): their hits are near bufsim ``innodb_t0``'s, not equal.  They measure what
-the midpoint rules cost when done one list operation at a time and nothing else is
-done (not a strict ceiling: bufsim's fast loop, which keeps the list ends in locals,
-has run faster than ``rules+time+prefetch`` on zipf at 8,192 pages).  ``make bench``
-times ``rules+time+prefetch`` as its ``midpoint_floor`` row.  Run from the repo root::
+counters): their hits are near bufsim ``innodb_t0``'s, not equal; and with
+old_blocks_time 0 they make a read page young at once, where InnoDB waits until the
+freed-page clock has passed the window (the first few thousand evictions).  They
+measure what the midpoint rules cost when nothing else is done; the one-step
+kernels are the faster by 1.6-2.5x (2026-11-27).  ``make bench`` times
+``one step+time+pf`` as its ``midpoint_floor`` row.  Run from the repo root::
 
     .venv/bin/python -P benchmarks/midpoint_floor.py [--gets N]
 """
@@ -59,16 +67,46 @@ def _adjust(prv, nxt, isold, length, old, oldlen):
             return old, oldlen
 
 
-def _midpoint(timed, pf=False):
-    """The kernel with ``timed`` and ``pf`` compile-time constants, so that ``rules``
-    carries none of the time state's work and no prefetch."""
-    return njit(cache=True)(_make(timed, pf))
+def _midpoint(timed, pf=False, one_step=False):
+    """The kernel with ``timed``, ``pf`` and ``one_step`` compile-time constants, so that
+    ``rules`` carries none of the time state's work and no prefetch."""
+    return njit(cache=True)(_make(timed, pf, one_step))
 
 
-def _make(timed, pf):
-    def midpoint(pages, counts, n_pages, cap):
-        return _body(pages, counts, n_pages, cap, timed, pf)
+def _make(timed, pf, one_step):
+    if one_step:
+        def midpoint(pages, counts, n_pages, cap):
+            return _body_one_step(pages, counts, n_pages, cap, timed, pf)[0]
+    else:
+        def midpoint(pages, counts, n_pages, cap):
+            return _body(pages, counts, n_pages, cap, timed, pf)[0]
     return midpoint
+
+
+@njit(cache=True, inline="always")
+def _final(hits, head, nxt, page, isold, old, oldlen):
+    """(hits, LRU_old's page, old length, the list from the head as page * 2 + old flag)."""
+    order = np.empty(nxt.shape[0], dtype=np.int64)
+    q = head
+    i = 0
+    while q >= 0:
+        order[i] = np.int64(page[q]) * 2 + isold[q]
+        i += 1
+        q = nxt[q]
+    return hits, np.int64(page[old]), oldlen, order[:i]
+
+
+@njit(cache=True)
+def final_state(pages, counts, n_pages, cap, one_step):
+    """The untimed kernel's hits and final list (:func:`_final`), for the tests that
+    hold the one-step rules to the step-by-step ones."""
+    if one_step:
+        hits, head, nxt, page, isold, old, oldlen = _body_one_step(pages, counts, n_pages, cap,
+                                                                   False, False)
+    else:
+        hits, head, nxt, page, isold, old, oldlen = _body(pages, counts, n_pages, cap,
+                                                          False, False)
+    return _final(hits, head, nxt, page, isold, old, oldlen)
 
 
 @njit(cache=True, inline="always")
@@ -206,11 +244,156 @@ def _body(pages, counts, n_pages, cap, timed, pf):
             head = f
             stamp[f] = clock
             old, oldlen = _adjust(prv, nxt, isold, length, old, oldlen)
-    return hits
+    return hits, head, nxt, page, isold, old, oldlen
+
+
+@njit(cache=True, inline="always")
+def _clamp(k, low, high):
+    """The old length _adjust leaves: k clamped to the target -+ TOL."""
+    if k < low:
+        return low
+    if k > high:
+        return high
+    return k
+
+
+@njit(cache=True, inline="always")
+def _walk(prv, nxt, isold, old, steps):
+    """LRU_old moved ``steps`` pages towards the head (negative: the tail), as _adjust moves it."""
+    while steps > 0:
+        old = prv[old]
+        isold[old] = 1
+        steps -= 1
+    while steps < 0:
+        isold[old] = 0
+        old = nxt[old]
+        steps += 1
+    return old
+
+
+@njit(cache=True, inline="always")
+def _body_one_step(pages, counts, n_pages, cap, timed, pf):
+    """:func:`_body`'s rules with each get's list changes done in one step: the old pages
+    are the list's last ``oldlen``, so each _adjust is a clamp of that count, and LRU_old
+    moves once per get by the net difference.  A miss after the warm-up (evict the tail,
+    insert after LRU_old, make it young) puts the page at the head; a hit that moves
+    unlinks it and pushes it at the head.  Same hits, same list, old flags and LRU_old
+    as :func:`_body` (``main`` checks)."""
+    fmap = np.full(n_pages, -1, dtype=np.int32)
+    prv = np.full(cap, -1, dtype=np.int32)
+    nxt = np.full(cap, -1, dtype=np.int32)
+    page = np.zeros(cap, dtype=np.int32)
+    stamp = np.zeros(cap, dtype=np.int32)
+    isold = np.zeros(cap, dtype=np.uint8)
+    where = np.zeros(cap, dtype=np.uint8)
+    access = np.zeros(cap, dtype=np.int64)
+    ready = np.zeros(cap, dtype=np.int64)
+    dirty = np.zeros(cap, dtype=np.int64)
+    window = cap * (DIV - RATIO) // (DIV * 4)
+    head = tail = old = -1
+    length = oldlen = used = clock = hits = 0
+    t = devfree = 0
+    # the clamps' bounds at the full list's length and one less (the list is full after
+    # the warm-up)
+    nl0 = min(cap * RATIO // DIV, cap - (TOL + NON_OLD_MIN))
+    nl1 = min((cap - 1) * RATIO // DIV, (cap - 1) - (TOL + NON_OLD_MIN))
+    lo0, hi0, lo1, hi1 = nl0 - TOL, nl0 + TOL, nl1 - TOL, nl1 + TOL
+    n = pages.shape[0]
+    for e in range(n):
+        p = pages[e]
+        if pf and e + PREFETCH_AHEAD < n:
+            prefetch(fmap, pages[e + PREFETCH_AHEAD])
+        for _ in range(counts[e]):
+            f = fmap[p]
+            if timed:
+                t += 1000
+            if f >= 0 and (not timed or where[f] == 1):
+                hits += 1
+                if timed:
+                    if ready[f] > t:
+                        t = ready[f]
+                if clock != 0 and clock >= stamp[f] + window and f != head:
+                    k = oldlen                  # remove f, then push it at the head
+                    o = old
+                    if f == old:
+                        o = prv[f]
+                        isold[o] = 1
+                    elif isold[f]:
+                        k -= 1
+                    a, b = prv[f], nxt[f]
+                    nxt[a] = b
+                    if b >= 0:
+                        prv[b] = a
+                    else:
+                        tail = a
+                    isold[f] = 0
+                    k5 = _clamp(_clamp(k, lo1, hi1), lo0, hi0)
+                    old = _walk(prv, nxt, isold, o, k5 - k)
+                    oldlen = k5
+                    prv[f] = -1
+                    nxt[f] = head
+                    prv[head] = f
+                    head = f
+                    stamp[f] = clock
+                continue
+            if used < cap:                      # warm-up: push at the head
+                f = used
+                used += 1
+                page[f] = p
+                fmap[p] = f
+                where[f] = 1
+                prv[f] = -1
+                nxt[f] = head
+                if head >= 0:
+                    prv[head] = f
+                else:
+                    tail = f
+                head = f
+                length += 1
+                if used == cap:                 # buf_LRU_old_init
+                    q = head
+                    while q >= 0:
+                        isold[q] = 1
+                        q = nxt[q]
+                    old, oldlen = _adjust(prv, nxt, isold, length, head, length)
+                continue
+            if timed and (dirty[tail] != 0 or ready[tail] > t):
+                continue                        # (never: nothing is dirty, reads land)
+            f = tail                            # evict the old tail; f ends at the head
+            tail = prv[f]
+            nxt[tail] = -1
+            k1 = _clamp(oldlen - 1, lo1, hi1)   # the tail's removal
+            k2 = _clamp(k1 + 1, lo0, hi0)       # f after LRU_old: old, LRU_old if k2 == k1
+            k3 = k2 - 1 if k2 > k1 else k2      # f's removal
+            k5 = _clamp(_clamp(k3, lo1, hi1), lo0, hi0)
+            old = _walk(prv, nxt, isold, old, k5 + 1 - oldlen)  # (places one less)
+            oldlen = k5
+            isold[f] = 0
+            fmap[page[f]] = -1
+            clock += 1
+            page[f] = p
+            fmap[p] = f
+            if timed:
+                access[f] = 0
+                dirty[f] = 0
+                where[f] = 1
+                start = t if t > devfree else devfree
+                devfree = start + 100
+                ready[f] = devfree
+                t = devfree
+                access[f] = t // 1_000_000 + 1
+            prv[f] = -1
+            nxt[f] = head
+            prv[head] = f
+            head = f
+            stamp[f] = clock
+    return hits, head, nxt, page, isold, old, oldlen
 
 
 RULES, TIMED = _midpoint(False), _midpoint(True)
 RULES_PF, TIMED_PF = _midpoint(False, True), _midpoint(True, True)
+#: the same rules, one step per get
+ONE, ONE_TIMED_PF = _midpoint(False, one_step=True), _midpoint(True, True, one_step=True)
 
 
 def main(argv=None):
@@ -229,8 +412,14 @@ def main(argv=None):
                "rules+time": lambda cap: TIMED(pages, counts, n, cap),
                "floor+prefetch": lambda cap: floor_lru_prefetch(pages, counts, n, cap),
                "rules+prefetch": lambda cap: RULES_PF(pages, counts, n, cap),
-               "rules+time+prefetch": lambda cap: TIMED_PF(pages, counts, n, cap)}
+               "rules+time+prefetch": lambda cap: TIMED_PF(pages, counts, n, cap),
+               "one step": lambda cap: ONE(pages, counts, n, cap),
+               "one step+time+pf": lambda cap: ONE_TIMED_PF(pages, counts, n, cap)}
     for cap in (8192, 262144):
+        a, b = final_state(pages, counts, n, cap, False), final_state(pages, counts, n, cap, True)
+        if a[:3] != b[:3] or not np.array_equal(a[3], b[3]):
+            raise SystemExit(f"pool {cap}: the one-step rules end in another state than the "
+                             f"step-by-step ones: {a[:3]} against {b[:3]}")
         for run in kernels.values():            # compile, and touch the pages once
             run(cap)
         cpu, hits = {}, {}

@@ -20,10 +20,11 @@ over the floor's in this run (the issue-14 targets: ``lru`` >= 0.6, the InnoDB
 configurations >= 0.4).  Each bufsim row also reports the engine's memory: bytes
 of pool-sized state per frame and bytes of page-map state per distinct page.
 
-And through ``midpoint_floor`` (benchmarks/midpoint_floor.py's ``rules+time+prefetch``),
-a minimal kernel of InnoDB's t=0 midpoint rules with the per-frame time state and the
-fast loops' prefetch and nothing else: what the rules themselves cost, measured in
-the same run.  The InnoDB rows carry ``ratio_vs_midpoint``, their rate over it.
+And through ``midpoint_floor`` (benchmarks/midpoint_floor.py's ``one step+time+pf``), a
+minimal kernel of InnoDB's t=0 midpoint rules, each get's list changes done at once,
+with the per-frame time state and the fast loops' prefetch and nothing else: what the
+rules themselves cost, measured in the same run.  The InnoDB rows carry
+``ratio_vs_midpoint``, their rate over it.
 
 A second section (benchmarks/mrc_vs_replay.py, key ``mrc_vs_replay`` of the
 JSON) times one exact LRU miss-ratio curve against 20 LRU replays on a Zipf(0.9)
@@ -47,7 +48,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))  # benchmarks/lcs.py, a
 
 import lcs as lcs_bench  # noqa: E402  (benchmarks/lcs.py, not libcachesim)
 from floor_lru import floor_lru  # noqa: E402  (benchmarks/floor_lru.py)
-from midpoint_floor import TIMED_PF as midpoint_kernel  # noqa: E402  (benchmarks/midpoint_floor.py)
+from midpoint_floor import ONE_TIMED_PF as midpoint_kernel  # noqa: E402  (benchmarks/midpoint_floor.py)
 import mrc_vs_replay as mrc_bench  # noqa: E402  (benchmarks/mrc_vs_replay.py)
 
 import bufsim  # noqa: E402
@@ -181,8 +182,9 @@ def main(argv=None):
             rows.append(dict(trace=tname, gets=gets, pool_pages=size, policy="floor_lru",
                              seconds=secs, gets_per_s=gets / secs, hits=hits,
                              ratio_vs_floor=1.0))
-            # what the rules cost: the t=0 midpoint rules with the time state
-            # and the fast loops' prefetch, and nothing else (benchmarks/midpoint_floor.py)
+            # what the rules cost: the t=0 midpoint rules, one step per get, with the
+            # time state and the fast loops' prefetch, and nothing else
+            # (benchmarks/midpoint_floor.py)
             msecs, mhits = time_floor(chunk, trace.tablespaces.n_pages, cap, repeat=args.repeat,
                                       kernel=midpoint_kernel)
             midpoint[size] = msecs
