@@ -36,7 +36,8 @@ from .config import PoolConfig, preset
 from .pages import Tablespaces
 from .policies import registry
 from .policies.innodb import (
-    background, device_read, get as innodb_get, instance_of, old_adjust, old_adjust_len, old_init,
+    background, device_read, get as innodb_get, instance_of, old_adjust, old_adjust_len, old_bounds,
+    old_clamp, old_init, old_walk,
     read_ahead_linear, release_frame, take_frame,
 )
 from .policies.registry import policy_hit, policy_miss
@@ -56,7 +57,7 @@ from .policies._state import (
     K_DEV_EXPIRE, K_DEV_IDLE, K_DEV_SCHED, K_DEV_SKIP, K_DEV_SLICE, SCHED_CODES, SKIP_CODES,
     C_DIRTIED, C_WRITE_REQ, K_DIRTY_LWM, K_FLUSH, K_IO_CAPACITY, K_MAX_DIRTY, LF_HEAD, LF_LEN, LF_TAIL,
     C_AHI, C_NOT_YOUNG, C_RA_EVICTED, C_YOUNG, FLAG_AHI, FLAG_MODIFY, FLAG_SHORTCUT,
-    NON_OLD_MIN_LEN, OLD_MIN_LEN, OLD_TOLERANCE, P_READY, P_STAMP, PM_FFREE, PM_FMAP, RATIO_DIV,
+    OLD_MIN_LEN, P_READY, P_STAMP, PM_FFREE, PM_FMAP,
     STAMP_MASK, V_MARIADB1011, PREFETCH_AHEAD, prefetch,
 )
 from .policies.flush import note_modification
@@ -295,6 +296,8 @@ def _innodb_fast(pages, counts, cpus, flags, pst, stat, ist, cnt, sst, glob, cfg
     resume = glob[G_MID] > 0
     code = DONE
     want = 1         # gets the general kernel is to do after a FALLBACK
+    blen = -1        # the LRU length of old_bounds' lo0, hi0 (length) and lo1, hi1 (length - 1)
+    lo0 = hi0 = lo1 = hi1 = 0
     short = False    # a read-ahead registered pages past ``room``
     if glob[G_NLOCAL] > room:
         code = FALLBACK  # the general kernel returns NEED_ROOM
@@ -374,6 +377,7 @@ def _innodb_fast(pages, counts, cpus, flags, pst, stat, ist, cnt, sst, glob, cfg
             if twice:
                 d_ahi += 1
                 d_ahi_gets += counted
+            young_now = False   # a read made young at its first access, in one step
             if not resident:
                 d_misses += 1
                 # init_for_read -> get_free_block
@@ -387,21 +391,51 @@ def _innodb_fast(pages, counts, cpus, flags, pst, stat, ist, cnt, sst, glob, cfg
                     f = tail
                     if access[f] == 0:
                         d_raev += 1
-                    # remove_block(f) of the tail
-                    if f == old:
+                    # peek_if_too_old at f's first access, below, makes it young when
+                    # old_blocks_time is 0 (f is old: see k2) and freed_page_clock is past
+                    # f's stamp 0 by the window: evict the tail, add f after LRU_old and
+                    # make it young in one step
+                    young_now = oldtime == 0 and oldlen >= 2 and \
+                        ((clock + 1) & STAMP_MASK) >= window
+                    if young_now:
+                        # f goes from the tail to the head.  The old length through the
+                        # four adjustments (old_bounds): remove_block(tail) (the tail is
+                        # old), add_block(f, old) right below LRU_old (old_bounds never
+                        # falls as the list grows, so k2 >= k1: f stays old, and is
+                        # LRU_old if k2 == k1), remove_block(f), add_block(f) at the head.
+                        # Then LRU_old moves once by the net difference (in the list
+                        # without its tail every place is one less).
+                        if length != blen:
+                            blen = length
+                            lo0, hi0 = old_bounds(length, ratio)
+                            lo1, hi1 = old_bounds(length - 1, ratio)
+                        k1 = old_clamp(oldlen - 1, lo1, hi1)
+                        k2 = old_clamp(k1 + 1, lo0, hi0)
+                        d_young += 1                     # make_block_young of an old page
+                        k3 = k2 - 1 if k2 > k1 else k2   # remove_block(f): old, not LRU_old
+                        k5 = old_clamp(old_clamp(k3, lo1, hi1), lo0, hi0)
                         a = prv[f]
-                        old = a
-                        isold[a] = 1
-                        oldlen += 1
-                    a = prv[f]
-                    tail = a
-                    nxt[a] = -1
-                    length -= 1
-                    if isold[f]:
-                        oldlen -= 1
-                    isold[f] = 0
-                    # old_adjust_len
-                    old, oldlen = old_adjust(prv, nxt, isold, length, ratio, old, oldlen)
+                        tail = a
+                        nxt[a] = -1
+                        old = old_walk(prv, nxt, isold, old, k5 + 1 - oldlen)
+                        oldlen = k5
+                        isold[f] = 0
+                    else:
+                        # remove_block(f) of the tail
+                        if f == old:
+                            a = prv[f]
+                            old = a
+                            isold[a] = 1
+                            oldlen += 1
+                        a = prv[f]
+                        tail = a
+                        nxt[a] = -1
+                        length -= 1
+                        if isold[f]:
+                            oldlen -= 1
+                        isold[f] = 0
+                        # old_adjust_len
+                        old, oldlen = old_adjust(prv, nxt, isold, length, ratio, old, oldlen)
                     fmap[page[f]] = -1                   # release_frame
                     ffree[top] = f   # pushed and taken back: the stack's slot holds it
                     clock += 1
@@ -411,22 +445,29 @@ def _innodb_fast(pages, counts, cpus, flags, pst, stat, ist, cnt, sst, glob, cfg
                 fmap[p] = f
                 page[f] = p
                 access[f] = 0
-                stamp[f] = 0
                 dirty[f] = 0
-                # add_block(f, old=True): right after LRU_old
-                b = nxt[old]
-                prv[f] = old
-                nxt[f] = b
-                nxt[old] = f
-                if b >= 0:
-                    prv[b] = f
-                else:
-                    tail = f
                 where[f] = 1
-                length += 1
-                oldlen += 1
-                isold[f] = 1
-                old, oldlen = old_adjust(prv, nxt, isold, length, ratio, old, oldlen)
+                if young_now:
+                    prv[f] = -1                              # push_head
+                    nxt[f] = head
+                    prv[head] = f
+                    head = f
+                    stamp[f] = clock & STAMP_MASK
+                else:
+                    stamp[f] = 0
+                    # add_block(f, old=True): right after LRU_old
+                    b = nxt[old]
+                    prv[f] = old
+                    nxt[f] = b
+                    nxt[old] = f
+                    if b >= 0:
+                        prv[b] = f
+                    else:
+                        tail = f
+                    length += 1
+                    oldlen += 1
+                    isold[f] = 1
+                    old, oldlen = old_adjust(prv, nxt, isold, length, ratio, old, oldlen)
                 # device_read (FIFO, adjacent skips)
                 if seq != rnd and devlast >= 0 and \
                         dense_of(stat, p) == dense_of(stat, devlast) + 1 and \
@@ -449,7 +490,10 @@ def _innodb_fast(pages, counts, cpus, flags, pst, stat, ist, cnt, sst, glob, cfg
                 access[f] = t // NS_PER_MS + 1
                 t += cost_clock
                 cpu_sum += cost_clock
-            for _ in range(2 if twice else 1):
+            if young_now:
+                t += cost_young                          # (made young above)
+                cpu_sum += cost_young
+            for _ in range(0 if young_now else (2 if twice else 1)):
                 # peek_if_too_old
                 move = False
                 if clock != 0:

@@ -98,6 +98,51 @@ def old_adjust(prv, nxt, isold, length, ratio, old, oldlen):
             return old, oldlen
 
 
+# buf_LRU_old_adjust_len as arithmetic.  While the LRU is at least OLD_MIN_LEN long its
+# old pages are the list's last LRU_old_len pages (LRU_old is the first of them), so the
+# rule above only moves that boundary: the old length it leaves is its argument clamped to
+# [target - OLD_TOLERANCE, target + OLD_TOLERANCE].  A get that changes the list several
+# times (evict the tail, add after LRU_old, make it young) can therefore count the old
+# length through each step's clamp and move the pointer once, at the end, by the net
+# difference (old_walk): the same pages are old and the same page is LRU_old as after
+# the step-by-step calls.  The engine's fast loop does this for a read that old_blocks_time
+# 0 makes young at its first access (benchmarks/midpoint_floor.py's one-step kernel does
+# it for every get); the twin tests hold it to the step-by-step kernel on every state array.
+
+@njit(_nrt=False, cache=True, inline="always")
+def old_bounds(length, ratio):
+    """The old lengths buf_LRU_old_adjust_len leaves alone on an LRU of ``length`` pages:
+    ``(low, high)``, the target -+ OLD_TOLERANCE."""
+    new_len = min(length * ratio // RATIO_DIV, length - (OLD_TOLERANCE + NON_OLD_MIN_LEN))
+    return new_len - OLD_TOLERANCE, new_len + OLD_TOLERANCE
+
+
+@njit(_nrt=False, cache=True, inline="always")
+def old_clamp(oldlen, low, high):
+    """The old length buf_LRU_old_adjust_len leaves (bounds from :func:`old_bounds`)."""
+    if oldlen < low:
+        return low
+    if oldlen > high:
+        return high
+    return oldlen
+
+
+@njit(_nrt=False, cache=True, inline="always")
+def old_walk(prv, nxt, isold, old, steps):
+    """Move the LRU_old pointer ``steps`` pages towards the head (negative: towards the
+    tail), marking the pages it takes in old and those it leaves not old, as
+    buf_LRU_old_adjust_len's steps do; returns the new pointer."""
+    while steps > 0:
+        old = prv[old]
+        isold[old] = 1
+        steps -= 1
+    while steps < 0:
+        isold[old] = 0
+        old = nxt[old]
+        steps += 1
+    return old
+
+
 @njit(_nrt=False, cache=True)
 def old_init(pst, stat, ist, cfg, i):
     """buf_LRU_old_init: mark every page old, LRU_old = head, then adjust."""
