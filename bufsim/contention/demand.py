@@ -387,7 +387,7 @@ def instance_demand(source, tablespaces: Tablespaces | None = None, n_instances:
                     n_transactions: float = 1.0, misses=None, moves=None, replay=None,
                     ahi_lookups=None, adaptive_hash_index: bool = True,
                     ahi_parts: int | None = None, instance_map=None, dirtied=None,
-                    flushed=None, flush_per_instance=None) -> ContentionDemand:
+                    flushed=None, flush_per_instance=None, optimistic=None) -> ContentionDemand:
     """Acquisitions and service demand of every instance mutex and global latch.
 
     Parameters
@@ -429,7 +429,14 @@ def instance_demand(source, tablespaces: Tablespaces | None = None, n_instances:
         gets).  Ignored with a Trace, whose flags say it.
     adaptive_hash_index : bool
         ``innodb_adaptive_hash_index``.  Off: no AHI lookups; every get takes
-        the normal path (in 5.5, the pool mutex).
+        the normal path (in 5.5, the pool mutex), optimistic gets excepted.
+    optimistic : array_like of int, optional
+        Optimistic gets per dense page for a frequency vector (a subset of the gets
+        that are not AHI lookups): ``buf_page_optimistic_get``, the re-latch of a
+        stored cursor position (``btr_pcur_restore_position``, e.g. an UPDATE's
+        restore of the row its search found).  In 5.5 it takes the block mutex, not
+        ``buf_pool->mutex`` (design doc §6.2; its make-young move, if any, is in
+        ``moves``).  Zero if not given; a Trace does not mark them.
     ahi_parts : int, optional
         ``innodb_adaptive_hash_index_parts``, 1..512: 8 by default in 5.7, 1
         (one latch) in 5.5/5.6 unless given (a what-if: 5.7's partitioned AHI
@@ -448,8 +455,8 @@ def instance_demand(source, tablespaces: Tablespaces | None = None, n_instances:
     With ``g_i`` gets, ``a_i`` AHI lookups, ``y_i`` moves and ``r_i`` reads of
     instance ``i``, and ``T`` transactions, the instance mutex is acquired
 
-    * 5.5: ``A_i = (g_i - a_i) + y_i + r_i`` times, demand
-      ``D_i = ((g_i - a_i) t_get + y_i t_move + r_i t_miss) / T``;
+    * 5.5: ``A_i = (g_i - a_i - o_i) + y_i + r_i`` times (``o_i`` optimistic gets),
+      demand ``D_i = ((g_i - a_i - o_i) t_get + y_i t_move + r_i t_miss) / T``;
     * 5.6/5.7: ``A_i = y_i + r_i``, ``D_i = (y_i t_move + r_i t_miss) / T``.
 
     The AHI latch (or 5.7 part) is acquired ``a`` times with demand
@@ -517,6 +524,16 @@ def instance_demand(source, tablespaces: Tablespaces | None = None, n_instances:
             i = int(np.flatnonzero(page_ahi > page_gets)[0])
             raise ValueError(f"ahi_lookups row {i} = {int(page_ahi[i])} is out of range; "
                              f"allowed: 0..{int(page_gets[i])} (the page's gets)")
+        page_opt = (np.zeros(n_pages, dtype=np.int64) if optimistic is None
+                    else _per_page(optimistic, n_pages, "optimistic"))
+        if np.any(page_opt > page_gets - page_ahi):
+            i = int(np.flatnonzero(page_opt > page_gets - page_ahi)[0])
+            raise ValueError(f"optimistic row {i} = {int(page_opt[i])} is out of range; "
+                             f"allowed: 0..{int(page_gets[i] - page_ahi[i])} (the page's "
+                             "gets that are not AHI lookups)")
+    elif optimistic is not None:
+        raise ValueError("optimistic is for a page-frequency vector; a Trace does not mark "
+                         "optimistic gets")
     page_miss = None if misses is None else _per_page(misses, n_pages, "misses")
     page_move = None if moves is None else _per_page(moves, n_pages, "moves")
     page_dirty = None if dirtied is None else _per_page(dirtied, n_pages, "dirtied")
@@ -527,6 +544,7 @@ def instance_demand(source, tablespaces: Tablespaces | None = None, n_instances:
     # ---- counting ---------------------------------------------------------------------
     if is_trace:
         page_gets, page_ahi = _page_counts(source, n_pages)
+        page_opt = np.zeros(n_pages, dtype=np.int64)
     if not adaptive_hash_index:
         page_ahi = np.zeros(n_pages, dtype=np.int64)
     if instance_map is None:
@@ -541,7 +559,7 @@ def instance_demand(source, tablespaces: Tablespaces | None = None, n_instances:
     def per_instance(a):
         return np.bincount(inst, weights=a, minlength=n).astype(np.int64)
 
-    gets, ahi = per_instance(page_gets), per_instance(page_ahi)
+    gets, ahi, opt = per_instance(page_gets), per_instance(page_ahi), per_instance(page_opt)
     if replay is None:
         inst_miss = np.zeros(n, np.int64) if page_miss is None else per_instance(page_miss)
         inst_move = np.zeros(n, np.int64) if page_move is None else per_instance(page_move)
@@ -551,7 +569,7 @@ def instance_demand(source, tablespaces: Tablespaces | None = None, n_instances:
             inst_dirty, inst_flush = fpi
     flush_acq = inst_dirty + inst_flush
     if version == "5.5":
-        pool_gets = gets - ahi
+        pool_gets = gets - ahi - opt
         acq = pool_gets + inst_move + inst_miss
         hold_ns = pool_gets * hold.get_ns + inst_move * hold.move_ns + inst_miss * hold.miss_ns
     else:

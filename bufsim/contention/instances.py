@@ -122,7 +122,7 @@ def workload_demand(freq, n_instances: int, costs: Costs, *, statements: float =
                     flushed: np.ndarray | None = None, flush_per_instance=None,
                     scale: int = 1_000_000) -> ContentionDemand:
     """Per-instance demand of one transaction described by a page-frequency
-    vector (``freq.gets``, ``freq.ahi_lookups``, ``freq.tablespaces``).
+    vector (``freq.gets``, ``freq.ahi_lookups``, ``freq.optimistic``, ``freq.tablespaces``).
 
     ``misses`` are expected page reads per page per transaction (floats),
     ``dirtied`` and ``flushed`` expected flush-list insertions and page writes
@@ -132,13 +132,14 @@ def workload_demand(freq, n_instances: int, costs: Costs, *, statements: float =
     ``mapping`` is an :func:`instance_map` (default InnoDB's).
     """
     scale = check_int("scale", scale, 1)
-    gets, ahi = freq.counts(scale)
+    gets, ahi, opt = freq.counts(scale)
     def per_scale(a):
         return None if a is None else np.rint(np.asarray(a, float) * scale).astype(np.int64)
 
     hold = costs.hold(float(freq.gets.sum()), statements)
     return instance_demand(gets, freq.tablespaces, n_instances, version=version, hold=hold,
-                           n_transactions=scale, ahi_lookups=ahi, misses=per_scale(misses),
+                           n_transactions=scale, ahi_lookups=ahi, optimistic=opt,
+                           misses=per_scale(misses),
                            dirtied=per_scale(dirtied), flushed=per_scale(flushed),
                            flush_per_instance=None if flush_per_instance is None else
                            tuple(per_scale(a) for a in flush_per_instance),

@@ -107,8 +107,8 @@ def frequency_table(ex: DbStress, cases=CASES) -> pd.DataFrame:
     for kind, v in cases:
         for ahi in (True, False):
             f = ex.freq(kind, v, ahi)
-            pool = np.bincount(ex.db.tablespaces.instance_of(16), weights=f.gets - f.ahi_lookups,
-                               minlength=16)
+            pool = np.bincount(ex.db.tablespaces.instance_of(16),
+                               weights=f.gets - f.ahi_lookups - f.optimistic, minlength=16)
             top = np.argsort(-pool)[:3]
             rows.append(dict(workload=label(kind, v), ahi=ahi, gets=f.gets.sum(),
                              ahi_lookups=f.ahi_lookups.sum(),

@@ -210,4 +210,5 @@ def page_frequency(db: Database, *, kind: str = "select", dist: str = "hot",
     np.add.at(sys_gets, pages, gets)
     return PageFrequency(np.concatenate([sys_gets, freq.gets]),
                          np.concatenate([np.zeros(n_sys), freq.ahi_lookups]),
-                         with_system_space(db, n_sys), freq.name + " with undo")
+                         with_system_space(db, n_sys), freq.name + " with undo",
+                         np.concatenate([np.zeros(n_sys), freq.optimistic]))

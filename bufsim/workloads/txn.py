@@ -193,24 +193,36 @@ class PageFrequency:
         The part of ``gets`` that are AHI lookups (FLAG_AHI).
     tablespaces : Tablespaces
     name : str
+    optimistic : numpy.ndarray of float64, optional
+        The part of ``gets`` that are optimistic re-latches of a stored cursor
+        position (``btr_pcur_restore_position`` -> ``buf_page_optimistic_get``, e.g. an
+        UPDATE's restore of the row it found): they take the block mutex, not the
+        pool mutex (:func:`bufsim.contention.instance_demand`).  Zero if not given.
     """
 
     gets: np.ndarray
     ahi_lookups: np.ndarray
     tablespaces: Tablespaces
     name: str = ""
+    optimistic: np.ndarray | None = None
+
+    def __post_init__(self):
+        if self.optimistic is None:
+            object.__setattr__(self, "optimistic", np.zeros_like(self.gets, dtype=np.float64))
 
     @property
     def gets_per_txn(self) -> float:
         return float(self.gets.sum())
 
-    def counts(self, n_transactions: int) -> tuple[np.ndarray, np.ndarray]:
-        """Integer gets and AHI lookups per page for ``n_transactions`` (rounded), for
-        :func:`bufsim.contention.instance_demand` (``source=gets,
-        ahi_lookups=ahi, n_transactions=n_transactions``)."""
+    def counts(self, n_transactions: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Integer gets, AHI lookups and optimistic gets per page for ``n_transactions``
+        (rounded), for :func:`bufsim.contention.instance_demand` (``source=gets,
+        ahi_lookups=ahi, optimistic=opt, n_transactions=n_transactions``)."""
         t = float(n_transactions)
-        return (np.rint(self.gets * t).astype(np.int64),
-                np.rint(self.ahi_lookups * t).astype(np.int64))
+        gets = np.rint(self.gets * t).astype(np.int64)
+        ahi = np.rint(self.ahi_lookups * t).astype(np.int64)
+        # (rounded apart, the parts could exceed their whole by one)
+        return gets, ahi, np.minimum(np.rint(self.optimistic * t).astype(np.int64), gets - ahi)
 
     def per_instance(self, n_instances: int) -> np.ndarray:
         """Expected gets per transaction of each buffer-pool instance."""
@@ -219,10 +231,12 @@ class PageFrequency:
 
     def __add__(self, other: "PageFrequency") -> "PageFrequency":
         return PageFrequency(self.gets + other.gets, self.ahi_lookups + other.ahi_lookups,
-                             self.tablespaces, f"{self.name} + {other.name}")
+                             self.tablespaces, f"{self.name} + {other.name}",
+                             self.optimistic + other.optimistic)
 
     def scale(self, w: float) -> "PageFrequency":
-        return PageFrequency(self.gets * w, self.ahi_lookups * w, self.tablespaces, self.name)
+        return PageFrequency(self.gets * w, self.ahi_lookups * w, self.tablespaces, self.name,
+                             self.optimistic * w)
 
 
 def _freq_zero(db: Database, name: str = "") -> PageFrequency:
@@ -240,6 +254,8 @@ def _add_descent_freq(freq: PageFrequency, db: Database, table: str, ix, leaf_w,
     leaves = db.dense(table, ix.leaves)
     if leaf:
         np.add.at(freq.gets, leaves, w * (1 + int(modify)))
+        if modify:   # the restore: btr_pcur_restore_position -> buf_page_optimistic_get
+            np.add.at(freq.optimistic, leaves, w)
     if ahi:
         if leaf:
             np.add.at(freq.ahi_lookups, leaves, w)

@@ -65,6 +65,35 @@ def test_hand_computed_counts(n, version):
         assert d.latch_names == ("ahi", "kernel") and d.latch_acquisitions.tolist() == [6, 2]
 
 
+def test_optimistic_gets_take_no_pool_mutex_in_55():
+    """buf_page_optimistic_get (a cursor restore) takes the block mutex only: in 5.5 the
+    optimistic gets leave the pool mutex's count, AHI on or off; 5.6 is unchanged."""
+    opt = vec([2, 3, 0, 7, 0])       # page 3: 10 gets, 6 AHI, 2 optimistic; page 70: 3 of 4
+    kw = dict(hold=HOLD, misses=vec(MISSES), moves=vec(MOVES), ahi_lookups=vec(AHI))
+    base = instance_demand(vec(GETS), TS, 4, version="5.5", **kw)
+    d = instance_demand(vec(GETS), TS, 4, version="5.5", optimistic=opt, **kw)
+    # instance 0: page 3 (-2); instance 1: page 70 (-3) and dense 261 (-7)
+    assert (base.acquisitions - d.acquisitions).tolist() == [2, 10, 0, 0]
+    np.testing.assert_allclose(base.pool_demand - d.pool_demand,
+                               np.array([2, 10, 0, 0]) * 100 / 1e9)
+    assert d.gets.tolist() == base.gets.tolist()          # still page gets
+    off = instance_demand(vec(GETS), TS, 4, version="5.5", optimistic=opt,
+                          adaptive_hash_index=False, **kw)
+    assert off.acquisitions[0] - d.acquisitions[0] == 6   # the AHI lookups, not the restores
+    v56 = [instance_demand(vec(GETS), TS, 4, version="5.6", optimistic=o, **kw).acquisitions
+           for o in (None, opt)]
+    assert v56[0].tolist() == v56[1].tolist()
+
+
+def test_optimistic_gets_are_checked():
+    with pytest.raises(ValueError, match=r"optimistic row 3 = 5 is out of range; allowed: 0\.\.4"):
+        instance_demand(vec(GETS), TS, 4, version="5.5", ahi_lookups=vec(AHI),
+                        optimistic=vec([5, 0, 0, 0, 0]))
+    trace = Trace.from_arrays(np.array([3, 70]), tablespaces=TS)
+    with pytest.raises(ValueError, match="a Trace does not mark optimistic gets"):
+        instance_demand(trace, n_instances=4, optimistic=vec(GETS))
+
+
 def test_ahi_off_sends_every_get_through_the_pool_mutex_in_55():
     on = instance_demand(vec(GETS), TS, 4, version="5.5", hold=HOLD, ahi_lookups=vec(AHI))
     off = instance_demand(vec(GETS), TS, 4, version="5.5", hold=HOLD, ahi_lookups=vec(AHI),

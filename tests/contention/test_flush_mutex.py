@@ -8,6 +8,7 @@ from bufsim.contention import Costs, HoldTimes, instance_demand, max_throughput,
 from bufsim.pages import SpaceSpec, Tablespaces
 from bufsim.policies._state import FLAG_MODIFY
 from bufsim.trace import Trace
+from bufsim.workloads.txn import PageFrequency
 
 TS = Tablespaces.single(256, space_id=0)          # instance = (page >> 6) mod N
 
@@ -47,14 +48,7 @@ def test_the_flush_list_mutex_caps_throughput_and_instances_divide_it():
     costs = Costs(get_ns=0.0, move_ns=0.0, miss_ns=0.0, ahi_ns=0.0, kernel_ns=0.0,
                   flush_ns=1_000.0, get_cpu_ns=0.0, stmt_cpu_ns=1_000.0)
 
-    class F:  # a page-frequency vector as the workloads give it
-        gets = freq_gets
-        ahi_lookups = np.zeros(256)
-        tablespaces = TS
-
-        @staticmethod
-        def counts(n):
-            return np.rint(freq_gets * n).astype(np.int64), np.zeros(256, dtype=np.int64)
+    F = PageFrequency(freq_gets, np.zeros(256), TS)  # as the workloads give it
 
     x1 = max_throughput(workload_network(F, 1, costs, cores=64, dirtied=dirtied))[0]
     x2 = max_throughput(workload_network(F, 2, costs, cores=64, dirtied=dirtied))[0]
