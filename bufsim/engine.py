@@ -713,6 +713,71 @@ def _run_generic(pages, counts, cpus, flags, pst, stat, ist, cnt, sst, glob, cfg
         n_done += 1
 
 
+@njit(_nrt=False, cache=True, inline="always")
+def _lru_get(p, fmap, ffree, prv, nxt, where, page, stat, pm, head, tail, length, cap, top,
+             devfree, devlast, devbusy, t, rnd, seq, miss_cpu):
+    """One get of page p by :func:`_run_lru` (its locals in, changed locals out, with the
+    get's miss, eviction, I/O wait and extra CPU as 0/1 and ns)."""
+    n_miss = 0
+    n_evict = 0
+    iowait = 0
+    cpu_sum = 0
+    f = fmap[p]
+    if f >= 0:
+        if f != head:                      # move to the head
+            a = prv[f]
+            b = nxt[f]
+            nxt[a] = b
+            if b >= 0:
+                prv[b] = a
+            else:
+                tail = a
+            prv[f] = -1
+            nxt[f] = head
+            prv[head] = f
+            head = f
+    else:
+        n_miss += 1
+        if length >= cap:                  # evict the tail, reuse its frame
+            f = tail
+            tail = prv[f]
+            if tail >= 0:
+                nxt[tail] = -1
+            else:
+                head = -1
+            fmap[page[f]] = -1
+            n_evict += 1
+        else:
+            top -= 1
+            f = ffree[top]
+            length += 1
+        fmap[p] = f
+        page[f] = p
+        where[f] = 1
+        prv[f] = -1
+        nxt[f] = head
+        if head >= 0:
+            prv[head] = f
+        else:
+            tail = f
+        head = f
+        # device_read
+        if seq != rnd and devlast >= 0 and dense_of(stat, p) == dense_of(stat, devlast) + 1 \
+                and space_pos(stat, pm, p) == space_pos(stat, pm, devlast):
+            svc = seq
+        else:
+            svc = rnd
+        start = t if t > devfree else devfree
+        devfree = start + svc
+        devlast = p
+        devbusy += svc
+        iowait += devfree - t
+        t = devfree + miss_cpu
+        cpu_sum += miss_cpu
+    return (head, tail, length, top, devfree, devlast, devbusy, t, n_miss, n_evict, iowait,
+            cpu_sum)
+
+
 @njit(_nrt=False, cache=True)
 def _run_lru(pages, counts, cpus, flags, pst, stat, ist, cnt, sst, glob, cfg, pm,
              exhausted, stop_ns, max_events, budget, room):
@@ -766,6 +831,36 @@ def _run_lru(pages, counts, cpus, flags, pst, stat, ist, cnt, sst, glob, cfg, pm
         if left <= 0:
             code = YIELD
             break
+        if not resume:
+            # a run of one-get events: one get per iteration, no budget cut inside
+            lim = e + left if e + left < end else end
+            e0 = e
+            while e < lim and counts[e] == 1:
+                if e + PREFETCH_AHEAD < end:
+                    prefetch(fmap, pages[e + PREFETCH_AHEAD])
+                head, tail, length, top, devfree, devlast, devbusy, t, m, v, w, x = _lru_get(
+                    pages[e], fmap, ffree, prv, nxt, where, page, stat, pm, head, tail, length,
+                    cap, top, devfree, devlast, devbusy, t, rnd, seq, miss_cpu)
+                n_miss += m
+                n_evict += v
+                iowait += w
+                cpu_sum += x
+                cpu = cpus[e]
+                t += cpu
+                if t < 0:
+                    break
+                cpu_sum += cpu
+                if (flags[e] & FLAG_RELATCH) == 0:
+                    n_counted += 1
+                e += 1
+            n_gets += e - e0
+            n_events += e - e0
+            left -= e - e0
+            if t < 0:
+                code = CLOCK_OVERFLOW
+                break
+            if e >= end or left <= 0:
+                continue
         p = pages[e]
         if e + PREFETCH_AHEAD < end:
             prefetch(fmap, pages[e + PREFETCH_AHEAD])
@@ -777,58 +872,13 @@ def _run_lru(pages, counts, cpus, flags, pst, stat, ist, cnt, sst, glob, cfg, pm
         cpu = cpus[e]
         n = c if c <= left else left
         for _ in range(n):
-            f = fmap[p]
-            if f >= 0:
-                if f != head:                      # move to the head
-                    a = prv[f]
-                    b = nxt[f]
-                    nxt[a] = b
-                    if b >= 0:
-                        prv[b] = a
-                    else:
-                        tail = a
-                    prv[f] = -1
-                    nxt[f] = head
-                    prv[head] = f
-                    head = f
-            else:
-                n_miss += 1
-                if length >= cap:                  # evict the tail, reuse its frame
-                    f = tail
-                    tail = prv[f]
-                    if tail >= 0:
-                        nxt[tail] = -1
-                    else:
-                        head = -1
-                    fmap[page[f]] = -1
-                    n_evict += 1
-                else:
-                    top -= 1
-                    f = ffree[top]
-                    length += 1
-                fmap[p] = f
-                page[f] = p
-                where[f] = 1
-                prv[f] = -1
-                nxt[f] = head
-                if head >= 0:
-                    prv[head] = f
-                else:
-                    tail = f
-                head = f
-                # device_read
-                if seq != rnd and devlast >= 0 and dense_of(stat, p) == dense_of(stat, devlast) + 1 \
-                        and space_pos(stat, pm, p) == space_pos(stat, pm, devlast):
-                    svc = seq
-                else:
-                    svc = rnd
-                start = t if t > devfree else devfree
-                devfree = start + svc
-                devlast = p
-                devbusy += svc
-                iowait += devfree - t
-                t = devfree + miss_cpu
-                cpu_sum += miss_cpu
+            head, tail, length, top, devfree, devlast, devbusy, t, m, v, w, x = _lru_get(
+                p, fmap, ffree, prv, nxt, where, page, stat, pm, head, tail, length, cap, top,
+                devfree, devlast, devbusy, t, rnd, seq, miss_cpu)
+            n_miss += m
+            n_evict += v
+            iowait += w
+            cpu_sum += x
             t += cpu
             if t < 0:
                 code = CLOCK_OVERFLOW
