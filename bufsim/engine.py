@@ -233,7 +233,9 @@ def _innodb_fast(pages, counts, cpus, flags, pst, stat, ist, cnt, sst, glob, cfg
     miss that takes a free block or evicts a clean, ready LRU tail; the LRU at least
     OLD_MIN_LEN + 1 long with its old sublist set; no page-cleaner pass due.  An
     area edge page's first access calls :func:`~bufsim.policies.innodb.read_ahead_linear`
-    with the locals written back (its check reads the area; it rarely reads).  Before any other get
+    with the locals written back (its check reads the area; it rarely reads).  Runs of one-get
+    plain events whose get is a plain hit that moves nothing are counted in an inner loop
+    first (tried again after the per-event path counts such a hit).  Before any other get
     it writes its state back and returns FALLBACK (an event is cut there, as a
     budget cut would, so the general kernel resumes it exactly); otherwise the
     codes of :func:`_run_innodb_general`.  Every step is the one of
@@ -299,6 +301,7 @@ def _innodb_fast(pages, counts, cpus, flags, pst, stat, ist, cnt, sst, glob, cfg
     blen = -1        # the LRU length of old_bounds' lo0, hi0 (length) and lo1, hi1 (length - 1)
     lo0 = hi0 = lo1 = hi1 = 0
     short = False    # a read-ahead registered pages past ``room``
+    run = True       # try a run of plain hits (see below) at the next event
     if glob[G_NLOCAL] > room:
         code = FALLBACK  # the general kernel returns NEED_ROOM
         left = 0
@@ -306,6 +309,44 @@ def _innodb_fast(pages, counts, cpus, flags, pst, stat, ist, cnt, sst, glob, cfg
         if e >= end:
             code = DONE if exhausted[0] != 0 else 1
             break
+        if run and not resume and length > OLD_MIN_LEN and old >= 0:
+            # a run of one-get plain events (no AHI path, no modification) whose get is a
+            # plain hit that moves nothing (the first test below): counted here, one event
+            # per iteration, the event bookkeeping summed after the run
+            lim = e + left if e + left < end else end
+            e0 = e
+            while e < lim:
+                if counts[e] != 1 or (stop_ns >= 0 and t >= stop_ns) or (cleaner and tick <= t):
+                    break
+                if e + PREFETCH_AHEAD < end:
+                    prefetch(fmap, pages[e + PREFETCH_AHEAD])
+                fl = np.int64(flags[e])
+                if (fl & FLAG_MODIFY) != 0 or \
+                        (ahi_pool and (fl & (FLAG_SHORTCUT | FLAG_AHI)) != 0):
+                    break
+                f = fmap[pages[e]]
+                if not (f >= 0 and where[f] == 1 and access[f] != 0 and ready[f] <= t and
+                        (clock == 0 or ((oldtime == 0 or isold[f] == 0) and
+                                        (clock & STAMP_MASK) < stamp[f] + window))):
+                    break
+                cpu = cpus[e]
+                if t + cpu < 0:
+                    break                                # (the clock's overflow, below)
+                t += cpu
+                cpu_sum += cpu
+                if (fl & FLAG_RELATCH) == 0:
+                    d_counted += 1
+                if stmt_active and (fl & FLAG_ACTIVITY) != 0:
+                    active = True
+                e += 1
+            if e > e0:
+                if get_active:
+                    active = True
+                n_gets += e - e0
+                left -= e - e0
+                n_events += e - e0
+                continue
+            run = False      # until the path below counts a plain hit again
         if resume:
             c = glob[G_LEFT]
         else:
@@ -343,6 +384,7 @@ def _innodb_fast(pages, counts, cpus, flags, pst, stat, ist, cnt, sst, glob, cfg
                 d_counted += counted
                 t += cpu
                 n += 1
+                run = True
                 if t < 0:
                     break
                 continue
@@ -785,7 +827,8 @@ def _run_lru(pages, counts, cpus, flags, pst, stat, ist, cnt, sst, glob, cfg, pm
 
     The same state and the same results as :func:`_run_generic` with policy ``lru``
     (the twin tests run both), with the list ends, counters, device queue and clock
-    in locals, written back once per call; a miss reuses the evicted page's frame.
+    in locals, written back once per call; a miss reuses the evicted page's frame; runs of
+    one-get events go through an inner loop with the event bookkeeping summed after the run.
     Other cases (and a device with a scheduler other than FIFO or distance-priced
     skips) return FALLBACK at once, state untouched, and :meth:`PoolState.run` calls
     :func:`_run_generic` instead (not called from here, so that an LRU replay does not
