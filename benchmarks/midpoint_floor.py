@@ -46,6 +46,7 @@ from numba import njit
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from floor_lru import floor_lru, floor_lru_prefetch  # noqa: E402
 from bufsim.policies._state import PREFETCH_AHEAD, prefetch  # noqa: E402
+from bufsim.policies.innodb import old_clamp, old_walk  # noqa: E402
 
 RATIO, DIV, TOL, NON_OLD_MIN = 378, 1024, 20, 5   # innodb_old_blocks_pct=37; buf0lru.h
 
@@ -65,6 +66,32 @@ def _adjust(prv, nxt, isold, length, old, oldlen):
             oldlen -= 1
         else:
             return old, oldlen
+
+
+@njit(cache=True, inline="always")
+def _warm_up(p, used, cap, fmap, prv, nxt, page, isold, where, head, tail, old, oldlen):
+    """A miss before the pool is full: page p takes the next frame, at the head; the
+    last one sets the old sublist (buf_LRU_old_init).  Returns ``(used, head, tail, old,
+    oldlen)``; the list is ``used`` long."""
+    f = used
+    used += 1
+    page[f] = p
+    fmap[p] = f
+    where[f] = 1
+    prv[f] = -1
+    nxt[f] = head
+    if head >= 0:
+        prv[head] = f
+    else:
+        tail = f
+    head = f
+    if used == cap:                             # buf_LRU_old_init
+        q = head
+        while q >= 0:
+            isold[q] = 1
+            q = nxt[q]
+        old, oldlen = _adjust(prv, nxt, isold, used, head, used)
+    return used, head, tail, old, oldlen
 
 
 def _midpoint(timed, pf=False, one_step=False):
@@ -164,25 +191,9 @@ def _body(pages, counts, n_pages, cap, timed, pf):
                     old, oldlen = _adjust(prv, nxt, isold, length, old, oldlen)
                 continue
             if used < cap:                      # warm-up: push at the head
-                f = used
-                used += 1
-                page[f] = p
-                fmap[p] = f
-                where[f] = 1
-                prv[f] = -1
-                nxt[f] = head
-                if head >= 0:
-                    prv[head] = f
-                else:
-                    tail = f
-                head = f
-                length += 1
-                if used == cap:                 # buf_LRU_old_init
-                    q = head
-                    while q >= 0:
-                        isold[q] = 1
-                        q = nxt[q]
-                    old, oldlen = _adjust(prv, nxt, isold, length, head, length)
+                used, head, tail, old, oldlen = _warm_up(p, used, cap, fmap, prv, nxt, page,
+                                                         isold, where, head, tail, old, oldlen)
+                length = used
                 continue
             if timed and (dirty[tail] != 0 or ready[tail] > t):
                 continue                        # (never: nothing is dirty, reads land)
@@ -248,30 +259,6 @@ def _body(pages, counts, n_pages, cap, timed, pf):
 
 
 @njit(cache=True, inline="always")
-def _clamp(k, low, high):
-    """The old length _adjust leaves: k clamped to the target -+ TOL."""
-    if k < low:
-        return low
-    if k > high:
-        return high
-    return k
-
-
-@njit(cache=True, inline="always")
-def _walk(prv, nxt, isold, old, steps):
-    """LRU_old moved ``steps`` pages towards the head (negative: the tail), as _adjust moves it."""
-    while steps > 0:
-        old = prv[old]
-        isold[old] = 1
-        steps -= 1
-    while steps < 0:
-        isold[old] = 0
-        old = nxt[old]
-        steps += 1
-    return old
-
-
-@njit(cache=True, inline="always")
 def _body_one_step(pages, counts, n_pages, cap, timed, pf):
     """:func:`_body`'s rules with each get's list changes done in one step: the old pages
     are the list's last ``oldlen``, so each _adjust is a clamp of that count, and LRU_old
@@ -291,7 +278,7 @@ def _body_one_step(pages, counts, n_pages, cap, timed, pf):
     dirty = np.zeros(cap, dtype=np.int64)
     window = cap * (DIV - RATIO) // (DIV * 4)
     head = tail = old = -1
-    length = oldlen = used = clock = hits = 0
+    oldlen = used = clock = hits = 0
     t = devfree = 0
     # the clamps' bounds at the full list's length and one less (the list is full after
     # the warm-up)
@@ -327,8 +314,8 @@ def _body_one_step(pages, counts, n_pages, cap, timed, pf):
                     else:
                         tail = a
                     isold[f] = 0
-                    k5 = _clamp(_clamp(k, lo1, hi1), lo0, hi0)
-                    old = _walk(prv, nxt, isold, o, k5 - k)
+                    k5 = old_clamp(old_clamp(k, lo1, hi1), lo0, hi0)
+                    old = old_walk(prv, nxt, isold, o, k5 - k)
                     oldlen = k5
                     prv[f] = -1
                     nxt[f] = head
@@ -337,36 +324,19 @@ def _body_one_step(pages, counts, n_pages, cap, timed, pf):
                     stamp[f] = clock
                 continue
             if used < cap:                      # warm-up: push at the head
-                f = used
-                used += 1
-                page[f] = p
-                fmap[p] = f
-                where[f] = 1
-                prv[f] = -1
-                nxt[f] = head
-                if head >= 0:
-                    prv[head] = f
-                else:
-                    tail = f
-                head = f
-                length += 1
-                if used == cap:                 # buf_LRU_old_init
-                    q = head
-                    while q >= 0:
-                        isold[q] = 1
-                        q = nxt[q]
-                    old, oldlen = _adjust(prv, nxt, isold, length, head, length)
+                used, head, tail, old, oldlen = _warm_up(p, used, cap, fmap, prv, nxt, page,
+                                                         isold, where, head, tail, old, oldlen)
                 continue
             if timed and (dirty[tail] != 0 or ready[tail] > t):
                 continue                        # (never: nothing is dirty, reads land)
             f = tail                            # evict the old tail; f ends at the head
             tail = prv[f]
             nxt[tail] = -1
-            k1 = _clamp(oldlen - 1, lo1, hi1)   # the tail's removal
-            k2 = _clamp(k1 + 1, lo0, hi0)       # f after LRU_old: old, LRU_old if k2 == k1
+            k1 = old_clamp(oldlen - 1, lo1, hi1)   # the tail's removal
+            k2 = old_clamp(k1 + 1, lo0, hi0)       # f after LRU_old: old, LRU_old if k2 == k1
             k3 = k2 - 1 if k2 > k1 else k2      # f's removal
-            k5 = _clamp(_clamp(k3, lo1, hi1), lo0, hi0)
-            old = _walk(prv, nxt, isold, old, k5 + 1 - oldlen)  # (places one less)
+            k5 = old_clamp(old_clamp(k3, lo1, hi1), lo0, hi0)
+            old = old_walk(prv, nxt, isold, old, k5 + 1 - oldlen)  # (places one less)
             oldlen = k5
             isold[f] = 0
             fmap[page[f]] = -1
