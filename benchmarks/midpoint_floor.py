@@ -16,7 +16,7 @@ kernels timed beside :func:`floor_lru` in one process, on the bench's Zipf trace
     The same kernels (and ``floor_lru``) with the prefetch bufsim's fast loops issue:
     the frame-map entry of the event 16 ahead (:func:`bufsim.policies._state.prefetch`).
 ``one step``, ``one step+time+pf``
-    The same rules with a get's list changes done at once (:func:`_body_one_step`):
+    The same rules with a get's list changes done at once (:func:`_body` with ``one_step``):
     while the list is full, the old pages are its last ``oldlen``, so every
     ``buf_LRU_old_adjust_len`` is a clamp of that count and ``LRU_old`` moves once per
     get, by the net difference.  A miss puts the page straight at the head.  Same hits,
@@ -46,7 +46,7 @@ from numba import njit
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from floor_lru import floor_lru, floor_lru_prefetch  # noqa: E402
 from bufsim.policies._state import PREFETCH_AHEAD, prefetch  # noqa: E402
-from bufsim.policies.innodb import old_clamp, old_walk  # noqa: E402
+from bufsim.policies.innodb import old_bounds, old_clamp, old_walk  # noqa: E402
 
 RATIO, DIV, TOL, NON_OLD_MIN = 378, 1024, 20, 5   # innodb_old_blocks_pct=37; buf0lru.h
 
@@ -101,12 +101,8 @@ def _midpoint(timed, pf=False, one_step=False):
 
 
 def _make(timed, pf, one_step):
-    if one_step:
-        def midpoint(pages, counts, n_pages, cap):
-            return _body_one_step(pages, counts, n_pages, cap, timed, pf)[0]
-    else:
-        def midpoint(pages, counts, n_pages, cap):
-            return _body(pages, counts, n_pages, cap, timed, pf)[0]
+    def midpoint(pages, counts, n_pages, cap):
+        return _body(pages, counts, n_pages, cap, timed, pf, one_step)[0]
     return midpoint
 
 
@@ -127,19 +123,22 @@ def _final(hits, head, nxt, page, isold, old, oldlen):
 def final_state(pages, counts, n_pages, cap, one_step):
     """The untimed kernel's hits and final list (:func:`_final`), for the tests that
     hold the one-step rules to the step-by-step ones."""
-    if one_step:
-        hits, head, nxt, page, isold, old, oldlen = _body_one_step(pages, counts, n_pages, cap,
-                                                                   False, False)
-    else:
-        hits, head, nxt, page, isold, old, oldlen = _body(pages, counts, n_pages, cap,
-                                                          False, False)
+    hits, head, nxt, page, isold, old, oldlen = _body(pages, counts, n_pages, cap, False, False,
+                                                      one_step)
     return _final(hits, head, nxt, page, isold, old, oldlen)
 
 
 @njit(cache=True, inline="always")
-def _body(pages, counts, n_pages, cap, timed, pf):
-    """Hits of the minimal t=0 midpoint LRU (``timed``: with the time state; ``pf``:
-    with the prefetch)."""
+def _body(pages, counts, n_pages, cap, timed, pf, one_step):
+    """Hits and final list of the minimal t=0 midpoint LRU (``timed``: with the time
+    state; ``pf``: with the prefetch; ``one_step``: each get's list changes at once).
+
+    Step by step, every list change is followed by ``_adjust``.  In one step: while the
+    list is full its old pages are its last ``oldlen``, so each ``_adjust`` is a clamp of
+    that count (``old_clamp``) and LRU_old moves once per get by the net difference
+    (``old_walk``); a miss after the warm-up (evict the tail, insert after LRU_old, make
+    it young) puts the page straight at the head.  Both end in the same state (``main``
+    and tests/test_bench_kernels.py check)."""
     fmap = np.full(n_pages, -1, dtype=np.int32)
     prv = np.full(cap, -1, dtype=np.int32)
     nxt = np.full(cap, -1, dtype=np.int32)
@@ -154,6 +153,9 @@ def _body(pages, counts, n_pages, cap, timed, pf):
     head = tail = old = -1
     length = oldlen = used = clock = hits = 0
     t = devfree = 0
+    # one step: the clamps' bounds at the full list's length and one less
+    lo0, hi0 = old_bounds(cap, RATIO)
+    lo1, hi1 = old_bounds(cap - 1, RATIO)
     n = pages.shape[0]
     for e in range(n):
         p = pages[e]
@@ -169,26 +171,40 @@ def _body(pages, counts, n_pages, cap, timed, pf):
                     if ready[f] > t:
                         t = ready[f]
                 if clock != 0 and clock >= stamp[f] + window and f != head:
-                    if f == old:
-                        old = prv[f]
-                        isold[old] = 1
-                        oldlen += 1
-                    a, b = prv[f], nxt[f]
+                    a, b = prv[f], nxt[f]       # unlink f (not the head)
                     nxt[a] = b
                     if b >= 0:
                         prv[b] = a
                     else:
                         tail = a
-                    if isold[f]:
-                        oldlen -= 1
-                    isold[f] = 0
-                    old, oldlen = _adjust(prv, nxt, isold, length - 1, old, oldlen)
-                    prv[f] = -1
+                    if one_step:
+                        k = oldlen
+                        o = old
+                        if f == old:
+                            o = a               # the page above takes its place
+                            isold[o] = 1
+                        elif isold[f]:
+                            k -= 1
+                        isold[f] = 0
+                        k5 = old_clamp(old_clamp(k, lo1, hi1), lo0, hi0)
+                        old = old_walk(prv, nxt, isold, o, k5 - k)
+                        oldlen = k5
+                    else:
+                        if f == old:
+                            old = a
+                            isold[old] = 1
+                            oldlen += 1
+                        if isold[f]:
+                            oldlen -= 1
+                        isold[f] = 0
+                        old, oldlen = _adjust(prv, nxt, isold, length - 1, old, oldlen)
+                    prv[f] = -1                 # push f at the head
                     nxt[f] = head
                     prv[head] = f
                     head = f
                     stamp[f] = clock
-                    old, oldlen = _adjust(prv, nxt, isold, length, old, oldlen)
+                    if not one_step:
+                        old, oldlen = _adjust(prv, nxt, isold, length, old, oldlen)
                 continue
             if used < cap:                      # warm-up: push at the head
                 used, head, tail, old, oldlen = _warm_up(p, used, cap, fmap, prv, nxt, page,
@@ -197,148 +213,29 @@ def _body(pages, counts, n_pages, cap, timed, pf):
                 continue
             if timed and (dirty[tail] != 0 or ready[tail] > t):
                 continue                        # (never: nothing is dirty, reads land)
-            f = tail                            # evict the tail
-            if f == old:
-                old = prv[f]
-                isold[old] = 1
-                oldlen += 1
-            tail = prv[f]
-            nxt[tail] = -1
-            length -= 1
-            if isold[f]:
-                oldlen -= 1
-            isold[f] = 0
-            old, oldlen = _adjust(prv, nxt, isold, length, old, oldlen)
-            fmap[page[f]] = -1
-            clock += 1
-            page[f] = p
-            fmap[p] = f
-            stamp[f] = 0
-            b = nxt[old]                        # insert after LRU_old
-            prv[f] = old
-            nxt[f] = b
-            nxt[old] = f
-            if b >= 0:
-                prv[b] = f
+            f = tail                            # evict the tail (old)
+            if one_step:                        # f ends at the head
+                tail = prv[f]
+                nxt[tail] = -1
+                k1 = old_clamp(oldlen - 1, lo1, hi1)   # the tail's removal
+                k2 = old_clamp(k1 + 1, lo0, hi0)       # f after LRU_old: old, LRU_old if k2 == k1
+                k3 = k2 - 1 if k2 > k1 else k2      # f's removal
+                k5 = old_clamp(old_clamp(k3, lo1, hi1), lo0, hi0)
+                old = old_walk(prv, nxt, isold, old, k5 + 1 - oldlen)  # (places one less)
+                oldlen = k5
+                isold[f] = 0
             else:
-                tail = f
-            length += 1
-            oldlen += 1
-            isold[f] = 1
-            old, oldlen = _adjust(prv, nxt, isold, length, old, oldlen)
-            if timed:
-                access[f] = 0
-                dirty[f] = 0
-                where[f] = 1
-                start = t if t > devfree else devfree
-                devfree = start + 100
-                ready[f] = devfree
-                t = devfree
-                access[f] = t // 1_000_000 + 1
-            if f == old:                        # t=0: made young at its first access
-                old = prv[f]
-                isold[old] = 1
-                oldlen += 1
-            a, b = prv[f], nxt[f]
-            nxt[a] = b
-            if b >= 0:
-                prv[b] = a
-            else:
-                tail = a
-            if isold[f]:
-                oldlen -= 1
-            isold[f] = 0
-            old, oldlen = _adjust(prv, nxt, isold, length - 1, old, oldlen)
-            prv[f] = -1
-            nxt[f] = head
-            prv[head] = f
-            head = f
-            stamp[f] = clock
-            old, oldlen = _adjust(prv, nxt, isold, length, old, oldlen)
-    return hits, head, nxt, page, isold, old, oldlen
-
-
-@njit(cache=True, inline="always")
-def _body_one_step(pages, counts, n_pages, cap, timed, pf):
-    """:func:`_body`'s rules with each get's list changes done in one step: the old pages
-    are the list's last ``oldlen``, so each _adjust is a clamp of that count, and LRU_old
-    moves once per get by the net difference.  A miss after the warm-up (evict the tail,
-    insert after LRU_old, make it young) puts the page at the head; a hit that moves
-    unlinks it and pushes it at the head.  Same hits, same list, old flags and LRU_old
-    as :func:`_body` (``main`` checks)."""
-    fmap = np.full(n_pages, -1, dtype=np.int32)
-    prv = np.full(cap, -1, dtype=np.int32)
-    nxt = np.full(cap, -1, dtype=np.int32)
-    page = np.zeros(cap, dtype=np.int32)
-    stamp = np.zeros(cap, dtype=np.int32)
-    isold = np.zeros(cap, dtype=np.uint8)
-    where = np.zeros(cap, dtype=np.uint8)
-    access = np.zeros(cap, dtype=np.int64)
-    ready = np.zeros(cap, dtype=np.int64)
-    dirty = np.zeros(cap, dtype=np.int64)
-    window = cap * (DIV - RATIO) // (DIV * 4)
-    head = tail = old = -1
-    oldlen = used = clock = hits = 0
-    t = devfree = 0
-    # the clamps' bounds at the full list's length and one less (the list is full after
-    # the warm-up)
-    nl0 = min(cap * RATIO // DIV, cap - (TOL + NON_OLD_MIN))
-    nl1 = min((cap - 1) * RATIO // DIV, (cap - 1) - (TOL + NON_OLD_MIN))
-    lo0, hi0, lo1, hi1 = nl0 - TOL, nl0 + TOL, nl1 - TOL, nl1 + TOL
-    n = pages.shape[0]
-    for e in range(n):
-        p = pages[e]
-        if pf and e + PREFETCH_AHEAD < n:
-            prefetch(fmap, pages[e + PREFETCH_AHEAD])
-        for _ in range(counts[e]):
-            f = fmap[p]
-            if timed:
-                t += 1000
-            if f >= 0 and (not timed or where[f] == 1):
-                hits += 1
-                if timed:
-                    if ready[f] > t:
-                        t = ready[f]
-                if clock != 0 and clock >= stamp[f] + window and f != head:
-                    k = oldlen                  # remove f, then push it at the head
-                    o = old
-                    if f == old:
-                        o = prv[f]
-                        isold[o] = 1
-                    elif isold[f]:
-                        k -= 1
-                    a, b = prv[f], nxt[f]
-                    nxt[a] = b
-                    if b >= 0:
-                        prv[b] = a
-                    else:
-                        tail = a
-                    isold[f] = 0
-                    k5 = old_clamp(old_clamp(k, lo1, hi1), lo0, hi0)
-                    old = old_walk(prv, nxt, isold, o, k5 - k)
-                    oldlen = k5
-                    prv[f] = -1
-                    nxt[f] = head
-                    prv[head] = f
-                    head = f
-                    stamp[f] = clock
-                continue
-            if used < cap:                      # warm-up: push at the head
-                used, head, tail, old, oldlen = _warm_up(p, used, cap, fmap, prv, nxt, page,
-                                                         isold, where, head, tail, old, oldlen)
-                continue
-            if timed and (dirty[tail] != 0 or ready[tail] > t):
-                continue                        # (never: nothing is dirty, reads land)
-            f = tail                            # evict the old tail; f ends at the head
-            tail = prv[f]
-            nxt[tail] = -1
-            k1 = old_clamp(oldlen - 1, lo1, hi1)   # the tail's removal
-            k2 = old_clamp(k1 + 1, lo0, hi0)       # f after LRU_old: old, LRU_old if k2 == k1
-            k3 = k2 - 1 if k2 > k1 else k2      # f's removal
-            k5 = old_clamp(old_clamp(k3, lo1, hi1), lo0, hi0)
-            old = old_walk(prv, nxt, isold, old, k5 + 1 - oldlen)  # (places one less)
-            oldlen = k5
-            isold[f] = 0
+                if f == old:
+                    old = prv[f]
+                    isold[old] = 1
+                    oldlen += 1
+                tail = prv[f]
+                nxt[tail] = -1
+                length -= 1
+                if isold[f]:
+                    oldlen -= 1
+                isold[f] = 0
+                old, oldlen = _adjust(prv, nxt, isold, length, old, oldlen)
             fmap[page[f]] = -1
             clock += 1
             page[f] = p
@@ -352,11 +249,41 @@ def _body_one_step(pages, counts, n_pages, cap, timed, pf):
                 ready[f] = devfree
                 t = devfree
                 access[f] = t // 1_000_000 + 1
-            prv[f] = -1
+            if not one_step:
+                stamp[f] = 0
+                b = nxt[old]                    # insert after LRU_old
+                prv[f] = old
+                nxt[f] = b
+                nxt[old] = f
+                if b >= 0:
+                    prv[b] = f
+                else:
+                    tail = f
+                length += 1
+                oldlen += 1
+                isold[f] = 1
+                old, oldlen = _adjust(prv, nxt, isold, length, old, oldlen)
+                if f == old:                    # t=0: made young at its first access
+                    old = prv[f]
+                    isold[old] = 1
+                    oldlen += 1
+                a, b = prv[f], nxt[f]
+                nxt[a] = b
+                if b >= 0:
+                    prv[b] = a
+                else:
+                    tail = a
+                if isold[f]:
+                    oldlen -= 1
+                isold[f] = 0
+                old, oldlen = _adjust(prv, nxt, isold, length - 1, old, oldlen)
+            prv[f] = -1                         # push f at the head
             nxt[f] = head
             prv[head] = f
             head = f
             stamp[f] = clock
+            if not one_step:
+                old, oldlen = _adjust(prv, nxt, isold, length, old, oldlen)
     return hits, head, nxt, page, isold, old, oldlen
 
 
