@@ -220,6 +220,17 @@ def _run_innodb_general(pages, counts, cpus, flags, pst, stat, ist, cnt, sst, gl
 FALLBACK = -6
 
 
+@njit(_nrt=False, cache=True, inline="always")
+def _stays_put(f, where, access, ready, isold, stamp, t, clock, oldtime, window):
+    """Whether a plain get of frame ``f`` (< 0: none) at time ``t`` is one that every step
+    of :func:`bufsim.policies.innodb.get` would only count, the old sublist being set: the
+    page is resident, accessed and landed, and needs no old_blocks_time check and is still
+    in the young window (or nothing has been evicted yet)."""
+    return f >= 0 and where[f] == 1 and access[f] != 0 and ready[f] <= t and \
+        (clock == 0 or ((oldtime == 0 or isold[f] == 0) and
+                        (clock & STAMP_MASK) < stamp[f] + window))
+
+
 @njit(_nrt=False, cache=True)
 def _innodb_fast(pages, counts, cpus, flags, pst, stat, ist, cnt, sst, glob, cfg, pm,
                  exhausted, stop_ns, budget, room):
@@ -324,10 +335,8 @@ def _innodb_fast(pages, counts, cpus, flags, pst, stat, ist, cnt, sst, glob, cfg
                 if (fl & FLAG_MODIFY) != 0 or \
                         (ahi_pool and (fl & (FLAG_SHORTCUT | FLAG_AHI)) != 0):
                     break
-                f = fmap[pages[e]]
-                if not (f >= 0 and where[f] == 1 and access[f] != 0 and ready[f] <= t and
-                        (clock == 0 or ((oldtime == 0 or isold[f] == 0) and
-                                        (clock & STAMP_MASK) < stamp[f] + window))):
+                if not _stays_put(fmap[pages[e]], where, access, ready, isold, stamp, t, clock,
+                                  oldtime, window):
                     break
                 cpu = cpus[e]
                 if t + cpu < 0:
@@ -375,10 +384,8 @@ def _innodb_fast(pages, counts, cpus, flags, pst, stat, ist, cnt, sst, glob, cfg
             # a plain get of a resident, accessed, landed page that stays where it is (the
             # old sublist set, no time check, still young): every step below would only
             # count it (the first test of each step, in their order)
-            if plain and f >= 0 and where[f] == 1 and access[f] != 0 and ready[f] <= t and \
-                    length > OLD_MIN_LEN and old >= 0 and \
-                    (clock == 0 or ((oldtime == 0 or isold[f] == 0) and
-                                    (clock & STAMP_MASK) < stamp[f] + window)):
+            if plain and length > OLD_MIN_LEN and old >= 0 and \
+                    _stays_put(f, where, access, ready, isold, stamp, t, clock, oldtime, window):
                 if get_active:
                     active = True
                 d_counted += counted
