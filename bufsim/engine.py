@@ -31,7 +31,7 @@ import numpy as np
 import pandas as pd
 from numba import njit
 
-from ._validation import check_int, check_ns
+from ._validation import check_int, check_ns, span
 from .config import PoolConfig, preset
 from .pages import Tablespaces
 from .policies import registry
@@ -1242,12 +1242,13 @@ class PoolState:
         n = self.tablespaces.n_pages
         # a Chunk's pages are >= 0, its counts >= 1 and its cpu_ns >= 0 (Chunk checks them)
         page = np.ascontiguousarray(chunk.page, dtype=np.int64)
-        if len(chunk) and (page.min() < 0 or page.max() >= n):
+        lo, hi = span(page) if len(chunk) else (0, 0)
+        if lo < 0 or hi >= n:
             bad = int(np.flatnonzero((page < 0) | (page >= n))[0])
             raise ValueError(f"trace column 'page' row {bad}: page index {int(page[bad])} "
                              f"is outside the tablespaces (allowed 0..{n - 1})")
         cpu = np.ascontiguousarray(chunk.cpu_ns, dtype=np.int64)
-        if len(chunk) and (cpu.max() > 2**63 - 1 - int(self.sst[stream, T_CLOCK])):
+        if len(chunk) and (span(cpu)[1] > 2**63 - 1 - int(self.sst[stream, T_CLOCK])):
             bad = int(np.flatnonzero(cpu > 2**63 - 1 - int(self.sst[stream, T_CLOCK]))[0])
             raise ValueError(f"trace column 'cpu_ns' row {bad} = {int(cpu[bad])} would overflow "
                              "the int64 virtual clock (start_ns + cpu_ns must stay below 2**63)")

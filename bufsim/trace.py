@@ -25,7 +25,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ._validation import TraceError, check_int
+from ._validation import TraceError, check_int, span
 from .paths import atomic_path
 from .pages import SpaceSpec, Tablespaces, _as_int64
 
@@ -49,6 +49,12 @@ _META_TRACE = b"bufsim.trace"
 # --------------------------------------------------------------------------------------
 # Chunk
 # --------------------------------------------------------------------------------------
+def _one_value(a: np.ndarray) -> bool:
+    """True if a non-empty array holds one value throughout."""
+    lo, hi = span(a)
+    return lo == hi
+
+
 def _first(mask: np.ndarray) -> int:
     return int(np.flatnonzero(mask)[0])
 
@@ -352,7 +358,7 @@ class Trace:
 
     def streams(self) -> np.ndarray:
         """Distinct stream ids, ascending (one pass)."""
-        seen = [c.stream[:1] if (c.stream == c.stream[0]).all() else np.unique(c.stream)
+        seen = [c.stream[:1] if _one_value(c.stream) else np.unique(c.stream)
                 for c in self if len(c)]
         return np.unique(np.concatenate(seen)) if seen else np.zeros(0, dtype=np.int64)
 

@@ -233,6 +233,23 @@ def test_clock_overflow_is_an_error_naming_the_field():
     assert int(ok.streams["end_ns"].iloc[0]) == 2**63 - 10_000 + 3_000
 
 
+@pytest.mark.parametrize("policy", ["lru", "innodb"])
+def test_feed_checks_pages_and_cpu_before_any_work(policy):
+    """A Trace checks its chunks against its tablespaces; PoolState.feed checks again
+    (with span(), one pass) since the kernels index by page without bounds checks."""
+    from bufsim.engine import PoolState
+    ts = Tablespaces.single(100)
+    state = PoolState(PoolConfig(policy=policy, pool_pages=320), ts, start_ns=[2**62])
+    with pytest.raises(ValueError, match=r"'page' row 1: page index 100 .*allowed 0\.\.99"):
+        state.feed(0, Chunk.from_arrays([4, 100, 5]))
+    with pytest.raises(ValueError, match=r"'cpu_ns' row 2 = 4611686018427387904 would overflow"):
+        state.feed(0, Chunk.from_arrays([4, 5, 6], cpu_ns=[0, 2**62 - 1, 2**62]))
+    from bufsim.policies._state import T_END
+    assert int(state.sst[0, T_END]) == 0  # nothing was queued
+    state.feed(0, Chunk.from_arrays([4, 99, 5], cpu_ns=[0, 2**62 - 1, 7]))
+    assert int(state.sst[0, T_END]) == 3
+
+
 # ---- FLAG_RELATCH: checked, not counted -------------------------------------------------------
 def test_flag_relatch_value_and_mask():
     assert FLAG_RELATCH == 16 and FLAG_MASK & FLAG_RELATCH

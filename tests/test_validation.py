@@ -14,12 +14,22 @@ from hypothesis import strategies as st
 
 import bufsim
 from bufsim import paths
-from bufsim._validation import TraceError, check_bool, check_int, check_ns, check_number
+from bufsim._validation import TraceError, check_bool, check_int, check_ns, check_number, span
 from bufsim.config import CostModel, DeviceModel, PoolConfig, mysql56
 from bufsim.results import results_frame, write_results
 
 
 # ---- the checks themselves -----------------------------------------------------------------
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.integers(-2**63, 2**63 - 1), min_size=1, max_size=40))
+def test_span_is_min_and_max(values):
+    """span() is what the engine's feed checks pages and cpu_ns with (one pass)."""
+    a = np.array(values, dtype=np.int64)
+    assert span(a) == (a.min(), a.max())
+    u = (a & 0xFF).astype(np.uint8)
+    assert span(u) == (u.min(), u.max())
+
+
 @pytest.mark.parametrize("value", [5, np.int8(5), np.int64(5), np.uint32(5)])
 def test_check_int_accepts_python_and_numpy_integers(value):
     v = check_int("x", value, 0, 10)
