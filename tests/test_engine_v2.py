@@ -228,6 +228,12 @@ def test_clock_overflow_is_an_error_naming_the_field():
         bufsim.replay(big, "mysql56", start_ns=[2**62])
     with pytest.raises(ValueError, match="cpu_ns"):
         bufsim.replay(big, PoolConfig(policy="lru"), start_ns=[2**62 + 5])
+    # each cpu_ns passes the feed's check and their sum wraps: the kernels' own check, here
+    # on the LRU fast path's misses ([1, 2, 3]) and its stretch of hits ([1, 1, 1])
+    for pages in ([1, 2, 3], [1, 1, 1]):
+        wrap = Trace([Chunk.from_arrays(pages, 1, 2**61, 0, 0)], ts)
+        with pytest.raises(ValueError, match="overflowed int64"):
+            bufsim.replay(wrap, PoolConfig(policy="lru", pool_pages=64), start_ns=[2**62 - 10])
     # just below the edge is fine
     ok = bufsim.replay(tr, bufsim.mysql56(device="instant", cost=FREE), start_ns=[2**63 - 10_000])
     assert int(ok.streams["end_ns"].iloc[0]) == 2**63 - 10_000 + 3_000

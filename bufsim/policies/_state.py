@@ -83,6 +83,18 @@ def _prefetch_jit(a, i):
     return impl
 
 
+@njit(_nrt=False, cache=True, inline="always")
+def ix(i):
+    """``a[ix(i)]`` is ``a[i]`` for an index ``i >= 0``, typed unsigned so that numba
+    leaves out its negative-index fix-up (``i + (i >> 63 & len)``: three instructions and
+    a load of the length per access).  In a pointer-chasing loop that fix-up lengthens
+    every iteration and so shortens how many gets' cache misses the CPU overlaps: the
+    LRU fast path's hits ran 1.3-1.4x faster with it gone.  Only for indices that cannot
+    be negative (frames that exist, pages of the trace); -1 sentinels must be tested
+    first."""
+    return np.uint64(i)
+
+
 # ---- per-page mutable state ------------------------------------------------------------
 # P_DIRTY is the page's oldest_modification (buf_page_t): 0 clean, otherwise the LSN
 # (``glob[G_LSN]``) of the modification that first dirtied it since its last write
