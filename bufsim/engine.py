@@ -226,9 +226,9 @@ def _stays_put(f, where, access, ready, isold, stamp, t, clock, oldtime, window)
     of :func:`bufsim.policies.innodb.get` would only count, the old sublist being set: the
     page is resident, accessed and landed, and needs no old_blocks_time check and is still
     in the young window (or nothing has been evicted yet)."""
-    return f >= 0 and where[f] == 1 and access[f] != 0 and ready[f] <= t and \
-        (clock == 0 or ((oldtime == 0 or isold[f] == 0) and
-                        (clock & STAMP_MASK) < stamp[f] + window))
+    return f >= 0 and where[ix(f)] == 1 and access[ix(f)] != 0 and ready[ix(f)] <= t and \
+        (clock == 0 or ((oldtime == 0 or isold[ix(f)] == 0) and
+                        (clock & STAMP_MASK) < stamp[ix(f)] + window))
 
 
 @njit(_nrt=False, cache=True)
@@ -327,18 +327,19 @@ def _innodb_fast(pages, counts, cpus, flags, pst, stat, ist, cnt, sst, glob, cfg
             lim = e + left if e + left < end else end
             e0 = e
             while e < lim:
-                if counts[e] != 1 or (stop_ns >= 0 and t >= stop_ns) or (cleaner and tick <= t):
+                if counts[ix(e)] != 1 or (stop_ns >= 0 and t >= stop_ns) or \
+                        (cleaner and tick <= t):
                     break
                 if e + PREFETCH_AHEAD < end:
-                    prefetch(fmap, pages[e + PREFETCH_AHEAD])
-                fl = np.int64(flags[e])
+                    prefetch(fmap, pages[ix(e + PREFETCH_AHEAD)])
+                fl = np.int64(flags[ix(e)])
                 if (fl & FLAG_MODIFY) != 0 or \
                         (ahi_pool and (fl & (FLAG_SHORTCUT | FLAG_AHI)) != 0):
                     break
-                if not _stays_put(fmap[pages[e]], where, access, ready, isold, stamp, t, clock,
-                                  oldtime, window):
+                if not _stays_put(fmap[ix(pages[ix(e)])], where, access, ready, isold, stamp,
+                                  t, clock, oldtime, window):
                     break
-                cpu = cpus[e]
+                cpu = cpus[ix(e)]
                 if t + cpu < 0:
                     break                                # (the clock's overflow, below)
                 t += cpu
@@ -359,18 +360,18 @@ def _innodb_fast(pages, counts, cpus, flags, pst, stat, ist, cnt, sst, glob, cfg
         if resume:
             c = glob[G_LEFT]
         else:
-            c = counts[e]
+            c = counts[ix(e)]
             if stop_ns >= 0 and t >= stop_ns:
                 code = STOP_TIME
                 break
             if cleaner and tick <= t:
                 code = FALLBACK  # a page-cleaner pass is due (background)
                 break
-        p = pages[e]
+        p = pages[ix(e)]
         if e + PREFETCH_AHEAD < end:
-            prefetch(fmap, pages[e + PREFETCH_AHEAD])
-        cpu = cpus[e]
-        fl = np.int64(flags[e])
+            prefetch(fmap, pages[ix(e + PREFETCH_AHEAD)])
+        cpu = cpus[ix(e)]
+        fl = np.int64(flags[ix(e)])
         # the adaptive hash index's paths (a pool with the AHI only)
         sc = ahi_pool and (fl & FLAG_SHORTCUT) != 0
         ah = ahi_pool and (fl & FLAG_AHI) != 0
@@ -380,7 +381,7 @@ def _innodb_fast(pages, counts, cpus, flags, pst, stat, ist, cnt, sst, glob, cfg
         n = 0
         lim = c if c <= left else left
         while n < lim:
-            f = fmap[p]
+            f = fmap[ix(p)]
             # a plain get of a resident, accessed, landed page that stays where it is (the
             # old sublist set, no time check, still young): every step below would only
             # count it (the first test of each step, in their order)
@@ -395,25 +396,25 @@ def _innodb_fast(pages, counts, cpus, flags, pst, stat, ist, cnt, sst, glob, cfg
                 if t < 0:
                     break
                 continue
-            resident = f >= 0 and where[f] == 1
+            resident = f >= 0 and where[ix(f)] == 1
             # the main path only (see the docstring)
             if length <= OLD_MIN_LEN or old < 0:
                 want = OLD_MIN_LEN + 1 - length  # gets before the list can be long enough
                 break
             # an area's edge page on its first access: read_ahead_linear after the get
-            ra = (not resident or access[f] == 0) and is_edge(stat, pm, glob, p)
-            if not resident and free == 0 and (dirty[tail] != 0 or ready[tail] > t):
+            ra = (not resident or access[ix(f)] == 0) and is_edge(stat, pm, glob, p)
+            if not resident and free == 0 and (dirty[ix(tail)] != 0 or ready[ix(tail)] > t):
                 break                            # the tail cannot be freed as it is
             if get_active:
                 active = True
-            hashed = (sc or ah) and resident and access[f] > 0
+            hashed = (sc or ah) and resident and access[ix(f)] > 0
             if sc and hashed:
                 # the AHI shortcut under the held search latch: one get, no stamp, no check
                 d_counted += counted
                 d_ahi += 1
-                if ready[f] > t:
-                    iowait += ready[f] - t
-                    t = ready[f]
+                if ready[ix(f)] > t:
+                    iowait += ready[ix(f)] - t
+                    t = ready[ix(f)]
                 if modify:
                     note_modification(pst, ist, cnt, glob, 0, f)
                 t += cpu
@@ -432,13 +433,13 @@ def _innodb_fast(pages, counts, cpus, flags, pst, stat, ist, cnt, sst, glob, cfg
                 # init_for_read -> get_free_block
                 if free > 0:
                     top -= 1
-                    f = ffree[top]                       # take_frame
+                    f = ffree[ix(top)]                   # take_frame
                     free -= 1
                 else:
                     # free_from_common_lru: the tail is replaceable; evict_page, whose
                     # frame take_frame then hands back (the stack's top is unchanged)
                     f = tail
-                    if access[f] == 0:
+                    if access[ix(f)] == 0:
                         d_raev += 1
                     # peek_if_too_old at f's first access, below, makes it young when
                     # old_blocks_time is 0 (f is old: see k2) and freed_page_clock is past
@@ -463,59 +464,59 @@ def _innodb_fast(pages, counts, cpus, flags, pst, stat, ist, cnt, sst, glob, cfg
                         d_young += 1                     # make_block_young of an old page
                         k3 = k2 - 1 if k2 > k1 else k2   # remove_block(f): old, not LRU_old
                         k5 = old_clamp(old_clamp(k3, lo1, hi1), lo0, hi0)
-                        a = prv[f]
+                        a = prv[ix(f)]
                         tail = a
-                        nxt[a] = -1
+                        nxt[ix(a)] = -1
                         old = old_walk(prv, nxt, isold, old, k5 + 1 - oldlen)
                         oldlen = k5
-                        isold[f] = 0
+                        isold[ix(f)] = 0
                     else:
                         # remove_block(f) of the tail
                         if f == old:
-                            a = prv[f]
+                            a = prv[ix(f)]
                             old = a
-                            isold[a] = 1
+                            isold[ix(a)] = 1
                             oldlen += 1
-                        a = prv[f]
+                        a = prv[ix(f)]
                         tail = a
-                        nxt[a] = -1
+                        nxt[ix(a)] = -1
                         length -= 1
-                        if isold[f]:
+                        if isold[ix(f)]:
                             oldlen -= 1
-                        isold[f] = 0
+                        isold[ix(f)] = 0
                         # old_adjust_len
                         old, oldlen = old_adjust(prv, nxt, isold, length, ratio, old, oldlen)
-                    fmap[page[f]] = -1                   # release_frame
-                    ffree[top] = f   # pushed and taken back: the stack's slot holds it
+                    fmap[ix(page[ix(f)])] = -1           # release_frame
+                    ffree[ix(top)] = f   # pushed and taken back: the stack's slot holds it
                     clock += 1
                     d_evict += 1
                     t += cost_evict
                     cpu_sum += cost_evict
-                fmap[p] = f
-                page[f] = p
-                access[f] = 0
-                dirty[f] = 0
-                where[f] = 1
+                fmap[ix(p)] = f
+                page[ix(f)] = p
+                access[ix(f)] = 0
+                dirty[ix(f)] = 0
+                where[ix(f)] = 1
                 if young_now:
-                    prv[f] = -1                              # push_head
-                    nxt[f] = head
-                    prv[head] = f
+                    prv[ix(f)] = -1                              # push_head
+                    nxt[ix(f)] = head
+                    prv[ix(head)] = f
                     head = f
-                    stamp[f] = clock & STAMP_MASK
+                    stamp[ix(f)] = clock & STAMP_MASK
                 else:
-                    stamp[f] = 0
+                    stamp[ix(f)] = 0
                     # add_block(f, old=True): right after LRU_old
-                    b = nxt[old]
-                    prv[f] = old
-                    nxt[f] = b
-                    nxt[old] = f
+                    b = nxt[ix(old)]
+                    prv[ix(f)] = old
+                    nxt[ix(f)] = b
+                    nxt[ix(old)] = f
                     if b >= 0:
-                        prv[b] = f
+                        prv[ix(b)] = f
                     else:
                         tail = f
                     length += 1
                     oldlen += 1
-                    isold[f] = 1
+                    isold[ix(f)] = 1
                     old, oldlen = old_adjust(prv, nxt, isold, length, ratio, old, oldlen)
                 # device_read (FIFO, adjacent skips)
                 if seq != rnd and devlast >= 0 and \
@@ -528,15 +529,15 @@ def _innodb_fast(pages, counts, cpus, flags, pst, stat, ist, cnt, sst, glob, cfg
                 devfree = start + svc
                 devlast = p
                 devbusy += svc
-                ready[f] = devfree
+                ready[ix(f)] = devfree
                 iowait += devfree - t
                 t = devfree + cost_miss
                 cpu_sum += cost_miss
-            elif ready[f] > t:
-                iowait += ready[f] - t
-                t = ready[f]
-            if access[f] == 0:                           # the first access
-                access[f] = t // NS_PER_MS + 1
+            elif ready[ix(f)] > t:
+                iowait += ready[ix(f)] - t
+                t = ready[ix(f)]
+            if access[ix(f)] == 0:                           # the first access
+                access[ix(f)] = t // NS_PER_MS + 1
                 t += cost_clock
                 cpu_sum += cost_clock
             if young_now:
@@ -546,45 +547,45 @@ def _innodb_fast(pages, counts, cpus, flags, pst, stat, ist, cnt, sst, glob, cfg
                 # peek_if_too_old
                 move = False
                 if clock != 0:
-                    if oldtime != 0 and isold[f]:
-                        if t // NS_PER_MS + 1 - access[f] >= oldtime:
+                    if oldtime != 0 and isold[ix(f)]:
+                        if t // NS_PER_MS + 1 - access[ix(f)] >= oldtime:
                             move = True
                         else:
                             d_notyoung += 1
                         t += cost_clock
                         cpu_sum += cost_clock
                     else:
-                        move = (clock & STAMP_MASK) >= stamp[f] + window
+                        move = (clock & STAMP_MASK) >= stamp[ix(f)] + window
                 if move:
                     # make_block_young: remove_block(f), then add_block(f, old=False)
-                    if isold[f]:
+                    if isold[ix(f)]:
                         d_young += 1
                     if f == old:
-                        a = prv[f]
+                        a = prv[ix(f)]
                         old = a
-                        isold[a] = 1
+                        isold[ix(a)] = 1
                         oldlen += 1
-                    a = prv[f]
-                    b = nxt[f]
+                    a = prv[ix(f)]
+                    b = nxt[ix(f)]
                     if a >= 0:
-                        nxt[a] = b
+                        nxt[ix(a)] = b
                     else:
                         head = b
                     if b >= 0:
-                        prv[b] = a
+                        prv[ix(b)] = a
                     else:
                         tail = a
-                    if isold[f]:
+                    if isold[ix(f)]:
                         oldlen -= 1
                     # (length - 1 >= OLD_MIN_LEN: remove_block's adjustment runs, then
                     # add_block's at the same length, which leaves it where it is)
-                    isold[f] = 0
+                    isold[ix(f)] = 0
                     old, oldlen = old_adjust(prv, nxt, isold, length - 1, ratio, old, oldlen)
-                    prv[f] = -1                              # push_head
-                    nxt[f] = head
-                    prv[head] = f
+                    prv[ix(f)] = -1                              # push_head
+                    nxt[ix(f)] = head
+                    prv[ix(head)] = f
                     head = f
-                    stamp[f] = clock & STAMP_MASK
+                    stamp[ix(f)] = clock & STAMP_MASK
                     old, oldlen = old_adjust(prv, nxt, isold, length, ratio, old, oldlen)
                     t += cost_young
                     cpu_sum += cost_young

@@ -40,7 +40,7 @@ from ._state import (
     T_MISSES, G_FTOP, G_NLOCAL, V_MARIADB1011, FLAG_AHI, FLAG_MODIFY, FLAG_RELATCH,
     FLAG_SHORTCUT, FLAG_TEMP, TEMP_DIRTY, TEMP_WRITTEN,
     PM_BASE, PM_FFREE, PM_FMAP, PM_SIZE, PM_UNUSED, dense_of, hash_add, is_edge, leaf_links,
-    local_of, insert_after, page_no, push_head, space_pos, unlink,
+    local_of, insert_after, ix, page_no, push_head, space_pos, unlink,
 )
 import numpy as np
 
@@ -87,12 +87,12 @@ def old_adjust(prv, nxt, isold, length, ratio, old, oldlen):
     new_len = min(length * ratio // RATIO_DIV, length - (OLD_TOLERANCE + NON_OLD_MIN_LEN))
     while True:
         if oldlen + OLD_TOLERANCE < new_len:
-            old = prv[old]
+            old = prv[ix(old)]
             oldlen += 1
-            isold[old] = 1
+            isold[ix(old)] = 1
         elif oldlen > new_len + OLD_TOLERANCE:
-            isold[old] = 0
-            old = nxt[old]
+            isold[ix(old)] = 0
+            old = nxt[ix(old)]
             oldlen -= 1
         else:
             return old, oldlen
@@ -133,12 +133,12 @@ def old_walk(prv, nxt, isold, old, steps):
     tail), marking the pages it takes in old and those it leaves not old, as
     buf_LRU_old_adjust_len's steps do; returns the new pointer."""
     while steps > 0:
-        old = prv[old]
-        isold[old] = 1
+        old = prv[ix(old)]
+        isold[ix(old)] = 1
         steps -= 1
     while steps < 0:
-        isold[old] = 0
-        old = nxt[old]
+        isold[ix(old)] = 0
+        old = nxt[ix(old)]
         steps += 1
     return old
 
