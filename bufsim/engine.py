@@ -231,6 +231,24 @@ def _stays_put(f, where, access, ready, isold, stamp, t, clock, oldtime, window)
                         (clock & STAMP_MASK) < stamp[ix(f)] + window))
 
 
+#: On a pool of at least DEEP_FRAMES frames (whose per-frame arrays outgrow the CPU's
+#: L2 cache) the fast loop also prefetches, FRAME_AHEAD events ahead, the fields a plain
+#: hit reads of the frame that event will get (its frame-map entry was prefetched
+#: PREFETCH_AHEAD events ahead, so it is likely in cache by then).
+FRAME_AHEAD = 8
+DEEP_FRAMES = 65536
+
+
+@njit(_nrt=False, cache=True, inline="always")
+def _prefetch_frame(f, where, access, ready, stamp):
+    """Prefetch what :func:`_stays_put` reads of frame f (nothing if f < 0)."""
+    if f >= 0:
+        prefetch(where, ix(f))
+        prefetch(access, ix(f))
+        prefetch(ready, ix(f))
+        prefetch(stamp, ix(f))
+
+
 @njit(_nrt=False, cache=True)
 def _innodb_fast(pages, counts, cpus, flags, pst, stat, ist, cnt, sst, glob, cfg, pm,
                  exhausted, stop_ns, budget, room):
@@ -289,6 +307,7 @@ def _innodb_fast(pages, counts, cpus, flags, pst, stat, ist, cnt, sst, glob, cfg
     cleaner = cfg[K_CLEANER] != 0 or cfg[K_FLUSH] != 0   # a background pass exists
     get_active = cfg[K_ACTIVITY] == 0
     stmt_active = cfg[K_ACTIVITY] != 0
+    deep = ist[0, I_CAP] >= DEEP_FRAMES
     e = sst[0, T_POS]
     end = sst[0, T_END]
     t = sst[0, T_CLOCK]
@@ -332,6 +351,9 @@ def _innodb_fast(pages, counts, cpus, flags, pst, stat, ist, cnt, sst, glob, cfg
                     break
                 if e + PREFETCH_AHEAD < end:
                     prefetch(fmap, pages[ix(e + PREFETCH_AHEAD)])
+                    if deep:
+                        _prefetch_frame(fmap[ix(pages[ix(e + FRAME_AHEAD)])], where, access,
+                                        ready, stamp)
                 fl = np.int64(flags[ix(e)])
                 if (fl & FLAG_MODIFY) != 0 or \
                         (ahi_pool and (fl & (FLAG_SHORTCUT | FLAG_AHI)) != 0):
@@ -370,6 +392,9 @@ def _innodb_fast(pages, counts, cpus, flags, pst, stat, ist, cnt, sst, glob, cfg
         p = pages[ix(e)]
         if e + PREFETCH_AHEAD < end:
             prefetch(fmap, pages[ix(e + PREFETCH_AHEAD)])
+            if deep:
+                _prefetch_frame(fmap[ix(pages[ix(e + FRAME_AHEAD)])], where, access, ready,
+                                stamp)
         cpu = cpus[ix(e)]
         fl = np.int64(flags[ix(e)])
         # the adaptive hash index's paths (a pool with the AHI only)
