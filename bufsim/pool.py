@@ -9,7 +9,6 @@ works.  Both drive the same kernels over :class:`bufsim.engine.PoolState`.
 """
 from __future__ import annotations
 
-import copy
 from dataclasses import dataclass
 
 import numpy as np

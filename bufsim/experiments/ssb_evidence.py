@@ -19,7 +19,7 @@ notebook's explanation of its misses (000_fe2813b876a91991.txt):
 from __future__ import annotations
 
 import itertools
-from typing import Mapping, Sequence
+from typing import Sequence
 
 import numpy as np
 import pandas as pd

@@ -287,7 +287,6 @@ def plans(geo: LiveGeometry, data: dict, scale: Scale = QUICK, seed: int = 0,
 
     def star_trace(g):
         p, f, row_pos = _scan_trace(g, "lineorder", relatch)
-        dix = g.table("dates").clustered
         keys = okey_date
         rows = np.flatnonzero(qualifies)
         new = np.zeros(keys.size, dtype=bool)

@@ -35,16 +35,16 @@ from ._state import (
     K_ACTIVITY, K_AHI, K_CLEANER, K_COST_CLOCK, K_NINST, K_COST_EVICT, K_COST_MISS, K_COST_YOUNG,
     K_OLDTIME, K_RATHRESH, K_RATIO, K_SCANDEPTH, K_VERSION,
     LRU_MIN_LEN, NON_OLD_MIN_LEN, NS_PER_MS, NS_PER_S, OLD_MIN_LEN, OLD_TOLERANCE, P_ACCESS,
-    P_DIRTY, P_NEXT, P_OLD, P_PAGE, P_PREV, P_READY, P_REF, P_STAMP, P_WHERE, RATIO_DIV,
+    P_DIRTY, P_NEXT, P_OLD, P_PAGE, P_PREV, P_READY, P_STAMP, P_WHERE, RATIO_DIV,
     S_INST, STAMP_MASK, T_CPU, T_IOWAIT,
-    T_MISSES, G_FTOP, G_NLOCAL, V_MARIADB1011, FLAG_AHI, FLAG_MODIFY, FLAG_RELATCH,
+    T_MISSES, G_FTOP, V_MARIADB1011, FLAG_AHI, FLAG_MODIFY, FLAG_RELATCH,
     FLAG_SHORTCUT, FLAG_TEMP, TEMP_DIRTY, TEMP_WRITTEN,
     PM_BASE, PM_FFREE, PM_FMAP, PM_SIZE, PM_UNUSED, dense_of, hash_add, is_edge, leaf_links,
     local_of, insert_after, ix, page_no, push_head, space_pos, unlink,
 )
 import numpy as np
 
-from .device import device_read, device_write  # noqa: F401  (re-exported for the engine)
+from .device import device_read
 from .flush import flush_pass, note_modification, note_temp_modification, write_page, \
     write_temp_page
 
