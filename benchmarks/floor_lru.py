@@ -8,12 +8,21 @@ rates as ratios of this one; its hits must equal bufsim ``lru``'s.
 import numpy as np
 from numba import njit
 
-from bufsim.policies._state import PREFETCH_AHEAD, prefetch
+from bufsim.policies._state import PREFETCH_AHEAD, ix, prefetch
 
 
-def _make(pf):
+@njit(cache=True, inline="always")
+def _signed(i):
+    return i
+
+
+def _make(pf, unsigned=False):
     """The floor; with ``pf`` (a compile-time constant) it also prefetches the map entry of
-    the event PREFETCH_AHEAD ahead, as bufsim's fast loops do."""
+    the event PREFETCH_AHEAD ahead, as bufsim's fast loops do; with ``unsigned`` its array
+    indices are typed unsigned (``bufsim.policies._state.ix``), so that numba leaves out
+    its negative-index fix-up, as bufsim's fast loops do since 2026-11-27."""
+    u = ix if unsigned else _signed
+
     def floor(pages, counts, n_pages, capacity):
         """Hits of an LRU of ``capacity`` frames over events (page, count)."""
         fmap = np.full(n_pages, -1, dtype=np.int32)
@@ -23,39 +32,39 @@ def _make(pf):
         head, tail, used, hits = -1, -1, 0, 0
         n = pages.shape[0]
         for e in range(n):
-            p = pages[e]
+            p = pages[u(e)]
             if pf and e + PREFETCH_AHEAD < n:
-                prefetch(fmap, pages[e + PREFETCH_AHEAD])
-            for _ in range(counts[e]):
-                f = fmap[p]
+                prefetch(fmap, pages[u(e + PREFETCH_AHEAD)])
+            for _ in range(counts[u(e)]):
+                f = fmap[u(p)]
                 if f >= 0:
                     hits += 1
                     if f == head:
                         continue
-                    a, b = prev[f], nxt[f]          # unlink f (not the head)
-                    nxt[a] = b
+                    a, b = prev[u(f)], nxt[u(f)]    # unlink f (not the head)
+                    nxt[u(a)] = b
                     if b >= 0:
-                        prev[b] = a
+                        prev[u(b)] = a
                     else:
                         tail = a
                 elif used < capacity:
                     f = used
                     used += 1
-                    page[f] = p
-                    fmap[p] = f
+                    page[u(f)] = p
+                    fmap[u(p)] = f
                     if tail < 0:
                         tail = f
                 else:
                     f = tail                        # evict the tail
-                    tail = prev[f]
-                    nxt[tail] = -1
-                    fmap[page[f]] = -1
-                    page[f] = p
-                    fmap[p] = f
-                prev[f] = -1                        # push f at the head
-                nxt[f] = head
+                    tail = prev[u(f)]
+                    nxt[u(tail)] = -1
+                    fmap[u(page[u(f)])] = -1
+                    page[u(f)] = p
+                    fmap[u(p)] = f
+                prev[u(f)] = -1                     # push f at the head
+                nxt[u(f)] = head
                 if head >= 0:
-                    prev[head] = f
+                    prev[u(head)] = f
                 head = f
         return hits
     return floor
@@ -65,3 +74,6 @@ def _make(pf):
 floor_lru = njit(cache=True)(_make(False))
 #: the floor with the fast loops' prefetch (benchmarks/midpoint_floor.py times it)
 floor_lru_prefetch = njit(cache=True)(_make(True))
+#: the floor with unsigned indices: informational (make bench's ``floor_lru_unsigned`` row);
+#: issue 14's ratios stay against :data:`floor_lru`, the kernel the issue describes
+floor_lru_unsigned = njit(cache=True)(_make(False, unsigned=True))

@@ -18,7 +18,11 @@ Each trace and pool size is also replayed through ``floor_lru``
 equal bufsim ``lru``'s, and every bufsim row carries ``ratio_vs_floor``, its rate
 over the floor's in this run (the issue-14 targets: ``lru`` >= 0.6, the InnoDB
 configurations >= 0.4).  Each bufsim row also reports the engine's memory: bytes
-of pool-sized state per frame and bytes of page-map state per distinct page.
+of pool-sized state per frame and bytes of page-map state per distinct page.  A row
+``floor_lru_unsigned`` times the same floor with its array indices typed unsigned, as
+bufsim's fast loops index (numba then leaves out its negative-index fix-up): shown
+beside the floor, so that the ratios can be read against both; the targets are
+against ``floor_lru``.
 
 And through ``midpoint_floor`` (benchmarks/midpoint_floor.py's ``one step+time+pf``), a
 minimal kernel of InnoDB's t=0 midpoint rules, each get's list changes done at once,
@@ -47,7 +51,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # benchmarks/lcs.py, a sibling
 
 import lcs as lcs_bench  # noqa: E402  (benchmarks/lcs.py, not libcachesim)
-from floor_lru import floor_lru  # noqa: E402  (benchmarks/floor_lru.py)
+from floor_lru import floor_lru, floor_lru_unsigned  # noqa: E402  (benchmarks/floor_lru.py)
 from midpoint_floor import ONE_TIMED_PF as midpoint_kernel  # noqa: E402  (benchmarks/midpoint_floor.py)
 import mrc_vs_replay as mrc_bench  # noqa: E402  (benchmarks/mrc_vs_replay.py)
 
@@ -182,6 +186,16 @@ def main(argv=None):
             rows.append(dict(trace=tname, gets=gets, pool_pages=size, policy="floor_lru",
                              seconds=secs, gets_per_s=gets / secs, hits=hits,
                              ratio_vs_floor=1.0))
+            # the same floor with unsigned indices (as bufsim's fast loops index): shown,
+            # not a reference for the targets
+            usecs, uhits = time_floor(chunk, trace.tablespaces.n_pages, cap,
+                                      repeat=args.repeat, kernel=floor_lru_unsigned)
+            if uhits != hits:
+                floor_mismatch.append(f"{tname}/{size}: floor_lru_unsigned {uhits} hits, "
+                                      f"floor_lru {hits}")
+            rows.append(dict(trace=tname, gets=gets, pool_pages=size,
+                             policy="floor_lru_unsigned", seconds=usecs, gets_per_s=gets / usecs,
+                             hits=uhits, ratio_vs_floor=secs / usecs))
             # what the rules cost: the t=0 midpoint rules, one step per get, with the
             # time state and the fast loops' prefetch, and nothing else
             # (benchmarks/midpoint_floor.py)

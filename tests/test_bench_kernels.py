@@ -70,3 +70,4 @@ def test_floor_lru_hits_as_bufsim_lru():
     cap = cfg.instance_pages - cfg.misc_pages
     assert floor.floor_lru(pages, counts, 5_000, cap) == hits
     assert floor.floor_lru_prefetch(pages, counts, 5_000, cap) == hits
+    assert floor.floor_lru_unsigned(pages, counts, 5_000, cap) == hits
