@@ -240,13 +240,17 @@ DEEP_FRAMES = 65536
 
 
 @njit(_nrt=False, cache=True, inline="always")
-def _prefetch_frame(f, where, access, ready, stamp):
-    """Prefetch what :func:`_stays_put` reads of frame f (nothing if f < 0)."""
+def _prefetch_frame(f, where, access, ready, stamp, prv, nxt, isold):
+    """Prefetch what :func:`_stays_put` reads of frame f, and its list links and old flag
+    (a move or an eviction reads them); nothing if f < 0."""
     if f >= 0:
         prefetch(where, ix(f))
         prefetch(access, ix(f))
         prefetch(ready, ix(f))
         prefetch(stamp, ix(f))
+        prefetch(prv, ix(f))
+        prefetch(nxt, ix(f))
+        prefetch(isold, ix(f))
 
 
 @njit(_nrt=False, cache=True)
@@ -353,7 +357,7 @@ def _innodb_fast(pages, counts, cpus, flags, pst, stat, ist, cnt, sst, glob, cfg
                     prefetch(fmap, pages[ix(e + PREFETCH_AHEAD)])
                     if deep:
                         _prefetch_frame(fmap[ix(pages[ix(e + FRAME_AHEAD)])], where, access,
-                                        ready, stamp)
+                                        ready, stamp, prv, nxt, isold)
                 fl = np.int64(flags[ix(e)])
                 if (fl & FLAG_MODIFY) != 0 or \
                         (ahi_pool and (fl & (FLAG_SHORTCUT | FLAG_AHI)) != 0):
@@ -394,7 +398,7 @@ def _innodb_fast(pages, counts, cpus, flags, pst, stat, ist, cnt, sst, glob, cfg
             prefetch(fmap, pages[ix(e + PREFETCH_AHEAD)])
             if deep:
                 _prefetch_frame(fmap[ix(pages[ix(e + FRAME_AHEAD)])], where, access, ready,
-                                stamp)
+                                stamp, prv, nxt, isold)
         cpu = cpus[ix(e)]
         fl = np.int64(flags[ix(e)])
         # the adaptive hash index's paths (a pool with the AHI only)
