@@ -221,6 +221,20 @@ FALLBACK = -6
 
 
 @njit(_nrt=False, cache=True, inline="always")
+def _fifo_read(stat, pm, p, t, devfree, devlast, devbusy, rnd, seq):
+    """device_read of page p asked for at time t, on a FIFO device whose skips are priced as
+    adjacent (``seq``) or random (``rnd``), as both fast loops have it: the device's new
+    (free time, last page, busy time); the read lands at the free time."""
+    if seq != rnd and devlast >= 0 and dense_of(stat, p) == dense_of(stat, devlast) + 1 and \
+            space_pos(stat, pm, p) == space_pos(stat, pm, devlast):
+        svc = seq
+    else:
+        svc = rnd
+    start = t if t > devfree else devfree
+    return start + svc, p, devbusy + svc
+
+
+@njit(_nrt=False, cache=True, inline="always")
 def _stays_put(f, where, access, ready, isold, stamp, t, clock, oldtime, window):
     """Whether a plain get of frame ``f`` (< 0: none) at time ``t`` is one that every step
     of :func:`bufsim.policies.innodb.get` would only count, the old sublist being set: the
@@ -547,17 +561,8 @@ def _innodb_fast(pages, counts, cpus, flags, pst, stat, ist, cnt, sst, glob, cfg
                     oldlen += 1
                     isold[ix(f)] = 1
                     old, oldlen = old_adjust(prv, nxt, isold, length, ratio, old, oldlen)
-                # device_read (FIFO, adjacent skips)
-                if seq != rnd and devlast >= 0 and \
-                        dense_of(stat, p) == dense_of(stat, devlast) + 1 and \
-                        space_pos(stat, pm, p) == space_pos(stat, pm, devlast):
-                    svc = seq
-                else:
-                    svc = rnd
-                start = t if t > devfree else devfree
-                devfree = start + svc
-                devlast = p
-                devbusy += svc
+                devfree, devlast, devbusy = _fifo_read(stat, pm, p, t, devfree, devlast,
+                                                       devbusy, rnd, seq)
                 ready[ix(f)] = devfree
                 iowait += devfree - t
                 t = devfree + cost_miss
@@ -846,16 +851,8 @@ def _lru_get(p, fmap, ffree, prv, nxt, where, page, stat, pm, head, tail, length
         else:
             tail = f
         head = f
-        # device_read
-        if seq != rnd and devlast >= 0 and dense_of(stat, p) == dense_of(stat, devlast) + 1 \
-                and space_pos(stat, pm, p) == space_pos(stat, pm, devlast):
-            svc = seq
-        else:
-            svc = rnd
-        start = t if t > devfree else devfree
-        devfree = start + svc
-        devlast = p
-        devbusy += svc
+        devfree, devlast, devbusy = _fifo_read(stat, pm, p, t, devfree, devlast, devbusy,
+                                               rnd, seq)
         iowait += devfree - t
         t = devfree + miss_cpu
         cpu_sum += miss_cpu
