@@ -235,6 +235,17 @@ def _fifo_read(stat, pm, p, t, devfree, devlast, devbusy, rnd, seq):
 
 
 @njit(_nrt=False, cache=True, inline="always")
+def _unpin_old(f, prv, isold, old, oldlen):
+    """remove_block's first step for frame f about to leave the LRU: if f is LRU_old, the
+    pointer moves to f's predecessor, which becomes old; the new (old, oldlen)."""
+    if f == old:
+        old = prv[ix(f)]
+        isold[ix(old)] = 1
+        oldlen += 1
+    return old, oldlen
+
+
+@njit(_nrt=False, cache=True, inline="always")
 def _stays_put(f, where, access, ready, isold, stamp, t, clock, oldtime, window):
     """Whether a plain get of frame ``f`` (< 0: none) at time ``t`` is one that every step
     of :func:`bufsim.policies.innodb.get` would only count, the old sublist being set: the
@@ -515,11 +526,7 @@ def _innodb_fast(pages, counts, cpus, flags, pst, stat, ist, cnt, sst, glob, cfg
                         isold[ix(f)] = 0
                     else:
                         # remove_block(f) of the tail
-                        if f == old:
-                            a = prv[ix(f)]
-                            old = a
-                            isold[ix(a)] = 1
-                            oldlen += 1
+                        old, oldlen = _unpin_old(f, prv, isold, old, oldlen)
                         a = prv[ix(f)]
                         tail = a
                         nxt[ix(a)] = -1
@@ -594,11 +601,7 @@ def _innodb_fast(pages, counts, cpus, flags, pst, stat, ist, cnt, sst, glob, cfg
                     # make_block_young: remove_block(f), then add_block(f, old=False)
                     if isold[ix(f)]:
                         d_young += 1
-                    if f == old:
-                        a = prv[ix(f)]
-                        old = a
-                        isold[ix(a)] = 1
-                        oldlen += 1
+                    old, oldlen = _unpin_old(f, prv, isold, old, oldlen)
                     a = prv[ix(f)]
                     b = nxt[ix(f)]
                     if a >= 0:
