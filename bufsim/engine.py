@@ -278,6 +278,22 @@ def _prefetch_frame(f, where, access, ready, stamp, prv, nxt, isold):
         prefetch(isold, ix(f))
 
 
+@njit(_nrt=False, cache=True, inline="always")
+def _prefetch_tail(tail, prv, page, access, dirty, ready, isold):
+    """Prefetch what the next miss reads of the LRU's tail, the page it will evict: its
+    page id, first access, modification and read times, predecessor and old flag.  On a
+    large pool the tail is a frame no get has touched for a long time, so without it
+    each miss waits for these loads (zipf 0.9/262,144, t=0, paired on 2026-11-27: 638-700
+    against 753-934 ms of kernel time)."""
+    if tail >= 0:
+        prefetch(prv, ix(tail))
+        prefetch(page, ix(tail))
+        prefetch(access, ix(tail))
+        prefetch(dirty, ix(tail))
+        prefetch(ready, ix(tail))
+        prefetch(isold, ix(tail))
+
+
 @njit(_nrt=False, cache=True)
 def _innodb_fast(pages, counts, cpus, flags, pst, stat, ist, cnt, sst, glob, cfg, pm,
                  exhausted, stop_ns, budget, room):
@@ -568,6 +584,10 @@ def _innodb_fast(pages, counts, cpus, flags, pst, stat, ist, cnt, sst, glob, cfg
                     oldlen += 1
                     isold[ix(f)] = 1
                     old, oldlen = old_adjust(prv, nxt, isold, length, ratio, old, oldlen)
+                if deep:
+                    # the next miss evicts the new tail (a miss that took a free block
+                    # leaves the tail as it was)
+                    _prefetch_tail(tail, prv, page, access, dirty, ready, isold)
                 devfree, devlast, devbusy = _fifo_read(stat, pm, p, t, devfree, devlast,
                                                        devbusy, rnd, seq)
                 ready[ix(f)] = devfree
@@ -840,6 +860,11 @@ def _lru_get(p, fmap, ffree, prv, nxt, where, page, stat, pm, head, tail, length
                 head = -1
             fmap[ix(page[ix(f)])] = -1
             n_evict += 1
+            if tail >= 0:
+                # the next miss evicts the new tail: its link and page id (a large pool's
+                # tail is a frame no get has touched for long)
+                prefetch(prv, ix(tail))
+                prefetch(page, ix(tail))
         else:
             top -= 1
             f = ffree[ix(top)]
