@@ -36,6 +36,7 @@ from dataclasses import dataclass, replace
 from typing import Callable, Iterator, Sequence
 
 import numpy as np
+from numba import njit
 
 from .._validation import check_int, check_int_fields
 from ..pages import Tablespaces
@@ -166,6 +167,50 @@ def _emit(pages, rows, cpu: CpuCost, stream: int, flags, breaks=None) -> Chunk:
     per_get = cpu.get_ns + (r * cpu.row_ns) // count
     return Chunk(pages[idx], count.astype(np.int64), per_get.astype(np.int64),
                  np.full(idx.size, stream, dtype=np.int64), flags[idx].copy())
+
+
+@njit(cache=True)
+def _kept_runs(pg, rw, fl):
+    """The runs of :func:`_emit` over the entries of ``pg`` that are >= 0, in row-major
+    order (the others dropped first): consecutive gets of a page with equal flags are one
+    run.  Returns each run's page, get count, rows and flags."""
+    pgf, rwf, flf = pg.ravel(), rw.ravel(), fl.ravel()
+    n = pgf.size
+    page = np.empty(n, dtype=np.int64)
+    count = np.empty(n, dtype=np.int64)
+    rows = np.empty(n, dtype=np.int64)
+    flags = np.empty(n, dtype=np.uint8)
+    m = -1
+    for i in range(n):
+        p = pgf[i]
+        if p < 0:
+            continue
+        f = flf[i]
+        if m >= 0 and p == page[m] and f == flags[m]:
+            count[m] += 1
+            rows[m] += rwf[i]
+        else:
+            m += 1
+            page[m] = p
+            count[m] = 1
+            rows[m] = rwf[i]
+            flags[m] = f
+    m += 1
+    return page[:m].copy(), count[:m].copy(), rows[:m].copy(), flags[:m].copy()
+
+
+def _emit_kept(pg: np.ndarray, rw: np.ndarray, fl: np.ndarray, cpu: CpuCost,
+               stream: int) -> Chunk:
+    """``_emit(pg.ravel()[keep], rw.ravel()[keep], cpu, stream, fl.ravel()[keep])`` with
+    ``keep = pg.ravel() >= 0``, in one pass (:func:`_kept_runs`): the operators that lay
+    out each row's gets in a row of ``pg`` (-1: none) emit their batches with it."""
+    page, count, rows, flags = _kept_runs(np.ascontiguousarray(pg, dtype=np.int64),
+                                          np.ascontiguousarray(rw, dtype=np.int64),
+                                          np.ascontiguousarray(fl, dtype=np.uint8))
+    if page.size == 0:
+        return Chunk.empty()
+    per_get = cpu.get_ns + (rows * cpu.row_ns) // count
+    return Chunk(page, count, per_get, np.full(page.size, stream, dtype=np.int64), flags)
 
 
 def _ahi_flag(ahi) -> int:
@@ -525,8 +570,7 @@ def secondary_range(db: Database, table: str, index: str, first: int, rowids, *,
                     pg[:r.size, 2:] = cl_paths(r)
                     fl[:r.size, -1] = cl_flag
                     rw[:r.size, -1] = 1
-                keep = pg.ravel() >= 0
-                yield _emit(pg.ravel()[keep], rw.ravel()[keep], cpu, stream, fl.ravel()[keep])
+                yield _emit_kept(pg, rw, fl, cpu, stream)
 
     leaves_touched = ((last + extra - 1) // pl - first // pl + 1) if n + extra else 1
     gets = int(upper.size + (n + extra) + leaves_touched + n * h_cl)
@@ -659,8 +703,7 @@ def scan_join(db: Database, outer: str, joins: Sequence[tuple], *, cpu: CpuCost 
                     if ahi:
                         fl[sel, col] = ahi
                 col += w
-            keep = pg.ravel() >= 0
-            yield _emit(pg.ravel()[keep], rw.ravel()[keep], cpu, stream, fl.ravel()[keep])
+            yield _emit_kept(pg, rw, fl, cpu, stream)
 
     probes = [(int((e >= 0).sum()), 1 if a else jx.height) for _, jx, e, a in inner]
     rows = rows_n + sum(p for p, _ in probes)

@@ -2,6 +2,8 @@
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import bufsim
 from bufsim import FLAG_AHI, FLAG_MODIFY, FLAG_SHORTCUT
@@ -264,6 +266,62 @@ def test_ssb_q11_probe_count_matches_closed_form(small_ssb):
     probes = int((small_ssb.probes("Q1.1")[0][1] >= 0).sum())
     sd = np.sqrt(n_orders * expect * (1 - expect))
     assert abs(probes - n_orders * expect) < 4 * sd
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(1, 40), st.integers(1, 6), st.integers(0, 2**32 - 1),
+       st.integers(0, 5), st.integers(0, 3), st.integers(0, 300))
+def test_emit_kept_equals_emit_of_the_kept_entries(k, width, seed, n_pages, row_ns, get_ns):
+    """plans._emit_kept (one pass) gives the chunk of plans._emit over the entries >= 0 of a
+    row-major layout: same pages, counts, CPU and flags, runs merged across dropped
+    entries as in the compacted sequence."""
+    from bufsim.workloads.plans import CpuCost, _emit, _emit_kept
+    rng = np.random.default_rng(seed)
+    pg = rng.integers(-1, n_pages + 1, size=(k, width))   # few pages: long runs, many -1
+    rw = rng.integers(0, 3, size=(k, width))
+    fl = rng.choice(np.array([0, FLAG_AHI, FLAG_SHORTCUT], dtype=np.uint8), size=(k, width))
+    cpu = CpuCost(row_ns=row_ns, get_ns=get_ns)
+    keep = pg.ravel() >= 0
+    want = _emit(pg.ravel()[keep], rw.ravel()[keep], cpu, 3, fl.ravel()[keep])
+    got = _emit_kept(pg, rw, fl, cpu, 3)
+    assert got == want
+    for col in ("page", "count", "cpu_ns", "stream", "flags"):
+        assert getattr(got, col).dtype == getattr(want, col).dtype, col
+
+
+def _probes_by_arrays(ssb, name):
+    """SSB.probes written with whole-array operations (how it was before its one-pass
+    kernel): the reference the kernel is held to."""
+    from bufsim.workloads.ssb import PLANS
+    spec, d = PLANS[name], ssb.data
+    alive = spec["lo"](d) if "lo" in spec else np.ones(d.rows, dtype=bool)
+    out = []
+    for table, pred in spec["joins"]:
+        keys = ssb._key_column(table).astype(np.int64)
+        idx = np.flatnonzero(alive)
+        k = keys[idx]
+        keep = np.ones(k.size, dtype=bool)
+        keep[1:] = k[1:] != k[:-1]
+        e = np.full(d.rows, -1, dtype=np.int64)
+        e[idx[keep]] = k[keep]
+        out.append((table, e))
+        m = ssb._dim_mask(table, pred)
+        if m is not None:
+            alive &= m[keys]
+    return out
+
+
+@pytest.mark.parametrize("seed", [0, 4])
+def test_ssb_probes_equal_the_array_formulation(seed):
+    """Every query's probes (key per lineorder row, -1 for a filtered row or a repeated
+    key) from the one-pass kernel equal the whole-array formulation's."""
+    from bufsim.workloads.ssb import QUERIES
+    ssb = SSB(0.02, seed=seed)
+    for q in QUERIES:
+        got, want = ssb.probes(q), _probes_by_arrays(ssb, q)
+        assert [t for t, _ in got] == [t for t, _ in want], q
+        for (t, a), (_, b) in zip(got, want):
+            assert a.dtype == b.dtype and np.array_equal(a, b), f"{q} {t}"
 
 
 def test_ssb_deterministic():
