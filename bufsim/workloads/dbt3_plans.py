@@ -66,6 +66,7 @@ Variants
 """
 from __future__ import annotations
 
+import weakref
 from dataclasses import dataclass
 from typing import Callable
 
@@ -194,9 +195,21 @@ def _q19_line(D, c):
         & (D.l_instruct[c["l"]] == DELIVER_IN_PERSON)
 
 
+#: _q18_orders per data set (weakly held: it goes with the data)
+_Q18_ORDERS = weakref.WeakKeyDictionary()
+
+
 def _q18_orders(D):
-    qsum = np.add.reduceat(D.l_qty.astype(np.int64), D.o_lstart[:-1])
-    return qsum > 300
+    """Q18's IN subquery, per order: whether its lineitems' quantities sum to more than
+    300 (``group by l_orderkey having sum(l_quantity) > 300``).  A function of the data
+    alone, which the plan's filter asks for on every batch of orders: computed once per
+    data set (read-only)."""
+    got = _Q18_ORDERS.get(D)
+    if got is None:
+        got = np.add.reduceat(D.l_qty.astype(np.int64), D.o_lstart[:-1]) > 300
+        got.setflags(write=False)
+        _Q18_ORDERS[D] = got
+    return got
 
 
 _Q1995_03_15, _Q1993_07_01, _Q1993_10_01 = day("1995-03-15"), day("1993-07-01"), day("1993-10-01")

@@ -142,3 +142,17 @@ def test_ds_mrr_reads_are_more_sequential(d05, q):
     mrr = _replay(d05.query(q, "mrr"))
     assert mrr[1] / mrr[0] > 2 * plain[1] / plain[0]
     assert mrr[2] < plain[2]
+
+
+def test_q18_orders_computed_once_per_data_set(d05):
+    """Q18's subquery (orders whose lineitems' quantities sum to more than 300) is a function
+    of the data: the plan's filter gets the same read-only array on every batch, and it
+    equals the sum over each order's lineitems counted here order by order."""
+    from bufsim.workloads.dbt3_plans import _q18_orders
+    D = d05.data
+    got = _q18_orders(D)
+    assert _q18_orders(D) is got and not got.flags.writeable
+    lo, hi = D.o_lstart[:-1], D.o_lstart[1:]
+    want = np.array([D.l_qty[a:b].astype(np.int64).sum() > 300 for a, b in zip(lo, hi)])
+    assert got.shape == want.shape and np.array_equal(got, want)
+    assert 0 < int(got.sum()) < got.size      # some orders qualify, not all
