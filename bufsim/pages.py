@@ -32,6 +32,9 @@ __all__ = ["IndexSpec", "SpaceSpec", "Tablespaces", "MAX_SPACE_ID"]
 
 #: Space ids are 32-bit unsigned in InnoDB.
 MAX_SPACE_ID = 2**32 - 1
+#: up to this many pages in all, :meth:`Tablespaces.group_of` reads a per-page group array
+#: (8 bytes a page: 32 MiB at most) instead of searching the index page lists
+GROUP_ARRAY_PAGES = 1 << 22
 _JSON_FORMAT = "bufsim.tablespaces"
 _JSON_VERSION = 1
 
@@ -515,9 +518,13 @@ class Tablespaces:
         return _readonly(group), names, gspace
 
     def group_of(self, dense) -> np.ndarray:
-        """Group of each dense page, computed from the index page lists (no per-page
-        array of the whole map is built)."""
+        """Group of each dense page.  Up to :data:`GROUP_ARRAY_PAGES` pages in all it reads
+        the per-page array :attr:`page_group` (built once: a pool's contents are counted
+        by group at every sample); above, it is computed from the index page lists, so
+        that no array of the whole map is built."""
         d = _as_int64(dense, "dense")
+        if self._n <= GROUP_ARRAY_PAGES:
+            return self.page_group[d]
         _, _, keys, vals, rest = self._cached("group_table", self._group_table)
         out = rest[np.searchsorted(self._bases, d, side="right") - 1]
         if len(keys):

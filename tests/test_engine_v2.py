@@ -62,6 +62,23 @@ def test_sparse_page_numbers_replay_in_little_memory(child_env):
     assert grown_mb < 200
 
 
+def test_group_of_by_array_equals_the_search(monkeypatch):
+    """Small tablespaces: group_of reads the per-page group array; it gives every page the
+    group the index-list search gives (the path of tablespaces too large for the array)."""
+    import bufsim.pages as P
+    ts = Tablespaces([SpaceSpec(3, 500, "a", indexes=(bufsim.IndexSpec("PRIMARY", range(10, 200)),
+                                                      bufsim.IndexSpec("k", [499, 0, 250]))),
+                      SpaceSpec(7, 40, "b"),
+                      SpaceSpec(9, 300, "t", indexes=(bufsim.IndexSpec("PRIMARY", range(0, 100)),))])
+    d = np.random.default_rng(1).permutation(ts.n_pages)
+    by_array = ts.group_of(d)
+    assert "groups" in ts._cache
+    monkeypatch.setattr(P, "GROUP_ARRAY_PAGES", 0)
+    by_search = ts.group_of(d)
+    assert by_array.tolist() == by_search.tolist()
+    assert sorted(set(by_array.tolist())) == list(range(ts.n_groups))
+
+
 def test_tablespaces_lookups_need_no_per_page_arrays():
     ts = Tablespaces([SpaceSpec(0, 2**32, "big", indexes=(bufsim.IndexSpec("k", [2**32 - 1, 7]),)),
                       SpaceSpec(9, 300, "t", indexes=(bufsim.IndexSpec("PRIMARY", range(0, 100)),))])
