@@ -740,7 +740,7 @@ def _innodb_fast(pages, counts, cpus, flags, pst, stat, ist, cnt, sst, glob, cfg
     return code, n_gets, max(want, 1)
 
 
-@njit(_nrt=False, cache=True)
+@njit(_nrt=False, cache=True, nogil=True)
 def _run_innodb(pages, counts, cpus, flags, pst, stat, ist, cnt, sst, glob, cfg, pm,
                 exhausted, stop_ns, max_events, budget, room):
     """The InnoDB kernel (the contract of :func:`_run_innodb_general`): the fast loop
@@ -766,7 +766,7 @@ def _run_innodb(pages, counts, cpus, flags, pst, stat, ist, cnt, sst, glob, cfg,
             return YIELD
 
 
-@njit(_nrt=False, cache=True)
+@njit(_nrt=False, cache=True, nogil=True)
 def _run_generic(pages, counts, cpus, flags, pst, stat, ist, cnt, sst, glob, cfg, pm,
                  exhausted, stop_ns, max_events, budget, room):
     """The kernel of the comparison policies (same contract as :func:`_run_innodb_general`;
@@ -888,7 +888,7 @@ def _lru_get(p, fmap, ffree, prv, nxt, where, page, stat, pm, head, tail, length
             cpu_sum)
 
 
-@njit(_nrt=False, cache=True)
+@njit(_nrt=False, cache=True, nogil=True)
 def _run_lru(pages, counts, cpus, flags, pst, stat, ist, cnt, sst, glob, cfg, pm,
              exhausted, stop_ns, max_events, budget, room):
     """Plain LRU, one stream, one instance, no stop time or event limit: the fast path.

@@ -31,6 +31,8 @@ when ``srv_check_activity``), MySQL 5.6.10.
 """
 from __future__ import annotations
 
+import concurrent.futures as cf
+import os
 from dataclasses import asdict, dataclass
 from typing import Mapping, Sequence
 
@@ -278,7 +280,7 @@ def fit_q11(ssb: SSB, reported_seconds: Mapping[tuple[str, int], float], *,
 def run_ssb(ssb: SSB, configs: PoolConfig | Mapping[str, PoolConfig], calib: Calibration, *,
             runs: Sequence[str] = ("Cold", "Run1", "Run2", "Run3"),
             queries: Sequence[str] = QUERIES, idle_ns: int = NS_PER_S,
-            states_out: dict | None = None) -> pd.DataFrame:
+            states_out: dict | None = None, jobs: int | None = None) -> pd.DataFrame:
     """The 13 queries (scan plans) run after each other ``len(runs)`` times in one
     pool per configuration, each pool starting empty, an idle ``idle_ns`` after
     every statement (the 5.6 page cleaner's pass falls into it).
@@ -288,7 +290,10 @@ def run_ssb(ssb: SSB, configs: PoolConfig | Mapping[str, PoolConfig], calib: Cal
     ``"Q2.1"`` (scan plan), ``"Q1.1:date_first"`` or ``"Q2.1:index_first"``
     (:data:`bufsim.workloads.ssb.INDEX_PLAN_QUERIES` names the 13 with index_first).  If ``states_out`` is a dict,
     it receives ``{label: bufsim.Pool}`` at the end (after the last idle gap), e.g.
-    for the pool contents per index.
+    for the pool contents per index.  ``jobs``: threads that replay the pools side by
+    side, each chunk fed to every pool before the next is made (None: one per core, at
+    most one per pool; 1: one after another).  The kernels run without the GIL, and each
+    pool sees the same chunks in the same order, so the numbers do not depend on it.
 
     Returns one row per configuration, run and query: the counters' increments,
     rows, elapsed seconds (idle time not included), CPU, I/O wait, clock reads and
@@ -301,37 +306,62 @@ def run_ssb(ssb: SSB, configs: PoolConfig | Mapping[str, PoolConfig], calib: Cal
     if not runs:
         raise ValueError("runs must name at least one run")
     check_ns("idle_ns", idle_ns)
+    if jobs is not None:
+        check_int("jobs", jobs, 1)
     pools = {k: Pool(c, ssb.tablespaces) for k, c in configs.items()}
+    n_jobs = min(len(pools), jobs or os.cpu_count() or 1)
+    ex = cf.ThreadPoolExecutor(max_workers=n_jobs) if n_jobs > 1 else None
     rows_out = []
-    for run in runs:
-        for q in queries:
-            name, _, plan = q.partition(":")
-            op = ssb.query(name, plan or "scan", cpu=calib.cpu)
-            for pool in pools.values():
-                pool.begin()
-            for chunk in op.chunks():       # generated once, fed to every pool
+    try:
+        for run in runs:
+            for q in queries:
+                name, _, plan = q.partition(":")
+                op = ssb.query(name, plan or "scan", cpu=calib.cpu)
                 for pool in pools.values():
-                    pool.feed(chunk)
-            for label, pool in pools.items():
-                d = pool.end().iloc[0]
-                r = dict(config=label, run=run, query=q, rows=int(op.rows),
-                         gets=int(d["NUMBER_PAGES_GET"]),
-                         pages_read=int(d["NUMBER_PAGES_READ"]),
-                         read_ahead=int(d["NUMBER_PAGES_READ_AHEAD"]),
-                         made_young=int(d["PAGES_MADE_YOUNG"]),
-                         not_made_young=int(d["PAGES_NOT_MADE_YOUNG"]),
-                         seconds=int(d["elapsed_ns"]) / NS_PER_S, cpu_ns=int(d["cpu_ns"]),
-                         io_wait_ns=int(d["io_wait_ns"]), misses=int(d["misses"]))
-                r.update(_features(int(d["gets"]), r["rows"], r["cpu_ns"], r["io_wait_ns"],
-                                   calib))
-                r.update(_split(r, calib))
-                rows_out.append(r)
-                # the statement ended: an idle gap, in which the page cleaner (5.6) runs
-                if idle_ns:
-                    pool.idle_ns(int(idle_ns))
+                    pool.begin()
+                pending = []
+                for chunk in op.chunks():       # generated once, fed to every pool
+                    if ex is None:
+                        for pool in pools.values():
+                            pool.feed(chunk)
+                        continue
+                    # the next chunk is made while the pools replay this one; a pool
+                    # takes it once it has replayed the one before
+                    for f in pending:
+                        f.result()
+                    pending = [ex.submit(pool.feed, chunk) for pool in pools.values()]
+                for f in pending:
+                    f.result()
+                rows_out.extend(_ssb_rows(pools, run, q, op, calib, idle_ns))
+    finally:
+        if ex is not None:
+            ex.shutdown()
     if states_out is not None:
         states_out.update(pools)
     return pd.DataFrame(rows_out)
+
+
+def _ssb_rows(pools, run, q, op, calib, idle_ns) -> list[dict]:
+    """run_ssb's rows of one query's run: each pool's counters, then its idle gap."""
+    rows_out = []
+    for label, pool in pools.items():
+        d = pool.end().iloc[0]
+        r = dict(config=label, run=run, query=q, rows=int(op.rows),
+                 gets=int(d["NUMBER_PAGES_GET"]),
+                 pages_read=int(d["NUMBER_PAGES_READ"]),
+                 read_ahead=int(d["NUMBER_PAGES_READ_AHEAD"]),
+                 made_young=int(d["PAGES_MADE_YOUNG"]),
+                 not_made_young=int(d["PAGES_NOT_MADE_YOUNG"]),
+                 seconds=int(d["elapsed_ns"]) / NS_PER_S, cpu_ns=int(d["cpu_ns"]),
+                 io_wait_ns=int(d["io_wait_ns"]), misses=int(d["misses"]))
+        r.update(_features(int(d["gets"]), r["rows"], r["cpu_ns"], r["io_wait_ns"],
+                           calib))
+        r.update(_split(r, calib))
+        rows_out.append(r)
+        # the statement ended: an idle gap, in which the page cleaner (5.6) runs
+        if idle_ns:
+            pool.idle_ns(int(idle_ns))
+    return rows_out
 
 
 def touched_pages(ssb: SSB, queries: Sequence[str] = QUERIES) -> np.ndarray:

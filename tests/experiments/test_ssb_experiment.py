@@ -85,6 +85,20 @@ def test_run_ssb_counts_each_statement_and_refills_between(ssb):
     assert df["gets"].iloc[0] == df["gets"].iloc[2]
 
 
+def test_run_ssb_in_threads_gives_the_serial_numbers(ssb):
+    """Pools replayed side by side in threads (the kernels release the GIL, the next chunk is
+    made while the pools replay this one) give the rows of one pool after another."""
+    c = Calibration(get_ns=500, clock_read_ns=1000, read_ns=10000)
+    base = pool_config(SsbConfig("5.6.10", "128M", 1000), c, pool_pages=600)
+    cfgs = {"a": base, "b": base.replace(old_blocks_time_ms=0), "c": base.replace(pool_pages=900)}
+    kw = dict(runs=("Cold", "Run1"), queries=("Q1.1", "Q2.1", "Q1.1:date_first"))
+    serial = run_ssb(ssb, cfgs, c, jobs=1, **kw)
+    assert run_ssb(ssb, cfgs, c, jobs=3, **kw).equals(serial)
+    assert serial.groupby("config").pages_read.sum().nunique() == 3   # three different pools
+    with pytest.raises(ValueError, match="jobs"):
+        run_ssb(ssb, cfgs, c, jobs=0, **kw)
+
+
 def test_cold_extra_charges_each_touched_page_once(ssb):
     disk = DeviceModel("d", 1_000_000, 100_000, 0)
     r = cold_extra_ns(ssb, disk, 10_000, queries=("Q1.1",))
