@@ -299,7 +299,7 @@ def _dispatch(k, t, core, th, stn, qbuf, cum, service_ns, servers, det, rng, spi
         th[j, TH_NEXT] = t + _draw(service_ns[k], det, rng)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _kernel(service_ns, servers, cum_prob, route, think_ns, det, core, spin_ns, broadcast,
             warmup, batch_size, seed, th, stn, qbuf, cum, base, batch_end, batch_resp, log, out):
     """Run until ``warmup + len(batch_end) * batch_size`` transactions are done.

@@ -10,6 +10,9 @@ DataFrame.  :func:`dbstress_costs` is also notebook 04's cost fit.
 """
 from __future__ import annotations
 
+import concurrent.futures as cf
+import os
+
 import numpy as np
 import pandas as pd
 
@@ -36,6 +39,18 @@ RATIOS = [("sel1", "sel1_sel2"), ("sel1", "sel2_v1"), ("sel2_v4", "sel2_v1"),
 def label(kind: str, v: int) -> str:
     """``'sel2_v3'`` for SEL2 variant 3, else the kind."""
     return kind if kind != "sel2" else f"sel2_v{v}"
+
+
+def in_threads(fn, items) -> list:
+    """``[fn(x) for x in items]``, the calls spread over one thread per core.  For
+    independent DES runs (each with its own seed; the simulation kernel releases the GIL):
+    the same results, in the same order, as one after another."""
+    items = list(items)
+    jobs = min(len(items), os.cpu_count() or 1)
+    if jobs <= 1:
+        return [fn(x) for x in items]
+    with cf.ThreadPoolExecutor(max_workers=jobs) as pool:
+        return list(pool.map(fn, items))
 
 
 class DbStress:
@@ -83,8 +98,10 @@ class DbStress:
         """DES runs at each user count: ``[(users, SimResult, network), ...]``; ``sim_kw``
         go to :meth:`Network.simulate` (``spin_ns``, ``wakeup``...)."""
         net = self.network(kind, v, ahi, costs, n_inst, mapping=mapping)
-        return [(n, net.simulate(n, n_transactions=self.transactions, seed=self.seed + n,
-                                 **sim_kw), net) for n in users]
+        users = list(users)
+        runs = in_threads(lambda n: net.simulate(n, n_transactions=self.transactions,
+                                                 seed=self.seed + n, **sim_kw), users)
+        return [(n, r, net) for n, r in zip(users, runs)]
 
 
 def dbstress_costs(ex: DbStress, tps: pd.DataFrame) -> Costs:
@@ -171,8 +188,9 @@ def section_sensitivity(ex: DbStress, costs: Costs, users,
         fs = D.page_frequency(dbs, "sel1", variant=1, ahi=False)
         pool = np.bincount(dbs.tablespaces.instance_of(16), weights=fs.gets, minlength=16)
         nets = workload_network(fs, 16, costs, cores=ex.cores, adaptive_hash_index=False)
-        w = sim_waits([(n, nets.simulate(n, n_transactions=ex.transactions, seed=ex.seed + n,
-                                         spin_ns=ex.spin_ns), nets) for n in users])
+        runs = in_threads(lambda n: nets.simulate(n, n_transactions=ex.transactions,
+                                                  seed=ex.seed + n, spin_ns=ex.spin_ns), users)
+        w = sim_waits([(n, r, nets) for n, r in zip(users, runs)])
         sh = np.sort(w)[::-1] / np.sum(w)
         rows.append(dict(objects=n_obj, sections=n_sec,
                          section_leaves=dbs.index("SECTION").geometry.leaf_pages,
@@ -225,19 +243,16 @@ def des_vs_mva(ex: DbStress, costs: Costs, users) -> pd.DataFrame:
     fixed route (every run with seed ``ex.seed``)."""
     net = ex.network("read", 1, False, costs)
     mva = net.mva(256).throughput
-    rows = []
-    for n in users:
-        for name, kw in [("product form", {}), ("spinning holds a core", dict(hold_core=True)),
-                         ("deterministic holds, fixed route",
-                          dict(service_dist="deterministic", routing="fixed"))]:
-            if kw.get("routing") == "fixed":
-                vnet = ex.network("read", 1, False, costs, drop_idle=True)
-                v = vnet.visits
-                vnet = type(vnet)(vnet.names, vnet.service * np.rint(v), np.rint(v),
-                                  vnet.servers, 0.0)
-                s = vnet.simulate(n, n_transactions=ex.transactions, seed=ex.seed, **kw)
-            else:
-                s = net.simulate(n, n_transactions=ex.transactions, seed=ex.seed, **kw)
-            rows.append(dict(users=n, model=name, des=s.throughput, mva=float(mva[n - 1]),
-                             diff=s.throughput / mva[n - 1] - 1))
+    vnet = ex.network("read", 1, False, costs, drop_idle=True)
+    v = vnet.visits
+    vnet = type(vnet)(vnet.names, vnet.service * np.rint(v), np.rint(v), vnet.servers, 0.0)
+    models = [("product form", net, {}), ("spinning holds a core", net, dict(hold_core=True)),
+              ("deterministic holds, fixed route", vnet,
+               dict(service_dist="deterministic", routing="fixed"))]
+    cases = [(n, name, nw, kw) for n in users for name, nw, kw in models]
+    runs = in_threads(lambda c: c[2].simulate(c[0], n_transactions=ex.transactions,
+                                              seed=ex.seed, **c[3]), cases)
+    rows = [dict(users=n, model=name, des=s.throughput, mva=float(mva[n - 1]),
+                 diff=s.throughput / mva[n - 1] - 1)
+            for (n, name, _, _), s in zip(cases, runs)]
     return pd.DataFrame(rows)

@@ -45,6 +45,20 @@ def test_dbstress_frequencies_are_computed_once_and_labels():
     assert set(C.FITTED) <= {C.label(k, v) for k, v in C.CASES} | {"sel1_sel2_ahi0"}
 
 
+def test_dbstress_des_runs_in_threads_give_the_serial_results():
+    """DbStress.des runs its user counts in threads; each run equals the same run alone."""
+    from bufsim.contention import Costs
+    ex = C.DbStress(20_000, transactions=400, seed=1)
+    costs = Costs(get_ns=1_000, ahi_ns=1_000, kernel_ns=10_000)
+    runs = ex.des("sel2", True, costs, [2, 8, 16], n_inst=4, spin_ns=ex.spin_ns)
+    assert [n for n, _, _ in runs] == [2, 8, 16]
+    for n, r, net in runs:
+        alone = net.simulate(n, n_transactions=ex.transactions, seed=ex.seed + n,
+                             spin_ns=ex.spin_ns)
+        assert r.throughput == alone.throughput and r.frame().equals(alone.frame())
+    assert len({r.throughput for _, r, _ in runs}) == 3
+
+
 def test_doc_waits_selects_the_pool_mutex_rows():
     import pandas as pd
     listings = pd.DataFrame({"listing": ["a", "a", "a", "b"],
