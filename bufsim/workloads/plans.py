@@ -36,11 +36,11 @@ from dataclasses import dataclass, replace
 from typing import Callable, Iterator, Sequence
 
 import numpy as np
-from numba import njit
 
 from .._validation import check_int, check_int_fields
 from ..pages import Tablespaces
 from ..trace import FLAG_AHI, FLAG_MODIFY, FLAG_SHORTCUT, FLAG_STMT_END, Chunk, Trace
+from ._kernels import kept_runs
 from .geometry import SpaceLayout, Table, layout_space, table_geometry
 
 __all__ = ["CpuCost", "Database", "Operator", "full_scan", "lookups", "range_scan",
@@ -169,42 +169,13 @@ def _emit(pages, rows, cpu: CpuCost, stream: int, flags, breaks=None) -> Chunk:
                  np.full(idx.size, stream, dtype=np.int64), flags[idx].copy())
 
 
-@njit(cache=True)
-def _kept_runs(pg, rw, fl):
-    """The runs of :func:`_emit` over the entries of ``pg`` that are >= 0, in row-major
-    order (the others dropped first): consecutive gets of a page with equal flags are one
-    run.  Returns each run's page, get count, rows and flags."""
-    pgf, rwf, flf = pg.ravel(), rw.ravel(), fl.ravel()
-    n = pgf.size
-    page = np.empty(n, dtype=np.int64)
-    count = np.empty(n, dtype=np.int64)
-    rows = np.empty(n, dtype=np.int64)
-    flags = np.empty(n, dtype=np.uint8)
-    m = -1
-    for i in range(n):
-        p = pgf[i]
-        if p < 0:
-            continue
-        f = flf[i]
-        if m >= 0 and p == page[m] and f == flags[m]:
-            count[m] += 1
-            rows[m] += rwf[i]
-        else:
-            m += 1
-            page[m] = p
-            count[m] = 1
-            rows[m] = rwf[i]
-            flags[m] = f
-    m += 1
-    return page[:m].copy(), count[:m].copy(), rows[:m].copy(), flags[:m].copy()
-
-
 def _emit_kept(pg: np.ndarray, rw: np.ndarray, fl: np.ndarray, cpu: CpuCost,
                stream: int) -> Chunk:
     """``_emit(pg.ravel()[keep], rw.ravel()[keep], cpu, stream, fl.ravel()[keep])`` with
-    ``keep = pg.ravel() >= 0``, in one pass (:func:`_kept_runs`): the operators that lay
-    out each row's gets in a row of ``pg`` (-1: none) emit their batches with it."""
-    page, count, rows, flags = _kept_runs(np.ascontiguousarray(pg, dtype=np.int64),
+    ``keep = pg.ravel() >= 0``, in one pass (:func:`bufsim.workloads._kernels.kept_runs`):
+    the operators that lay out each row's gets in a row of ``pg`` (-1: none) emit their
+    batches with it."""
+    page, count, rows, flags = kept_runs(np.ascontiguousarray(pg, dtype=np.int64),
                                           np.ascontiguousarray(rw, dtype=np.int64),
                                           np.ascontiguousarray(fl, dtype=np.uint8))
     if page.size == 0:

@@ -57,9 +57,9 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from numba import njit
 
 from ..trace import Chunk
+from ._kernels import probe_join
 from .geometry import FILL_RANDOM, Column, Index, Table
 from .plans import (
     BATCH, CpuCost, Database, Operator, _ahi_flag, _batches, _emit, lookups, range_scan,
@@ -137,24 +137,6 @@ def ssb_tables(sf: float = 1.0, *, n_lineorder: int | None = None,
 def _dim_sizes(sf: float):
     return (int(round(30_000 * sf)) or 1, int(round(2_000 * sf)) or 1,
             int(round(200_000 * (1 + math.floor(math.log2(sf))) if sf >= 1 else 200_000 * sf)) or 1)
-
-
-@njit(cache=True)
-def _probe_join(keys, alive, mask, masked, e):
-    """One join of :meth:`SSB.probes` in one pass over the lineorder rows: ``e[r]`` is
-    the key row r probes, or -1 if r is not alive (filtered out by an earlier predicate)
-    or its key repeats the previous alive row's (``eq_ref`` keeps the last row it read);
-    then (``masked``) the rows whose dimension row fails the predicate leave ``alive``."""
-    prev = -1
-    for r in range(keys.shape[0]):
-        if alive[r]:
-            k = np.int64(keys[r])
-            e[r] = k if k != prev else -1
-            prev = k
-            if masked and not mask[k]:
-                alive[r] = False
-        else:
-            e[r] = -1
 
 
 @dataclass(frozen=True, eq=False)
@@ -400,7 +382,8 @@ class SSB:
             m = self._dim_mask(table, pred)
             keys = self._key_column(table)
             e = np.empty(d.rows, dtype=np.int64)
-            _probe_join(keys, alive, np.ones(1, dtype=bool) if m is None else m, m is not None, e)
+            probe_join(keys, alive, np.ones(1, dtype=bool) if m is None else m, m is not None,
+                       e)
             out.append((table, e))
         return out
 
