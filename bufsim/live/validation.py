@@ -285,7 +285,11 @@ _MECH = {
                "form an old sublist (its re-accesses within old_blocks_time count as not "
                "made young) "
                "before the batch empties it; the replay's refill at once keeps the LRU "
-               "below pool - 768 pages (497 at 20 MiB), so it counts none"),
+               "below pool - 768 pages (497 at 20 MiB), so it counts none.  Seen only with "
+               "read-ahead on, whose burst is the likely carrier: a linear read-ahead takes "
+               "up to 64 free blocks at once (buf_read_ahead_linear -> "
+               "buf_page_init_for_read, one buf_LRU_get_free_block each); with read-ahead "
+               "off the same settings count none on the server either"),
     "time": ("old_blocks_time is real time: the server makes young an old page re-accessed "
              "1000 ms or more after its first access; its runs take 0.02-0.7 s "
              "(performance_schema statement timer), so only the tables' roots and a point-"
