@@ -82,14 +82,11 @@ def materialize(trace: Trace) -> Trace:
     return Trace(list(trace), trace.tablespaces, name=trace.name)
 
 
-def time_replay(trace, cfg, repeat=1):
-    best = None
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        res = replay(trace, cfg)
-        dt_ = time.perf_counter() - t0
-        best = dt_ if best is None else min(best, dt_)
-    return best, res
+def time_replay(trace, cfg):
+    """(seconds, result) of one replay (main takes the best of its rounds)."""
+    t0 = time.perf_counter()
+    res = replay(trace, cfg)
+    return time.perf_counter() - t0, res
 
 
 def libcachesim_runs(pages: np.ndarray, sizes):
@@ -115,19 +112,15 @@ def libcachesim_runs(pages: np.ndarray, sizes):
 FLOOR_TARGET = {"lru": 0.6, "innodb_t0": 0.4, "innodb_t1000": 0.4}
 
 
-def time_floor(chunk, n_pages, capacity, repeat=1, kernel=floor_lru):
-    """(seconds, hits) of a minimal kernel (default the floor LRU) over a materialized
-    chunk."""
+def time_floor(chunk, n_pages, capacity, kernel=floor_lru):
+    """(seconds, hits) of one run of a minimal kernel (default the floor LRU) over a
+    materialized chunk (main takes the best of its rounds)."""
     pages = np.ascontiguousarray(chunk.page, dtype=np.int64)
     counts = np.ascontiguousarray(chunk.count, dtype=np.int64)
     kernel(pages[:10], counts[:10], n_pages, 4)  # compile or load, untimed
-    best, hits = None, None
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        hits = kernel(pages, counts, n_pages, capacity)
-        d = time.perf_counter() - t0
-        best = d if best is None else min(best, d)
-    return best, int(hits)
+    t0 = time.perf_counter()
+    hits = kernel(pages, counts, n_pages, capacity)
+    return time.perf_counter() - t0, int(hits)
 
 
 def compile_seconds():

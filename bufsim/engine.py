@@ -856,15 +856,14 @@ def _lru_get(p, fmap, ffree, prv, nxt, where, page, stat, pm, head, tail, length
             tail = prv[ix(f)]
             if tail >= 0:
                 nxt[ix(tail)] = -1
-            else:
-                head = -1
-            fmap[ix(page[ix(f)])] = -1
-            n_evict += 1
-            if tail >= 0:
                 # the next miss evicts the new tail: its link and page id (a large pool's
                 # tail is a frame no get has touched for long)
                 prefetch(prv, ix(tail))
                 prefetch(page, ix(tail))
+            else:
+                head = -1
+            fmap[ix(page[ix(f)])] = -1
+            n_evict += 1
         else:
             top -= 1
             f = ffree[ix(top)]
