@@ -224,7 +224,10 @@ def test_live_notebook_writes_its_validation_rows(tmp_path, monkeypatch):
     runs = notebooks.run_notebooks(["07_live_server_validation"], quick=True, progress=False,
                                    parameters={"preset": "mysql57", "output_dir": str(out)})
     assert [r.ok for r in runs] == [True], runs[0].error
-    _check_outputs(runs[0].output, out / "figures", "07_live_server_validation")
+    charts = _check_outputs(runs[0].output, out / "figures", "07_live_server_validation")
+    # the repeat check ran (quick mode: 2 runs of each setting), one point per server run
+    repeats = _rows(charts["07_live_repeats"])
+    assert set(repeats.repeat) == {0, 1} and set(repeats.plan) == {"scan", "star"}
     rows = pd.read_csv(out / "results" / "07_live_validation.csv")
     assert len(rows) >= 40 and not rows.fitted.any() and rows.holds.dtype == bool
     for counter in ("NUMBER_PAGES_GET", "NUMBER_PAGES_READ", "PAGES_MADE_YOUNG",

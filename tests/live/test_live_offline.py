@@ -21,6 +21,44 @@ def test_tolerances_are_issue_16s(metric, reported, simulated, ok):
     assert V.holds(metric, reported, simulated) is ok
 
 
+@pytest.mark.parametrize("metric,runs,ok", [
+    ("PAGES_NOT_MADE_YOUNG", [0, 100], True),      # 50 meets both bands (+-50 each)
+    ("PAGES_NOT_MADE_YOUNG", [0, 101], False),
+    ("PAGES_NOT_MADE_YOUNG", [0, 151, 536], False),  # the server's 20 MiB join, 2026-11-27
+    ("PAGES_NOT_MADE_YOUNG", [1000, 1200], True),  # 1000 + 100 >= 1200 - 120
+    ("PAGES_NOT_MADE_YOUNG", [1000, 1250], False),
+    ("NUMBER_PAGES_READ", [2913, 3039], True), ("NUMBER_PAGES_READ", [2900, 3300], False),
+    ("NUMBER_PAGES_GET", [7, 7, 7], True),
+])
+def test_one_count_holds_all_runs_only_where_their_bands_meet(metric, runs, ok):
+    assert V.one_count_holds_all(metric, runs) is ok
+    if ok:      # then some count holds every run: the meeting point of the bands
+        lo = max(V.tolerance_band(metric, r)[0] for r in runs)
+        assert all(V.holds(metric, r, lo) for r in runs)
+
+
+def test_repeatability_summarises_each_row_over_its_runs():
+    import pandas as pd
+    rows = []
+    for rep, (nmy, read) in enumerate([(0, 3000), (536, 3010), (151, 2990)]):
+        for metric, real in (("PAGES_NOT_MADE_YOUNG", nmy), ("NUMBER_PAGES_READ", read)):
+            rows.append(dict(config="pool=20M", plan="star", phase="cold", metric=metric,
+                             reported=float(real), simulated=0.0 if metric[0] == "P" else 3000.0,
+                             holds=V.holds(metric, real, 0.0 if metric[0] == "P" else 3000.0)))
+    s = V.repeatability(pd.DataFrame(rows)).set_index("metric")
+    assert s.loc["PAGES_NOT_MADE_YOUNG", ["runs", "server_min", "server_median",
+                                         "server_max", "held"]].tolist() == [3, 0, 151, 536, 1]
+    assert not s.loc["PAGES_NOT_MADE_YOUNG", "one_count_can_hold"]
+    assert s.loc["NUMBER_PAGES_READ", "one_count_can_hold"]
+    assert s.loc["NUMBER_PAGES_READ", "held"] == 3 and s.replay_values.tolist() == [1, 1]
+
+
+@pytest.mark.parametrize("bad", [0, 101, 2.0, True, "5"])
+def test_repeat_runs_refuses_a_bad_count_before_starting_a_server(bad):
+    with pytest.raises(ValueError, match="repeats=.*allowed: an integer 1..100"):
+        V.repeat_runs(repeats=bad)
+
+
 def test_explanations_name_a_mechanism():
     row = dict(metric="NUMBER_PAGES_READ", config="pool=6M pct=37 time=1000 ra=on lsd=default",
                phase="cold", reported=400.0, simulated=350.0, holds=False)
