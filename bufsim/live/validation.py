@@ -288,8 +288,10 @@ def one_count_holds_all(metric: str, reported) -> bool:
 def repeatability(frame: pd.DataFrame) -> pd.DataFrame:
     """Per configuration, plan, phase and counter of a :func:`repeat_runs` frame: the
     number of runs, the server's min / median / max, the replay's count (one value: the
-    replay is deterministic), in how many runs it holds, and ``one_count_can_hold``
-    (:func:`one_count_holds_all`)."""
+    replay is deterministic), in how many runs it holds, ``one_count_can_hold``
+    (:func:`one_count_holds_all`) and ``within_spread``: the replay's count is within
+    the tolerance of the server's range (from the band of its least count to that of its
+    greatest)."""
     keys = ["config", "plan", "phase", "metric"]
     out = frame.groupby(keys, sort=False).agg(
         runs=("reported", "size"), server_min=("reported", "min"),
@@ -300,6 +302,9 @@ def repeatability(frame: pd.DataFrame) -> pd.DataFrame:
     meet = frame[keys].assign(lo=[b[0] for b in bands], hi=[b[1] for b in bands]) \
         .groupby(keys, sort=False).agg(lo=("lo", "max"), hi=("hi", "min")).reset_index()
     out["one_count_can_hold"] = (meet.lo <= meet.hi).to_numpy(dtype=bool)
+    low = [tolerance_band(m, v)[0] for m, v in zip(out.metric, out.server_min)]
+    high = [tolerance_band(m, v)[1] for m, v in zip(out.metric, out.server_max)]
+    out["within_spread"] = (out.simulated >= low) & (out.simulated <= high)
     return out
 
 

@@ -50,6 +50,11 @@ def test_repeatability_summarises_each_row_over_its_runs():
                                          "server_max", "held"]].tolist() == [3, 0, 151, 536, 1]
     assert not s.loc["PAGES_NOT_MADE_YOUNG", "one_count_can_hold"]
     assert s.loc["NUMBER_PAGES_READ", "one_count_can_hold"]
+    assert s.within_spread.all()            # 0 in [0 - 50, 536 + 53.6]; 3000 in [2841, 3311]
+    for sim, inside in ((-51.0, False), (-50.0, True), (589.6, True), (590.0, False)):
+        frame = pd.DataFrame(rows).assign(simulated=sim)
+        frame = frame[frame.metric == "PAGES_NOT_MADE_YOUNG"]
+        assert bool(V.repeatability(frame).within_spread.iloc[0]) is inside, sim
     assert s.loc["NUMBER_PAGES_READ", "held"] == 3 and s.replay_values.tolist() == [1, 1]
 
 
