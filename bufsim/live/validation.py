@@ -20,6 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from .._validation import check_int
 from ..config import PRESETS, DeviceModel, preset as make_preset
 from ..engine import replay
 from ..pages import SpaceSpec, Tablespaces
@@ -258,15 +259,10 @@ def repeat_runs(settings=REPEAT_SETTINGS, repeats: int = 5, **kwargs) -> pd.Data
     The server's counts of one setting need not repeat: its page cleaner is a thread of
     its own, and what a run counts can depend on when its batches fall (see
     :func:`repeatability`)."""
-    if not (_is_count(repeats) and 1 <= repeats <= 100):
-        raise ValueError(f"repeats={repeats!r} is out of range; allowed: an integer 1..100")
+    repeats = check_int("repeats", repeats, 1, 100)
     frame = run_grid(tuple(settings) * repeats, **kwargs)
     frame["repeat"] = frame.groupby(["config", "plan", "phase", "metric"]).cumcount()
     return frame
-
-
-def _is_count(v) -> bool:
-    return isinstance(v, (int, np.integer)) and not isinstance(v, bool)
 
 
 def tolerance_band(metric: str, reported: float) -> tuple[float, float]:
@@ -298,10 +294,8 @@ def repeatability(frame: pd.DataFrame) -> pd.DataFrame:
         server_median=("reported", "median"), server_max=("reported", "max"),
         simulated=("simulated", "first"), replay_values=("simulated", "nunique"),
         held=("holds", "sum")).reset_index()
-    bands = [tolerance_band(m, float(r)) for m, r in zip(frame.metric, frame.reported)]
-    meet = frame[keys].assign(lo=[b[0] for b in bands], hi=[b[1] for b in bands]) \
-        .groupby(keys, sort=False).agg(lo=("lo", "max"), hi=("hi", "min")).reset_index()
-    out["one_count_can_hold"] = (meet.lo <= meet.hi).to_numpy(dtype=bool)
+    out["one_count_can_hold"] = [one_count_holds_all(key[3], runs.reported)
+                                 for key, runs in frame.groupby(keys, sort=False)]
     low = [tolerance_band(m, v)[0] for m, v in zip(out.metric, out.server_min)]
     high = [tolerance_band(m, v)[1] for m, v in zip(out.metric, out.server_max)]
     out["within_spread"] = (out.simulated >= low) & (out.simulated <= high)

@@ -60,7 +60,7 @@ def test_repeatability_summarises_each_row_over_its_runs():
 
 @pytest.mark.parametrize("bad", [0, 101, 2.0, True, "5"])
 def test_repeat_runs_refuses_a_bad_count_before_starting_a_server(bad):
-    with pytest.raises(ValueError, match="repeats=.*allowed: an integer 1..100"):
+    with pytest.raises(ValueError, match="repeats.*1..100"):
         V.repeat_runs(repeats=bad)
 
 
