@@ -163,10 +163,17 @@ def _emit(pages, rows, cpu: CpuCost, stream: int, flags, breaks=None) -> Chunk:
         start[breaks] = True
     idx = np.flatnonzero(start)
     count = np.diff(np.append(idx, n))
-    r = np.add.reduceat(rows, idx)
-    per_get = cpu.get_ns + (r * cpu.row_ns) // count
-    return Chunk(pages[idx], count.astype(np.int64), per_get.astype(np.int64),
-                 np.full(idx.size, stream, dtype=np.int64), flags[idx].copy())
+    return _runs_chunk(pages[idx], count.astype(np.int64), np.add.reduceat(rows, idx),
+                       flags[idx].copy(), cpu, stream)
+
+
+def _runs_chunk(page, count, rows, flags, cpu: CpuCost, stream: int) -> Chunk:
+    """The chunk of runs (a page's consecutive gets with equal flags: ``count`` of them,
+    ``rows`` rows attributed to the run): each get costs ``get_ns`` plus its share of the
+    run's rows."""
+    per_get = cpu.get_ns + (rows * cpu.row_ns) // count
+    return Chunk(page, count, per_get.astype(np.int64),
+                 np.full(page.size, stream, dtype=np.int64), flags)
 
 
 def _emit_kept(pg: np.ndarray, rw: np.ndarray, fl: np.ndarray, cpu: CpuCost,
@@ -180,8 +187,7 @@ def _emit_kept(pg: np.ndarray, rw: np.ndarray, fl: np.ndarray, cpu: CpuCost,
                                           np.ascontiguousarray(fl, dtype=np.uint8))
     if page.size == 0:
         return Chunk.empty()
-    per_get = cpu.get_ns + (rows * cpu.row_ns) // count
-    return Chunk(page, count, per_get, np.full(page.size, stream, dtype=np.int64), flags)
+    return _runs_chunk(page, count, rows, flags, cpu, stream)
 
 
 def _ahi_flag(ahi) -> int:
