@@ -4,14 +4,12 @@ import os
 
 import numpy as np
 import pytest
-from tests._bench import load_benchmark
+from tests._bench import libcachesim, load_benchmark
 
 import bufsim
 from bufsim import CostModel, DeviceModel, PoolConfig
 
-lcs = pytest.importorskip("libcachesim")
-
-pytestmark = pytest.mark.slow
+lcs = libcachesim()
 
 N_GETS, N_PAGES = 30_000, 5_000
 SIZES = (100, 1000)

@@ -13,10 +13,9 @@ import pytest
 
 from bufsim.policies import _state, arc, clock, fifo, lru, two_q
 from bufsim.policies._state import P_WHERE
+from tests._bench import libcachesim
 
-lcs = pytest.importorskip("libcachesim")
-
-pytestmark = pytest.mark.slow
+lcs = libcachesim()
 
 N_PAGES, N_GETS = 500, 20_000
 SIZES = (10, 50, 100, 250)
