@@ -210,6 +210,19 @@ def _print_table(rows: Sequence[tuple[str, object]], out=None) -> None:
 # --------------------------------------------------------------------------------------
 # replay
 # --------------------------------------------------------------------------------------
+def _compile_notice(configs) -> None:
+    """Say on stderr, before the silence, that a replay is about to compile its kernel
+    (:func:`bufsim.engine.compiled` False: the first run after installing or updating
+    bufsim)."""
+    from .engine import compiled
+    todo = sorted({c.policy for c in configs if compiled(c) is False})
+    if todo:
+        print(f"bufsim: compiling the {', '.join(todo)} replay kernel"
+              f"{'s' if len(todo) > 1 else ''} first (once after installing or updating "
+              f"bufsim: about a minute; kept in {os.environ.get('NUMBA_CACHE_DIR', '?')})",
+              file=sys.stderr, flush=True)
+
+
 def _cmd_replay(args) -> int:
     from .config import preset
     from .engine import replay
@@ -229,6 +242,7 @@ def _cmd_replay(args) -> int:
     except ValueError as e:
         raise UsageError(str(e)) from None
     trace = _load(args)
+    _compile_notice([cfg])
     res = replay(trace, cfg)
     row = result_row(res)
     prov = provenance(args.trace)
@@ -305,9 +319,10 @@ def _cmd_sweep(args) -> int:
     except ValueError as e:
         raise UsageError(str(e)) from None
     points = expand_grid(grid)
+    configs = []
     for p in points:  # every configuration valid before any replay
         try:
-            make_config(p, args.preset)
+            configs.append(make_config(p, args.preset))
         except ValueError as e:
             raise UsageError(f"configuration {p}: {e}") from None
     if chart is not None:
@@ -315,6 +330,7 @@ def _cmd_sweep(args) -> int:
     trace = args.trace
     # read once here so that bad input is refused before any replay (workers re-read it)
     _load(args)
+    _compile_notice(configs)
     executor = _executor(args.executor) if args.executor else None
     try:
         df = sweep(trace, points, executor=executor, jobs=args.jobs, preset=args.preset,
@@ -409,8 +425,10 @@ def _cmd_mrc(args) -> int:
 # --------------------------------------------------------------------------------------
 def _cmd_advise(args) -> int:
     from .advise import advise
+    from .config import preset
     out = _check_output(args.output, (".md", ".html"))
     trace = _load(args)
+    _compile_notice([preset(args.preset)])
     report = advise(trace, target_hit=args.target_hit, threads=args.threads, cores=args.cores,
                     preset=args.preset, device=args.device or "ssd", shards=args.shards,
                     gets_per_txn=args.gets_per_txn, trace_label=args.trace)

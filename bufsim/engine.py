@@ -27,6 +27,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Sequence
 
+import os
+
 import numpy as np
 import pandas as pd
 from numba import njit
@@ -62,7 +64,7 @@ from .policies._state import (
 )
 from .policies.flush import note_modification
 
-__all__ = ["replay", "ReplayResult", "PoolState"]
+__all__ = ["replay", "ReplayResult", "PoolState", "compiled"]
 
 
 
@@ -820,6 +822,32 @@ def _run_generic(pages, counts, cpus, flags, pst, stat, ist, cnt, sst, glob, cfg
         n_done += 1
 
 
+def _kernel_of(policy: str):
+    """The kernel that replays ``policy``."""
+    return {"innodb": _run_innodb, "lru": _run_lru}.get(policy, _run_generic)
+
+
+def compiled(config: PoolConfig) -> bool | None:
+    """Whether the kernel a replay of ``config`` runs is compiled already, in this
+    process or in numba's cache folder (``NUMBA_CACHE_DIR``, see
+    :mod:`bufsim._numba_cache`).  False: the first replay compiles it, which takes
+    about a minute on two cores for InnoDB (once per install or update of bufsim; the
+    command line says so first).  None where numba's cache cannot tell.
+
+    >>> from bufsim import mysql56
+    >>> compiled(mysql56(pool_pages=1024)) in (True, False)
+    True
+    """
+    kernel = _kernel_of(config.policy)
+    if kernel.signatures:
+        return True
+    try:
+        index = kernel._cache._cache_file._index_path   # numba's index of the cached kernel
+    except AttributeError:
+        return None
+    return os.path.isfile(index)
+
+
 @njit(_nrt=False, cache=True, inline="always")
 def _lru_to_head(f, prv, nxt, head, tail):
     """Move resident frame f (not the head) to the head; the new (head, tail)."""
@@ -1215,7 +1243,7 @@ class PoolState:
         self.glob[G_AREA] = config.read_ahead_area if config.policy == "innodb" else 0
         self.cfg = _config_array(config)
         self.exhausted = np.zeros(n_streams, dtype=np.int64)
-        self._kernel = {"innodb": _run_innodb, "lru": _run_lru}.get(config.policy, _run_generic)
+        self._kernel = _kernel_of(config.policy)
         self._buf = [_empty_events() for _ in range(n_streams)]
         self._arrays = _empty_events()
 

@@ -162,6 +162,43 @@ def test_out_of_range_config_names_the_field(csv, tmp_path, inproc):
     one_error_line(p, "--old-blocks-pct", "99 is out of range; allowed: 5..95")
 
 
+def test_first_replay_says_it_compiles(csv, tmp_path, inproc, monkeypatch):
+    """Before a replay whose kernel is not compiled yet (about a minute of silence on a
+    first run), one stderr line says so, and where the kernel is kept; not otherwise."""
+    from bufsim import engine
+    monkeypatch.setattr(engine, "compiled", lambda cfg: False)
+    p = inproc("replay", csv, "--pool", "16M")
+    assert p.returncode == 0, p.stderr
+    notice = [ln for ln in p.stderr.splitlines() if "compiling" in ln]
+    assert notice == [ln for ln in notice if "innodb replay kernel" in ln and "about a minute" in ln]
+    assert len(notice) == 1
+    p = inproc("sweep", csv, "--pool", "16M,32M", "--jobs", "1", "--no-progress",
+               "-o", tmp_path / "sw.csv")
+    assert p.returncode == 0, p.stderr
+    assert [ln for ln in p.stderr.splitlines() if "compiling" in ln] == [notice[0]]
+    monkeypatch.setattr(engine, "compiled", lambda cfg: True)
+    p = inproc("replay", csv, "--pool", "16M")
+    assert p.returncode == 0 and "compiling" not in p.stderr
+
+
+def test_compiled_tells_a_kernel_in_the_cache_from_one_that_is_not(csv, tmp_path, child_env):
+    """``engine.compiled``: True once the kernel has run in this process; False in a
+    fresh interpreter over an empty cache folder (asked without compiling anything)."""
+    from bufsim import engine, mysql56
+    cfg = mysql56(pool_pages=1024)
+    bufsim.replay(bufsim.read_trace(csv), cfg)
+    assert engine.compiled(cfg) is True
+    env = dict(child_env, NUMBA_CACHE_DIR=str(tmp_path / "empty"))
+    src = ("import time; t = time.time(); from bufsim import engine, mysql56; "
+           "print(engine.compiled(mysql56(pool_pages=1024)), round(time.time() - t))")
+    proc = subprocess.run([sys.executable, "-c", src], env=env, capture_output=True, text=True,
+                          timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    answer, seconds = proc.stdout.split()
+    assert answer == "False"
+    assert int(seconds) < 20   # no kernel was compiled to answer (a compile takes ~60 s)
+
+
 def test_replay_with_a_column_mapping(csv, tmp_path):
     d = pd.read_csv(csv).rename(columns={"space": "sp", "page": "blk"})
     mapped = tmp_path / "mapped.csv"
