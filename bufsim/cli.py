@@ -212,15 +212,11 @@ def _print_table(rows: Sequence[tuple[str, object]], out=None) -> None:
 # --------------------------------------------------------------------------------------
 def _compile_notice(configs) -> None:
     """Say on stderr, before the silence, that a replay is about to compile its kernel
-    (:func:`bufsim.engine.compiled` False: the first run after installing or updating
-    bufsim)."""
-    from .engine import compiled
-    todo = sorted({c.policy for c in configs if compiled(c) is False})
-    if todo:
-        print(f"bufsim: compiling the {', '.join(todo)} replay kernel"
-              f"{'s' if len(todo) > 1 else ''} first (once after installing or updating "
-              f"bufsim: about a minute; kept in {os.environ.get('NUMBA_CACHE_DIR', '?')})",
-              file=sys.stderr, flush=True)
+    (:func:`bufsim.engine.compile_notice`)."""
+    from .engine import compile_notice
+    line = compile_notice(configs)
+    if line:
+        print(line, file=sys.stderr, flush=True)
 
 
 def _cmd_replay(args) -> int:

@@ -64,7 +64,7 @@ from .policies._state import (
 )
 from .policies.flush import note_modification
 
-__all__ = ["replay", "ReplayResult", "PoolState", "compiled"]
+__all__ = ["replay", "ReplayResult", "PoolState", "compiled", "compile_notice"]
 
 
 
@@ -827,18 +827,18 @@ def _kernel_of(policy: str):
     return {"innodb": _run_innodb, "lru": _run_lru}.get(policy, _run_generic)
 
 
-def compiled(config: PoolConfig) -> bool | None:
-    """Whether the kernel a replay of ``config`` runs is compiled already, in this
-    process or in numba's cache folder (``NUMBA_CACHE_DIR``, see
+def compiled(config: PoolConfig | str) -> bool | None:
+    """Whether the kernel a replay of ``config`` (or of a policy name) runs is compiled
+    already, in this process or in numba's cache folder (``NUMBA_CACHE_DIR``, see
     :mod:`bufsim._numba_cache`).  False: the first replay compiles it, which takes
-    about a minute on two cores for InnoDB (once per install or update of bufsim; the
-    command line says so first).  None where numba's cache cannot tell.
+    about a minute on two cores for InnoDB (once per install or update of bufsim:
+    :func:`compile_notice` says so).  None where numba's cache cannot tell.
 
     >>> from bufsim import mysql56
     >>> compiled(mysql56(pool_pages=1024)) in (True, False)
     True
     """
-    kernel = _kernel_of(config.policy)
+    kernel = _kernel_of(config if isinstance(config, str) else config.policy)
     if kernel.signatures:
         return True
     try:
@@ -846,6 +846,20 @@ def compiled(config: PoolConfig) -> bool | None:
     except AttributeError:
         return None
     return os.path.isfile(index)
+
+
+def compile_notice(configs) -> str | None:
+    """The line the command line and a notebook's setup show before a replay whose
+    kernel is not compiled yet (a minute of silence otherwise), naming the policies of
+    ``configs`` (PoolConfigs or policy names) it concerns; None when none is."""
+    todo = sorted({c if isinstance(c, str) else c.policy for c in configs
+                   if compiled(c) is False})
+    if not todo:
+        return None
+    return (f"bufsim: the {', '.join(todo)} replay kernel{'s are' if len(todo) > 1 else ' is'} "
+            "not compiled yet: the first replay compiles "
+            f"{'them' if len(todo) > 1 else 'it'} (once after installing or updating bufsim: "
+            f"about a minute; kept in {os.environ.get('NUMBA_CACHE_DIR', '?')})")
 
 
 @njit(_nrt=False, cache=True, inline="always")

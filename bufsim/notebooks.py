@@ -305,6 +305,11 @@ def setup(
 
     from bufsim import figures
 
+    from bufsim.engine import compile_notice
+
+    line = compile_notice(("innodb", "lru"))
+    if line:  # under the setup cell, before the first replay's minute of silence
+        print(line)
     figures._enable_theme()  # charts shown inline look like the saved figures
     # application/vnd.vegalite.v5+json: JupyterLab renders it itself, offline (the html
     # renderer would fetch vega from a CDN)

@@ -154,3 +154,19 @@ def test_cache_folder_follows_kernel_sources(tmp_path):
     assert _numba_cache.source_hash(pkg) == h1, "a module without numba does not count"
     (pkg / "k.py").write_text("import numba  # edited\n")
     assert _numba_cache.source_hash(pkg) != h1
+
+
+def test_setup_says_when_the_first_replay_will_compile(tmp_path, monkeypatch, capsys):
+    """Under the setup cell, one line says that the first replay compiles its kernel
+    when it is not compiled yet (a minute of silence otherwise), and nothing when it is."""
+    from bufsim import engine
+    monkeypatch.setattr(engine, "compiled", lambda c: c == "lru")
+    notebooks.setup("99_t", output_dir=str(tmp_path))
+    out = capsys.readouterr().out.splitlines()
+    assert len(out) == 1 and out[0].startswith("bufsim: the innodb replay kernel is not compiled")
+    monkeypatch.setattr(engine, "compiled", lambda c: False)
+    notebooks.setup("99_t", output_dir=str(tmp_path))
+    assert "innodb, lru replay kernels are not compiled yet" in capsys.readouterr().out
+    monkeypatch.setattr(engine, "compiled", lambda c: True)
+    notebooks.setup("99_t", output_dir=str(tmp_path))
+    assert capsys.readouterr().out == ""
