@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import math
 import os
+import sys
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -448,6 +449,11 @@ def run_notebooks(
     out_dir.mkdir(parents=True, exist_ok=True)
     parameters = {**({"quick": True} if quick else {}), **(parameters or {})}
     runs: list[NotebookRun] = []
+    from bufsim.engine import compile_notice
+
+    line = compile_notice(("innodb", "lru"))
+    if line and selected:  # the first notebook's kernel compiles them, a minute in silence
+        print(line, file=sys.stderr, flush=True)
     bar = tqdm(selected, unit="notebook", disable=not progress, desc="notebooks")
     for source in bar:
         bar.set_description(source.stem)

@@ -170,3 +170,22 @@ def test_setup_says_when_the_first_replay_will_compile(tmp_path, monkeypatch, ca
     monkeypatch.setattr(engine, "compiled", lambda c: True)
     notebooks.setup("99_t", output_dir=str(tmp_path))
     assert capsys.readouterr().out == ""
+
+
+def test_batch_run_says_when_its_first_notebook_will_compile(tmp_path, monkeypatch, capsys):
+    """``bufsim notebooks run`` (run_notebooks) says on stderr, before the first
+    notebook, that its first replay compiles the kernels when they are not compiled
+    yet, where the progress bar would otherwise sit still for a minute."""
+    import nbformat
+
+    from bufsim import engine
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("x = 1")])
+    nbformat.write(nb, str(tmp_path / "99_tiny.ipynb"))
+    for answer, shown in ((False, True), (True, False)):
+        monkeypatch.setattr(engine, "compiled", lambda c, a=answer: a)
+        runs = notebooks.run_notebooks(["99"], progress=False, notebooks_dir=tmp_path,
+                                       output_dir=tmp_path / "out")
+        assert [r.ok for r in runs] == [True]
+        lines = [ln for ln in capsys.readouterr().err.splitlines() if "not compiled yet" in ln]
+        assert len(lines) == (1 if shown else 0)
+        assert not shown or "innodb, lru replay kernels" in lines[0]
