@@ -33,6 +33,7 @@ from __future__ import annotations
 import math
 import os
 import sys
+import tempfile
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -318,6 +319,20 @@ def setup(
     return ctx
 
 
+def _ipc_kernel_manager(folder: str) -> type:
+    """A kernel manager whose kernel talks over unix sockets in ``folder`` (an
+    absolute path: the kernel resolves a relative one against its own working folder),
+    not loopback TCP: runner and kernel are on one machine, nothing listens on a port,
+    and ipykernel >= 7.3 no longer warns at every start that its TCP is unencrypted."""
+    from jupyter_client import AsyncKernelManager
+
+    class IPCKernelManager(AsyncKernelManager):
+        def __init__(self, **kwargs):
+            super().__init__(transport="ipc", ip=os.path.join(folder, "kernel"), **kwargs)
+
+    return IPCKernelManager
+
+
 @dataclass(frozen=True)
 class NotebookRun:
     """Outcome of executing one notebook.
@@ -462,14 +477,16 @@ def run_notebooks(
         start = time.perf_counter()
         error = None
         try:
-            pm.execute_notebook(
-                str(source),
-                str(output),
-                parameters=parameters,
-                kernel_name=kernel_name,
-                cwd=str(source.parent),
-                progress_bar=False,
-            )
+            with tempfile.TemporaryDirectory(prefix="bufsim-ipc-") as sockets:
+                pm.execute_notebook(
+                    str(source),
+                    str(output),
+                    parameters=parameters,
+                    kernel_name=kernel_name,
+                    cwd=str(source.parent),
+                    progress_bar=False,
+                    kernel_manager_class=_ipc_kernel_manager(sockets),
+                )
         except Exception as exc:  # noqa: BLE001 - every failure is reported, the run goes on
             error = _describe(exc)
         seconds = time.perf_counter() - start

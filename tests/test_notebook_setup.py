@@ -189,3 +189,21 @@ def test_batch_run_says_when_its_first_notebook_will_compile(tmp_path, monkeypat
         lines = [ln for ln in capsys.readouterr().err.splitlines() if "not compiled yet" in ln]
         assert len(lines) == (1 if shown else 0)
         assert not shown or "innodb, lru replay kernels" in lines[0]
+
+
+def test_batch_run_kernels_talk_over_unix_sockets(tmp_path, capfd):
+    """The runner's kernels use IPC transport in a temporary folder (no TCP port, and
+    no ipykernel warning about unencrypted TCP on the terminal at every notebook)."""
+    import nbformat
+    src = ("from ipykernel.kernelapp import IPKernelApp\n"
+           "app = IPKernelApp.instance()\n"
+           "print(app.transport, app.ip)")
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(src)])
+    nbformat.write(nb, str(tmp_path / "98_transport.ipynb"))
+    runs = notebooks.run_notebooks(["98"], progress=False, notebooks_dir=tmp_path,
+                                   output_dir=tmp_path / "out")
+    assert [r.ok for r in runs] == [True], runs[0].error
+    out = nbformat.read(str(runs[0].output), as_version=4).cells[0].outputs[0]["text"].split()
+    assert out[0] == "ipc" and os.path.isabs(out[1]) and "bufsim-ipc-" in out[1]
+    assert not os.path.exists(os.path.dirname(out[1]))   # removed after the run
+    assert "without encryption" not in capfd.readouterr().err
