@@ -24,10 +24,9 @@ Page cleaner (5.6+)
 """
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from typing import Sequence
-
-import os
 
 import numpy as np
 import pandas as pd

@@ -306,7 +306,6 @@ def setup(
     import altair as alt
 
     from bufsim import figures
-
     from bufsim.engine import compile_notice
 
     line = compile_notice(("innodb", "lru"))
