@@ -30,6 +30,13 @@ with the per-frame time state and the fast loops' prefetch and nothing else: wha
 rules themselves cost, measured in the same run.  The InnoDB rows carry
 ``ratio_vs_midpoint``, their rate over it.
 
+And through ``midpoint_ra_floor`` (benchmarks/midpoint_ra.py's timed kernel): the same
+rules as InnoDB has them from the first get (free list, 512-page rule, young window) with
+linear read-ahead and a virtual clock, and nothing else.  Its hits and read-ahead pages
+must equal bufsim ``innodb_t0``'s (column ``ra``; a difference fails the run): it does the
+work the InnoDB rows do, so their ``ratio_vs_midpoint_ra`` is the part of the time that
+is bufsim's own, and its ``ratio_vs_floor`` what the rules cost against the floor.
+
 A second section (benchmarks/mrc_vs_replay.py, key ``mrc_vs_replay`` of the
 JSON) times one exact LRU miss-ratio curve against 20 LRU replays on a Zipf(0.9)
 trace of the same length, whose hits must agree at every size.
@@ -53,6 +60,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))  # benchmarks/lcs.py, a
 import lcs as lcs_bench  # noqa: E402  (benchmarks/lcs.py, not libcachesim)
 from floor_lru import floor_lru, floor_lru_unsigned  # noqa: E402  (benchmarks/floor_lru.py)
 from midpoint_floor import ONE_TIMED_PF as midpoint_kernel  # noqa: E402  (benchmarks/midpoint_floor.py)
+import midpoint_ra  # noqa: E402  (benchmarks/midpoint_ra.py)
 import mrc_vs_replay as mrc_bench  # noqa: E402  (benchmarks/mrc_vs_replay.py)
 
 import bufsim  # noqa: E402
@@ -113,14 +121,27 @@ FLOOR_TARGET = {"lru": 0.6, "innodb_t0": 0.4, "innodb_t1000": 0.4}
 
 
 def time_floor(chunk, n_pages, capacity, kernel=floor_lru):
-    """(seconds, hits) of one run of a minimal kernel (default the floor LRU) over a
-    materialized chunk (main takes the best of its rounds)."""
+    """(seconds, hits, read-ahead pages or None) of one run of a minimal kernel (default
+    the floor LRU) over a materialized chunk (main takes the best of its rounds)."""
     pages = np.ascontiguousarray(chunk.page, dtype=np.int64)
     counts = np.ascontiguousarray(chunk.count, dtype=np.int64)
-    kernel(pages[:10], counts[:10], n_pages, 4)  # compile or load, untimed
+    kernel(pages[:10], counts[:10], n_pages, capacity)  # compile or load, untimed
     t0 = time.perf_counter()
-    hits = kernel(pages, counts, n_pages, capacity)
-    return time.perf_counter() - t0, int(hits)
+    out = kernel(pages, counts, n_pages, capacity)
+    secs = time.perf_counter() - t0
+    if isinstance(out, tuple):
+        return secs, int(out[0]), int(out[1])
+    return secs, int(out), None
+
+
+def midpoint_ra_floor(tablespaces):
+    """benchmarks/midpoint_ra.py's timed kernel over a trace of these tablespaces, at the
+    bench's zero costs and instant device: ``(hits, read-ahead pages)``."""
+    base, size = midpoint_ra.spaces(tablespaces)
+
+    def run(pages, counts, n_pages, capacity):
+        return midpoint_ra.midpoint_ra_timed(pages, counts, n_pages, capacity, base, size, 0, 0)
+    return run
 
 
 def compile_seconds():
@@ -178,7 +199,8 @@ def main(argv=None):
             # t=0 midpoint rules, one step per get, with the time state and the fast loops'
             # prefetch and nothing else (benchmarks/midpoint_floor.py)
             kernels = {"floor_lru": floor_lru, "floor_lru_unsigned": floor_lru_unsigned,
-                       "midpoint_floor": midpoint_kernel}
+                       "midpoint_floor": midpoint_kernel,
+                       "midpoint_ra_floor": midpoint_ra_floor(trace.tablespaces)}
             cfgs = {pname: make(size) for pname, make in configs().items()}
             # every kernel and configuration once per round, ``repeat`` rounds, the best
             # time of each: the floors and the replays see the machine in the same state
@@ -186,23 +208,25 @@ def main(argv=None):
             best = {}
             for _ in range(args.repeat):
                 for kname, kernel in kernels.items():
-                    secs, hits = time_floor(chunk, trace.tablespaces.n_pages, cap, kernel=kernel)
+                    secs, hits, n_ra = time_floor(chunk, trace.tablespaces.n_pages, cap,
+                                                  kernel=kernel)
                     if kname not in best or secs < best[kname][0]:
-                        best[kname] = (secs, hits)
+                        best[kname] = (secs, hits, n_ra)
                 for pname, cfg in cfgs.items():
                     secs, res = time_replay(trace, cfg)
                     if pname not in best or secs < best[pname][0]:
                         best[pname] = (secs, res)
-            fsecs, fhits = best["floor_lru"]
+            fsecs, fhits, _ = best["floor_lru"]
             msecs = best["midpoint_floor"][0]
+            rsecs, rhits, rra = best["midpoint_ra_floor"]
             for kname in kernels:
-                secs, hits = best[kname]
+                secs, hits, n_ra = best[kname]
                 if kname == "floor_lru_unsigned" and hits != fhits:
                     floor_mismatch.append(f"{tname}/{size}: floor_lru_unsigned {hits} hits, "
                                           f"floor_lru {fhits}")
                 rows.append(dict(trace=tname, gets=gets, pool_pages=size, policy=kname,
                                  seconds=secs, gets_per_s=gets / secs, hits=hits,
-                                 ratio_vs_floor=fsecs / secs))
+                                 read_ahead=n_ra, ratio_vs_floor=fsecs / secs))
             for lpol in ("lru", "clock"):
                 if (lpol, size) in ref:
                     secs, hits, hp = ref[lpol, size]
@@ -216,17 +240,24 @@ def main(argv=None):
                 hits = int(res.streams["gets"].sum() - res.streams["misses"].sum())
                 if pname == "lru" and hits != fhits:
                     floor_mismatch.append(f"{tname}/{size}: lru {hits} hits, floor_lru {fhits}")
+                n_ra = int(res.totals["NUMBER_PAGES_READ_AHEAD"]) if \
+                    pname.startswith("innodb") else None
+                if pname == "innodb_t0" and (hits, n_ra) != (rhits, rra):
+                    floor_mismatch.append(f"{tname}/{size}: innodb_t0 {hits} hits, {n_ra} read "
+                                          f"ahead; midpoint_ra_floor {rhits}, {rra}")
                 mem = res.memory
                 lpol = REFERENCE[pname]
                 r = ref.get((lpol, size))
                 rows.append(dict(
                     trace=tname, gets=gets, pool_pages=size, policy=pname, seconds=secs,
-                    gets_per_s=gets / secs, hits=hits, reference=f"libcachesim_{lpol}",
+                    gets_per_s=gets / secs, hits=hits, read_ahead=n_ra,
+                    reference=f"libcachesim_{lpol}",
                     libcachesim_hits=r[1] if r else None,
                     hits_equal_libcachesim=(hits == r[1]) if r and pname in EXACT else None,
                     ratio_vs_libcachesim=r[0] / secs if r else None,
                     ratio_vs_floor=fsecs / secs, floor_target=FLOOR_TARGET.get(pname),
                     ratio_vs_midpoint=(msecs / secs) if pname.startswith("innodb") else None,
+                    ratio_vs_midpoint_ra=(rsecs / secs) if pname.startswith("innodb") else None,
                     bytes_per_frame=mem.get("bytes_per_frame"),
                     bytes_per_distinct_page=mem.get("bytes_per_distinct_page"),
                     distinct_pages=mem.get("distinct_pages"), frames=mem.get("frames")))
@@ -255,8 +286,8 @@ def main(argv=None):
     print(f"compile (or cache load) s: {', '.join(f'{k} {v:.2f}' for k, v in compile_s.items())}")
     print(f"warm process import + first small replay: {warm_s:.2f} s")
     print(f"{'trace':10} {'pool':>8} {'policy':18} {'Mgets/s':>8} {'x floor':>7} {'target':>6} "
-          f"{'x mid':>6} {'x lcs':>6} {'vs':>6} {'hits':>10} {'lcs hits':>10} {'=lcs':>5} {'B/frame':>7} "
-          f"{'B/page':>7}")
+          f"{'x mid':>6} {'x ra':>6} {'x lcs':>6} {'vs':>6} {'hits':>10} {'ra':>8} {'lcs hits':>10} "
+          f"{'=lcs':>5} {'B/frame':>7} {'B/page':>7}")
     for r in rows:
         ratio = "-" if r.get("ratio_vs_libcachesim") is None else f"{r['ratio_vs_libcachesim']:.2f}"
         vs = (r.get("reference") or "").replace("libcachesim_", "") or "-"
@@ -265,13 +296,16 @@ def main(argv=None):
         fl = "-" if r.get("ratio_vs_floor") is None else f"{r['ratio_vs_floor']:.2f}"
         tg = "-" if r.get("floor_target") is None else f"{r['floor_target']:.1f}"
         xm = "-" if r.get("ratio_vs_midpoint") is None else f"{r['ratio_vs_midpoint']:.2f}"
+        xr = "-" if r.get("ratio_vs_midpoint_ra") is None else f"{r['ratio_vs_midpoint_ra']:.2f}"
+        ra = "-" if r.get("read_ahead") is None else str(r["read_ahead"])
         bf = "-" if r.get("bytes_per_frame") is None else f"{r['bytes_per_frame']:.0f}"
         bp = "-" if r.get("bytes_per_distinct_page") is None else f"{r['bytes_per_distinct_page']:.0f}"
         print(f"{r['trace']:10} {r['pool_pages']:>8} {r['policy']:18} {r['gets_per_s'] / 1e6:8.2f} "
-              f"{fl:>7} {tg:>6} {xm:>6} {ratio:>6} {vs:>6} {r['hits']:>10} {lh:>10} {eq:>5} {bf:>7} {bp:>7}")
+              f"{fl:>7} {tg:>6} {xm:>6} {xr:>6} {ratio:>6} {vs:>6} {r['hits']:>10} {ra:>8} {lh:>10} "
+              f"{eq:>5} {bf:>7} {bp:>7}")
     print(mrc_bench.report(mrc))
     if floor_mismatch:
-        print("MISMATCH: floor_lru hits differ from bufsim lru: " + "; ".join(floor_mismatch))
+        print("MISMATCH: a minimal kernel differs from bufsim: " + "; ".join(floor_mismatch))
         return 1
     below = [r for r in rows if r.get("floor_target") is not None
              and r["ratio_vs_floor"] < r["floor_target"]]

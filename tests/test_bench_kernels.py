@@ -71,3 +71,80 @@ def test_floor_lru_hits_as_bufsim_lru():
     assert floor.floor_lru(pages, counts, 5_000, cap) == hits
     assert floor.floor_lru_prefetch(pages, counts, 5_000, cap) == hits
     assert floor.floor_lru_unsigned(pages, counts, 5_000, cap) == hits
+
+
+# ---- benchmarks/midpoint_ra.py: InnoDB's t=0 rules with read-ahead, and nothing else ------
+ra = load_benchmark("midpoint_ra")
+NO_COST = CostModel(0, 0, 0, 0)
+
+
+def _innodb_t0(trace, cap, device=None):
+    """bufsim innodb_t0 as make bench runs it: (hits, read-ahead pages, result)."""
+    cfg = bufsim.mysql56(pool_pages=cap, instances=1, old_blocks_time_ms=0, cost=NO_COST,
+                         device=device or DeviceModel.instant())
+    res = bufsim.replay(trace, cfg)
+    hits = int(res.streams["gets"].sum() - res.streams["misses"].sum())
+    return hits, int(res.totals["NUMBER_PAGES_READ_AHEAD"]), res
+
+
+def _kernel_args(trace):
+    ch = trace.materialize()
+    base, size = ra.spaces(trace.tablespaces)
+    return (np.ascontiguousarray(ch.page, dtype=np.int64),
+            np.ascontiguousarray(ch.count, dtype=np.int64), trace.tablespaces.n_pages, base, size)
+
+
+def _scans_and_hot(n_hot, hot_pages, scan_pages, scan_every, seed):
+    t = bufsim.synthetic.hot_and_scan_trace(n_gets_hot=n_hot, hot_pages=hot_pages, alpha=0.8,
+                                            scan_pages=scan_pages, scan_every=scan_every,
+                                            seed=seed)
+    return bufsim.Trace(list(t), t.tablespaces)
+
+
+def test_midpoint_ra_hits_and_reads_ahead_as_bufsim_innodb_t0():
+    """The bench's reference for the InnoDB rows does InnoDB's work: on a trace whose
+    scans set off linear read-ahead and on a Zipf one where none does, its hits and
+    read-ahead pages (timed at zero cost, and untimed) are bufsim's, page for page."""
+    scan = _scans_and_hot(60_000, 3_000, 20_000, 12_000, 3)
+    zipf = bufsim.synthetic.zipf_trace(60_000, 20_000, 0.9, seed=4)
+    for trace, cap, reads in ((scan, 1024, True), (scan, 2048, True), (zipf, 1024, False)):
+        pages, counts, n, base, size = _kernel_args(trace)
+        hits, n_ra, _ = _innodb_t0(trace, cap)
+        assert (n_ra > 1000) == reads
+        assert ra.midpoint_ra_timed(pages, counts, n, cap, base, size, 0, 0) == (hits, n_ra)
+        assert ra.midpoint_ra(pages, counts, n, cap, base, size, 0, 0) == (hits, n_ra)
+        if not reads:
+            assert ra.midpoint_no_ra(pages, counts, n, cap, base, size, 0, 0) == (hits, 0)
+        else:                                   # read-ahead makes the scans hit
+            assert ra.midpoint_no_ra(pages, counts, n, cap, base, size, 0, 0)[0] < hits - 1000
+
+
+def test_midpoint_ra_timed_waits_and_orders_as_bufsim():
+    """On a virtual clock that moves (CPU per get, a device of 10 us per read), the timed
+    kernel's waits and read-ahead order test (access times in different milliseconds)
+    give bufsim's hits and read-ahead pages; the run ends before the first page-cleaner
+    pass (1 s), which the kernel leaves out."""
+    t = bufsim.synthetic.hot_and_scan_trace(n_gets_hot=20_000, hot_pages=2_000, alpha=0.8,
+                                            scan_pages=12_000, scan_every=5_000, seed=8,
+                                            cpu_ns=5_000)
+    trace = bufsim.Trace(list(t), t.tablespaces)
+    dev = DeviceModel.instant().replace(random_read_ns=10_000, seq_read_ns=10_000)
+    hits, n_ra, res = _innodb_t0(trace, 1024, dev)
+    assert res.cleaner_passes == 0 and n_ra > 1000
+    assert 10 < res.streams["elapsed_ns"].max() / 1e6 < 1000     # milliseconds
+    pages, counts, n, base, size = _kernel_args(trace)
+    assert ra.midpoint_ra_timed(pages, counts, n, cap := 1024, base, size, 5_000,
+                                10_000) == (hits, n_ra)
+    # the untimed kernel cannot see the order: it reads ahead where InnoDB would not
+    assert ra.midpoint_ra(pages, counts, n, cap, base, size, 0, 0) != (hits, n_ra)
+
+
+@settings(max_examples=25, deadline=None)
+@given(cap=st.integers(600, 3000), hot=st.integers(500, 6000), scan=st.integers(64, 20_000),
+       every=st.integers(500, 20_000), n_hot=st.integers(1, 40_000),
+       seed=st.integers(0, 2**31 - 1))
+def test_midpoint_ra_property(cap, hot, scan, every, n_hot, seed):
+    trace = _scans_and_hot(n_hot, hot, scan, every, seed)
+    pages, counts, n, base, size = _kernel_args(trace)
+    hits, n_ra, _ = _innodb_t0(trace, cap)
+    assert ra.midpoint_ra_timed(pages, counts, n, cap, base, size, 0, 0) == (hits, n_ra)
