@@ -90,6 +90,19 @@ def _push_head(f, prv, nxt, s):
 
 
 @njit(cache=True, inline="always")
+def _link_after(o, f, prv, nxt):
+    """Link frame f right after frame o; True if f is the new tail."""
+    b = nxt[ix(o)]
+    prv[ix(f)] = o
+    nxt[ix(f)] = b
+    nxt[ix(o)] = f
+    if b >= 0:
+        prv[ix(b)] = f
+        return False
+    return True
+
+
+@njit(cache=True, inline="always")
 def _adjust_s(prv, nxt, isold, s):
     s[S_OLD], s[S_OLDLEN] = _adjust(prv, nxt, isold, s[S_LEN], s[S_OLD], s[S_OLDLEN])
 
@@ -119,14 +132,7 @@ def _add_read(f, prv, nxt, isold, stamp, s):
         _push_head(f, prv, nxt, s)
         stamp[ix(f)] = s[S_CLOCK]
     else:
-        o = s[S_OLD]
-        b = nxt[ix(o)]
-        prv[ix(f)] = o
-        nxt[ix(f)] = b
-        nxt[ix(o)] = f
-        if b >= 0:
-            prv[ix(b)] = f
-        else:
+        if _link_after(s[S_OLD], f, prv, nxt):
             s[S_TAIL] = f
         s[S_OLDLEN] += 1
     s[S_LEN] += 1
@@ -310,13 +316,7 @@ def _read_area(d, low, area, base, fixed, fmap, prv, nxt, page, isold, acc, stam
         page[ix(f)] = q
         acc[ix(f)] = 0
         stamp[ix(f)] = 0
-        b = nxt[ix(old)]                         # buf_LRU_add_block(old=TRUE)
-        prv[ix(f)] = old
-        nxt[ix(f)] = b
-        nxt[ix(old)] = f
-        if b >= 0:
-            prv[ix(b)] = f
-        else:
+        if _link_after(old, f, prv, nxt):        # buf_LRU_add_block(old=TRUE)
             tail = f
         isold[ix(f)] = 1
         oldlen += 1
