@@ -90,6 +90,30 @@ def _push_head(f, prv, nxt, s):
 
 
 @njit(cache=True, inline="always")
+def _to_head(f, prv, nxt, head):
+    """Link frame f at the head of a non-empty list; the new head."""
+    prv[ix(f)] = -1
+    nxt[ix(f)] = head
+    prv[ix(head)] = f
+    return f
+
+
+@njit(cache=True, inline="always")
+def _put(s, head, tail, old, oldlen, clock, t, devfree):
+    """Hand the loop's list ends, LRU_old, clock, time and device to the cold paths."""
+    s[S_HEAD], s[S_TAIL], s[S_OLD], s[S_OLDLEN], s[S_CLOCK] = head, tail, old, oldlen, clock
+    s[S_T], s[S_DEV] = t, devfree
+
+
+@njit(cache=True, inline="always")
+def _get(s, cap):
+    """What :func:`_put` handed out, as the cold path left it: (head, tail, old, oldlen,
+    clock, device free time, whether the pool of ``cap`` frames is full)."""
+    return (s[S_HEAD], s[S_TAIL], s[S_OLD], s[S_OLDLEN], s[S_CLOCK], s[S_DEV],
+            s[S_USED] == cap)
+
+
+@njit(cache=True, inline="always")
 def _link_after(o, f, prv, nxt):
     """Link frame f right after frame o; True if f is the new tail."""
     b = nxt[ix(o)]
@@ -369,6 +393,8 @@ def _body(pages, counts, n_pages, cap, base, size, cpu_ns, read_ns, acc, ra, tim
     isold = np.zeros(cap, dtype=np.uint8)
     ready = np.zeros(cap, dtype=np.int64)
     dirty = np.zeros(cap, dtype=np.int64)
+    if cap <= OLD_MIN_LEN + 1:
+        raise ValueError("midpoint_ra: the pool must have more than OLD_MIN_LEN + 1 frames")
     s = np.zeros(11, dtype=np.int64)
     s[S_HEAD] = s[S_TAIL] = s[S_OLD] = -1
     s[S_READ] = read_ns
@@ -435,10 +461,7 @@ def _body(pages, counts, n_pages, cap, base, size, cpu_ns, read_ns, acc, ra, tim
                     k5 = old_clamp(old_clamp(k, lo1, hi1), lo0, hi0)
                     old = old_walk(prv, nxt, isold, o, k5 - k)
                     oldlen = k5
-                    prv[ix(f)] = -1
-                    nxt[ix(f)] = head
-                    prv[ix(head)] = f
-                    head = f
+                    head = _to_head(f, prv, nxt, head)
                     stamp[ix(f)] = clock
             elif full and oldlen >= 2 and clock + 1 >= window and \
                     (not timed or (dirty[ix(tail)] == 0 and ready[ix(tail)] <= t)):
@@ -471,40 +494,27 @@ def _body(pages, counts, n_pages, cap, base, size, cpu_ns, read_ns, acc, ra, tim
                     ready[ix(f)] = devfree
                     t = devfree
                 acc[ix(f)] = t // NS_PER_MS + 1 if timed else 1
-                prv[ix(f)] = -1
-                nxt[ix(f)] = head
-                prv[ix(head)] = f
-                head = f
+                head = _to_head(f, prv, nxt, head)
                 stamp[ix(f)] = clock
             else:
                 # a miss step by step: while the pool fills, before the window, or
                 # when the tail cannot be freed as it is
                 first = True
-                s[S_HEAD], s[S_TAIL], s[S_OLD], s[S_OLDLEN], s[S_CLOCK] = \
-                    head, tail, old, oldlen, clock
-                s[S_T], s[S_DEV] = t, devfree
+                _put(s, head, tail, old, oldlen, clock, t, devfree)
                 f = _take(p, -1, fmap, prv, nxt, page, isold, acc, stamp, ready, dirty, s)
                 if timed:
                     t = ready[ix(f)]
                 acc[ix(f)] = t // NS_PER_MS + 1 if timed else 1
                 if s[S_CLOCK] != 0 and s[S_CLOCK] >= stamp[ix(f)] + window:
                     _make_young(f, prv, nxt, isold, stamp, s)
-                head, tail, old, oldlen, clock = \
-                    s[S_HEAD], s[S_TAIL], s[S_OLD], s[S_OLDLEN], s[S_CLOCK]
-                devfree = s[S_DEV]
-                full = s[S_USED] == cap
+                head, tail, old, oldlen, clock, devfree, full = _get(s, cap)
             if ra and first and _edge(np.int64(p), base, area):
                 low = _ra_area(np.int64(p), base, size, fmap, acc, area)
                 if low >= 0:
-                    s[S_HEAD], s[S_TAIL], s[S_OLD], s[S_OLDLEN], s[S_CLOCK] = \
-                        head, tail, old, oldlen, clock
-                    s[S_T], s[S_DEV] = t, devfree
+                    _put(s, head, tail, old, oldlen, clock, t, devfree)
                     _read_area(np.int64(p), low, area, base, f, fmap, prv, nxt, page, isold,
                                acc, stamp, ready, dirty, s, bounds)
-                    head, tail, old, oldlen, clock = \
-                        s[S_HEAD], s[S_TAIL], s[S_OLD], s[S_OLDLEN], s[S_CLOCK]
-                    devfree = s[S_DEV]
-                    full = s[S_USED] == cap
+                    head, tail, old, oldlen, clock, devfree, full = _get(s, cap)
             if timed:
                 t += cpu_ns
     return hits, s[S_RA]

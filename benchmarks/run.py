@@ -192,6 +192,7 @@ def main(argv=None):
             scan_every=n_gets // 10, seed=7)),
     }
     rows = []
+    rounds_of = {}   # "trace/pool" -> rounds timed
     floor_mismatch = []
     for tname, trace in traces.items():
         chunk = trace.materialize()
@@ -231,6 +232,7 @@ def main(argv=None):
                 if r == 1:   # a short floor gets more rounds (see MIN_FLOOR_SECONDS)
                     rounds = max(args.repeat, min(MAX_ROUNDS, math.ceil(
                         MIN_FLOOR_SECONDS / max(best["floor_lru"][0], 1e-6))))
+            rounds_of[f"{tname}/{size}"] = rounds
             fsecs, fhits, _ = best["floor_lru"]
             msecs = best["midpoint_floor"][0]
             rsecs, rhits, rra = best["midpoint_ra_floor"]
@@ -318,11 +320,7 @@ def main(argv=None):
         print(f"{r['trace']:10} {r['pool_pages']:>8} {r['policy']:18} {r['gets_per_s'] / 1e6:8.2f} "
               f"{fl:>7} {tg:>6} {xm:>6} {xr:>6} {ratio:>6} {vs:>6} {r['hits']:>10} {ra:>8} {lh:>10} "
               f"{eq:>5} {bf:>7} {bp:>7}")
-    seen = {}
-    for r in rows:
-        if "rounds" in r:
-            seen[f"{r['trace']}/{r['pool_pages']}"] = r["rounds"]
-    print("rounds (best of): " + ", ".join(f"{k} {v}" for k, v in seen.items()))
+    print("rounds (best of): " + ", ".join(f"{k} {v}" for k, v in rounds_of.items()))
     print(mrc_bench.report(mrc))
     if floor_mismatch:
         print("MISMATCH: a minimal kernel differs from bufsim: " + "; ".join(floor_mismatch))
