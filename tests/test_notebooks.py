@@ -86,6 +86,14 @@ def _check_01(charts, results):
     oos = pd.read_csv(results / "01_ssb_table_out_of_sample.csv")
     assert len(oos) == 10 and not oos.fitted.any() and set(oos.metric) == {"cold", "run1-3"}
     assert set(_rows(charts["01_ssb_out_of_sample"]).phase) == {"cold", "run1-3"}
+    ranges = pd.read_csv(results / "01_ssb_prediction_ranges.csv")
+    assert len(ranges) == 20 and not ranges.fitted.any()
+    assert set(ranges.metric) == {f"{p} {e}" for p in ("cold", "run1-3") for e in ("low", "high")}
+    ranges["phase"] = ranges.metric.str.split().str[0]
+    ranges["end"] = ranges.metric.str.split().str[1]
+    ends = ranges.pivot(index=["config", "phase"], columns="end", values="simulated")
+    assert len(ends) == 10 and (ends["low"] <= ends["high"] + 1e-9).all()
+    assert set(_rows(charts["01_ssb_prediction_ranges"]).fit) == {"least squares", "minimax"}
 
 
 def _check_02(charts, results):

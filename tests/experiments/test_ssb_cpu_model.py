@@ -215,3 +215,120 @@ def test_per_statement_lanes_fit_and_predict(overlap):
     loo = C.leave_one_out(obs, {"A": ["o0", "o1"]}, overlap=overlap)
     assert len(loo) == 2 and (loo.fit_observations == 28).all()
     assert np.allclose(loo.ratio, 1.0, rtol=1e-6)
+
+
+def _one_feature(x, y):
+    """Observations with one non-zero feature (``gets``): only the get cost is fitted."""
+    cols = list(dict.fromkeys(f for f, _, _ in C.COSTS.values()))
+    f = pd.DataFrame({c: np.zeros(len(x)) for c in cols})
+    f["gets"] = np.asarray(x, float)
+    f.insert(0, "config", [f"o{i}" for i in range(len(x))])
+    f.insert(1, "phase", "run1-3")
+    f.insert(2, "flight", "1-4")
+    f.insert(3, "reported", np.asarray(y, float))
+    return f
+
+
+def _one_cost(seed, n, spread):
+    """``n`` observations of 150 ns per get, each missed by a factor in ``spread``: the
+    gets ``x``, the times ``y``, the observations and the ns per get each implies."""
+    rng = np.random.default_rng(seed)
+    x = rng.uniform(1e6, 1e8, n)
+    y = x * 150e-9 * rng.uniform(*spread, n)
+    return x, y, _one_feature(x, y), y / x * 1e9
+
+
+def test_minimax_fit_is_the_closed_form_on_one_cost():
+    # t_i = x_i * c against y_i: the largest |c / r_i - 1| (r_i = y_i / x_i) is smallest
+    # where the two extreme ratios miss by as much: c = 2 / (1 / r_min + 1 / r_max)
+    x, y, obs, r = _one_cost(11, 9, (0.6, 1.5))
+    c = 2 / (1 / r.min() + 1 / r.max())
+    f = C.fit(obs, objective="minimax")
+    assert f.objective == "minimax"
+    assert f.costs["get"] == pytest.approx(c, rel=1e-6)
+    assert f.residual == pytest.approx(c / r.min() - 1, rel=1e-5)
+    assert f.residual == pytest.approx(np.abs(f.in_sample.ratio - 1).max(), rel=1e-9)
+    assert all(f.costs[k] == 0 for k in C.FITTED if k != "get")
+    lsq = C.fit(obs)
+    assert np.abs(lsq.in_sample.ratio - 1).max() > f.residual + 1e-6
+
+
+@pytest.mark.parametrize("overlap", [True, False])
+def test_minimax_fit_is_never_worse_than_least_squares(overlap):
+    costs = dict(scan_row=80.0, eq_ref=300.0, ref_row=900.0, group_row=150.0, get=120.0,
+                 check=4000.0, sync_read=60_000.0, ahead_read=250_000.0, cold_page=3_000_000.0)
+    exact = _statements(12, 3, 8, costs, overlap)
+    f = C.fit(exact, overlap=overlap, objective="minimax")
+    assert f.residual < 1e-6 and np.allclose(f.in_sample.ratio, 1.0, atol=1e-6)
+    noisy = exact.copy()
+    noisy["reported"] *= noisy.config.map(
+        dict(zip(noisy.config.unique(), np.random.default_rng(9).uniform(0.7, 1.3, 12))))
+    m = C.fit(noisy, overlap=overlap, objective="minimax")
+    lsq = C.fit(noisy, overlap=overlap)
+    worst = np.abs(m.in_sample.ratio - 1).max()
+    assert worst == pytest.approx(m.residual, rel=1e-6)
+    assert worst <= np.abs(lsq.in_sample.ratio - 1).max() + 1e-9
+    assert all(v >= 0 for v in m.costs.values())
+    # deterministic
+    assert C.fit(noisy, overlap=overlap, objective="minimax").costs == m.costs
+    loo = C.leave_one_out(noisy, {"A": ["o0"]}, overlap=overlap, objective="minimax")
+    assert len(loo) == 1 and loo.fit_max_error.iloc[0] <= m.residual + 1e-9
+
+
+def test_prediction_range_is_the_closed_form_on_one_cost():
+    # costs keeping every other observation within its limit l: c in
+    # [max (1 - l) r_i, min (1 + l) r_i]; the held-out one is predicted at x_k * c
+    x, y, obs, r = _one_cost(12, 7, (0.9, 1.1))
+    rest = r[1:]
+    lo, hi = (1 - 0.25) * rest.max(), (1 + 0.25) * rest.min()
+    out = C.prediction_range(obs, ["o0"])
+    assert len(out) == 1 and out.config.iloc[0] == "o0" and not out.capped.iloc[0]
+    assert out.low.iloc[0] == pytest.approx(x[0] * lo * 1e-9, rel=1e-6)
+    assert out.high.iloc[0] == pytest.approx(x[0] * hi * 1e-9, rel=1e-6)
+    assert out.ratio_low.iloc[0] == pytest.approx(out.low.iloc[0] / y[0])
+    # tighter limits, narrower range; the reported time of the held-out row does not matter
+    tight = C.prediction_range(obs, ["o0"], limits={"run1-3": 0.12})
+    assert out.low.iloc[0] < tight.low.iloc[0] <= tight.high.iloc[0] < out.high.iloc[0]
+    moved = obs.copy()
+    moved.loc[0, "reported"] *= 5
+    m = C.prediction_range(moved, ["o0"])
+    assert m.low.iloc[0] == pytest.approx(out.low.iloc[0]) and m.high.iloc[0] == pytest.approx(out.high.iloc[0])
+    # a feature only the held-out row has leaves its cost free: the range reaches the ceiling
+    free = obs.copy()
+    free["clock_reads"] = 0.0
+    free.loc[0, "clock_reads"] = 1e6
+    c = C.prediction_range(free, ["o0"], ceiling=4.0)
+    assert c.capped.iloc[0] and c.ratio_high.iloc[0] == pytest.approx(4.0, rel=1e-6)
+
+
+def test_prediction_range_of_a_two_lane_model_holds_the_true_costs():
+    costs = dict(scan_row=80.0, eq_ref=300.0, ref_row=900.0, group_row=150.0, get=120.0,
+                 check=4000.0, sync_read=60_000.0, ahead_read=250_000.0, cold_page=3_000_000.0)
+    obs = _statements(10, 3, 13, costs, True)
+    obs["reported"] *= obs.config.map(
+        dict(zip(obs.config.unique(), np.random.default_rng(14).uniform(0.9, 1.1, 10))))
+    out = C.prediction_range(obs, ["o0", "o1"])
+    truth = C.predict(costs, obs[obs.config.isin(["o0", "o1"])]).set_index("config").predicted
+    assert list(out.config) == ["o0", "o1"]
+    assert (out.low.to_numpy() <= truth.loc[out.config].to_numpy() + 1e-9).all()
+    assert (truth.loc[out.config].to_numpy() <= out.high.to_numpy() + 1e-9).all()
+    assert (out.low < out.high).all()
+
+
+def test_minimax_and_range_bad_input_is_named():
+    obs = _one_feature([1e6, 2e6, 3e6], [0.1, 0.2, 0.4])
+    with pytest.raises(ValueError, match="objective"):
+        C.fit(obs, objective="l1")
+    with pytest.raises(ValueError, match="held"):
+        C.prediction_range(obs, ["nope"])
+    with pytest.raises(ValueError, match="held"):
+        C.prediction_range(obs, ["o0", "o1", "o2"])
+    with pytest.raises(ValueError, match="limits"):
+        C.prediction_range(obs, ["o0"], limits={"run1-3": -0.5})
+    with pytest.raises(ValueError, match="limits lack"):
+        C.prediction_range(obs, ["o0"], limits={"cold": 0.3})
+    with pytest.raises(ValueError, match="ceiling"):
+        C.prediction_range(obs, ["o0"], ceiling=1)
+    # o1 and o2 need 100 and 133 ns per get: no cost puts both within 10%
+    with pytest.raises(ValueError, match="no costs"):
+        C.prediction_range(obs, ["o0"], limits={"run1-3": 0.1})
