@@ -2,6 +2,8 @@
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from bufsim import paths, results
 from bufsim.experiments import ssb as X
@@ -332,3 +334,30 @@ def test_minimax_and_range_bad_input_is_named():
     # o1 and o2 need 100 and 133 ns per get: no cost puts both within 10%
     with pytest.raises(ValueError, match="no costs"):
         C.prediction_range(obs, ["o0"], limits={"run1-3": 0.1})
+
+
+@settings(max_examples=20, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1))
+def test_no_costs_beat_the_floor_or_leave_the_range(seed):
+    """Exactness, sampled: random cost vectors never beat the minimax floor, and every one
+    that keeps the fit set within the limits predicts the held-out row inside its range."""
+    rng = np.random.default_rng(seed)
+    costs = dict(scan_row=80.0, eq_ref=300.0, ref_row=900.0, group_row=150.0, get=120.0,
+                 check=4000.0, sync_read=60_000.0, ahead_read=250_000.0, cold_page=3_000_000.0)
+    obs = _statements(7, 2, int(rng.integers(1 << 30)), costs, True)
+    obs["reported"] *= obs.config.map(dict(zip(obs.config.unique(), rng.uniform(0.75, 1.25, 7))))
+    floor = C.fit(obs, objective="minimax").residual
+    rng_ = C.prediction_range(obs, ["o0"], limits={"run1-3": 0.4})
+    low, high = float(rng_.low.iloc[0]), float(rng_.high.iloc[0])
+    rest, held = obs[obs.config != "o0"], obs[obs.config == "o0"]
+    inside = 0
+    for _ in range(200):
+        c = {k: v * float(np.exp(rng.normal(0, 0.5))) for k, v in costs.items()}
+        p = C.predict(c, obs)
+        assert np.abs(p.predicted / p.reported - 1).max() >= floor - 1e-6
+        r = C.predict(c, rest)
+        if (np.abs(r.predicted / r.reported - 1) <= 0.4).all():
+            inside += 1
+            t = float(C.predict(c, held).predicted.iloc[0])
+            assert low * (1 - 1e-6) <= t <= high * (1 + 1e-6)
+    assert low <= high and inside > 0
