@@ -15,6 +15,10 @@ notebook's explanation of its misses (000_fe2813b876a91991.txt):
   per get the 4G runs imply (no reads, no checks), the cost per page read the 128M t=0
   runs then imply, the price per check the t=1000 regression implies, and the disk time
   per touched page the Cold runs imply.
+* :func:`lock_pair_ns` — what the one source difference between 5.5.30's and 5.6.10's
+  ``buf_page_get_gen`` costs uncontended: 5.5's ``buf_pool->mutex`` enter/exit fast path
+  against 5.6's page-hash rw-lock S lock/unlock, each as a minimal machine-code kernel
+  (LLVM, through numba's llvmlite), timed on this machine.
 """
 from __future__ import annotations
 
@@ -27,7 +31,7 @@ import pandas as pd
 from .._validation import check_int
 
 __all__ = ["q11_identifiability", "implied_check_cost", "profile_offthread", "table_implied",
-           "CONSTANTS"]
+           "lock_pair_ns", "CONSTANTS"]
 
 #: the four constants, in the order of the columns of the linear system
 CONSTANTS = ("row_us", "get_us", "check_us", "read_us")
@@ -187,3 +191,113 @@ def table_implied(times: pd.DataFrame, model_runs: pd.DataFrame, *, q11: pd.Data
         for plan, r in q11.xs(0, level="old_blocks_time_ms").iterrows():
             df[f"q11_{plan}_us_per_read"] = (r.seconds - r.gets * g / 1e6) / r.reads * 1e6
     return df
+
+
+# ---- the uncontended lock pairs of 5.5.30 and 5.6.10's buf_page_get_gen --------------------
+_LOCK_KERNELS = {}
+#: rw_lock_t's lock_word when nobody holds the lock (X_LOCK_DECR, 5.6 include/sync0rw.h)
+X_LOCK_DECR = 0x20000000
+
+
+def _lock_kernels():
+    """Compile (once) three loops of ``n`` iterations over a two-word block ``w``, each
+    returning how many iterations took their fast path:
+
+    * ``mutex``: 5.5's ``mutex_enter`` fast path, ``os_atomic_test_and_set_byte(&lock_word,
+      1)`` (``xchg``), then ``mutex_exit``: ``mutex_reset_lock_word`` (``xchg`` of 0) and the
+      read of ``waiters`` (``w[1]``) that decides whether to signal (sync0sync.ic);
+    * ``rw_s``: 5.6's ``rw_lock_s_lock`` fast path, ``rw_lock_lock_word_decr``: a
+      compare-and-swap of ``lock_word`` to ``lock_word - 1`` (``lock cmpxchg``), then
+      ``rw_lock_s_unlock``: ``rw_lock_lock_word_incr`` (``lock xadd``/``inc``) (sync0rw.ic);
+    * ``loop``: the same loop with one plain load, the loop's own cost.
+    """
+    if _LOCK_KERNELS:
+        return _LOCK_KERNELS
+    import ctypes
+
+    import llvmlite.binding as llvm
+    import llvmlite.ir as ir
+
+    llvm.initialize_native_target()
+    llvm.initialize_native_asmprinter()
+    i8, i32, i64 = ir.IntType(8), ir.IntType(32), ir.IntType(64)
+    mod = ir.Module(name="bufsim_lock_pairs")
+    mod.triple = llvm.get_process_triple()
+
+    def loop(name, body):
+        fn = ir.Function(mod, ir.FunctionType(i64, [i64.as_pointer(), i64]), name=name)
+        word, n = fn.args
+        entry, head, blk, done = (fn.append_basic_block(x) for x in ("entry", "head", "body", "done"))
+        ir.IRBuilder(entry).branch(head)
+        b = ir.IRBuilder(head)
+        i, acc = b.phi(i64), b.phi(i64)
+        i.add_incoming(ir.Constant(i64, 0), entry)
+        acc.add_incoming(ir.Constant(i64, 0), entry)
+        b.cbranch(b.icmp_signed("<", i, n), blk, done)
+        b = ir.IRBuilder(blk)
+        acc2 = b.add(acc, body(b, word))
+        i2 = b.add(i, ir.Constant(i64, 1))
+        i.add_incoming(i2, blk)
+        acc.add_incoming(acc2, blk)
+        b.branch(head)
+        ir.IRBuilder(done).ret(acc)
+
+    def mutex(b, word):
+        lw = b.bitcast(word, i8.as_pointer())
+        old = b.atomic_rmw("xchg", lw, ir.Constant(i8, 1), "seq_cst")      # mutex_test_and_set
+        b.atomic_rmw("xchg", lw, ir.Constant(i8, 0), "seq_cst")            # mutex_reset_lock_word
+        waiters = b.load_atomic(b.gep(word, [ir.Constant(i32, 1)]), "monotonic", 8)
+        took = b.sub(ir.Constant(i64, 1), b.zext(old, i64))                 # 1: was free
+        return b.sub(took, waiters)                                        # 0 waiters: no signal
+
+    def rw_s(b, word):
+        cur = b.load_atomic(word, "monotonic", 8)
+        res = b.cmpxchg(word, cur, b.sub(cur, ir.Constant(i64, 1)), "seq_cst", "seq_cst")
+        b.atomic_rmw("add", word, ir.Constant(i64, 1), "seq_cst")          # rw_lock_lock_word_incr
+        return b.and_(b.zext(b.extract_value(res, 1), i64),                 # CAS took, and the lock
+                      b.zext(b.icmp_signed(">", cur, ir.Constant(i64, 0)), i64))   # was free
+
+    def plain(b, word):
+        return b.and_(b.load_atomic(word, "monotonic", 8), ir.Constant(i64, 1))
+
+    for name, body in (("mutex", mutex), ("rw_s", rw_s), ("loop", plain)):
+        loop(name, body)
+    compiled = llvm.parse_assembly(str(mod))
+    compiled.verify()
+    machine = llvm.Target.from_default_triple().create_target_machine(opt=2)
+    engine = llvm.create_mcjit_compiler(compiled, machine)
+    engine.finalize_object()
+    proto = ctypes.CFUNCTYPE(ctypes.c_int64, ctypes.POINTER(ctypes.c_int64), ctypes.c_int64)
+    _LOCK_KERNELS["engine"] = engine          # keeps the machine code alive
+    for name in ("mutex", "rw_s", "loop"):
+        _LOCK_KERNELS[name] = proto(engine.get_function_address(name))
+    return _LOCK_KERNELS
+
+
+def lock_pair_ns(n: int = 5_000_000, repeat: int = 5) -> dict:
+    """Nanoseconds per uncontended lock/unlock pair on this machine, best of ``repeat``
+    runs of ``n`` pairs: ``mutex`` (5.5.30's ``buf_pool->mutex`` around
+    ``buf_page_get_gen``'s page-hash lookup), ``rw_s`` (5.6.10's page-hash rw-lock in S
+    mode), ``loop`` (the loop alone; it is included in the other two).  See
+    :func:`_lock_kernels` for what each kernel executes.  Every run checks that all ``n``
+    pairs took the fast path and left the lock free; a measurement, not asserted anywhere.
+    """
+    import ctypes
+    import time
+
+    check_int("n", n, 1, 10**10)
+    check_int("repeat", repeat, 1, 1000)
+    k = _lock_kernels()
+    out = {}
+    for name, free in (("mutex", 0), ("rw_s", X_LOCK_DECR), ("loop", 0)):
+        word = (ctypes.c_int64 * 2)(free, 0)
+        best = np.inf
+        for _ in range(repeat):
+            t0 = time.perf_counter_ns()
+            took = k[name](word, n)
+            best = min(best, (time.perf_counter_ns() - t0) / n)
+            if name != "loop" and (took != n or word[0] != free or word[1] != 0):
+                raise RuntimeError(f"lock kernel {name}: {took} of {n} fast paths, "
+                                   f"lock word {word[0]:#x}")
+        out[name] = float(best)
+    return out

@@ -6,6 +6,7 @@ import pytest
 from bufsim.experiments.ssb_evidence import (
     implied_check_cost, profile_offthread, q11_identifiability, table_implied,
 )
+from bufsim.experiments import ssb_evidence as E
 from bufsim.paths import data_dir
 
 
@@ -87,3 +88,24 @@ def test_bad_input_is_rejected():
         q11_identifiability(_counters(), rel_errors=(1.5,))
     with pytest.raises(ValueError, match="metric"):
         q11_identifiability(_counters().query("metric != 'query_seconds'"))
+
+
+def test_lock_kernels_execute_the_fast_paths_they_time():
+    import ctypes
+
+    k = E._lock_kernels()
+    n = 1000
+    free = (ctypes.c_int64 * 2)(0, 0)
+    assert k["mutex"](free, n) == n and list(free) == [0, 0]
+    waiting = (ctypes.c_int64 * 2)(0, 1)            # a waiter: every exit would signal
+    assert k["mutex"](waiting, n) == 0 and list(waiting) == [0, 1]
+    rw = (ctypes.c_int64 * 2)(E.X_LOCK_DECR, 0)
+    assert k["rw_s"](rw, n) == n and rw[0] == E.X_LOCK_DECR
+    x_locked = (ctypes.c_int64 * 2)(0, 0)           # lock_word 0: an x-lock is held
+    assert k["rw_s"](x_locked, n) == 0
+    t = E.lock_pair_ns(n=10_000, repeat=2)
+    assert set(t) == {"mutex", "rw_s", "loop"} and all(0 < v < np.inf for v in t.values())
+    with pytest.raises(ValueError, match="repeat"):
+        E.lock_pair_ns(repeat=0)
+    with pytest.raises(ValueError, match="n"):
+        E.lock_pair_ns(n=0)
