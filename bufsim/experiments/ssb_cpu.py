@@ -67,7 +67,7 @@ from ..workloads.ssb import N_DATES, PLANS, QUERIES, SSB
 
 __all__ = ["COSTS", "LANES", "OPERATOR_COUNTS", "operator_counts", "statement_features",
            "observations", "totals", "CpuFit", "OBJECTIVES", "LIMITS", "fit", "predict",
-           "leave_one_out", "prediction_range",
+           "leave_one_out", "prediction_range", "held_out_ranges", "range_rows",
            "out_of_sample_rows", "phase_of"]
 
 #: operator counts of a statement (from the plan)
@@ -572,6 +572,53 @@ def prediction_range(obs: pd.DataFrame, held: Sequence[str], *, overlap: bool = 
                         ratio_low=low / y[o], ratio_high=high / y[o],
                         capped=bool(high >= ceiling * y[o] * (1 - 1e-6))))
     return pd.DataFrame(out)
+
+
+def held_out_ranges(obs: pd.DataFrame, configs: Sequence[str],
+                    fits: Mapping[str, pd.DataFrame] | None = None, *, overlap: bool = True,
+                    limits: Mapping[str, float] = LIMITS) -> pd.DataFrame:
+    """Each configuration of ``configs`` held out alone: its :func:`prediction_range` over
+    the costs that keep every other observation within ``limits``, beside each
+    leave-one-out result in ``fits`` (name -> :func:`leave_one_out`'s rows; a column of
+    ratios each, and ``holds (name)``).
+
+    Where no costs keep the others within ``limits`` (the fit set's own minimax floor is
+    above the smallest limit, as with quick mode's smoke counts), the range is over the
+    costs within that floor + 0.001 instead; ``range_limit`` says which (``limits`` or the
+    floor).  ``limit`` is the acceptance's limit of the row's phase and ``reachable``
+    whether the range meets the band ``1 +- limit``: if not, no fit within the limits
+    predicts it within its own.
+    """
+    fits = dict(fits or {})
+    parts = []
+    for cfg in configs:
+        rest = [c for c in dict.fromkeys(obs["config"]) if c != cfg]
+        floor = fit(obs, rest, overlap=overlap, objective="minimax").residual
+        lim = dict(limits)
+        if floor > min(limits.values()):
+            lim = {k: max(v, floor + 1e-3) for k, v in limits.items()}
+        r = prediction_range(obs, [cfg], overlap=overlap, limits=lim)
+        r["range_limit"] = "limits" if lim == dict(limits) else f"floor {floor + 1e-3:.3f}"
+        parts.append(r)
+    out = pd.concat(parts, ignore_index=True).drop(columns=["low", "high"])
+    for name, loo in fits.items():
+        out = out.merge(loo[["config", "phase", "ratio"]].rename(columns={"ratio": name}),
+                        on=["config", "phase"], how="left")
+    out["limit"] = out.phase.map(limits)
+    out["reachable"] = (out.ratio_low <= 1 + out.limit) & (out.ratio_high >= 1 - out.limit)
+    for name in fits:
+        out[f"holds ({name})"] = (out[name] - 1).abs() <= out.limit
+    return out
+
+
+def range_rows(ranges: pd.DataFrame, experiment: str) -> list[dict]:
+    """Rows for :func:`bufsim.results.write_results` from :func:`held_out_ranges`: two per
+    configuration and phase (``metric`` "<phase> low" / "<phase> high", ``simulated`` the
+    range's end in seconds), ``fitted`` False, ``holds`` = ``reachable``."""
+    return [dict(experiment=experiment, metric=f"{r['phase']} {end}", config=r["config"],
+                 reported=float(r["reported"]), simulated=float(r[f"ratio_{end}"] * r["reported"]),
+                 fitted=False, holds=bool(r["reachable"]))
+            for r in ranges.to_dict("records") for end in ("low", "high")]
 
 
 def leave_one_out(obs: pd.DataFrame, groups: Mapping[str, Sequence[str]], *,

@@ -361,3 +361,25 @@ def test_no_costs_beat_the_floor_or_leave_the_range(seed):
             t = float(C.predict(c, held).predicted.iloc[0])
             assert low * (1 - 1e-6) <= t <= high * (1 + 1e-6)
     assert low <= high and inside > 0
+
+
+def test_held_out_ranges_table_and_its_results_rows():
+    x, y, obs, r = _one_cost(15, 6, (0.9, 1.1))
+    loo = C.leave_one_out(obs, {c: [c] for c in obs.config})
+    t = C.held_out_ranges(obs, ["o0", "o3"], {"least squares": loo})
+    assert list(t.config) == ["o0", "o3"] and (t.range_limit == "limits").all()
+    one = C.prediction_range(obs, ["o3"])
+    assert t.ratio_low.iloc[1] == pytest.approx(one.ratio_low.iloc[0])
+    assert t["least squares"].iloc[0] == pytest.approx(loo.set_index("config").ratio["o0"])
+    band = (t.ratio_low <= 1.25) & (t.ratio_high >= 0.75)
+    assert (t.reachable == band).all() and t["holds (least squares)"].dtype == bool
+    rows = C.range_rows(t, "x")
+    assert [r["metric"] for r in rows] == ["run1-3 low", "run1-3 high"] * 2
+    assert rows[1]["simulated"] == pytest.approx(t.ratio_high.iloc[0] * y[0])
+    # one of the rest twice as slow: no costs keep it within 25%, so the range is over its floor
+    wide = obs.copy()
+    wide.loc[1, "reported"] *= 2.0
+    w = C.held_out_ranges(wide, ["o0"])
+    floor = C.fit(wide, list(wide.config[1:]), objective="minimax").residual
+    assert floor > 0.25 and w.range_limit.iloc[0] == f"floor {floor + 1e-3:.3f}"
+    assert w.ratio_low.iloc[0] <= w.ratio_high.iloc[0]
