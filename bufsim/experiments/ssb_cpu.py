@@ -624,9 +624,10 @@ def range_rows(ranges: pd.DataFrame, experiment: str) -> list[dict]:
 def leave_one_out(obs: pd.DataFrame, groups: Mapping[str, Sequence[str]], *,
                   overlap: bool = True, objective: str = "lsq") -> pd.DataFrame:
     """For each ``{held-out name: [config, ...]}``: fit on every other observation
-    (:func:`fit` with ``objective``) and predict the held-out ones.  One row per held-out observation: ``held_out``,
-    ``config``, ``phase``, ``reported``, ``predicted``, ``ratio``, the lanes and the fit
-    set's size."""
+    (:func:`fit` with ``objective``) and predict the held-out ones.  One row per held-out
+    observation: ``held_out``, ``config``, ``phase``, ``reported``, ``predicted``,
+    ``ratio``, the lanes, the fit set's size, its largest in-sample relative error
+    (``fit_max_error``) and the costs."""
     rows = []
     all_cfg = list(dict.fromkeys(obs["config"]))
     for name, held in groups.items():
