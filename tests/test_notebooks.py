@@ -94,6 +94,9 @@ def _check_01(charts, results):
     ends = ranges.pivot(index=["config", "phase"], columns="end", values="simulated")
     assert len(ends) == 10 and (ends["low"] <= ends["high"] + 1e-9).all()
     assert set(_rows(charts["01_ssb_prediction_ranges"]).fit) == {"least squares", "minimax"}
+    twins = _rows(charts["01_ssb_twins"])
+    assert set(twins["held out"]) == {"alone", "with its twin"}
+    assert {"5.5.30 4G t=0", "5.6.10 4G t=1000"} <= set(twins.config)     # the same counts at any scale
 
 
 def _check_02(charts, results):

@@ -67,7 +67,7 @@ from ..workloads.ssb import N_DATES, PLANS, QUERIES, SSB
 
 __all__ = ["COSTS", "LANES", "OPERATOR_COUNTS", "operator_counts", "statement_features",
            "observations", "totals", "CpuFit", "OBJECTIVES", "LIMITS", "fit", "predict",
-           "leave_one_out", "prediction_range", "held_out_ranges", "range_rows",
+           "leave_one_out", "prediction_range", "band_floor", "held_out_ranges", "range_rows", "twins",
            "out_of_sample_rows", "phase_of"]
 
 #: operator counts of a statement (from the plan)
@@ -432,11 +432,13 @@ class _Program:
     binary ``b_r`` (``v_r >= q_r, a_r``; ``v_r <= q_r + M b_r``; ``v_r <= a_r + M (1 - b_r)``,
     so ``M`` must bound every lane).  Observation ``o`` (``g``'s row) predicts
     ``sum v_r`` with relative error ``e_o`` (``e_o >= |sum v_r / y_o - 1|``) and
-    ``e_o <= tau``.  Variables: the costs (ns), ``v``, ``b``, ``e``, ``tau``.
+    ``e_o <= tau`` for each observation ``linked`` (default: all; the others' ``e_o`` are
+    bounded through ``ub`` alone).  Variables: the costs (ns), ``v``, ``b``, ``e``, ``tau``.
     """
 
-    def __init__(self, Aq, Aa, g, y, overlap, big):
+    def __init__(self, Aq, Aa, g, y, overlap, big, linked=None):
         n, nc, no = Aq.shape[0], Aq.shape[1], len(y)
+        linked = np.ones(no, bool) if linked is None else np.asarray(linked, bool)
         two = np.nonzero((Aq.any(axis=1) & Aa.any(axis=1)) if overlap else np.zeros(n, bool))[0]
         self.nc, self.iv, self.ib = nc, nc, nc + n
         self.ie = self.ib + len(two)
@@ -458,7 +460,8 @@ class _Program:
             members = self.iv + np.nonzero(g[o])[0]
             for sign in (1.0, -1.0):
                 z = np.zeros(nv); z[members] = -sign / y[o]; z[self.ie + o] = 1; add(z, -sign, np.inf)
-            z = np.zeros(nv); z[self.ie + o] = 1; z[self.it] = -1; add(z, -np.inf, 0.0)
+            if linked[o]:
+                z = np.zeros(nv); z[self.ie + o] = 1; z[self.it] = -1; add(z, -np.inf, 0.0)
         self.a, self.lo, self.hi = np.array(rows), lo, hi
         self.lb, self.ub = np.zeros(nv), np.full(nv, np.inf)
         self.ub[self.ib:self.ie] = 1
@@ -574,6 +577,52 @@ def prediction_range(obs: pd.DataFrame, held: Sequence[str], *, overlap: bool = 
     return pd.DataFrame(out)
 
 
+def band_floor(obs: pd.DataFrame, held: Sequence[str], *, overlap: bool = True,
+               limits: Mapping[str, float] = LIMITS, time_limit: float = 120.0) -> tuple[float, float]:
+    """What predicting ``held`` (``config`` values) within their limits costs the rest.
+
+    Returns ``(floor, in_band)``: ``floor`` is the minimax floor of the observations not
+    in ``held`` (:func:`fit`'s ``"minimax"`` residual on them: the smallest largest
+    relative error any costs >= 0 reach); ``in_band`` is the same smallest largest error
+    over the costs that *also* predict every held-out observation within its phase's
+    limit (``limits``), ``nan`` when no costs do.  ``in_band - floor`` is how much worse on
+    its own data a fit must be to meet the limits out of sample: 0 when one of the best
+    fits of the rest already does; small and positive when the fit set allows it but its
+    best fits do not (then which fit meets it is a choice among near-equal costs, not a
+    prediction); ``nan`` when none can.  Exact, by :class:`_Program`.
+    """
+    held = list(held)
+    cfgs = list(dict.fromkeys(obs["config"]))
+    unknown = [h for h in held if h not in cfgs]
+    if unknown or not held or len(held) == len(cfgs):
+        raise ValueError(f"held = {held!r}: must name some but not all of {cfgs}")
+    keys, g = _groups(obs)
+    missing = sorted({k[1] for k in keys if k[0] in held} - set(limits))
+    if missing:
+        raise ValueError(f"limits lack phase(s) {missing}")
+    floor = fit(obs, [c for c in cfgs if c not in held], overlap=overlap, objective="minimax",
+                time_limit=time_limit).residual
+    y = obs.groupby(["config", "phase"], sort=False)["reported"].first()
+    y = np.array([float(y.loc[k]) for k in keys])
+    out = np.array([k[0] in held for k in keys])
+    mats = _lane_matrices(obs)
+    cap = max(9.0, 2 * floor)          # the rest's errors: a bound for M, never reached
+    top = 1 + max(cap, max(limits[k[1]] for k in keys if k[0] in held))
+    pr = _Program(mats["query"], mats["ahead"], g, y, overlap, top * float(y.max()) * 1.01 + 1.0,
+                  linked=~out)
+    for o, (cfg, phase) in enumerate(keys):
+        pr.ub[pr.ie + o] = float(limits[phase]) if out[o] else cap
+    cost = np.zeros(pr.nv)
+    cost[pr.it] = 1.0
+    try:
+        in_band = float(pr.solve(cost, time_limit)[pr.it])
+    except RuntimeError as e:
+        if "infeasible" not in str(e).lower():
+            raise
+        in_band = float("nan")
+    return floor, max(in_band, floor)
+
+
 def held_out_ranges(obs: pd.DataFrame, configs: Sequence[str],
                     fits: Mapping[str, pd.DataFrame] | None = None, *, overlap: bool = True,
                     limits: Mapping[str, float] = LIMITS) -> pd.DataFrame:
@@ -587,18 +636,21 @@ def held_out_ranges(obs: pd.DataFrame, configs: Sequence[str],
     costs within that floor + 0.001 instead; ``range_limit`` says which (``limits`` or the
     floor).  ``limit`` is the acceptance's limit of the row's phase and ``reachable``
     whether the range meets the band ``1 +- limit``: if not, no fit within the limits
-    predicts it within its own.
+    predicts it within its own.  ``fit_floor`` and ``floor_in_band`` are
+    :func:`band_floor`'s two numbers for the configuration: the rest's minimax floor, and
+    the smallest largest error on the rest of the costs that put this configuration's
+    every phase within its limit (``nan``: no costs do).
     """
     fits = dict(fits or {})
     parts = []
     for cfg in configs:
-        rest = [c for c in dict.fromkeys(obs["config"]) if c != cfg]
-        floor = fit(obs, rest, overlap=overlap, objective="minimax").residual
+        floor, in_band = band_floor(obs, [cfg], overlap=overlap, limits=limits)
         lim = dict(limits)
         if floor > min(limits.values()):
             lim = {k: max(v, floor + 1e-3) for k, v in limits.items()}
         r = prediction_range(obs, [cfg], overlap=overlap, limits=lim)
         r["range_limit"] = "limits" if lim == dict(limits) else f"floor {floor + 1e-3:.3f}"
+        r["fit_floor"], r["floor_in_band"] = floor, in_band
         parts.append(r)
     out = pd.concat(parts, ignore_index=True).drop(columns=["low", "high"])
     for name, loo in fits.items():
@@ -649,6 +701,56 @@ def leave_one_out(obs: pd.DataFrame, groups: Mapping[str, Sequence[str]], *,
                              fit_max_error=float(np.max(np.abs(f.in_sample.ratio - 1))),
                              **{f"{k}_ns": f.costs[k] for k in FITTED}))
     return pd.DataFrame(rows)
+
+
+def twins(obs: pd.DataFrame, tol: float = 0.02) -> pd.DataFrame:
+    """Pairs of configurations that no cost vector tells apart by more than ``tol``.
+
+    For two configurations with the same phases and statements, a phase's ``separation``
+    is the largest ratio between a feature of one and the same feature of the other (over
+    the phase's statements and every feature; 0 against 0 counts as equal, 0 against
+    non-zero as infinitely apart), less 1.  Every lane of every statement is a sum of
+    features times costs >= 0, so for *every* cost vector the two predictions of that
+    phase lie within a factor ``1 + separation`` of each other: a configuration held out
+    with its twin in the fit set is predicted at about what the fit predicts for the twin.
+
+    One row per pair (every phase's ``separation <= tol``) and phase: ``config``, ``twin``, ``phase``,
+    ``separation``, ``reported``, ``twin_reported`` and ``reported_ratio`` (the first
+    over the second).  Empty when no pair is that close.
+    """
+    if not (isinstance(tol, (int, float)) and 0 <= tol < np.inf and not isinstance(tol, bool)):
+        raise ValueError(f"tol = {tol!r} is out of range; allowed: a finite number >= 0")
+    feats = list(_FEATURES)
+    if "statement" in obs.columns:
+        idx = ["phase", "statement"]
+    else:
+        idx = ["phase"]
+    by = {c: obs[obs["config"] == c].set_index(idx)[feats].sort_index()
+          for c in dict.fromkeys(obs["config"])}
+    rep = obs.groupby(["config", "phase"], sort=False)["reported"].first()
+    rows = []
+    names = list(by)
+    for i, a in enumerate(names):
+        for b in names[i + 1:]:
+            fa, fb = by[a], by[b]
+            if not fa.index.equals(fb.index):
+                continue
+            xa, xb = fa.to_numpy(float), fb.to_numpy(float)
+            if ((xa == 0) != (xb == 0)).any():
+                continue
+            nz = xa != 0
+            far = np.ones_like(xa)
+            far[nz] = np.maximum(xa[nz] / xb[nz], xb[nz] / xa[nz])
+            phases = fa.index.get_level_values("phase")
+            sep = {p: float(far[np.asarray(phases == p)].max()) - 1 for p in dict.fromkeys(phases)}
+            if max(sep.values()) > tol:
+                continue
+            for phase, s_p in sep.items():
+                ra, rb = float(rep.loc[(a, phase)]), float(rep.loc[(b, phase)])
+                rows.append(dict(config=a, twin=b, phase=phase, separation=s_p, reported=ra,
+                                 twin_reported=rb, reported_ratio=ra / rb))
+    cols = ["config", "twin", "phase", "separation", "reported", "twin_reported", "reported_ratio"]
+    return pd.DataFrame(rows, columns=cols)
 
 
 def out_of_sample_rows(loo: pd.DataFrame, experiment: str) -> list[dict]:

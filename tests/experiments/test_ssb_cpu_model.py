@@ -383,3 +383,65 @@ def test_held_out_ranges_table_and_its_results_rows():
     floor = C.fit(wide, list(wide.config[1:]), objective="minimax").residual
     assert floor > 0.25 and w.range_limit.iloc[0] == f"floor {floor + 1e-3:.3f}"
     assert w.ratio_low.iloc[0] <= w.ratio_high.iloc[0]
+
+
+def test_band_floor_is_the_closed_form_on_one_cost():
+    # t_i = x_i * c: the rest's floor is at c* = 2 / (1 / r_min + 1 / r_max); the held-out
+    # o0 is within l only for c in [(1 - l) r_0, (1 + l) r_0], so the floor in band is the
+    # rest's largest error at c*, or at the end of that interval nearest to c*
+    x, y, obs, r = _one_cost(21, 8, (0.8, 1.2))
+    rest = r[1:]
+
+    def worst(c):
+        return max(c / rest.min() - 1, 1 - c / rest.max())
+
+    c_star = 2 / (1 / rest.min() + 1 / rest.max())
+    for r0 in (c_star, 0.5 * c_star, 1.6 * c_star):         # o0 agrees with the rest, or not
+        moved = obs.copy()
+        moved.loc[0, "reported"] = x[0] * r0 * 1e-9
+        floor, in_band = C.band_floor(moved, ["o0"])
+        assert floor == pytest.approx(worst(c_star), rel=1e-6)
+        c_end = min(max(c_star, 0.75 * r0), 1.25 * r0)
+        assert in_band == pytest.approx(worst(c_end), rel=1e-5)
+        assert (in_band == pytest.approx(floor, rel=1e-6)) == (0.75 * r0 <= c_star <= 1.25 * r0)
+    # a held-out row no cost can move (no features, a time > 0) cannot be met: nan
+    none = obs.copy()
+    none.loc[0, "gets"] = 0.0
+    floor, in_band = C.band_floor(none, ["o0"])
+    assert floor == pytest.approx(worst(c_star), rel=1e-6) and np.isnan(in_band)
+    with pytest.raises(ValueError, match="held"):
+        C.band_floor(obs, ["nope"])
+    with pytest.raises(ValueError, match="limits lack"):
+        C.band_floor(obs, ["o0"], limits={"cold": 0.3})
+
+
+def test_twins_bound_every_cost_vector():
+    costs = dict(scan_row=80.0, eq_ref=300.0, ref_row=900.0, group_row=150.0, get=120.0,
+                 check=4000.0, sync_read=60_000.0, ahead_read=250_000.0, cold_page=3_000_000.0)
+    obs = _statements(4, 3, 17, costs, True)
+    assert C.twins(obs).empty                               # random features: nobody's twin
+    same = obs[obs.config == "o1"].assign(config="t1", reported=lambda d: d.reported * 1.4)
+    near = obs[obs.config == "o2"].assign(config="t2")
+    near.loc[near.index[1], "gets"] *= 1.015                 # one feature of one statement 1.5% more
+    gone = obs[obs.config == "o3"].assign(config="t3")
+    gone.loc[gone.index[0], "clock_reads"] = 0.0             # a feature only one of them has
+    both = pd.concat([obs, same, near, gone], ignore_index=True)
+    t = C.twins(both).set_index("config")
+    assert sorted(t.index) == ["o1", "o2"] and list(t.twin) == ["t1", "t2"]
+    assert t.separation["o1"] == 0 and t.reported_ratio["o1"] == pytest.approx(1 / 1.4)
+    assert t.separation["o2"] == pytest.approx(0.015)
+    assert C.twins(both, tol=0.01).config.tolist() == ["o1"]
+    # the bound holds for every cost vector, and is reached
+    rng = np.random.default_rng(18)
+    ratios = []
+    for _ in range(100):
+        c = {k: v * float(np.exp(rng.normal(0, 1.5))) for k, v in costs.items()}
+        p = C.predict(c, both).set_index("config").predicted
+        assert p["o1"] == pytest.approx(p["t1"], rel=1e-12)
+        ratios.append(p["t2"] / p["o2"])
+    assert 1 <= min(ratios) and max(ratios) <= 1.015 + 1e-12
+    only_gets = {k: (1.0 if k == "get" else 0.0) for k in costs}
+    sep = C.predict(only_gets, both[both.statement == "s1"]).set_index("config").predicted
+    assert sep["t2"] / sep["o2"] == pytest.approx(1.015)
+    with pytest.raises(ValueError, match="tol"):
+        C.twins(obs, tol=-1)
