@@ -15,6 +15,10 @@ notebook's explanation of its misses (000_fe2813b876a91991.txt):
   per get the 4G runs imply (no reads, no checks), the cost per page read the 128M t=0
   runs then imply, the price per check the t=1000 regression implies, and the disk time
   per touched page the Cold runs imply.
+* :func:`ahi_heap` — the pages the adaptive hash index's node heap takes from the buffer
+  pool when a long run of B-tree searches leaves a frozen young sublist (date_first with
+  old_blocks_time 1000): each young leaf searched more than ``n_recs / 16`` times in its
+  residency gets a hash node per record, and the node heap grows in whole pool blocks.
 * :func:`lock_pair_ns` — what the one source difference between 5.5.30's and 5.6.10's
   ``buf_page_get_gen`` costs uncontended: 5.5's ``buf_pool->mutex`` enter/exit fast path
   against 5.6's page-hash rw-lock S lock/unlock, each as a minimal machine-code kernel
@@ -31,7 +35,8 @@ import pandas as pd
 from .._validation import check_int
 
 __all__ = ["q11_identifiability", "implied_check_cost", "profile_offthread", "table_implied",
-           "lock_pair_ns", "CONSTANTS"]
+           "ahi_heap", "lock_pair_ns", "CONSTANTS", "AHI_NODE_BYTES", "MEM_BLOCK_HEADER_BYTES",
+           "BTR_SEARCH_PAGE_BUILD_LIMIT"]
 
 #: the four constants, in the order of the columns of the linear system
 CONSTANTS = ("row_us", "get_us", "check_us", "read_us")
@@ -194,6 +199,61 @@ def table_implied(times: pd.DataFrame, model_runs: pd.DataFrame, *, q11: pd.Data
 
 
 # ---- the uncontended lock pairs of 5.5.30 and 5.6.10's buf_page_get_gen --------------------
+#: ``ha_node_t`` in a non-debug 64-bit build (5.5/5.6 ``include/ha0ha.h``: ``next``, ``data``,
+#: ``fold``; the ``block`` member exists only with UNIV_AHI_DEBUG or UNIV_DEBUG), which
+#: ``ha_insert_for_fold`` allocates from the AHI's ``mem_heap`` (8-byte aligned)
+AHI_NODE_BYTES = 24
+#: ``mem_block_info_t`` in a non-debug 64-bit build (5.6 ``include/mem0mem.h``: magic_n,
+#: file_name[8], line, base (3 words), list (2), len, total_size, type, free, start,
+#: free_block, buf_block): the header of each node-heap block, which is a whole buffer-pool
+#: frame (``btr_search_check_free_space_in_heap`` takes it with ``buf_block_alloc``)
+MEM_BLOCK_HEADER_BYTES = 120
+#: ``btr0sea.c(c)``: a page gets a hash index once more than ``n_recs / 16`` searches in a
+#: row would have been helped by one (and the index's ``n_hash_potential`` >= 100)
+BTR_SEARCH_PAGE_BUILD_LIMIT = 16
+
+
+def ahi_heap(pool_pages: int, free_target: int, recs_per_page: float, *,
+             old_blocks_pct: int = 37, page_size: int = 16384) -> dict:
+    """The adaptive hash index's node heap when every young page is hashed.
+
+    During a long run of B-tree searches with ``old_blocks_time`` > 0 (Q1.1's date_first
+    at 1000), the pages that became young while the pool filled are never made young or
+    evicted again (every eviction comes from the old sublist), so each is searched many
+    times in one residency and gets a hash index: one node (:data:`AHI_NODE_BYTES`) per
+    record, in heap blocks that are whole pool frames (``page_size`` less
+    :data:`MEM_BLOCK_HEADER_BYTES`).  The heap's blocks leave the LRU list, which keeps
+    its young part at ``1 - old ratio`` (``old_blocks_pct * 1024 // 100 / 1024``,
+    ``buf_LRU_old_ratio_update``) of what is left: the fewest blocks ``heap`` with
+    ``heap >= ceil(young * recs_per_page / nodes_per_block)`` where
+    ``young = (pool_pages - heap) * (1 - old ratio)`` (the fixed point, in whole blocks).
+    After the statement the page cleaner frees ``free_target`` pages from the tail.
+
+    Returns ``nodes_per_block``, ``heap_blocks``, ``young_in_statement`` and, after the
+    cleaner, ``database_pages`` (the LRU's length) and ``old_database_pages`` (its old
+    ratio, before ``buf_LRU_old_adjust_len``'s tolerance of 20 pages).
+    """
+    check_int("pool_pages", pool_pages, 64)
+    check_int("free_target", free_target, 0, pool_pages - 64)
+    check_int("old_blocks_pct", old_blocks_pct, 5, 95)
+    check_int("page_size", page_size, 4096)
+    if not (isinstance(recs_per_page, (int, float)) and 1 <= recs_per_page <= page_size):
+        raise ValueError(f"recs_per_page = {recs_per_page!r} is out of range; allowed: 1 to page_size")
+    ratio = (old_blocks_pct * 1024 // 100) / 1024
+    nodes = (page_size - MEM_BLOCK_HEADER_BYTES) // AHI_NODE_BYTES
+    def need(h):                  # blocks the young pages' nodes take when the heap has h
+        return int(np.ceil(int((pool_pages - h) * (1 - ratio)) * recs_per_page / nodes))
+
+    c = (1 - ratio) * recs_per_page / nodes
+    heap = max(0, int(c * pool_pages / (1 + c)) - 2)      # just below the continuous solution
+    while heap < need(heap):                              # the fewest blocks that hold them
+        heap += 1
+    young = int((pool_pages - heap) * (1 - ratio))
+    lru = pool_pages - heap - free_target
+    return dict(nodes_per_block=nodes, heap_blocks=heap, young_in_statement=young,
+                database_pages=lru, old_database_pages=int(lru * ratio))
+
+
 _LOCK_KERNELS = {}
 #: rw_lock_t's lock_word when nobody holds the lock (X_LOCK_DECR, 5.6 include/sync0rw.h)
 X_LOCK_DECR = 0x20000000

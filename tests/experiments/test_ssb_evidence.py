@@ -109,3 +109,31 @@ def test_lock_kernels_execute_the_fast_paths_they_time():
         E.lock_pair_ns(repeat=0)
     with pytest.raises(ValueError, match="n"):
         E.lock_pair_ns(n=0)
+
+
+def test_ahi_heap_is_the_fixed_point_of_its_two_equations():
+    nodes = (16384 - E.MEM_BLOCK_HEADER_BYTES) // E.AHI_NODE_BYTES
+    assert nodes == 677                       # 24-byte nodes in a 16 KiB frame less its header
+    ratio = (37 * 1024 // 100) / 1024         # 378 / 1024
+    for pool, free, recs in ((8192, 1024, 155.0), (8192, 1024, 40.0), (65536, 1024, 300.0)):
+        a = E.ahi_heap(pool, free, recs)
+        def need(h):
+            return int(np.ceil(int((pool - h) * (1 - ratio)) * recs / nodes))
+
+        h = a["heap_blocks"]
+        assert a["young_in_statement"] == int((pool - h) * (1 - ratio))
+        assert h >= need(h) and h - 1 < need(h - 1)       # the fewest blocks that hold the nodes
+        assert a["database_pages"] == pool - a["heap_blocks"] - free
+        assert a["old_database_pages"] == int(a["database_pages"] * ratio)
+    # more records per page, a bigger heap; a bigger old sublist, a smaller one
+    assert E.ahi_heap(8192, 1024, 40.0)["heap_blocks"] < E.ahi_heap(8192, 1024, 155.0)["heap_blocks"]
+    assert E.ahi_heap(8192, 1024, 155.0, old_blocks_pct=60)["heap_blocks"] < \
+        E.ahi_heap(8192, 1024, 155.0)["heap_blocks"]
+    # the document's date_first t=1000 run: 8,192 frames, 1,024 free, 6,175 database pages
+    doc = E.ahi_heap(8192, 1024, 155.0)
+    assert abs(doc["heap_blocks"] - 993) < 0.1 * 993
+    for bad in (dict(pool_pages=10, free_target=0, recs_per_page=10.0),
+                dict(pool_pages=8192, free_target=9000, recs_per_page=10.0),
+                dict(pool_pages=8192, free_target=0, recs_per_page=0.0)):
+        with pytest.raises(ValueError):
+            E.ahi_heap(**bad)
