@@ -198,7 +198,7 @@ def table_implied(times: pd.DataFrame, model_runs: pd.DataFrame, *, q11: pd.Data
     return df
 
 
-# ---- the uncontended lock pairs of 5.5.30 and 5.6.10's buf_page_get_gen --------------------
+# ---- the adaptive hash index's node heap ------------------------------------------------------
 #: ``ha_node_t`` in a non-debug 64-bit build (5.5/5.6 ``include/ha0ha.h``: ``next``, ``data``,
 #: ``fold``; the ``block`` member exists only with UNIV_AHI_DEBUG or UNIV_DEBUG), which
 #: ``ha_insert_for_fold`` allocates from the AHI's ``mem_heap`` (8-byte aligned)
@@ -241,6 +241,7 @@ def ahi_heap(pool_pages: int, free_target: int, recs_per_page: float, *,
         raise ValueError(f"recs_per_page = {recs_per_page!r} is out of range; allowed: 1 to page_size")
     ratio = (old_blocks_pct * 1024 // 100) / 1024
     nodes = (page_size - MEM_BLOCK_HEADER_BYTES) // AHI_NODE_BYTES
+
     def need(h):                  # blocks the young pages' nodes take when the heap has h
         return int(np.ceil(int((pool_pages - h) * (1 - ratio)) * recs_per_page / nodes))
 
@@ -254,6 +255,7 @@ def ahi_heap(pool_pages: int, free_target: int, recs_per_page: float, *,
                 database_pages=lru, old_database_pages=int(lru * ratio))
 
 
+# ---- the uncontended lock pairs of 5.5.30 and 5.6.10's buf_page_get_gen --------------------
 _LOCK_KERNELS = {}
 #: rw_lock_t's lock_word when nobody holds the lock (X_LOCK_DECR, 5.6 include/sync0rw.h)
 X_LOCK_DECR = 0x20000000
