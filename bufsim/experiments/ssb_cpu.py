@@ -67,8 +67,8 @@ from ..workloads.ssb import N_DATES, PLANS, QUERIES, SSB
 
 __all__ = ["COSTS", "LANES", "OPERATOR_COUNTS", "operator_counts", "statement_features",
            "observations", "totals", "CpuFit", "OBJECTIVES", "LIMITS", "fit", "predict",
-           "leave_one_out", "prediction_range", "band_floor", "held_out_ranges", "range_rows", "twins",
-           "out_of_sample_rows", "phase_of"]
+           "leave_one_out", "prediction_range", "band_floor", "held_out_ranges", "range_rows",
+           "twins", "twin_requirement", "out_of_sample_rows", "phase_of"]
 
 #: operator counts of a statement (from the plan)
 OPERATOR_COUNTS = ("scan_rows", "eq_ref", "ref_rows", "group_rows")
@@ -750,6 +750,66 @@ def twins(obs: pd.DataFrame, tol: float = 0.02) -> pd.DataFrame:
                 rows.append(dict(config=a, twin=b, phase=phase, separation=s_p, reported=ra,
                                  twin_reported=rb, reported_ratio=ra / rb))
     cols = ["config", "twin", "phase", "separation", "reported", "twin_reported", "reported_ratio"]
+    return pd.DataFrame(rows, columns=cols)
+
+
+def twin_requirement(obs: pd.DataFrame, fits: Mapping[str, pd.DataFrame],
+                     tw: pd.DataFrame | None = None, *, overlap: bool = True,
+                     limits: Mapping[str, float] = LIMITS) -> pd.DataFrame:
+    """What holding a configuration out alone asks of the fit when its twin is in the fit set.
+
+    ``tw`` (default :func:`twins` of ``obs``) pairs configurations whose predictions every
+    cost vector keeps within a factor ``1 + separation``.  So a held-out configuration ``h``
+    (reported ``y_h``) is within its phase's limit ``L`` only if its fit predicts the twin
+    ``t`` (reported ``y_t``), an observation of its own fit set, within::
+
+        (1 - L) y_h / ((1 + separation) y_t)  <=  predicted_t / y_t  <=  (1 + L)(1 + separation) y_h / y_t
+
+    whatever the costs: a necessary condition, exact when ``separation`` is 0.  ``fits``:
+    estimator name -> :func:`leave_one_out`'s rows with one configuration per held-out
+    group (each row's costs are the fit that held that configuration out).
+
+    One row per held-out configuration with a twin, phase and estimator: ``config``,
+    ``twin``, ``phase``, ``estimator``, ``twin_needs_low`` / ``twin_needs_high`` (the range
+    above), ``twin_fitted`` (what that fit predicts for the twin, over its reported time),
+    ``twin_within`` (inside the range), ``ratio`` (the held-out prediction over its reported
+    time) and ``holds`` (within ``L``).  ``holds`` implies ``twin_within``.
+    """
+    if tw is None:
+        tw = twins(obs)
+    missing = sorted(set(tw.phase) - set(limits))
+    if missing:
+        raise ValueError(f"limits lack phase(s) {missing}")
+    pairs = pd.concat([tw, tw.rename(columns={"config": "twin", "twin": "config",
+                                              "reported": "twin_reported",
+                                              "twin_reported": "reported"})], ignore_index=True)
+    rows = []
+    for name, loo in fits.items():
+        need = {"held_out", "config", "phase", "ratio", *(f"{k}_ns" for k in FITTED)}
+        if not need <= set(loo.columns):
+            raise ValueError(f"fits[{name!r}] lacks column(s) {sorted(need - set(loo.columns))} "
+                             "(see leave_one_out)")
+        shared = loo.groupby("held_out")["config"].nunique()
+        if (shared > 1).any():
+            raise ValueError(f"fits[{name!r}] holds out {list(shared[shared > 1].index)} with more "
+                             "than one configuration; twin_requirement needs each held out alone")
+        by = loo.set_index(["config", "phase"])
+        for p in pairs.itertuples():
+            if (p.config, p.phase) not in by.index:
+                continue
+            r = by.loc[(p.config, p.phase)]
+            lim = float(limits[p.phase])
+            pt = predict({k: float(r[f"{k}_ns"]) for k in FITTED}, obs[obs["config"] == p.twin],
+                         overlap=overlap).set_index("phase").predicted[p.phase]
+            lo = (1 - lim) * p.reported / ((1 + p.separation) * p.twin_reported)
+            hi = (1 + lim) * (1 + p.separation) * p.reported / p.twin_reported
+            fitted = float(pt / p.twin_reported)
+            rows.append(dict(config=p.config, twin=p.twin, phase=p.phase, estimator=name,
+                             twin_needs_low=lo, twin_needs_high=hi, twin_fitted=fitted,
+                             twin_within=bool(lo <= fitted <= hi), ratio=float(r["ratio"]),
+                             holds=bool(abs(float(r["ratio"]) - 1) <= lim)))
+    cols = ["config", "twin", "phase", "estimator", "twin_needs_low", "twin_needs_high",
+            "twin_fitted", "twin_within", "ratio", "holds"]
     return pd.DataFrame(rows, columns=cols)
 
 

@@ -445,3 +445,45 @@ def test_twins_bound_every_cost_vector():
     assert sep["t2"] / sep["o2"] == pytest.approx(1.015)
     with pytest.raises(ValueError, match="tol"):
         C.twins(obs, tol=-1)
+
+
+def test_twin_requirement_is_necessary_whatever_the_costs():
+    costs = dict(scan_row=80.0, eq_ref=300.0, ref_row=900.0, group_row=150.0, get=120.0,
+                 check=4000.0, sync_read=60_000.0, ahead_read=250_000.0, cold_page=3_000_000.0)
+    obs = _statements(5, 3, 23, costs, True)
+    same = obs[obs.config == "o1"].assign(config="t1", reported=lambda d: d.reported * 1.4)
+    near = obs[obs.config == "o2"].assign(config="t2", reported=lambda d: d.reported * 0.9)
+    near.loc[near.index[1], "gets"] *= 1.015
+    both = pd.concat([obs, same, near], ignore_index=True)
+    loo = C.leave_one_out(both, {c: [c] for c in dict.fromkeys(both.config)})
+    req = C.twin_requirement(both, {"lsq": loo}).set_index("config")
+    assert sorted(req.index) == ["o1", "o2", "t1", "t2"]
+    assert list(req.twin[["o1", "t1", "o2", "t2"]]) == ["t1", "o1", "t2", "o2"]
+    # separation 0: the limit times the reported ratio; 1.5% apart widens both ends by 1.5%
+    assert (req.twin_needs_low["t1"], req.twin_needs_high["t1"]) == (pytest.approx(0.75 * 1.4),
+                                                                     pytest.approx(1.25 * 1.4))
+    assert req.twin_needs_high["o1"] == pytest.approx(1.25 / 1.4)
+    assert (req.twin_needs_low["t2"], req.twin_needs_high["t2"]) == (
+        pytest.approx(0.75 * 0.9 / 1.015), pytest.approx(1.25 * 0.9 * 1.015))
+    # the twin's ratio is what the fold that held the configuration out predicts for it
+    fold = loo.set_index("config").loc["t1"]
+    o1 = both[both.config == "o1"]
+    p = C.predict({k: fold[f"{k}_ns"] for k in C.FITTED}, o1).predicted.iloc[0]
+    assert req.twin_fitted["t1"] == pytest.approx(p / o1.reported.iloc[0])
+    assert req.ratio["t1"] == pytest.approx(req.twin_fitted["t1"] / 1.4)   # the same counts
+    # necessary for every cost vector: no held-out configuration within its limit with its twin outside
+    rng = np.random.default_rng(24)
+    fits = {}
+    for i in range(30):
+        c = {k: v * float(np.exp(rng.normal(0, 0.3))) for k, v in costs.items()}
+        p = C.predict(c, both[both.config.isin(["o1", "t1", "o2", "t2"])])
+        fits[f"r{i}"] = p.assign(held_out=p.config, ratio=p.predicted / p.reported,
+                                 **{f"{k}_ns": c[k] for k in C.FITTED})
+    r = C.twin_requirement(both, fits)
+    assert len(r) == 30 * 4
+    assert (r.holds <= r.twin_within).all()
+    assert r.holds.any() and (~r.twin_within).any() and (r.twin_within & ~r.holds).any()
+    with pytest.raises(ValueError, match="lacks column"):
+        C.twin_requirement(both, {"x": loo.drop(columns=["get_ns"])})
+    with pytest.raises(ValueError, match="held out alone"):
+        C.twin_requirement(both, {"x": loo.assign(held_out="all")})
