@@ -68,7 +68,8 @@ from ..workloads.ssb import N_DATES, PLANS, QUERIES, SSB
 __all__ = ["COSTS", "LANES", "OPERATOR_COUNTS", "operator_counts", "statement_features",
            "observations", "totals", "CpuFit", "OBJECTIVES", "LIMITS", "fit", "predict",
            "leave_one_out", "prediction_range", "band_floor", "held_out_ranges", "range_rows",
-           "twins", "twin_requirement", "out_of_sample_rows", "phase_of"]
+           "twins", "twin_requirement", "BUILD_SCALED", "scale_version", "version_factor_loo",
+           "out_of_sample_rows", "phase_of"]
 
 #: operator counts of a statement (from the plan)
 OPERATOR_COUNTS = ("scan_rows", "eq_ref", "ref_rows", "group_rows")
@@ -811,6 +812,67 @@ def twin_requirement(obs: pd.DataFrame, fits: Mapping[str, pd.DataFrame],
     cols = ["config", "twin", "phase", "estimator", "twin_needs_low", "twin_needs_high",
             "twin_fitted", "twin_within", "ratio", "holds"]
     return pd.DataFrame(rows, columns=cols)
+
+
+#: the features a server build's speed scales: the query thread's CPU per operator and per get,
+#: and each page read's work in the server (:func:`version_factor_loo`); not the clock read
+#: (a system call) nor the cold disk's time
+BUILD_SCALED = ("scan_rows", "eq_ref", "ref_rows", "group_rows", "gets", "sync_reads", "ahead_reads")
+
+
+def scale_version(obs: pd.DataFrame, prefix: str, k: float,
+                  features: Sequence[str] = BUILD_SCALED) -> pd.DataFrame:
+    """``obs`` with ``features`` multiplied by ``k`` on the configurations whose name starts
+    with ``prefix`` (e.g. ``"5.5.30"``): a server that does the same work ``k`` times slower."""
+    if not (isinstance(k, (int, float, np.floating)) and 0 < k < np.inf):
+        raise ValueError(f"k = {k!r} is out of range; allowed: 0 < k < inf")
+    unknown = [f for f in features if f not in _FEATURES]
+    if unknown:
+        raise ValueError(f"features {unknown} are not features; allowed: {', '.join(_FEATURES)}")
+    m = obs["config"].str.startswith(prefix).to_numpy()
+    if not m.any():
+        raise ValueError(f"prefix = {prefix!r} names no configuration of {sorted(set(obs['config']))}")
+    out = obs.copy()
+    for f in features:
+        out.loc[m, f] = out.loc[m, f].astype(float) * float(k)
+    return out
+
+
+def version_factor_loo(obs: pd.DataFrame, configs: Sequence[str], prefix: str, *,
+                       features: Sequence[str] = BUILD_SCALED, ks: Sequence[float] | None = None,
+                       overlap: bool = True) -> pd.DataFrame:
+    """Leave one configuration out with one more parameter: the configurations whose name
+    starts with ``prefix`` do the work of ``features`` ``k`` times slower than the others
+    (:func:`scale_version`), as a server built differently would.
+
+    For each of ``configs`` held out alone, ``k`` is chosen on the others (the fit set
+    of :func:`leave_one_out`) as the grid value of ``ks`` (default 41 points, 0.5 to 3,
+    evenly in log) whose least-squares fit (:func:`fit`) has the smallest residual; those
+    costs and ``k`` predict the held-out configuration.  One row per held-out observation:
+    ``config``, ``phase``, ``reported``, ``predicted``, ``ratio``, ``k``, ``k_at_edge``
+    (the grid's end: the fit set does not bound ``k``) and ``fit_residual``.
+    """
+    ks = np.exp(np.linspace(np.log(0.5), np.log(3.0), 41)) if ks is None else np.asarray(ks, float)
+    if ks.ndim != 1 or len(ks) < 2 or not (np.isfinite(ks) & (ks > 0)).all():
+        raise ValueError("ks must hold at least two finite numbers > 0")
+    ks = np.unique(ks)
+    all_cfg = list(dict.fromkeys(obs["config"]))
+    unknown = [c for c in configs if c not in all_cfg]
+    if unknown or not list(configs):
+        raise ValueError(f"configs names {unknown or 'nothing'}; allowed: {all_cfg}")
+    rows = []
+    for cfg in configs:
+        rest = [c for c in all_cfg if c != cfg]
+        fits = [fit(scale_version(obs, prefix, k, features), rest, overlap=overlap) for k in ks]
+        i = int(np.argmin([f.residual for f in fits]))
+        scaled = scale_version(obs, prefix, ks[i], features)
+        p = predict(fits[i].costs, scaled[scaled["config"] == cfg], overlap=overlap)
+        for r in p.itertuples():
+            rows.append(dict(config=cfg, phase=r.phase, reported=float(r.reported),
+                             predicted=float(r.predicted), ratio=float(r.predicted / r.reported),
+                             k=float(ks[i]), k_at_edge=i in (0, len(ks) - 1),
+                             fit_residual=float(fits[i].residual)))
+    return pd.DataFrame(rows)
 
 
 def out_of_sample_rows(loo: pd.DataFrame, experiment: str) -> list[dict]:

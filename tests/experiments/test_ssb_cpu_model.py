@@ -487,3 +487,36 @@ def test_twin_requirement_is_necessary_whatever_the_costs():
         C.twin_requirement(both, {"x": loo.drop(columns=["get_ns"])})
     with pytest.raises(ValueError, match="held out alone"):
         C.twin_requirement(both, {"x": loo.assign(held_out="all")})
+
+
+def test_version_factor_recovers_a_slower_build_out_of_sample():
+    # no cold disk (it would dominate the synthetic times and it is the same on either build)
+    costs = dict(scan_row=80.0, eq_ref=300.0, ref_row=900.0, group_row=150.0, get=120.0,
+                 check=4000.0, sync_read=60_000.0, ahead_read=250_000.0, cold_page=0.0)
+    obs = _statements(30, 3, 31, costs, True)
+    # every other configuration on the slower build (the first half of the statements is
+    # query-bound, the second read-ahead-bound: each build needs both)
+    obs["config"] = [("A " if int(c[1:]) % 2 == 0 else "B ") + c for c in obs.config]
+    truth = C.scale_version(obs, "B", 1.5)                  # B does the same work 1.5x slower
+    b = (truth.config.str.startswith("B")).to_numpy()
+    assert (truth.loc[b, "gets"] == 1.5 * obs.loc[b, "gets"]).all()
+    assert (truth.loc[b, "clock_reads"] == obs.loc[b, "clock_reads"]).all()     # a system call
+    assert (truth.loc[~b, C.BUILD_SCALED].to_numpy() == obs.loc[~b, C.BUILD_SCALED].to_numpy()).all()
+    p = C.predict(costs, truth).set_index("config").predicted
+    obs["reported"] = p.loc[obs.config].to_numpy()           # measured on the two builds
+    v = C.version_factor_loo(obs, ["A o0", "B o21"], "B", ks=[1.0, 1.25, 1.5, 2.0]).set_index("config")
+    assert list(v.k) == [1.5, 1.5] and not v.k_at_edge.any()
+    assert np.allclose(v.ratio, 1.0, rtol=1e-4) and (v.fit_residual < 1e-6).all()
+    # without the factor (k = 1 only) the B configuration is mispredicted
+    one = C.version_factor_loo(obs, ["B o21"], "B", ks=[1.0, 1.0001])
+    assert abs(one.ratio.iloc[0] - 1) > 0.05 and one.k_at_edge.all()
+    with pytest.raises(ValueError, match="ks"):
+        C.version_factor_loo(obs, ["A o0"], "B", ks=[1.5])
+    with pytest.raises(ValueError, match="prefix"):
+        C.version_factor_loo(obs, ["A o0"], "C")
+    with pytest.raises(ValueError, match="features"):
+        C.scale_version(obs, "B", 1.5, features=["rows"])
+    with pytest.raises(ValueError, match="k = "):
+        C.scale_version(obs, "B", 0)
+    with pytest.raises(ValueError, match="configs"):
+        C.version_factor_loo(obs, ["nope"], "B")
