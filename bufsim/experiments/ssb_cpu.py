@@ -56,6 +56,9 @@ test.
 """
 from __future__ import annotations
 
+import contextlib
+import os
+import sys
 from dataclasses import dataclass
 from typing import Iterable, Mapping, Sequence
 
@@ -425,6 +428,31 @@ def fit(obs: pd.DataFrame, fit_set: Iterable[str] | None = None, *, overlap: boo
     return CpuFit(costs, tuple(dict.fromkeys(names)), pred, residual, overlap, objective)
 
 
+@contextlib.contextmanager
+def _quiet_fd1():
+    """The process's standard output (file descriptor 1) goes to the null device inside.
+
+    HiGHS, the solver behind ``scipy.optimize.milp``, prints some internal lines (e.g.
+    ``HighsMipSolverData::transformNewIntegerFeasibleSolution tmpSolver.run();``) straight
+    to descriptor 1 even with ``disp`` off, and Jupyter shows those in the cell's output.
+    The result and any error still come back through ``milp``'s return value.  Where
+    descriptor 1 cannot be duplicated, nothing is redirected."""
+    sys.stdout.flush()
+    try:
+        saved = os.dup(1)
+    except OSError:
+        yield
+        return
+    null = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(null, 1)
+        yield
+    finally:
+        os.dup2(saved, 1)
+        os.close(saved)
+        os.close(null)
+
+
 class _Program:
     """The mixed-integer program behind :func:`_minimax` and :func:`prediction_range`.
 
@@ -473,9 +501,10 @@ class _Program:
     def solve(self, cost, time_limit):
         from scipy.optimize import Bounds, LinearConstraint, milp
 
-        res = milp(cost, constraints=LinearConstraint(self.a, self.lo, self.hi),
-                   integrality=self.integrality, bounds=Bounds(self.lb, self.ub),
-                   options=dict(time_limit=float(time_limit), mip_rel_gap=1e-9))
+        with _quiet_fd1():
+            res = milp(cost, constraints=LinearConstraint(self.a, self.lo, self.hi),
+                       integrality=self.integrality, bounds=Bounds(self.lb, self.ub),
+                       options=dict(time_limit=float(time_limit), mip_rel_gap=1e-9))
         if res.status != 0:
             raise RuntimeError(f"cost program: {res.message} (time_limit = {time_limit} s)")
         return res.x

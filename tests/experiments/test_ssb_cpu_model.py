@@ -1,4 +1,6 @@
 """bufsim.experiments.ssb_cpu: operator counts, the two-lane cost fit, out-of-sample checks."""
+import os
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -520,3 +522,12 @@ def test_version_factor_recovers_a_slower_build_out_of_sample():
         C.scale_version(obs, "B", 0)
     with pytest.raises(ValueError, match="configs"):
         C.version_factor_loo(obs, ["nope"], "B")
+
+
+def test_solver_output_is_kept_out_of_standard_output(capfd):
+    os.write(1, b"before\n")
+    with C._quiet_fd1():
+        os.write(1, b"HighsMipSolverData::transformNewIntegerFeasibleSolution\n")
+    os.write(1, b"after\n")
+    out = capfd.readouterr().out
+    assert out == "before\nafter\n"
