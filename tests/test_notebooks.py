@@ -97,6 +97,10 @@ def _check_01(charts, results):
     twins = _rows(charts["01_ssb_twins"])
     assert set(twins["held out"]) == {"alone", "with its twin"}
     assert {"5.5.30 4G t=0", "5.6.10 4G t=1000"} <= set(twins.config)     # the same counts at any scale
+    req = _rows(charts["01_ssb_twin_requirement"])
+    assert set(req.estimator) == {"least squares", "minimax"} and set(req.phase) == {"cold", "run1-3"}
+    assert {"5.5.30 4G t=0", "5.6.10 4G t=1000"} <= set(req.config)
+    assert (req.twin_needs_low < req.twin_needs_high).all()
 
 
 def _check_02(charts, results):
