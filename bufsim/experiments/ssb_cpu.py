@@ -733,7 +733,7 @@ def leave_one_out(obs: pd.DataFrame, groups: Mapping[str, Sequence[str]], *,
     return pd.DataFrame(rows)
 
 
-def twins(obs: pd.DataFrame, tol: float = 0.02) -> pd.DataFrame:
+def twins(obs: pd.DataFrame, tol: float = 0.02, *, both_ways: bool = False) -> pd.DataFrame:
     """Pairs of configurations that no cost vector tells apart by more than ``tol``.
 
     For two configurations with the same phases and statements, a phase's ``separation``
@@ -746,7 +746,9 @@ def twins(obs: pd.DataFrame, tol: float = 0.02) -> pd.DataFrame:
 
     One row per pair (every phase's ``separation <= tol``) and phase: ``config``, ``twin``, ``phase``,
     ``separation``, ``reported``, ``twin_reported`` and ``reported_ratio`` (the first
-    over the second).  Empty when no pair is that close.
+    over the second).  Empty when no pair is that close.  With ``both_ways``, each pair
+    also appears the other way round (``config`` and ``twin`` swapped, ``reported_ratio``
+    inverted): one row per configuration that has a twin, and phase.
     """
     if not (isinstance(tol, (int, float)) and 0 <= tol < np.inf and not isinstance(tol, bool)):
         raise ValueError(f"tol = {tol!r} is out of range; allowed: a finite number >= 0")
@@ -780,16 +782,21 @@ def twins(obs: pd.DataFrame, tol: float = 0.02) -> pd.DataFrame:
                 rows.append(dict(config=a, twin=b, phase=phase, separation=s_p, reported=ra,
                                  twin_reported=rb, reported_ratio=ra / rb))
     cols = ["config", "twin", "phase", "separation", "reported", "twin_reported", "reported_ratio"]
-    return pd.DataFrame(rows, columns=cols)
+    out = pd.DataFrame(rows, columns=cols)
+    if both_ways:
+        back = out.rename(columns={"config": "twin", "twin": "config", "reported": "twin_reported",
+                                   "twin_reported": "reported"})
+        out = pd.concat([out, back.assign(reported_ratio=1 / out.reported_ratio)[cols]],
+                        ignore_index=True)
+    return out
 
 
-def twin_requirement(obs: pd.DataFrame, fits: Mapping[str, pd.DataFrame],
-                     tw: pd.DataFrame | None = None, *, overlap: bool = True,
-                     limits: Mapping[str, float] = LIMITS) -> pd.DataFrame:
+def twin_requirement(obs: pd.DataFrame, fits: Mapping[str, pd.DataFrame], *, tol: float = 0.02,
+                     overlap: bool = True, limits: Mapping[str, float] = LIMITS) -> pd.DataFrame:
     """What holding a configuration out alone asks of the fit when its twin is in the fit set.
 
-    ``tw`` (default :func:`twins` of ``obs``) pairs configurations whose predictions every
-    cost vector keeps within a factor ``1 + separation``.  So a held-out configuration ``h``
+    :func:`twins` (``tol``) pairs configurations whose predictions every cost vector keeps
+    within a factor ``1 + separation``.  So a held-out configuration ``h``
     (reported ``y_h``) is within its phase's limit ``L`` only if its fit predicts the twin
     ``t`` (reported ``y_t``), an observation of its own fit set, within::
 
@@ -805,14 +812,10 @@ def twin_requirement(obs: pd.DataFrame, fits: Mapping[str, pd.DataFrame],
     ``twin_within`` (inside the range), ``ratio`` (the held-out prediction over its reported
     time) and ``holds`` (within ``L``).  ``holds`` implies ``twin_within``.
     """
-    if tw is None:
-        tw = twins(obs)
-    missing = sorted(set(tw.phase) - set(limits))
+    pairs = twins(obs, tol, both_ways=True)
+    missing = sorted(set(pairs.phase) - set(limits))
     if missing:
         raise ValueError(f"limits lack phase(s) {missing}")
-    pairs = pd.concat([tw, tw.rename(columns={"config": "twin", "twin": "config",
-                                              "reported": "twin_reported",
-                                              "twin_reported": "reported"})], ignore_index=True)
     rows = []
     for name, loo in fits.items():
         need = {"held_out", "config", "phase", "ratio", *(f"{k}_ns" for k in FITTED)}
