@@ -9,6 +9,7 @@ works.  Both drive the same kernels over :class:`bufsim.engine.PoolState`.
 """
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
@@ -27,11 +28,18 @@ _LEVELS = ("DATABASE_PAGES", "OLD_DATABASE_PAGES", "FREE_BUFFERS", "HIT_RATE")
 
 @dataclass(frozen=True)
 class PoolSnapshot:
-    """The complete state of a :class:`Pool` at one moment (see :meth:`Pool.snapshot`)."""
+    """The complete state of a :class:`Pool` at one moment (see :meth:`Pool.snapshot`).
+
+    ``config`` is the configuration in effect then (with the values :meth:`Pool.set`
+    changed), ``created`` the one the pool was created with, and ``tablespaces`` its
+    page map: :meth:`Pool.restore` takes the snapshot only into a pool created with
+    the same configuration over equal tablespaces."""
 
     arrays: dict
     config: PoolConfig
     baseline: np.ndarray
+    created: PoolConfig
+    tablespaces: Tablespaces
 
 
 class Pool:
@@ -62,6 +70,7 @@ class Pool:
         if not isinstance(tablespaces, Tablespaces):
             raise ValueError(f"tablespaces must be a Tablespaces, got {type(tablespaces).__name__}")
         self._state = PoolState(config, tablespaces, 1)
+        self._created = config  # what a snapshot must have been taken with (restore)
         self._baseline = self._cumulative()
         self._run0 = None  # (counters, stream totals) when begin() started a run
         if content is not None:
@@ -219,17 +228,35 @@ class Pool:
     def snapshot(self) -> PoolSnapshot:
         """A copy of the whole state (lists, flags, counters, clock, device, settings)."""
         st = self._state
-        return PoolSnapshot(st.copy_arrays(), st.config, self._baseline.copy())
+        return PoolSnapshot(st.copy_arrays(), st.config, self._baseline.copy(), self._created,
+                            self.tablespaces)
 
     def restore(self, snap: PoolSnapshot) -> None:
-        """Return to a :meth:`snapshot` of this pool (the snapshot stays usable)."""
+        """Return to a :meth:`snapshot` of this pool, or of a pool created with the same
+        configuration over equal tablespaces (the snapshot stays usable).  The settings
+        :meth:`set` had changed when the snapshot was taken come back with it.
+
+        Raises
+        ------
+        ValueError
+            If the snapshot was taken of a pool created with another configuration
+            (each differing field named, with both values) or over other tablespaces;
+            the pool is left as it was.
+        """
         if not isinstance(snap, PoolSnapshot):
             raise ValueError(f"snap must be a PoolSnapshot, got {type(snap).__name__}")
+        if snap.tablespaces is not self.tablespaces and snap.tablespaces != self.tablespaces:
+            raise ValueError(f"snap: taken of a pool over other tablespaces "
+                             f"({snap.tablespaces!r}; this pool: {self.tablespaces!r}); restore "
+                             "takes a snapshot of a pool over equal tablespaces")
+        diff = [f"{f.name}={getattr(snap.created, f.name)!r} (this pool: "
+                f"{getattr(self._created, f.name)!r})" for f in dataclasses.fields(PoolConfig)
+                if getattr(snap.created, f.name) != getattr(self._created, f.name)]
+        if diff:
+            raise ValueError("snap: taken of a pool created with another configuration: "
+                             + ", ".join(diff) + "; restore takes a snapshot of a pool created "
+                             "with this pool's configuration")
         st = self._state
-        if len(snap.arrays["ffree"]) != len(st.ffree) or \
-                snap.arrays["ist"].shape != st.ist.shape:
-            raise ValueError("snap: a snapshot of another pool (its frame or instance "
-                             "count differs)")
         st.restore_arrays(snap.arrays, snap.config)
         self._baseline = snap.baseline.copy()
         self._run0 = None
