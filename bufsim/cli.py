@@ -221,7 +221,7 @@ def _compile_notice(configs) -> None:
 
 def _cmd_replay(args) -> int:
     from .config import preset
-    from .engine import replay
+    from .engine import check_memory, replay
     from .sweeps import provenance, result_row
     if args.json and args.csv:
         raise UsageError("--json and --csv exclude each other")
@@ -235,6 +235,7 @@ def _cmd_replay(args) -> int:
     fmt = fmt or "table"
     try:
         cfg = preset(args.preset, **_overrides(args))
+        check_memory(cfg)  # a pool that cannot fit is refused before the trace is read
     except ValueError as e:
         raise UsageError(str(e)) from None
     trace = _load(args)
@@ -293,6 +294,7 @@ def _executor(spec: str):
 
 def _cmd_sweep(args) -> int:
     from .config import MAX_INSTANCES
+    from .engine import check_memory
     from .sweeps import expand_grid, make_config, parse_sizes, parse_values, sweep
     out = _check_output(args.output, (".parquet", ".csv"))
     if args.jobs is not None and args.executor is not None:
@@ -319,6 +321,7 @@ def _cmd_sweep(args) -> int:
     for p in points:  # every configuration valid before any replay
         try:
             configs.append(make_config(p, args.preset))
+            check_memory(configs[-1])
         except ValueError as e:
             raise UsageError(f"configuration {p}: {e}") from None
     if chart is not None:

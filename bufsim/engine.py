@@ -62,6 +62,8 @@ from .policies._state import (
     STAMP_MASK, V_MARIADB1011, PREFETCH_AHEAD, prefetch, ix,
 )
 from .policies.flush import note_modification
+from ._memory import check_pool_memory
+from .policies._state import P_DTYPES
 
 __all__ = ["replay", "ReplayResult", "PoolState", "compiled", "compile_notice"]
 
@@ -1164,6 +1166,19 @@ def _frames_needed(config: PoolConfig) -> int:
     return config.instances * (cap + ghosts + 1)
 
 
+def check_memory(config: PoolConfig, tablespaces: Tablespaces | None = None) -> int:
+    """Bytes of engine state a pool of ``config`` (over ``tablespaces``: its dense page
+    map too) allocates up front; raises :class:`bufsim._memory.PoolMemoryError` (a
+    ValueError naming that figure and the memory available) if it cannot fit.
+    :class:`PoolState` calls it before allocating anything; the command line calls it
+    before reading a trace."""
+    pm = 0
+    if tablespaces is not None and \
+            tablespaces.n_pages * (1 if config.instances == 1 else 3) <= DENSE_MAP_MAX_PAGES:
+        pm = tablespaces.n_pages * (4 if config.instances == 1 else 12)
+    return check_pool_memory(config, _frames_needed(config), P_DTYPES, pm)
+
+
 class PoolState:
     """The complete array state of one replay, between calls of the kernel.
 
@@ -1212,6 +1227,7 @@ class PoolState:
             else [str(x) for x in stream_names]
         self.config = config
         self.tablespaces = tablespaces
+        check_memory(config, tablespaces)  # refuse before allocating
         nf = _frames_needed(config)
         self.pst = new_page_state(nf)
         self.ffree = np.arange(nf - 1, -1, -1, dtype=np.int32)  # a stack: frame 0 on top
