@@ -70,15 +70,13 @@ def _mib(pages) -> str:
 
 def footprint(trace) -> int:
     """Distinct pages a trace touches (one pass)."""
-    seen = np.zeros(trace.tablespaces.n_pages, dtype=bool)
-    for c in trace:
-        seen[c.page] = True
-    return int(seen.sum())
+    from .analytic.mrc import distinct_pages
+    return distinct_pages(trace)  # memory by the pages touched, not the largest one
 
 
 def _counter(trace, shards, seed):
-    from .analytic.mrc import ShardsCounter, StackDistanceCounter
-    n = trace.tablespaces.n_pages
+    from .analytic.mrc import ShardsCounter, StackDistanceCounter, _infer_n_pages
+    n = _infer_n_pages(trace, None)  # None for a large page map: pages renumbered
     cnt = StackDistanceCounter(n) if shards is None else ShardsCounter(n, rate=shards, seed=seed)
     for c in trace:
         if len(c):

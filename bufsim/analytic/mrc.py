@@ -12,6 +12,10 @@ distance of a get is one plus the number of marks after the page's previous
 slot (Bennett and Kruskal, 1975; Almasi et al., 2002).  When the slots run out,
 the live marks are renumbered in order (compaction), so memory is
 ``O(n_pages)`` whatever the trace length and a trace can be fed in chunks.
+Unless ``n_pages`` is given (or read from a small page map), pages are first
+renumbered in order of first appearance through an open-addressing hash, so that
+memory follows the distinct pages a trace touches, not its largest page number
+(a trace naming page 10**9 costs what one naming page 10 does).
 
 Traces are run-length encoded: an event ``(page, count)`` stands for ``count``
 consecutive gets of ``page``; gets ``2..count`` of an event have distance 1.
@@ -34,10 +38,13 @@ from .._validation import check_int
 
 __all__ = [
     "StackDistanceCounter", "ShardsCounter", "stack_distances", "exact_mrc",
-    "shards_mrc", "mrc_error", "page_hash",
+    "shards_mrc", "mrc_error", "page_hash", "distinct_pages",
 ]
 
 _MIN_SLOTS = 1024
+#: page maps (``.tablespaces.n_pages``) up to this many pages are indexed directly (at
+#: most 32 MiB per per-page array); larger ones, and traces without one, are renumbered
+_DIRECT_MAX_PAGES = 1 << 22
 _P_BITS = 32
 _P = 1 << _P_BITS          # hash space of SHARDS (hash values are in 0..P-1)
 
@@ -142,6 +149,68 @@ def _stack_kernel(pages, counts, start, last, owner, tree, st, hist, out, record
 
 
 @njit(cache=True)
+def _id_slot(hk, p):
+    """The slot of page ``p`` in the hash ``hk`` (keys -1 when empty; linear probing)."""
+    mask = hk.shape[0] - 1
+    h = np.int64((np.uint64(p) * np.uint64(0x9E3779B97F4A7C15)) >> np.uint64(29)) & mask
+    while hk[h] >= 0 and hk[h] != p:
+        h = (h + 1) & mask
+    return h
+
+
+@njit(cache=True)
+def _map_ids(pages, hk, hv, st, out, start):
+    """Ids of ``pages[start:]`` into ``out``, new pages numbered ``st[0], st[0]+1...``
+    in order of first appearance; stops (returning the index reached) before the
+    hash would be more than half full."""
+    n = st[0]
+    cap = hk.shape[0] // 2
+    for i in range(start, pages.shape[0]):
+        h = _id_slot(hk, pages[i])
+        if hk[h] < 0:
+            if n >= cap:
+                st[0] = n
+                return i
+            hk[h] = pages[i]
+            hv[h] = n
+            n += 1
+        out[i] = hv[h]
+    st[0] = n
+    return pages.shape[0]
+
+
+@njit(cache=True)
+def _rehash_ids(hk, hv, nk, nv):
+    for j in range(hk.shape[0]):
+        if hk[j] >= 0:
+            h = _id_slot(nk, hk[j])
+            nk[h] = hk[j]
+            nv[h] = hv[j]
+
+
+class _PageIds:
+    """Dense ids ``0, 1, ...`` of pages in order of first appearance (16 bytes per
+    hash slot, at most two slots per distinct page)."""
+
+    def __init__(self):
+        self.hk = np.full(2 * _MIN_SLOTS, -1, dtype=np.int64)
+        self.hv = np.zeros(2 * _MIN_SLOTS, dtype=np.int64)
+        self.st = np.zeros(1, dtype=np.int64)
+
+    def __call__(self, pages: np.ndarray) -> np.ndarray:
+        out = np.empty(pages.shape[0], dtype=np.int64)
+        i = 0
+        while True:
+            i = _map_ids(pages, self.hk, self.hv, self.st, out, i)
+            if i == pages.shape[0]:
+                return out
+            nk = np.full(2 * self.hk.shape[0], -1, dtype=np.int64)
+            nv = np.zeros(nk.shape[0], dtype=np.int64)
+            _rehash_ids(self.hk, self.hv, nk, nv)
+            self.hk, self.hv = nk, nv
+
+
+@njit(cache=True)
 def _splitmix64(x):
     z = x + _SM_GAMMA
     z = (z ^ (z >> _SH30)) * _SM_M1
@@ -202,9 +271,12 @@ def _heap_pop(heap_h, heap_p, n):
 
 
 @njit(cache=True)
-def _shards_kernel(pages, counts, start, seed, smax, last, owner, tree, st,
+def _shards_kernel(pages, ids, counts, start, seed, smax, last, owner, tree, st,
                    heap_h, heap_p, hist, fst):
     """SHARDS over events ``start..``; returns where it stopped (see _stack_kernel).
+
+    ``pages`` are hashed; ``ids`` (the pages themselves, or their dense ids) index
+    the per-page state.
 
     ``st = [next slot, live sampled pages, threshold T, heap size]``,
     ``fst = [total weight, sampled gets]``; ``smax = 0`` is fixed-rate SHARDS.
@@ -219,10 +291,10 @@ def _shards_kernel(pages, counts, start, seed, smax, last, owner, tree, st,
     hn = st[3]
     n = pages.shape[0]
     for i in range(start, n):
-        p = pages[i]
-        h = _page_hash(p, seed)
+        h = _page_hash(pages[i], seed)
         if h >= thr:
             continue
+        p = ids[i]
         if t == n_slots:
             t = _compact(last, owner, tree)
             if 2 * t > n_slots:
@@ -329,7 +401,8 @@ def _infer_n_pages(obj, n_pages):
         return _check_n_pages(n_pages)
     ts = getattr(obj, "tablespaces", None)
     n = getattr(ts, "n_pages", None)
-    return int(n) if n is not None else None
+    # a large page map (page numbers up to 10**9...) is not allocated: pages are renumbered
+    return int(n) if n is not None and int(n) <= _DIRECT_MAX_PAGES else None
 
 
 def _check_n_pages(n_pages):
@@ -397,7 +470,9 @@ class StackDistanceCounter:
         Pages are dense indices ``0..n_pages-1``.  Memory is ``O(n_pages)``:
         the time of the latest access per page, and a Fenwick tree over
         ``2 * n_pages`` time slots that is compacted when the slots fill up.
-        Without it the arrays grow as larger page indices appear.
+        Without it pages may be any integers >= 0: they are renumbered in order
+        of first appearance, and the arrays grow with the distinct pages seen
+        (memory follows the pages the trace touches, not the largest one).
 
     Attributes
     ----------
@@ -436,6 +511,7 @@ class StackDistanceCounter:
         self._fixed = n_pages is not None
         self._s = _SlotStack(n, max(_MIN_SLOTS, 2 * n))
         self._hist = np.zeros(n + 1, dtype=np.int64)
+        self._ids = None if self._fixed else _PageIds()
         self.n_gets = 0
         self.n_events = 0
 
@@ -478,6 +554,8 @@ class StackDistanceCounter:
         numpy.ndarray of int64 or None
         """
         p, c = _as_events(pages, counts)
+        if self._ids is not None:
+            p = self._ids(p)
         self._ensure_pages(p)
         out = np.empty(p.shape[0] if return_distances else 0, dtype=np.int64)
         s = self._s
@@ -503,6 +581,19 @@ class StackDistanceCounter:
         sizes = _check_sizes(sizes)
         cs = np.concatenate(([0], np.cumsum(self._hist[1:])))
         return _mrc_frame(cs, int(self.n_gets), sizes)
+
+
+def distinct_pages(trace_or_chunks) -> int:
+    """Distinct pages of a trace (as ``trace_or_chunks`` of :func:`exact_mrc`), in one
+    pass whose memory follows those pages, not the largest page number.
+
+    >>> distinct_pages(([10**12, 5, 10**12, 7], None))
+    3
+    """
+    ids = _PageIds()
+    for p, _ in _iter_events(trace_or_chunks):
+        ids(p)
+    return int(ids.st[0])
 
 
 def stack_distances(pages, counts=None, *, use_jit: bool = True) -> np.ndarray:
@@ -561,7 +652,9 @@ def exact_mrc(trace_or_chunks, sizes, *, n_pages: int | None = None) -> pd.DataF
         Pool sizes in pages (>= 1).
     n_pages : int, optional
         Number of distinct page indices; taken from ``.tablespaces.n_pages``
-        when the trace has it, otherwise the state grows as needed.
+        when the trace has it and it is at most 2**22, otherwise pages are
+        renumbered in order of first appearance and the state grows with the
+        distinct pages seen.
 
     Returns
     -------
@@ -611,7 +704,8 @@ class ShardsCounter:
     ----------
     n_pages : int, optional
         As in :class:`StackDistanceCounter`; the histogram has ``n_pages``
-        buckets and scaled distances beyond are clamped to the last one.
+        buckets (without it: as many as distinct pages seen so far) and scaled
+        distances beyond are clamped to the last one.
     rate : float, optional
         Sampling rate ``R`` in (0, 1] (the initial rate when ``max_samples`` is
         given; default 1.0 then).
@@ -661,6 +755,7 @@ class ShardsCounter:
         self._heap_p = np.zeros(smax + 1, dtype=np.int64)
         self._hist = np.zeros(n + 1, dtype=np.float64)
         self._fst = np.zeros(2, dtype=np.float64)
+        self._ids = None if self._fixed else _PageIds()
         self.n_gets = 0
 
     @property
@@ -690,17 +785,19 @@ class ShardsCounter:
     def update(self, pages, counts=None) -> None:
         """Account the events ``(pages, counts)`` that follow those seen so far."""
         p, c = _as_events(pages, counts)
-        self._ensure_pages(p)
+        self.n_gets += int(c.sum())
+        # every page gets an id (the histogram's buckets reach the distinct pages seen)
+        ids = p if self._ids is None else self._ids(p)
+        self._ensure_pages(ids)
         s = self._s
         st = self._st
         i = 0
         while True:
-            i = _shards_kernel(p, c, i, self._seed, self._smax, s.last, s.owner, s.tree,
+            i = _shards_kernel(p, ids, c, i, self._seed, self._smax, s.last, s.owner, s.tree,
                                st, self._heap_h, self._heap_p, self._hist, self._fst)
             if i == p.shape[0]:
                 break
             st[0] = s.grow_slots()
-        self.n_gets += int(c.sum())
 
     def histogram(self) -> np.ndarray:
         """Estimated gets per scaled distance (index 0 = cold), SHARDS_adj applied."""
