@@ -32,7 +32,7 @@ import numpy as np
 import pandas as pd
 from numba import njit
 
-from ._validation import check_int, check_ns, span
+from ._validation import MAX_NS, check_int, check_ns, describe, span
 from .config import PoolConfig, preset
 from .pages import Tablespaces
 from .policies import registry
@@ -1380,21 +1380,21 @@ class PoolState:
         """Append a chunk's events to a stream's buffer."""
         n = self.tablespaces.n_pages
         # a Chunk's pages are >= 0, its counts >= 1 and its cpu_ns >= 0 (Chunk checks them)
-        page = np.ascontiguousarray(chunk.page, dtype=np.int64)
+        page = _kernel_array(chunk.page, np.int64)
         lo, hi = span(page) if len(chunk) else (0, 0)
         if lo < 0 or hi >= n:
             bad = int(np.flatnonzero((page < 0) | (page >= n))[0])
             raise ValueError(f"trace column 'page' row {bad}: page index {int(page[bad])} "
                              f"is outside the tablespaces (allowed 0..{n - 1})")
-        cpu = np.ascontiguousarray(chunk.cpu_ns, dtype=np.int64)
+        cpu = _kernel_array(chunk.cpu_ns, np.int64)
         if len(chunk) and (span(cpu)[1] > 2**63 - 1 - int(self.sst[stream, T_CLOCK])):
             bad = int(np.flatnonzero(cpu > 2**63 - 1 - int(self.sst[stream, T_CLOCK]))[0])
             raise ValueError(f"trace column 'cpu_ns' row {bad} = {int(cpu[bad])} would overflow "
                              "the int64 virtual clock (start_ns + cpu_ns must stay below 2**63)")
         # the kernels read the chunk's own counts, cpu_ns and flags and never write them
         # (a cut event's remaining count is glob[G_LEFT]); pages become the kernels' ids
-        new = (self.local_ids(page), np.ascontiguousarray(chunk.count, dtype=np.int64), cpu,
-               np.ascontiguousarray(chunk.flags, dtype=np.uint8))
+        new = (self.local_ids(page), _kernel_array(chunk.count, np.int64), cpu,
+               _kernel_array(chunk.flags, np.uint8))
         if self.n_streams == 1 and self.sst[0, T_POS] >= self.sst[0, T_END]:
             # one stream, its buffer used up: the chunk's arrays are the kernel's
             self._arrays = new
@@ -1626,6 +1626,15 @@ class PoolState:
             "pages": pages, "old_pages": old, "young_pages": pages - old})
 
 
+def _kernel_array(a, dtype) -> np.ndarray:
+    """``a`` as the kernels take it: C-contiguous, ``dtype`` and writable.  Numba compiles
+    a separate specialisation for read-only arrays (those pyarrow hands out for a
+    Parquet trace), so a read-only one is copied: one compiled kernel serves every
+    source of chunks."""
+    a = np.ascontiguousarray(a, dtype=dtype)
+    return a if a.flags.writeable else a.copy()
+
+
 def _copy(a):
     """A copy of one state array, or of each array of the per-frame state."""
     return copy_page_state(a) if isinstance(a, FrameState) else a.copy()
@@ -1694,15 +1703,22 @@ class ReplayResult:
 
 def _sources(trace) -> tuple[list, list[int], list[str]]:
     """One source of chunks per stream, with its start time and name."""
+    from .trace import Trace
     if isinstance(trace, (list, tuple)):
         if not trace:
             raise ValueError("trace: an empty list of traces; give at least one")
+        for j, t in enumerate(trace):
+            if not isinstance(t, Trace):
+                raise ValueError(f"trace[{j}] must be a bufsim.Trace, got {describe(t)}")
         ts = trace[0].tablespaces
         for j, t in enumerate(trace[1:], 1):
             if t.tablespaces is not ts and t.tablespaces != ts:
                 raise ValueError(f"trace[{j}] has other tablespaces than trace[0]; "
                                  "every stream must share one tablespace map")
         return list(trace), [0] * len(trace), [t.name or str(j) for j, t in enumerate(trace)]
+    if not isinstance(trace, Trace):
+        raise ValueError(f"trace must be a bufsim.Trace or a list of them (one per stream), "
+                         f"got {describe(trace)}")
     if trace.is_materialized:
         ids = trace.streams()
         if len(ids) > 1:
@@ -1769,10 +1785,13 @@ def replay(trace, config: PoolConfig | str | None = None, *, sample_every_ns: in
         check_ns("sample_every_ns", sample_every_ns, 1)
     sources, starts, names = _sources(trace)
     if start_ns is not None:
-        starts = list(start_ns)
-        if len(starts) != len(sources) or any(int(x) != x or x < 0 for x in starts):
-            raise ValueError(f"start_ns={start_ns!r}: give one integer >= 0 per stream "
-                             f"({len(sources)} streams)")
+        if isinstance(start_ns, (str, bytes)) or np.ndim(start_ns) != 1:
+            raise ValueError(f"start_ns must be a sequence of one integer >= 0 per stream "
+                             f"({len(sources)} streams), got {describe(start_ns)}")
+        starts = [check_ns(f"start_ns[{j}]", x) for j, x in enumerate(start_ns)]
+        if len(starts) != len(sources):
+            raise ValueError(f"start_ns holds {len(starts)} times for {len(sources)} streams; "
+                             "give one integer >= 0 per stream")
     state = PoolState(config, sources[0].tablespaces, len(sources), start_ns=starts,
                       stream_names=names)
     iters = [iter(s) for s in sources]
@@ -1782,7 +1801,8 @@ def replay(trace, config: PoolConfig | str | None = None, *, sample_every_ns: in
         bar = tqdm(desc="replay", unit="chunk")
 
     samples = []
-    next_sample = sample_every_ns if sample_every_ns else -1
+    # samples every sample_every_ns from the first stream's start (none past the clock's end)
+    next_sample = _after(min(int(x) for x in starts), sample_every_ns) if sample_every_ns else -1
     switches = sorted(_switch(j, e) for j, e in enumerate(old_blocks_time_at or ()))
     for t, v in switches:
         if config.policy != "innodb":
@@ -1814,7 +1834,7 @@ def replay(trace, config: PoolConfig | str | None = None, *, sample_every_ns: in
                     if stop != next_sample:
                         continue
                 samples.append(_sample(state, next_sample))
-                next_sample += sample_every_ns
+                next_sample = _after(next_sample, sample_every_ns)
             else:
                 break
     except KeyboardInterrupt:
@@ -1837,6 +1857,12 @@ def replay(trace, config: PoolConfig | str | None = None, *, sample_every_ns: in
                         timeline=pd.DataFrame(samples) if samples else pd.DataFrame(),
                         device_busy_ns=int(state.glob[G_DEVBUSY]), cleaner_passes=int(state.glob[G_TICKS]),
                         memory=state.nbytes())
+
+
+def _after(t_ns: int, step_ns: int) -> int:
+    """``t_ns + step_ns``, or -1 (no stop) where the int64 clock cannot reach it."""
+    t = t_ns + step_ns
+    return t if t <= MAX_NS else -1
 
 
 def _switch(j: int, entry) -> tuple[int, int]:

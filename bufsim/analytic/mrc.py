@@ -355,6 +355,8 @@ def _as_events(pages, counts, name="pages"):
     if p.size and not np.issubdtype(p.dtype, np.integer):
         raise ValueError(f"{name} must hold integers; got dtype {p.dtype}")
     p = p.astype(np.int64, copy=False)
+    if not p.flags.writeable:  # one compiled kernel: numba specialises on read-only arrays
+        p = p.copy()
     if p.size and p.min() < 0:
         raise ValueError(f"{name} must be >= 0; got {int(p.min())}")
     if counts is None:
@@ -366,6 +368,8 @@ def _as_events(pages, counts, name="pages"):
         if c.size and not np.issubdtype(c.dtype, np.integer):
             raise ValueError(f"counts must hold integers; got dtype {c.dtype}")
         c = c.astype(np.int64, copy=False)
+        if not c.flags.writeable:
+            c = c.copy()
         if c.size and c.min() < 1:
             raise ValueError(f"counts must be >= 1; got {int(c.min())}")
     return p, c
