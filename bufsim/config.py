@@ -14,6 +14,7 @@ which is in milliseconds like ``innodb_old_blocks_time``.  Sizes are 16 KiB page
 from __future__ import annotations
 
 import dataclasses
+import decimal
 from dataclasses import dataclass, field
 
 from ._units import MAX_INSTANCES, PAGE_SIZE, old_ratio
@@ -64,16 +65,26 @@ _MARIADB_EXTENT = 8 * 2**20
 _MARIADB1011_FIRST_PAGE = 5
 
 
-def _parse_size(nbytes: int | str) -> int:
+_UNITS = {"K": 2**10, "M": 2**20, "G": 2**30, "T": 2**40}
+
+
+def _parse_size(nbytes: int | str, name: str = "pool size") -> int:
+    """Bytes of an integer or a size string: a finite decimal number >= 0 with an
+    optional unit K, M, G or T (powers of 1024), rounded down to whole bytes."""
     if isinstance(nbytes, str):
         s = nbytes.strip().upper()
-        mult = {"K": 2**10, "M": 2**20, "G": 2**30, "T": 2**40}.get(s[-1:], 1)
-        num = s[:-1] if s[-1:] in "KMGT" else s
+        mult = _UNITS.get(s[-1:], 1)
+        num = s[:-1] if s[-1:] in _UNITS else s
         try:
-            nbytes = int(float(num) * mult)
-        except ValueError:
-            raise ValueError(f"pool size {nbytes!r} is not a size like '128M' or '4G'") from None
-    return check_int("pool size (bytes, or a size like '128M')", nbytes, 0)
+            d = decimal.Decimal(num.strip())
+        except decimal.InvalidOperation:
+            d = None
+        if d is None or not d.is_finite() or d < 0:
+            raise ValueError(f"{name}={nbytes!r} is not a size; allowed: a finite number >= 0 "
+                             "of bytes with an optional unit K, M, G or T, like '128M' or "
+                             "'1.5G'") from None
+        nbytes = int(d * mult)
+    return check_int(f"{name} (bytes, or a size like '128M')", nbytes, 0)
 
 
 def _mysql_chunk_frames(chunk_bytes: int, misaligned: bool = True) -> int:
@@ -102,7 +113,9 @@ def pages_from_bytes(nbytes: int | str, version: str | None = None, *, instances
     Parameters
     ----------
     nbytes : int or str
-        innodb_buffer_pool_size.
+        innodb_buffer_pool_size: bytes as an integer, or a string of a finite
+        number >= 0 with an optional unit K, M, G or T (powers of 1024; without a
+        unit the string is bytes too, as the server's option is).
     version : str, optional
         None (default): ``nbytes // 16384``, the nominal page count.  Otherwise the
         server's POOL_SIZE, the frames left once the block descriptors have taken
@@ -300,6 +313,9 @@ class PoolConfig:
     pool_pages
         innodb_buffer_pool_size in 16 KiB pages, split evenly over the instances.
         At least 320 (MySQL's 5 MiB minimum) for ``'innodb'``, at least 1 otherwise.
+        The presets (:func:`mysql56`...) also take bytes as a string with a unit,
+        ``'128M'``, ``'4G'`` (:func:`pages_from_bytes`); a string without a unit
+        (``'8192'``) is refused rather than guessed to be pages or bytes.
     instances
         innodb_buffer_pool_instances, 1..64.  A page belongs to instance
         ``fold(space, page_no >> 6) mod instances``.  The presets follow the
@@ -458,7 +474,13 @@ def _make(version: str, defaults: dict, overrides: dict) -> PoolConfig:
     args = dict(defaults, version=version)
     args.update(overrides)
     if isinstance(args.get("pool_pages"), str):
-        args["pool_pages"] = pages_from_bytes(args["pool_pages"])
+        v = args["pool_pages"]
+        if v.strip()[-1:].upper() not in _UNITS:
+            eg = f"pool_pages={v.strip()}" if v.strip().isdigit() else "pool_pages=8192"
+            raise ValueError(f"pool_pages={v!r} is a string without a unit; allowed: pages as "
+                             f"an integer ({eg}), or bytes as a string with a unit K, M, G "
+                             "or T ('128M', '4G')")
+        args["pool_pages"] = pages_from_bytes(_parse_size(v, "pool_pages"))
     if "instances" not in overrides:
         args["instances"] = _default_instances(version, args.get("pool_pages", 8192))
     return PoolConfig(**args)

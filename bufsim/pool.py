@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from ._validation import check_ns
+from ._validation import check_ns, check_number
 from .config import PoolConfig, preset
 from .engine import COUNTER_NAMES, PoolState, _sources, hit_rate
 from .pages import Tablespaces
@@ -121,7 +121,16 @@ class Pool:
 
     def begin(self) -> None:
         """Start a run fed chunk by chunk (:meth:`feed`, then :meth:`end`): for a trace
-        made on the fly, or one chunk stream fed to several pools."""
+        made on the fly, or one chunk stream fed to several pools.
+
+        Raises
+        ------
+        RuntimeError
+            If a run is open already (``begin()`` without its ``end()``): its gets
+            would otherwise be left out of both runs' rows."""
+        if self._run0 is not None:
+            raise RuntimeError("Pool.begin: a run is open already (begin() was called and "
+                               "end() was not); call end() first")
         self._run0 = (self._cumulative(), self._state.stream_totals(0))
         self._state.reopen(0)
 
@@ -156,9 +165,12 @@ class Pool:
 
     def idle(self, seconds: float) -> None:
         """Let ``seconds`` of virtual time pass with no gets; the 5.6+ page cleaner makes
-        the pass due at the first whole second after the last activity."""
-        if not np.isfinite(seconds) or seconds < 0:
-            raise ValueError(f"seconds={seconds!r} is out of range; allowed: >= 0")
+        the pass due at the first whole second after the last activity.
+
+        ``seconds`` is a finite number >= 0 (an int or a float, rounded to whole
+        nanoseconds; not a bool or a string): :meth:`idle_ns` takes exact
+        nanoseconds."""
+        seconds = check_number("seconds", seconds, lo=0.0)
         self.idle_ns(int(round(seconds * 1e9)))
 
     def idle_ns(self, ns: int) -> None:
@@ -172,7 +184,19 @@ class Pool:
         """``SET GLOBAL innodb_old_blocks_time = ms`` / ``innodb_old_blocks_pct = pct``.
 
         The time applies to every later make-young check; a new percentage re-adjusts
-        each instance's old sublist at once, as buf_LRU_old_ratio_update does."""
+        each instance's old sublist at once, as buf_LRU_old_ratio_update does.
+
+        Raises
+        ------
+        ValueError
+            Out of range (naming the field), or on a pool whose policy is not
+            ``'innodb'``: the other policies have no old sublist and ignore both."""
+        given = [n for n, v in (("old_blocks_time", old_blocks_time),
+                                ("old_blocks_pct", old_blocks_pct)) if v is not None]
+        if given and self.config.policy != "innodb":
+            raise ValueError(f"{given[0]}: innodb_old_blocks_time and innodb_old_blocks_pct "
+                             f"apply to policy 'innodb' only; this pool's policy is "
+                             f"{self.config.policy!r}")
         changes = {}
         if old_blocks_time is not None:
             changes["old_blocks_time_ms"] = old_blocks_time

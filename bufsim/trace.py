@@ -183,8 +183,12 @@ class Chunk:
 
     @property
     def n_gets(self) -> int:
-        """Total gets (sum of ``count``)."""
-        return int(self.count.sum())
+        """Total gets (sum of ``count``), exact as a Python int (past 2**63 too)."""
+        c = self.count
+        # counts are >= 1 and below 2**63: sums of their 32-bit halves cannot wrap int64
+        hi = int((c >> 32).sum())
+        lo = int((c & 0xFFFFFFFF).sum())
+        return (hi << 32) + lo
 
     def validate(self, n_pages: int) -> Chunk:
         """Check every column, pages against ``0..n_pages-1``; return self.
