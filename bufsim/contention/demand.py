@@ -350,6 +350,41 @@ def _page_counts(source, n_pages: int) -> tuple[np.ndarray, np.ndarray]:
     return gets, ahi
 
 
+def _touched_counts(source) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(pages, gets, ahi)``: the distinct dense pages a trace touches and their gets
+    and AHI-flagged gets, in memory that follows those pages (not the largest one)."""
+    from ..analytic.mrc import _PageIds
+    ids = _PageIds()
+    pages = np.zeros(0, dtype=np.int64)
+    gets = np.zeros(0, dtype=np.int64)
+    ahi = np.zeros(0, dtype=np.int64)
+    for chunk in source:
+        if not len(chunk):
+            continue
+        page = np.ascontiguousarray(chunk.page, dtype=np.int64)
+        n0 = int(ids.st[0])
+        local = ids(page)
+        n = int(ids.st[0])
+        if n > n0:
+            new = local >= n0
+            pages = np.concatenate([pages, np.zeros(n - n0, dtype=np.int64)])
+            pages[local[new]] = page[new]
+            gets = np.concatenate([gets, np.zeros(n - n0, dtype=np.int64)])
+            ahi = np.concatenate([ahi, np.zeros(n - n0, dtype=np.int64)])
+        gets += np.bincount(local, weights=chunk.count, minlength=n).astype(np.int64)
+        sel = (chunk.flags & np.uint8(FLAG_AHI)) != 0
+        if sel.any():
+            ahi += np.bincount(local[sel], weights=chunk.count[sel], minlength=n).astype(np.int64)
+    return pages, gets, ahi
+
+
+def _instances_of(tablespaces: Tablespaces, pages: np.ndarray, n: int) -> np.ndarray:
+    """:meth:`Tablespaces.instance_of` for some dense pages only."""
+    from .._units import instance_fold
+    sidx = np.searchsorted(tablespaces.bases, pages, side="right") - 1
+    return instance_fold(tablespaces.space_ids[sidx], pages - tablespaces.bases[sidx], n)
+
+
 def _per_page(values, n_pages: int, name: str) -> np.ndarray:
     a = _as_int64(values, name)
     if a.shape != (n_pages,):
@@ -542,12 +577,19 @@ def instance_demand(source, tablespaces: Tablespaces | None = None, n_instances:
         inst_miss, inst_move, inst_dirty, inst_flush = _per_instance_from_replay(replay, n)
 
     # ---- counting ---------------------------------------------------------------------
-    if is_trace:
+    touched = None  # a trace alone: count the pages it touches, not every page number
+    if is_trace and instance_map is None and all(
+            a is None for a in (page_miss, page_move, page_dirty, page_flush)):
+        touched, page_gets, page_ahi = _touched_counts(source)
+        page_opt = np.zeros(len(touched), dtype=np.int64)
+    elif is_trace:
         page_gets, page_ahi = _page_counts(source, n_pages)
         page_opt = np.zeros(n_pages, dtype=np.int64)
     if not adaptive_hash_index:
-        page_ahi = np.zeros(n_pages, dtype=np.int64)
-    if instance_map is None:
+        page_ahi = np.zeros_like(page_gets)
+    if touched is not None:
+        inst = _instances_of(tablespaces, touched, n)
+    elif instance_map is None:
         inst = tablespaces.instance_of(n)
     else:
         inst = _per_page(instance_map, n_pages, "instance_map")
@@ -580,7 +622,8 @@ def instance_demand(source, tablespaces: Tablespaces | None = None, n_instances:
         ahi_acq = np.array([page_ahi.sum()], dtype=np.int64)
         names = ("ahi", "kernel")
     else:
-        part = tablespaces.page_group % parts
+        part = (tablespaces.page_group if touched is None else
+                tablespaces.group_of(touched)) % parts
         ahi_acq = np.bincount(part, weights=page_ahi, minlength=parts).astype(np.int64)
         names = tuple(f"ahi[{p}]" for p in range(parts)) + ("kernel",)
     kernel_acq = int(round(txn))

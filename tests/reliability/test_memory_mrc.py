@@ -83,3 +83,23 @@ def test_cli_mrc_of_page_1e9_stays_below_1GB(tmp_path):
     assert "4 gets" in p.stdout and "0.5" in p.stdout
     print(f"peak RSS {rss_kib / 1024:.0f} MiB")
     assert rss_kib < 1024 * 1024  # < 1 GiB (a page map by page number: ~16 GB)
+
+
+def test_instance_demand_counts_only_the_pages_a_trace_touches():
+    from bufsim.contention.demand import instance_demand
+    rng = np.random.default_rng(3)
+    ts = Tablespaces([SpaceSpec(1, 5000, "a"), SpaceSpec(7, 3000, "b")])
+    tr = Trace.from_arrays(rng.integers(0, 8000, 4000), count=rng.integers(1, 4, 4000),
+                           flags=rng.choice([0, 2], 4000).astype(np.uint8), tablespaces=ts)
+    for version, n in (("5.5", 4), ("5.7", 8)):
+        got = instance_demand(tr, n_instances=n, version=version, n_transactions=10)
+        # the per-page path over every page number (an explicit instance map takes it)
+        want = instance_demand(tr, n_instances=n, version=version, n_transactions=10,
+                               instance_map=ts.instance_of(n))
+        for f in ("gets", "ahi_lookups", "acquisitions", "latch_acquisitions"):
+            np.testing.assert_array_equal(getattr(got, f), getattr(want, f), err_msg=f)
+    big = Tablespaces([SpaceSpec(1, 10**9 + 1, "t")])
+    d = instance_demand(Trace.from_arrays([5, 10**9, 5, 70], tablespaces=big), n_instances=2,
+                        version="5.5", n_transactions=1)
+    # fold(1, p >> 6) mod 2 = (1 + (p >> 6)) mod 2: pages 5 and 10**9 in 1, page 70 in 0
+    assert d.gets.tolist() == [1, 3]
