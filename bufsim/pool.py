@@ -115,8 +115,12 @@ class Pool:
                 sources[0].tablespaces != self.tablespaces:
             raise ValueError("trace: its tablespaces differ from the pool's")
         self.begin()
-        for chunk in sources[0]:
-            self.feed(chunk)
+        try:
+            for chunk in sources[0]:
+                self.feed(chunk)
+        except BaseException:  # an interrupted or failed run leaves no run open
+            self._run0 = None
+            raise
         return self.end()
 
     def begin(self) -> None:

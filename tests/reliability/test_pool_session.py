@@ -68,3 +68,13 @@ def test_pool_size_strings():
     assert pages_from_bytes("1.5G") == 98304 and pages_from_bytes("8192") == 0  # bytes
     with pytest.raises(ValueError, match=r"pool_pages=\d+ is out of range; allowed: 320\.\."):
         bufsim.mysql56(pool_pages="1e400G")
+
+
+def test_a_failed_run_leaves_no_run_open():
+    from bufsim.trace import Trace
+    pool = Pool(bufsim.mysql56(pool_pages=512), SPACES)
+    pool.idle(1)
+    with pytest.raises(ValueError, match="would overflow the int64 virtual clock"):
+        pool.run(Trace.from_arrays([1], cpu_ns=2**63 - 1, tablespaces=SPACES))
+    row = pool.run(Trace.from_arrays(np.arange(20), tablespaces=SPACES))  # not refused
+    assert int(row["NUMBER_PAGES_GET"].iloc[0]) == 20
