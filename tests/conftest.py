@@ -5,6 +5,11 @@
 * ``run_child``: run Python source in such an interpreter, with ``peak_rss_bytes()``
   defined, and return the JSON object its last stdout line holds (the memory tests
   measure peaks there, away from the test process's own allocations).
+
+The result cache (bufsim.cache) is off for the whole session (``BUFSIM_NO_CACHE=1``,
+inherited by child processes and notebook kernels): a test of a replay's work, time or
+memory must replay, and the checkout's build/cache/ stays as the user left it.
+tests/test_cache.py turns it on over a temporary folder.
 """
 import json
 import os
@@ -15,6 +20,9 @@ from pathlib import Path
 import pytest
 
 import bufsim
+from bufsim import cache as _cache
+
+os.environ[_cache.OFF_ENV_VAR] = "1"
 
 #: defined at the top of every ``run_child`` program
 PEAK_RSS_SOURCE = r'''
