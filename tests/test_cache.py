@@ -171,3 +171,51 @@ def test_cli_no_cache_sets_the_switch_for_the_kernels(monkeypatch):
     assert cache.OFF_ENV_VAR not in os.environ and cache.enabled()
     with cli._cache_switch(False):
         assert cache.enabled()
+
+
+def test_run_ssb_replays_only_the_configurations_it_has_not_seen(on, monkeypatch):
+    """notebook 01's driver: one entry per configuration; a rerun with one configuration
+    changed replays that one alone, and every frame equals a run without the cache."""
+    from bufsim.experiments import ssb as X
+    from bufsim.workloads.ssb import SSB
+
+    ssb = SSB(0.01, seed=1)
+    calib = X.Calibration()
+    cfg = {f"t={t}": X.pool_config(X.CONFIGS[1], calib, scale=0.01, old_blocks_time_ms=t)
+           for t in (0, 1000)}
+    kw = dict(runs=("a", "b"), queries=("Q1.1", "Q2.1"))
+    monkeypatch.setenv(cache.OFF_ENV_VAR, "1")
+    plain = X.run_ssb(ssb, cfg, calib, **kw)
+    monkeypatch.delenv(cache.OFF_ENV_VAR)
+    first = X.run_ssb(ssb, cfg, calib, **kw)
+    pd.testing.assert_frame_equal(first, plain)
+    assert cache.stats() == {"hits": 0, "misses": 2, "stores": 2}
+    fed = []
+    real_feed = bufsim.Pool.feed
+    monkeypatch.setattr(bufsim.Pool, "feed", lambda self, c: fed.append(self) or real_feed(self, c))
+    changed = {"t=0": cfg["t=0"], "t=5": cfg["t=0"].replace(old_blocks_time_ms=5),
+               "t=1000": cfg["t=1000"]}
+    second = X.run_ssb(ssb, changed, calib, **kw)
+    assert cache.stats() == {"hits": 2, "misses": 3, "stores": 3}
+    assert len({id(p) for p in fed}) == 1          # one pool replayed: t=5's
+    monkeypatch.setenv(cache.OFF_ENV_VAR, "1")
+    pd.testing.assert_frame_equal(second, X.run_ssb(ssb, changed, calib, **kw))
+    # another seed is another trace: nothing served
+    monkeypatch.delenv(cache.OFF_ENV_VAR)
+    X.run_ssb(SSB(0.01, seed=2), {"t=0": cfg["t=0"]}, calib, **kw)
+    assert cache.stats()["hits"] == 2
+
+
+def test_q11_run_is_served_only_for_the_same_inputs(on):
+    from bufsim.experiments import ssb as X
+    from bufsim.workloads.ssb import SSB
+
+    ssb = SSB(0.01, seed=1)
+    calib = X.Calibration()
+    a = X.q11_run(ssb, "scan", 1000, calib, pool_pages=2000)
+    assert X.q11_run(ssb, "scan", 1000, calib, pool_pages=2000) == a
+    assert cache.stats()["hits"] == 1
+    X.q11_run(ssb, "scan", 1000, X.Calibration(get_ns=1001), pool_pages=2000)
+    X.q11_run(ssb, "scan", 999, calib, pool_pages=2000)
+    X.q11_run(ssb, "scan", 1000, calib, pool_pages=2001)
+    assert cache.stats() == {"hits": 1, "misses": 4, "stores": 4}
