@@ -118,3 +118,34 @@ def test_jobs_must_be_a_positive_integer(bad, capsys):
         main(["notebooks", "run", "--jobs", bad])
     assert exc.value.code == 2
     assert "--jobs" in capsys.readouterr().err
+
+
+def test_longest_notebook_starts_first_and_times_are_remembered(tmp_path):
+    srcs = [tmp_path / f"{n}.ipynb" for n in ("00_a", "01_b", "02_c", "03_new")]
+    out = tmp_path / "out"
+    out.mkdir()
+    assert notebooks._longest_first(srcs, out) == srcs          # nothing known: name order
+    runs = [notebooks.NotebookRun("00_a", srcs[0], None, True, 5.0),
+            notebooks.NotebookRun("01_b", srcs[1], None, True, 190.0),
+            notebooks.NotebookRun("02_c", srcs[2], None, True, 40.0)]
+    notebooks._save_seconds(out, runs)
+    # unknown first (it may be long), then the longest
+    assert [p.stem for p in notebooks._longest_first(srcs, out)] == ["03_new", "01_b", "02_c", "00_a"]
+    notebooks._save_seconds(out, [notebooks.NotebookRun("00_a", srcs[0], None, False, 999.0)])
+    assert [p.stem for p in notebooks._longest_first(srcs, out)][1] == "01_b", "failures not kept"
+    (out / ".seconds.json").write_text("not json")
+    assert notebooks._longest_first(srcs, out) == srcs
+
+
+def test_two_notebooks_side_by_side_each_write_their_own_output(tmp_path):
+    nbdir = tmp_path / "nb"
+    for n in ("00_x", "01_y"):
+        _notebook(nbdir / f"{n}.ipynb", f"import os; open('{n}.txt', 'w').write(str(os.getpid()))")
+    runs = notebooks.run_notebooks([], notebooks_dir=nbdir, output_dir=tmp_path / "out",
+                                   progress=False, jobs=2)
+    assert [(r.name, r.ok) for r in runs] == [("00_x", True), ("01_y", True)]
+    assert all(r.output.is_file() for r in runs)
+    pids = {(nbdir / f"{n}.txt").read_text() for n in ("00_x", "01_y")}
+    assert len(pids) == 2
+    with pytest.raises(ValueError, match="jobs"):
+        notebooks.run_notebooks([], notebooks_dir=nbdir, jobs=0)
