@@ -11,7 +11,11 @@ BENCH_STAMP := $(VENV)/.installed-bench
 # `make reproduce QUICK=1` runs the notebooks in quick mode;
 # `make reproduce NOTEBOOKS="00 01"` runs only those (stems or prefixes).
 QUICK ?=
+# `make reproduce JOBS=1` runs one notebook at a time (default: one per core);
+# `make reproduce NO_CACHE=1` replays everything (see bufsim/cache.py).
 NOTEBOOKS ?=
+JOBS ?=
+NO_CACHE ?=
 
 # One numba cache folder, the same from make, papermill and a JupyterLab kernel:
 # bufsim/_numba_cache.py names it after a hash of the sources that use numba
@@ -20,14 +24,16 @@ export NUMBA_CACHE_DIR := $(shell $(PYTHON) bufsim/_numba_cache.py)
 export BUFSIM_ROOT := $(CURDIR)
 
 .DEFAULT_GOAL := help
-.PHONY: help venv test test-slow reproduce bench clean distclean mariadb
+.PHONY: help venv test test-ci test-slow reproduce bench clean distclean mariadb chromium
 
 help:
 	@echo "make reproduce   execute every notebook (build/notebooks/, figures/, build/summary.md)"
 	@echo "make test        run the default test tier (pytest, not slow)"
+	@echo "make test-ci     what .ci/run runs: make test with more hypothesis examples, and the tests marked ci"
 	@echo "make test-slow   run every test tier, slow ones included (installs the bench extra)"
 	@echo "make bench       run benchmarks/run.py (installs the bench extra)"
 	@echo "make mariadb     install mariadb-server from Debian's packages if missing (no service started)"
+	@echo "make chromium    install chromium and chromedriver from Debian's packages if missing"
 	@echo "make clean       remove build outputs and caches (keeps .venv and figures/)"
 	@echo "make distclean   clean, and remove .venv"
 
@@ -43,15 +49,26 @@ $(BENCH_STAMP): $(STAMP)
 	$(PY) -m pip install -e '.[notebooks,test,bench]'
 	touch $@
 
+# Debian's chromium for the browser test where we are root (else that test is skipped);
+# the tests run on every core (pytest-xdist; `make test TEST_JOBS=0` runs them in one process)
+TEST_JOBS ?= auto
 test: $(STAMP)
-	$(PY) -m pytest
+	@scripts/chromium.sh --if-root || echo "(the browser test will be skipped)"
+	$(PY) -m pytest -n $(TEST_JOBS)
+
+# what .ci/run runs: make test's tier with hypothesis's `ci` profile (every property test
+# at the example count it was written with), plus the full-size runs moved out of the
+# default tier (marked both slow and ci)
+test-ci: $(STAMP)
+	@scripts/chromium.sh --if-root || echo "(the browser test will be skipped)"
+	HYPOTHESIS_PROFILE=ci $(PY) -m pytest -n $(TEST_JOBS) -m 'not slow or ci'
 
 # the full suite: the default tier plus the tests marked slow
 test-slow: $(BENCH_STAMP)
-	$(PY) -m pytest -m 'slow or not slow'
+	$(PY) -m pytest -n $(TEST_JOBS) -m 'slow or not slow'
 
 reproduce: $(STAMP)
-	$(PY) -m bufsim notebooks run $(if $(QUICK),--quick) $(NOTEBOOKS)
+	$(PY) -m bufsim notebooks run $(if $(QUICK),--quick) $(if $(JOBS),--jobs $(JOBS)) $(if $(NO_CACHE),--no-cache) $(NOTEBOOKS)
 
 bench: $(BENCH_STAMP)
 	$(PY) benchmarks/run.py
@@ -60,6 +77,11 @@ bench: $(BENCH_STAMP)
 mariadb:
 	scripts/mariadb-server.sh
 
+# Debian's chromium and chromedriver for the browser test
+chromium:
+	scripts/chromium.sh
+
+# build/ holds the result cache too (build/cache/, see bufsim/cache.py)
 clean:
 	rm -rf build .numba_cache .pytest_cache .hypothesis
 	find . -path ./$(VENV) -prune -o -type d -name __pycache__ -prune -exec rm -rf {} +

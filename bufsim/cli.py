@@ -510,20 +510,53 @@ def _run_outputs(quick: bool):
 
 def _cmd_notebooks(args) -> int:
     from . import notebooks
-    with _run_outputs(args.quick):
+    with _run_outputs(args.quick), _cache_switch(args.no_cache):
         try:
-            runs = notebooks.run_notebooks(args.names, quick=args.quick,
-                                           progress=not args.no_progress)
+            selected = notebooks.select_notebooks(args.names)
         except (ValueError, FileNotFoundError) as exc:
             print(f"bufsim notebooks run: {exc}", file=sys.stderr)
             return 2
-        if not runs:
+        if not selected:
             print("bufsim notebooks run: no notebooks to run", file=sys.stderr)
             return 1
+        not_run = _live_not_run(notebooks, selected)
+        names = [p.stem for p in selected if p.stem not in {r.name for r in not_run}]
+        runs = notebooks.run_notebooks(names, quick=args.quick, progress=not args.no_progress,
+                                       jobs=args.jobs) if names else []
+        runs = sorted([*runs, *not_run], key=lambda r: r.name)
         summary = notebooks.write_summary(runs, quick=args.quick)
         print(notebooks.format_runs(runs))
         print(f"summary: {summary}")
+        for r in not_run:       # last, where the eye lands: one line with the command
+            print(f"{r.name}: {r.error}", file=sys.stderr)
         return 0 if all(r.ok for r in runs) else 1
+
+
+def _live_not_run(notebooks, selected) -> list:
+    """The live notebooks among ``selected`` that cannot run here (no MariaDB server and
+    none can be installed), as NotebookRuns whose error names the command to run."""
+    live = [p for p in selected if p.stem in notebooks.LIVE_NOTEBOOKS]
+    if not live:
+        return []
+    ok, why = notebooks.live_server_status()
+    return [] if ok else [notebooks._not_run(p, why) for p in live]
+
+
+@contextlib.contextmanager
+def _cache_switch(off: bool):
+    """``--no-cache``: the result cache neither serves nor stores (the kernels inherit
+    the environment variable); restored afterwards."""
+    from . import cache
+    saved = os.environ.get(cache.OFF_ENV_VAR)
+    if off:
+        os.environ[cache.OFF_ENV_VAR] = "1"
+    try:
+        yield
+    finally:
+        if saved is None:
+            os.environ.pop(cache.OFF_ENV_VAR, None)
+        else:
+            os.environ[cache.OFF_ENV_VAR] = saved
 
 
 # --------------------------------------------------------------------------------------
@@ -649,6 +682,12 @@ def _parser() -> argparse.ArgumentParser:
                      "sizes, for tests); outputs go to build/quick/ so that full-run figures "
                      "are kept")
     run.add_argument("--no-progress", action="store_true", help="do not show the progress bar")
+    run.add_argument("--jobs", type=_int("--jobs", 1, 256), default=None, metavar="N",
+                     help="notebooks executed side by side, each in its own kernel "
+                     "(default: one per core)")
+    run.add_argument("--no-cache", action="store_true",
+                     help="replay everything: neither use nor fill the result cache "
+                     "(build/cache/)")
     run.add_argument("names", nargs="*", metavar="NAME",
                      help="notebook stems or prefixes, e.g. 00 or 00_quickstart (default: all)")
     run.set_defaults(func=_cmd_notebooks)

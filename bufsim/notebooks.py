@@ -46,6 +46,7 @@ from bufsim import provenance as _prov
 from bufsim.paths import atomic_path
 
 __all__ = [
+    "LIVE_NOTEBOOKS",
     "NotebookRun",
     "PARAMETER_RULES",
     "check_parameters",
@@ -55,6 +56,7 @@ __all__ = [
     "list_rule",
     "discover_notebooks",
     "format_runs",
+    "live_server_status",
     "run_notebooks",
     "select_notebooks",
     "setup",
@@ -423,8 +425,9 @@ def run_notebooks(
     kernel_name: str = "python3",
     progress: bool = True,
     parameters: Mapping[str, object] | None = None,
+    jobs: int | None = 1,
 ) -> list[NotebookRun]:
-    """Execute notebooks with papermill, one after the other.
+    """Execute notebooks with papermill, ``jobs`` of them side by side.
 
     Parameters
     ----------
@@ -444,15 +447,20 @@ def run_notebooks(
     parameters : mapping, optional
         More values to inject into every selected notebook's ``parameters`` cell
         (papermill ``-p``), e.g. ``{"seed": 2}``.
+    jobs : int or None, optional
+        Notebooks executed at once, each in its own process and kernel (the notebooks
+        are independent and write their own outputs); None: one per core
+        (``os.cpu_count()``). The longest (by the last run's times) start first.
 
     Returns
     -------
     list of NotebookRun
-        One per notebook, in execution order. Failures are reported here,
-        never raised.
+        One per notebook, in name order. Failures are reported here, never raised.
     """
+    if jobs is not None and (not isinstance(jobs, int) or isinstance(jobs, bool) or jobs < 1):
+        raise ValueError(f"jobs must be an integer >= 1 or None, got {jobs!r}")
     try:
-        import papermill as pm
+        import papermill  # noqa: F401
     except ImportError as exc:  # the `notebooks` extra is missing
         raise ImportError(
             "running notebooks needs papermill: pip install -e '.[notebooks]'"
@@ -462,38 +470,170 @@ def run_notebooks(
     out_dir = Path(output_dir) if output_dir is not None else paths.build_dir() / "notebooks"
     out_dir.mkdir(parents=True, exist_ok=True)
     parameters = {**({"quick": True} if quick else {}), **(parameters or {})}
-    runs: list[NotebookRun] = []
     from bufsim.engine import compile_notice
 
     line = compile_notice(("innodb", "lru"))
     if line and selected:  # the first notebook's kernel compiles them, a minute in silence
         print(line, file=sys.stderr, flush=True)
-    bar = tqdm(selected, unit="notebook", disable=not progress, desc="notebooks")
-    for source in bar:
-        bar.set_description(source.stem)
-        output = out_dir / source.name
-        output.unlink(missing_ok=True)  # never report a stale notebook of an earlier run
-        start = time.perf_counter()
-        error = None
-        try:
-            with tempfile.TemporaryDirectory(prefix="bufsim-ipc-") as sockets:
-                pm.execute_notebook(
-                    str(source),
-                    str(output),
-                    parameters=parameters,
-                    kernel_name=kernel_name,
-                    cwd=str(source.parent),
-                    progress_bar=False,
-                    kernel_manager_class=_ipc_kernel_manager(sockets),
-                )
-        except Exception as exc:  # noqa: BLE001 - every failure is reported, the run goes on
-            error = _describe(exc)
-        seconds = time.perf_counter() - start
-        written = output if output.is_file() else None
-        runs.append(NotebookRun(source.stem, source, written, error is None, seconds, error))
-        bar.write(f"{'ok' if error is None else 'FAILED':6} {source.stem} ({seconds:.1f} s)")
+    for source in selected:  # never report a stale notebook of an earlier run
+        (out_dir / source.name).unlink(missing_ok=True)
+    n_jobs = min(len(selected), jobs or os.cpu_count() or 1)
+    bar = tqdm(total=len(selected), unit="notebook", disable=not progress, desc="notebooks")
+    done: dict[Path, NotebookRun] = {}
+
+    def report(run: NotebookRun) -> None:
+        done[run.source] = run
+        bar.update(1)
+        bar.write(f"{'ok' if run.ok else 'FAILED':6} {run.name} ({run.seconds:.1f} s)")
+
+    if n_jobs <= 1:
+        for source in selected:
+            bar.set_description(source.stem)
+            report(_execute(source, out_dir / source.name, parameters, kernel_name))
+    else:
+        import concurrent.futures as cf
+        import multiprocessing
+
+        order = _longest_first(selected, out_dir)
+        ctx = multiprocessing.get_context("spawn")  # a clean interpreter per worker
+        with cf.ProcessPoolExecutor(max_workers=n_jobs, mp_context=ctx) as ex:
+            futures = {ex.submit(_execute, src, out_dir / src.name, parameters, kernel_name): src
+                       for src in order}
+            for fut in cf.as_completed(futures):
+                src = futures[fut]
+                try:
+                    report(fut.result())
+                except Exception as exc:  # noqa: BLE001 - the worker died: reported, run goes on
+                    report(NotebookRun(src.stem, src, None, False, 0.0, _describe(exc)))
     bar.close()
-    return runs
+    _save_seconds(out_dir, done.values())
+    return [done[source] for source in selected]
+
+
+def _execute(source: Path, output: Path, parameters: Mapping[str, object],
+             kernel_name: str) -> NotebookRun:
+    """Execute one notebook with papermill into ``output`` (a worker of run_notebooks)."""
+    import papermill as pm
+
+    start = time.perf_counter()
+    error = None
+    try:
+        with tempfile.TemporaryDirectory(prefix="bufsim-ipc-") as sockets:
+            pm.execute_notebook(
+                str(source),
+                str(output),
+                parameters=dict(parameters),
+                kernel_name=kernel_name,
+                cwd=str(source.parent),
+                progress_bar=False,
+                kernel_manager_class=_ipc_kernel_manager(sockets),
+            )
+    except Exception as exc:  # noqa: BLE001 - every failure is reported, the run goes on
+        error = _describe(exc)
+    seconds = time.perf_counter() - start
+    written = output if output.is_file() else None
+    return NotebookRun(source.stem, source, written, error is None, seconds, error)
+
+
+_SECONDS_FILE = ".seconds.json"   # in the output folder: each notebook's last time
+
+
+def _longest_first(selected: Sequence[Path], out_dir: Path) -> list[Path]:
+    """``selected`` ordered by the last run's seconds, longest first (unknown ones first,
+    in name order): the long poles start at once and the short ones fill the gaps."""
+    import json
+
+    try:
+        last = json.loads((out_dir / _SECONDS_FILE).read_text())
+    except (OSError, ValueError):
+        last = {}
+    if not isinstance(last, dict):
+        last = {}
+
+    def known(p: Path) -> float:
+        v = last.get(p.stem)
+        return float(v) if isinstance(v, (int, float)) else math.inf
+    return sorted(selected, key=lambda p: -known(p))
+
+
+def _save_seconds(out_dir: Path, runs: Iterable[NotebookRun]) -> None:
+    """Remember each successful notebook's time for the next run's order."""
+    import json
+
+    path = out_dir / _SECONDS_FILE
+    try:
+        last = json.loads(path.read_text())
+        last = last if isinstance(last, dict) else {}
+    except (OSError, ValueError):
+        last = {}
+    last.update({r.name: round(r.seconds, 1) for r in runs if r.ok})
+    with atomic_path(path) as tmp:
+        tmp.write_text(json.dumps(last, indent=1, sort_keys=True))
+
+
+#: notebooks that run against a MariaDB server started by the notebook (bufsim.live)
+LIVE_NOTEBOOKS = frozenset({"07_live_server_validation"})
+
+
+def _can_sudo() -> bool:
+    """Whether ``sudo`` runs here without asking for a password."""
+    import shutil
+    import subprocess
+
+    if shutil.which("sudo") is None:
+        return False
+    try:
+        return subprocess.run(["sudo", "-n", "true"], capture_output=True,
+                              timeout=20).returncode == 0
+    except (OSError, subprocess.SubprocessError):
+        return False
+
+
+def _install_server(script: Path) -> int:
+    """Run ``scripts/mariadb-server.sh --if-root`` (apt-get, output shown); its exit status."""
+    import subprocess
+
+    return subprocess.run([str(script), "--if-root"], stdout=sys.stderr).returncode
+
+
+def live_server_status(*, available: Callable[[], tuple[bool, str]] | None = None,
+                       uid: int | None = None, can_sudo: Callable[[], bool] = _can_sudo,
+                       install: Callable[[Path], int] = _install_server) -> tuple[bool, str]:
+    """Whether the live notebooks can start their MariaDB server, installing Debian's
+    ``mariadb-server`` first when it is missing and we are root or have password-less
+    sudo (``scripts/mariadb-server.sh``, the script ``.ci/run`` uses).
+
+    Returns ``(True, "")``, or ``(False, why)`` where ``why`` names the command that
+    installs the server. The keywords stand in for the machine in tests: ``available``
+    (default :func:`bufsim.live.server_available`), ``uid`` (default the effective
+    uid), ``can_sudo`` and ``install`` (runs the script, returns its exit status).
+    """
+    if available is None:
+        from bufsim.live import server_available as available
+    ok, why = available()
+    if ok:
+        return True, ""
+    why = why.split(" (")[0]
+    root = (os.geteuid() if uid is None else uid) == 0
+    script = Path(__file__).resolve().parents[1] / "scripts" / "mariadb-server.sh"  # checkout
+    if not script.is_file():
+        return False, f"{why}; install mariadb-server (Debian: apt-get install mariadb-server)"
+    command = "make mariadb" if root else "sudo make mariadb"
+    if root or can_sudo():
+        print(f"bufsim: {why}: installing Debian's mariadb-server ({script.name})",
+              file=sys.stderr, flush=True)
+        code = install(script)
+        ok, why2 = available()
+        if ok:
+            return True, ""
+        return False, (f"{why2.split(' (')[0]} (the install exited with status {code}); "
+                       f"see `{command}`")
+    return False, f"{why}; install it with `{command}`"
+
+
+def _not_run(source: Path, why: str) -> NotebookRun:
+    line = f"not run: {why}, then `make reproduce NOTEBOOKS={source.stem[:2]}`"
+    return NotebookRun(source.stem, source, None, False, 0.0, line)
 
 
 def format_runs(runs: Sequence[NotebookRun]) -> str:
@@ -502,8 +642,11 @@ def format_runs(runs: Sequence[NotebookRun]) -> str:
     for r in runs:
         where = str(r.output) if r.output is not None else "(no executed notebook)"
         detail = where if r.ok else f"{where}\n{r.error}"
+        if r.output is None and (r.error or "").startswith("not run: "):
+            detail = r.error     # one line: why, and the command that fixes it
         first, *rest = detail.splitlines() or [""]
-        rows.append((r.name, "ok" if r.ok else "FAILED", f"{r.seconds:.1f}", first))
+        status = "ok" if r.ok else ("NOT RUN" if detail == r.error else "FAILED")
+        rows.append((r.name, status, f"{r.seconds:.1f}", first))
         rows.extend(("", "", "", line) for line in rest[:3])
     widths = [max(len(row[i]) for row in rows) for i in range(3)]
     lines = ["  ".join(c.ljust(w) for c, w in zip(row, widths)) + "  " + row[3] for row in rows]

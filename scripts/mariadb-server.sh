@@ -2,15 +2,27 @@
 # Install MariaDB's server binaries from Debian's packages if mariadbd is missing,
 # without starting the system service (bufsim starts its own private server on a
 # unix socket in a temporary directory; see bufsim.live.MariaDBServer).
-# Needs root (or sudo) and apt-get.
+# Needs root (or sudo) and apt-get. Used by .ci/run, `make mariadb` and
+# `make reproduce` (through bufsim.notebooks.live_server_status).
+#
+#   scripts/mariadb-server.sh              install, asking sudo for a password if need be
+#   scripts/mariadb-server.sh --if-root    install only as root or with password-less sudo;
+#                                          otherwise print why on stderr and exit 3
 set -euo pipefail
+if_root=0
+if [ "${1:-}" = "--if-root" ]; then if_root=1; fi
 if command -v mariadbd >/dev/null 2>&1 || [ -x /usr/sbin/mariadbd ]; then
     echo "mariadbd is installed: $( (command -v mariadbd || echo /usr/sbin/mariadbd) )"
     exit 0
 fi
 SUDO=""
 if [ "$(id -u)" -ne 0 ]; then
-    if command -v sudo >/dev/null 2>&1; then SUDO="sudo"; else
+    if [ "$if_root" = 1 ]; then
+        if command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then SUDO="sudo -n"; else
+            echo "mariadbd is missing and installing it needs root: run \`sudo make mariadb\`" >&2
+            exit 3
+        fi
+    elif command -v sudo >/dev/null 2>&1; then SUDO="sudo"; else
         echo "installing mariadb-server needs root (or sudo)" >&2; exit 1
     fi
 fi

@@ -5,6 +5,16 @@
 * ``run_child``: run Python source in such an interpreter, with ``peak_rss_bytes()``
   defined, and return the JSON object its last stdout line holds (the memory tests
   measure peaks there, away from the test process's own allocations).
+
+The result cache (bufsim.cache) is off for the whole session (``BUFSIM_NO_CACHE=1``,
+inherited by child processes and notebook kernels): a test of a replay's work, time or
+memory must replay, and the checkout's build/cache/ stays as the user left it.
+tests/test_cache.py turns it on over a temporary folder.
+
+Hypothesis profiles: ``default`` (``make test``) runs each property test with
+``tests._hypothesis.examples(n)`` = a quarter of its count ``n`` (at least 10) and 25
+examples where a test names none; ``ci`` (``.ci/run``, through ``HYPOTHESIS_PROFILE=ci``
+or ``--hypothesis-profile=ci``) runs every count as written and hypothesis's 100.
 """
 import json
 import os
@@ -13,8 +23,16 @@ import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
 
 import bufsim
+from bufsim import cache as _cache
+
+os.environ[_cache.OFF_ENV_VAR] = "1"
+
+settings.register_profile("default", max_examples=25)
+settings.register_profile("ci", max_examples=100)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
 
 #: defined at the top of every ``run_child`` program
 PEAK_RSS_SOURCE = r'''

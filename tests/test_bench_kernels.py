@@ -6,6 +6,8 @@ of the step-by-step one: same hits, same list order, same old flags, same LRU_ol
 floor_lru must hit exactly as bufsim's ``lru``."""
 import numpy as np
 from hypothesis import given, settings, strategies as st
+
+from tests._hypothesis import examples
 from tests._bench import load_benchmark
 
 import bufsim
@@ -41,7 +43,7 @@ def test_one_step_rules_end_where_the_step_by_step_ones_do():
         assert 0 < a[0] < len(pages)               # some hits, some misses
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(n_pages=st.integers(100, 3000), cap=st.integers(64, 1500),
        alpha=st.floats(0.3, 1.3), seed=st.integers(0, 2**31 - 1),
        n_gets=st.integers(1, 20_000))
@@ -139,7 +141,7 @@ def test_midpoint_ra_timed_waits_and_orders_as_bufsim():
     assert ra.midpoint_ra(pages, counts, n, cap, base, size, 0, 0) != (hits, n_ra)
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=examples(25), deadline=None)
 @given(cap=st.integers(600, 3000), hot=st.integers(500, 6000), scan=st.integers(64, 20_000),
        every=st.integers(500, 20_000), n_hot=st.integers(1, 40_000),
        seed=st.integers(0, 2**31 - 1))

@@ -35,7 +35,7 @@ pytestmark = [
     pytest.mark.browser,
     pytest.mark.skipif(not CHROMIUM.is_file() or not CHROMEDRIVER.is_file(),
                        reason="needs Debian's chromium and chromium-driver "
-                              "(/usr/bin/chromium, /usr/bin/chromedriver); .ci/run installs them"),
+                              "(/usr/bin/chromium, /usr/bin/chromedriver); `sudo make chromium` installs them"),
 ]
 
 

@@ -12,6 +12,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tests._hypothesis import examples
+
 from bufsim.config import CostModel, DeviceModel, PoolConfig
 from bufsim.engine import PoolState
 from bufsim.pages import SpaceSpec, Tablespaces
@@ -129,7 +131,7 @@ def innodb_cases(draw, versions=("5.5", "5.6", "5.7", "mariadb10.5", "mariadb10.
 
 
 @pytest.mark.parametrize("seed_block", range(4))
-@settings(max_examples=55, deadline=None, suppress_health_check=[HealthCheck.too_slow,
+@settings(max_examples=examples(55), deadline=None, suppress_health_check=[HealthCheck.too_slow,
                                                                   HealthCheck.data_too_large])
 @given(case=innodb_cases())
 def test_innodb_kernel_matches_reference(seed_block, case):
@@ -137,7 +139,7 @@ def test_innodb_kernel_matches_reference(seed_block, case):
     run_both(cfg, SPACES, streams)
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow,
+@settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.too_slow,
                                                                   HealthCheck.data_too_large])
 @given(case=innodb_cases(versions=("mariadb10.11",)))
 def test_mariadb1011_kernel_matches_reference(case):
@@ -203,7 +205,7 @@ SMALL = Tablespaces([SpaceSpec(3, 151, "small")])
 
 
 @pytest.mark.parametrize("policy", ["lru", "fifo", "clock", "two_q", "arc"])
-@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(200), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data())
 def test_policy_engine_matches_reference(policy, data):
     from bufsim.policies import registry
@@ -255,7 +257,7 @@ def _replay_whole(config, events, kernel=None, budget=None, stop_every=None):
     return state
 
 
-@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow,
+@settings(max_examples=examples(120), deadline=None, suppress_health_check=[HealthCheck.too_slow,
                                                                    HealthCheck.data_too_large])
 @given(case=innodb_cases(versions=("5.5", "5.6", "5.7", "mariadb10.5")),
        pool=st.integers(600, 1000),
@@ -348,7 +350,7 @@ def test_innodb_fast_loop_does_the_work_of_a_long_replay():
     assert_same_state(state, whole, "fast loop and fallbacks driven one by one")
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow,
+@settings(max_examples=examples(40), deadline=None, suppress_health_check=[HealthCheck.too_slow,
                                                                   HealthCheck.data_too_large])
 @given(case=innodb_cases())
 def test_local_ids_replay_as_dense_keys(case):

@@ -208,7 +208,7 @@ def test_every_notebook_import_resolves():
 
 #: the README's layers, top first: a module imports (at module level) only its own
 #: layer and those above
-LAYERS = [["_units", "_validation", "paths"], ["analytic"], ["config", "pages"], ["policies"],
+LAYERS = [["_units", "_validation", "paths", "cache"], ["analytic"], ["config", "pages"], ["policies"],
           ["trace", "trace_import"], ["engine", "pool", "reference"],
           ["workloads", "synthetic", "contention"], ["experiments"],
           ["notebooks", "figures", "results", "provenance", "cli"]]

@@ -4,6 +4,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests._hypothesis import examples
+
 from bufsim.pages import IndexSpec, SpaceSpec, Tablespaces
 
 TS = Tablespaces([
@@ -84,7 +86,7 @@ def test_locate_errors():
         TS.locate([0, 310])
 
 
-@settings(max_examples=50, deadline=None)
+@settings(max_examples=examples(50), deadline=None)
 @given(st.lists(st.tuples(st.integers(0, 2**32 - 1), st.integers(1, 300)), min_size=1, max_size=6,
                 unique_by=lambda t: t[0]),
        st.data())
@@ -113,7 +115,7 @@ def test_instance_of_hand_example():
     assert ts.instance_of(1).max() == 0
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(st.integers(0, 2**32 - 1), st.integers(0, 5), st.integers(1, 1000))
 def test_instance_of_power_of_two_is_simplified_formula(space_id, log_n, n_pages):
     n = 1 << log_n
@@ -122,7 +124,7 @@ def test_instance_of_power_of_two_is_simplified_formula(space_id, log_n, n_pages
     assert ts.instance_of(n).tolist() == expected.tolist()
 
 
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=examples(30), deadline=None)
 @given(st.integers(0, 2**32 - 1), st.integers(1, 64), st.integers(0, 10**6))
 def test_instance_of_matches_unsigned_64_bit_fold(space_id, n, page_no):
     ts = Tablespaces([SpaceSpec(space_id, page_no + 1)])

@@ -7,6 +7,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests._hypothesis import examples
+
 from bufsim.pages import SpaceSpec, Tablespaces
 from bufsim.trace import FLAG_AHI, FLAG_MODIFY, Chunk, Trace, read_trace
 
@@ -173,7 +175,7 @@ def test_empty_trace_round_trip(tmp_path):
         assert back.n_events() == 0 and back.tablespaces == TS
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=examples(25), deadline=None)
 @given(st.lists(st.tuples(st.integers(0, 299), st.integers(1, 9), st.integers(0, 10**12),
                           st.integers(0, 3), st.sampled_from([0, 1, 2, 3])), max_size=40),
        st.integers(1, 8))
@@ -370,7 +372,7 @@ def test_read_gzipped_csv(tmp_path):
     assert read_trace(p).materialize().count.tolist() == [2]
 
 
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=examples(30), deadline=None)
 @given(st.lists(st.tuples(st.integers(1, 3), st.integers(0, 4), st.integers(0, 50),
                           st.sampled_from(["a", "b", "c"])), min_size=1, max_size=40),
        st.integers(1, 7))

@@ -17,6 +17,8 @@ import zstandard
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tests._hypothesis import examples
+
 import bufsim
 from bufsim import FLAG_MODIFY, FLAG_STMT_END, TraceError, read_trace
 from bufsim.trace_import import ORACLE_DTYPE
@@ -324,7 +326,7 @@ def _check_result(p, **kw):
     return c
 
 
-@settings(max_examples=150, **SETTINGS)
+@settings(max_examples=examples(150), **SETTINGS)
 @given(st.lists(_NAMES, min_size=1, max_size=4),
        st.lists(st.lists(_CELL, min_size=0, max_size=5), max_size=6),
        st.sampled_from([",", "\t"]), st.integers(1, 3))
@@ -334,7 +336,7 @@ def test_any_csv_is_a_trace_or_a_value_error(tmp_path, header, rows, sep, chunk_
     _check_result(p, chunk_size=chunk_size)
 
 
-@settings(max_examples=150, **SETTINGS)
+@settings(max_examples=examples(150), **SETTINGS)
 @given(st.binary(max_size=200), st.sampled_from(["t.csv", "t.csv.gz", "t.txt", "t.bin", "t.npz",
                                                  "t.parquet", "t.tsv.zst", "t.oracleGeneral.zst"]))
 def test_any_bytes_are_a_trace_or_a_value_error(tmp_path, data, name):
@@ -343,7 +345,7 @@ def test_any_bytes_are_a_trace_or_a_value_error(tmp_path, data, name):
     _check_result(p)
 
 
-@settings(max_examples=60, **SETTINGS)
+@settings(max_examples=examples(60), **SETTINGS)
 @given(st.dictionaries(st.sampled_from(["page", "space", "count", "flags", "thread", "time_ms"]),
                        st.one_of(st.lists(st.integers(-2, 2**34), min_size=2, max_size=2),
                                  st.lists(st.floats(allow_nan=True), min_size=2, max_size=2),
@@ -363,7 +365,7 @@ def test_any_table_is_a_trace_or_a_value_error(tmp_path, cols, fmt):
         assert "page" in cols
 
 
-@settings(max_examples=60, **SETTINGS)
+@settings(max_examples=examples(60), **SETTINGS)
 @given(st.one_of(st.none(), st.integers(), st.text(max_size=5), st.dictionaries(
     st.text(max_size=6), st.one_of(st.text(max_size=4), st.integers()), max_size=3)),
     st.one_of(st.none(), st.sampled_from(["csv", "tsv", "text", "oracle", "npz", "parquet", "CSV"]),
@@ -394,7 +396,7 @@ def test_trace_load_errors_are_trace_errors(tmp_path, name, data):
         bufsim.Trace.load(p)
 
 
-@settings(max_examples=60, **SETTINGS)
+@settings(max_examples=examples(60), **SETTINGS)
 @given(st.lists(st.tuples(st.integers(0, 3), st.integers(1, 3), st.integers(0, 20),
                           st.sampled_from([0, 0, 2, 8]), st.sampled_from(["q1", "q2"])),
                 min_size=1, max_size=30),

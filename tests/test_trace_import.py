@@ -12,6 +12,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests._hypothesis import examples
+
 from bufsim import CostModel, DeviceModel, mysql56, replay
 from bufsim.pages import SpaceSpec, Tablespaces
 from bufsim.trace import FLAG_STMT_END
@@ -127,7 +129,7 @@ def test_parquet_rejects(tmp_path, values):
         read_trace(tmp_path / "t.parquet")
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(st.lists(st.tuples(st.integers(0, 2), st.sampled_from(["a", "b"]), st.sampled_from("xyz")),
                 min_size=1, max_size=40),
        st.integers(1, 7))

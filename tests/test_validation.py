@@ -12,6 +12,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests._hypothesis import examples
+
 import bufsim
 from bufsim import paths
 from bufsim._validation import TraceError, check_bool, check_int, check_ns, check_number, span
@@ -20,7 +22,7 @@ from bufsim.results import results_frame, write_results
 
 
 # ---- the checks themselves -----------------------------------------------------------------
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(st.lists(st.integers(-2**63, 2**63 - 1), min_size=1, max_size=40))
 def test_span_is_min_and_max(values):
     """span() is what the engine's feed checks pages and cpu_ns with (one pass)."""
@@ -152,7 +154,7 @@ _FIELDS = ("pool_pages", "instances", "old_blocks_pct", "old_blocks_time_ms",
            "policy", "version", "cleaner_activity", "device")
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(st.dictionaries(st.sampled_from(_FIELDS), _ANY, max_size=3))
 def test_pool_config_any_input_is_a_config_or_a_value_error(fields):
     try:
@@ -164,7 +166,7 @@ def test_pool_config_any_input_is_a_config_or_a_value_error(fields):
         assert type(getattr(cfg, k)) is int
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(st.dictionaries(st.sampled_from(["reported", "simulated", "fitted", "metric", "config"]),
                        _ANY, max_size=3))
 def test_results_frame_any_input_is_a_frame_or_a_value_error(changes):

@@ -318,6 +318,8 @@ class SSB:
         if not (isinstance(sf, (int, float)) and 0 < sf <= 100):
             raise ValueError(f"sf = {sf!r} is out of range; allowed: 0 < sf <= 100")
         self.sf = float(sf)
+        #: what fully determines the generated data and traces (bufsim.cache keys on it)
+        self.cache_params = ("SSB", self.sf, seed, random_fill)
         self.data = SSBData.generate(self.sf, seed)
         self.tables = ssb_tables(self.sf, n_lineorder=self.data.rows, random_fill=random_fill)
         self.db = Database(self.tables, seed=seed)

@@ -7,6 +7,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests._hypothesis import examples
+
 from bufsim.analytic import mrc
 
 
@@ -67,7 +69,7 @@ events = st.integers(1, 80).flatmap(lambda n: st.tuples(
 # --------------------------------------------------------------------------
 # exact distances
 # --------------------------------------------------------------------------
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(events)
 def test_stack_distances_match_naive_stack(ev):
     pages, counts = ev
@@ -75,7 +77,7 @@ def test_stack_distances_match_naive_stack(ev):
     np.testing.assert_array_equal(got, naive_distances(pages, counts))
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(events, st.lists(st.integers(0, 80), max_size=6))
 def test_chunked_equals_unchunked(ev, cuts):
     pages, counts = np.array(ev[0]), np.array(ev[1])

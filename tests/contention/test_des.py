@@ -4,6 +4,8 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
+from tests._hypothesis import examples
+
 from bufsim import SpaceSpec, Tablespaces
 from bufsim.analytic.mva import exact_mva
 from bufsim.contention import HoldTimes, instance_demand, simulate, simulate_reference
@@ -240,7 +242,7 @@ def networks(draw):
     return kw
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(kw=networks(), n_tx=st.integers(4, 60), seed=st.integers(0, 2**64 - 1))
 def test_reference_twin_property(kw, n_tx, seed):
     assume(kw["think_time"] > 0 or np.dot(kw["service"], kw["visits"]) > 0)

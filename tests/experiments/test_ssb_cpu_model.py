@@ -7,6 +7,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests._hypothesis import examples
+
 from bufsim import paths, results
 from bufsim.experiments import ssb as X
 from bufsim.experiments import ssb_cpu as C
@@ -338,7 +340,7 @@ def test_minimax_and_range_bad_input_is_named():
         C.prediction_range(obs, ["o0"], limits={"run1-3": 0.1})
 
 
-@settings(max_examples=20, deadline=None)
+@settings(max_examples=examples(20), deadline=None)
 @given(seed=st.integers(0, 2**32 - 1))
 def test_no_costs_beat_the_floor_or_leave_the_range(seed):
     """Exactness, sampled: random cost vectors never beat the minimax floor, and every one

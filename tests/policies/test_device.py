@@ -6,6 +6,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tests._hypothesis import examples
+
 from bufsim.config import DeviceModel, PoolConfig
 from bufsim.engine import PoolState, _config_array
 from bufsim.pages import SpaceSpec, Tablespaces
@@ -73,7 +75,7 @@ def request_lists(draw):
     return d, reqs
 
 
-@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(400), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(case=request_lists())
 def test_kernel_matches_reference(case):
     d, reqs = case
@@ -263,7 +265,7 @@ def scheduled(draw, cases):
     return cfg.replace(device=d), streams
 
 
-@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow,
+@settings(max_examples=examples(80), deadline=None, suppress_health_check=[HealthCheck.too_slow,
                                                                   HealthCheck.data_too_large])
 @given(case=scheduled(innodb_cases()))
 def test_innodb_replay_under_a_scheduler_matches_reference(case):
@@ -272,7 +274,7 @@ def test_innodb_replay_under_a_scheduler_matches_reference(case):
 
 
 @pytest.mark.parametrize("policy", ["lru", "clock"])
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data())
 def test_policy_replay_under_a_scheduler_matches_reference(policy, data):
     # lru: the fast path hands a non-FIFO device to the generic kernel

@@ -9,6 +9,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tests._hypothesis import examples
+
 from bufsim.config import CostModel, DeviceModel, PoolConfig
 from bufsim.engine import PoolState
 from bufsim.pages import SpaceSpec, Tablespaces
@@ -240,7 +242,7 @@ def flush_cases(draw):
     return cfg, streams
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow,
+@settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.too_slow,
                                                                   HealthCheck.data_too_large])
 @given(case=flush_cases())
 def test_flushing_kernel_matches_twin(case):

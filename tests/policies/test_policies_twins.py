@@ -11,6 +11,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests._hypothesis import examples
+
 from bufsim.policies import _state, arc, clock, fifo, lru, two_q
 from bufsim.policies._state import I_CAP, I_K1, I_K2, I_P, P_REF, P_WHERE, walk
 
@@ -107,7 +109,7 @@ def cases(draw):
 
 
 @pytest.mark.parametrize("name", list(POLICIES))
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(case=cases())
 def test_kernel_matches_twin(name, case):
     capacity, n_pages, trace = case

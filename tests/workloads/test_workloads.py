@@ -5,6 +5,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests._hypothesis import examples
+
 import bufsim
 from bufsim import FLAG_AHI, FLAG_MODIFY, FLAG_SHORTCUT
 from bufsim.paths import data_dir
@@ -268,7 +270,7 @@ def test_ssb_q11_probe_count_matches_closed_form(small_ssb):
     assert abs(probes - n_orders * expect) < 4 * sd
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(st.integers(1, 40), st.integers(1, 6), st.integers(0, 2**32 - 1),
        st.integers(0, 5), st.integers(0, 3), st.integers(0, 300))
 def test_emit_kept_equals_emit_of_the_kept_entries(k, width, seed, n_pages, row_ns, get_ns):

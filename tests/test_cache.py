@@ -1,0 +1,221 @@
+"""The result cache (bufsim.cache): keys, staleness, bounds, and the replay hook."""
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import bufsim
+from bufsim import CostModel, DeviceModel, Trace, cache, mysql56, replay
+from bufsim.pages import Tablespaces
+
+FREE = CostModel(0, 0, 0, 0)
+TS = Tablespaces.single(3000)
+
+
+@pytest.fixture
+def on(tmp_path, monkeypatch):
+    """The cache on, over a temporary folder, with this test's hit/miss counts."""
+    monkeypatch.delenv(cache.OFF_ENV_VAR, raising=False)
+    monkeypatch.setenv(cache.DIR_ENV_VAR, str(tmp_path / "cache"))
+    monkeypatch.delenv(cache.BYTES_ENV_VAR, raising=False)
+    monkeypatch.setattr(cache, "_stats", {"hits": 0, "misses": 0, "stores": 0})
+    return tmp_path / "cache"
+
+
+def _trace(page_shift=0):
+    rng = np.random.default_rng(3)
+    pages = rng.integers(0, 2500, 4000)
+    pages[1234] = (pages[1234] + page_shift) % 2500
+    return Trace.from_arrays(pages, cpu_ns=1000, tablespaces=TS, chunk_size=1000)
+
+
+CFG = mysql56(pool_pages=1024, cost=FREE, device=DeviceModel.instant())
+
+
+def _same(a, b):
+    pd.testing.assert_frame_equal(a.stats, b.stats)
+    pd.testing.assert_series_equal(a.totals, b.totals)
+    pd.testing.assert_frame_equal(a.streams, b.streams)
+    pd.testing.assert_frame_equal(a.contents, b.contents)
+    pd.testing.assert_frame_equal(a.timeline, b.timeline)
+    assert a.config == b.config
+
+
+def test_second_replay_is_served_and_equal(on):
+    first = replay(_trace(), CFG, sample_every_ns=500_000)
+    assert cache.stats() == {"hits": 0, "misses": 1, "stores": 1}
+    second = replay(_trace(), CFG, sample_every_ns=500_000)
+    assert cache.stats()["hits"] == 1
+    _same(first, second)
+    assert len(list(on.glob("*/*.pkl"))) == 1 and not list(on.glob("*/.tmp-*"))
+
+
+@pytest.mark.parametrize("change", [
+    "one event", "config field", "override", "start_ns", "sample_every_ns",
+    "old_blocks_time_at", "source hash", "stream name"])
+def test_a_stale_entry_is_never_served(on, monkeypatch, change):
+    """Each input of a replay is in its key: change one and the stored entry is not
+    served; the fresh result is what a replay without the cache gives."""
+    base = dict(sample_every_ns=None, start_ns=None, old_blocks_time_at=None)
+    replay(_trace(), CFG, **base)
+    assert cache.stats()["misses"] == 1
+    trace, cfg, kw, over = _trace(), CFG, dict(base), {}
+    if change == "one event":
+        trace = _trace(page_shift=7)
+    elif change == "config field":
+        cfg = CFG.replace(old_blocks_pct=20)
+    elif change == "override":
+        over = {"old_blocks_time_ms": 0}
+    elif change == "start_ns":
+        kw["start_ns"] = [5]
+    elif change == "sample_every_ns":
+        kw["sample_every_ns"] = 10**9
+    elif change == "old_blocks_time_at":
+        kw["old_blocks_time_at"] = [(1_000_000, 0)]
+    elif change == "source hash":
+        real = cache.package_hash()
+        monkeypatch.setattr(cache, "package_hash", lambda: real[::-1])
+    elif change == "stream name":
+        trace.name = "other"
+    got = replay(trace, cfg, **kw, **over)
+    assert cache.stats() == {"hits": 0, "misses": 2, "stores": 2}, change
+    monkeypatch.setenv(cache.OFF_ENV_VAR, "1")
+    _same(got, replay(trace, cfg, **kw, **over))
+
+
+def test_package_hash_covers_every_source_file(tmp_path):
+    pkg = tmp_path / "bufsim"
+    shutil.copytree(Path(bufsim.__file__).parent, pkg,
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    before = cache.package_hash(pkg)
+    assert before == cache.package_hash(pkg) and len(before) == 64
+    # a module with no numba in it (numba's cache folder ignores it; this key must not)
+    target = pkg / "results.py"
+    assert b"numba" not in target.read_bytes()
+    target.write_text(target.read_text() + "\n# edited\n")
+    cache.package_hash.cache_clear()
+    assert cache.package_hash(pkg) != before
+
+
+def test_keys_tell_types_and_values_apart():
+    d = cache.digest
+    keys = {d("n", 1), d("n", 1.0), d("n", "1"), d("n", np.int32(1)), d("n", True),
+            d("n", np.array([1], np.int64)), d("n", np.array([1], np.int32)), d("n", (1,)),
+            d("n", [1]), d("m", 1), d("n", None), d("n", range(1))}
+    assert len(keys) == 12
+    assert d("n", {"a": 1, "b": 2}) == d("n", {"b": 2, "a": 1})
+    assert d("n", CFG) == d("n", mysql56(pool_pages=1024, cost=FREE, device=DeviceModel.instant()))
+    assert d("n", CFG) != d("n", CFG.replace(old_blocks_time_ms=999))
+    assert d("n", TS) != d("n", Tablespaces.single(3001))
+    with pytest.raises(cache.Uncacheable):
+        d("n", object())
+
+
+def test_generated_trace_without_a_key_is_replayed_not_cached(on):
+    src = _trace()
+    lazy = Trace(lambda: iter(src), TS)
+    _same(replay(lazy, CFG), replay(lazy, CFG))
+    assert cache.stats() == {"hits": 0, "misses": 0, "stores": 0}
+    lazy.cache_key = ("test", 1)
+    replay(lazy, CFG)
+    replay(lazy, CFG)
+    assert cache.stats() == {"hits": 1, "misses": 1, "stores": 1}
+    lazy.cache_key = ("test", 2)        # other generator parameters: another entry
+    replay(lazy, CFG)
+    assert cache.stats()["misses"] == 2
+
+
+def test_off_reads_and_writes_nothing(on, monkeypatch):
+    monkeypatch.setenv(cache.OFF_ENV_VAR, "1")
+    replay(_trace(), CFG)
+    assert cache.cached(cache.digest("x", 1), lambda: 5) == 5
+    assert not on.exists() and cache.stats() == {"hits": 0, "misses": 0, "stores": 0}
+
+
+def test_folder_is_bounded_least_recently_used_first(on, monkeypatch):
+    payload = b"x" * 10_000
+    keys = [cache.digest("bound", k) for k in range(5)]
+    for j, k in enumerate(keys):
+        cache.store(k, payload)
+        os.utime(cache._entry(k), (1_000_000 + j, 1_000_000 + j))
+    assert cache.load(keys[0]) == payload            # a hit: keys[0] is now the newest
+    size = cache._entry(keys[0]).stat().st_size
+    monkeypatch.setenv(cache.BYTES_ENV_VAR, str(3 * size))
+    cache.prune()
+    left = {k for k in keys if cache._entry(k).exists()}
+    assert left == {keys[0], keys[3], keys[4]}
+    monkeypatch.setenv(cache.BYTES_ENV_VAR, "-1")
+    with pytest.raises(ValueError, match="BUFSIM_CACHE_BYTES"):
+        cache.max_bytes()
+    assert cache.clear() == 3 and not list(on.glob("*/*.pkl"))
+
+
+def test_an_unreadable_entry_is_a_miss(on):
+    k = cache.digest("broken", 1)
+    cache.store(k, 1)
+    cache._entry(k).write_bytes(b"not a pickle")
+    assert cache.cached(k, lambda: 2) == 2
+    assert cache.load(k) == 2
+
+
+def test_cli_no_cache_sets_the_switch_for_the_kernels(monkeypatch):
+    from bufsim import cli
+    monkeypatch.delenv(cache.OFF_ENV_VAR, raising=False)
+    with cli._cache_switch(True):
+        assert os.environ[cache.OFF_ENV_VAR] == "1" and not cache.enabled()
+    assert cache.OFF_ENV_VAR not in os.environ and cache.enabled()
+    with cli._cache_switch(False):
+        assert cache.enabled()
+
+
+def test_run_ssb_replays_only_the_configurations_it_has_not_seen(on, monkeypatch):
+    """notebook 01's driver: one entry per configuration; a rerun with one configuration
+    changed replays that one alone, and every frame equals a run without the cache."""
+    from bufsim.experiments import ssb as X
+    from bufsim.workloads.ssb import SSB
+
+    ssb = SSB(0.01, seed=1)
+    calib = X.Calibration()
+    cfg = {f"t={t}": X.pool_config(X.CONFIGS[1], calib, scale=0.01, old_blocks_time_ms=t)
+           for t in (0, 1000)}
+    kw = dict(runs=("a", "b"), queries=("Q1.1", "Q2.1"))
+    monkeypatch.setenv(cache.OFF_ENV_VAR, "1")
+    plain = X.run_ssb(ssb, cfg, calib, **kw)
+    monkeypatch.delenv(cache.OFF_ENV_VAR)
+    first = X.run_ssb(ssb, cfg, calib, **kw)
+    pd.testing.assert_frame_equal(first, plain)
+    assert cache.stats() == {"hits": 0, "misses": 2, "stores": 2}
+    fed = []
+    real_feed = bufsim.Pool.feed
+    monkeypatch.setattr(bufsim.Pool, "feed", lambda self, c: fed.append(self) or real_feed(self, c))
+    changed = {"t=0": cfg["t=0"], "t=5": cfg["t=0"].replace(old_blocks_time_ms=5),
+               "t=1000": cfg["t=1000"]}
+    second = X.run_ssb(ssb, changed, calib, **kw)
+    assert cache.stats() == {"hits": 2, "misses": 3, "stores": 3}
+    assert len({id(p) for p in fed}) == 1          # one pool replayed: t=5's
+    monkeypatch.setenv(cache.OFF_ENV_VAR, "1")
+    pd.testing.assert_frame_equal(second, X.run_ssb(ssb, changed, calib, **kw))
+    # another seed is another trace: nothing served
+    monkeypatch.delenv(cache.OFF_ENV_VAR)
+    X.run_ssb(SSB(0.01, seed=2), {"t=0": cfg["t=0"]}, calib, **kw)
+    assert cache.stats()["hits"] == 2
+
+
+def test_q11_run_is_served_only_for_the_same_inputs(on):
+    from bufsim.experiments import ssb as X
+    from bufsim.workloads.ssb import SSB
+
+    ssb = SSB(0.01, seed=1)
+    calib = X.Calibration()
+    a = X.q11_run(ssb, "scan", 1000, calib, pool_pages=2000)
+    assert X.q11_run(ssb, "scan", 1000, calib, pool_pages=2000) == a
+    assert cache.stats()["hits"] == 1
+    X.q11_run(ssb, "scan", 1000, X.Calibration(get_ns=1001), pool_pages=2000)
+    X.q11_run(ssb, "scan", 999, calib, pool_pages=2000)
+    X.q11_run(ssb, "scan", 1000, calib, pool_pages=2001)
+    assert cache.stats() == {"hits": 1, "misses": 4, "stores": 4}
