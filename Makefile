@@ -24,12 +24,11 @@ export NUMBA_CACHE_DIR := $(shell $(PYTHON) bufsim/_numba_cache.py)
 export BUFSIM_ROOT := $(CURDIR)
 
 .DEFAULT_GOAL := help
-.PHONY: help venv test test-ci test-slow reproduce bench clean distclean mariadb chromium
+.PHONY: help venv test test-slow reproduce bench clean distclean mariadb chromium
 
 help:
 	@echo "make reproduce   execute every notebook (build/notebooks/, figures/, build/summary.md)"
 	@echo "make test        run the default test tier (pytest, not slow)"
-	@echo "make test-ci     what .ci/run runs: make test with more hypothesis examples, and the tests marked ci"
 	@echo "make test-slow   run every test tier, slow ones included (installs the bench extra)"
 	@echo "make bench       run benchmarks/run.py (installs the bench extra)"
 	@echo "make mariadb     install mariadb-server from Debian's packages if missing (no service started)"
@@ -50,18 +49,13 @@ $(BENCH_STAMP): $(STAMP)
 	touch $@
 
 # Debian's chromium for the browser test where we are root (else that test is skipped);
-# the tests run on every core (pytest-xdist; `make test TEST_JOBS=0` runs them in one process)
+# the tests run on every core (pytest-xdist; `make test TEST_JOBS=0` runs them in one process).
+# .ci/run calls `HYPOTHESIS_PROFILE=ci make test`: every property test at the example count
+# it was written with, plus the full-size runs moved out of the default tier (marked slow and ci)
 TEST_JOBS ?= auto
 test: $(STAMP)
 	@scripts/chromium.sh --if-root || echo "(the browser test will be skipped)"
-	$(PY) -m pytest -n $(TEST_JOBS)
-
-# what .ci/run runs: make test's tier with hypothesis's `ci` profile (every property test
-# at the example count it was written with), plus the full-size runs moved out of the
-# default tier (marked both slow and ci)
-test-ci: $(STAMP)
-	@scripts/chromium.sh --if-root || echo "(the browser test will be skipped)"
-	HYPOTHESIS_PROFILE=ci $(PY) -m pytest -n $(TEST_JOBS) -m 'not slow or ci'
+	$(PY) -m pytest -n $(TEST_JOBS) $(if $(filter ci,$(HYPOTHESIS_PROFILE)),-m 'not slow or ci')
 
 # the full suite: the default tier plus the tests marked slow
 test-slow: $(BENCH_STAMP)
