@@ -297,6 +297,43 @@ def _read_errors():
             ValueError, KeyError, TypeError, OverflowError)
 
 
+class _InterruptWatch:
+    """Notes a SIGINT (Ctrl-C) that arrives while a third-party reader runs.
+
+    pandas' C parser calls ``read()`` on the file; a KeyboardInterrupt raised there
+    comes back as ``ParserError: ... Calling read(nbytes) on source failed``, which
+    would be reported as bad input (and is a ValueError that ``except ValueError``
+    swallows).  While the block runs, the SIGINT handler in force (Python's own
+    raises KeyboardInterrupt) is wrapped so that ``hit`` records the signal; the
+    caller then raises KeyboardInterrupt instead of the reader's error.  Only in the
+    main thread (signal handlers live there); elsewhere it does nothing.
+    """
+
+    def __init__(self):
+        self.hit = False
+        self._prev = None
+
+    def __enter__(self):
+        import signal
+        import threading
+        if threading.current_thread() is threading.main_thread():
+            prev = signal.getsignal(signal.SIGINT)
+            if callable(prev):
+                def handler(signum, frame):
+                    self.hit = True
+                    prev(signum, frame)
+                signal.signal(signal.SIGINT, handler)
+                self._prev = prev
+        return self
+
+    def __exit__(self, *exc):
+        if self._prev is not None:
+            import signal
+            signal.signal(signal.SIGINT, self._prev)
+            self._prev = None
+        return False
+
+
 class _Source:
     """A trace file with its format, compression and the map of its columns."""
 
@@ -355,11 +392,17 @@ class _Source:
         if path.is_dir():
             raise TraceError(f"{path}: is a directory, not a trace file")
         src = cls(path, fmt, comp, chunk_size)
+        watch = _InterruptWatch()
         try:
-            src._map_columns(columns or {})
+            with watch:
+                src._map_columns(columns or {})
         except TraceError:
+            if watch.hit:
+                raise KeyboardInterrupt() from None
             raise
         except _read_errors() as e:
+            if watch.hit:   # an interrupt that the reader turned into its own error
+                raise KeyboardInterrupt() from None
             raise TraceError(f"{path}: cannot read as {fmt}"
                              f"{f' ({comp}-compressed)' if comp else ''}: "
                              f"{type(e).__name__}: {e}") from None
@@ -451,14 +494,20 @@ class _Source:
                "oracle": self._oracle_blocks}[self.format]()
         errors = _read_errors()
         while True:
+            watch = _InterruptWatch()
             try:
-                block = next(gen)
+                with watch:
+                    block = next(gen)
             except StopIteration:
                 return
             except TraceError:
+                if watch.hit:
+                    raise KeyboardInterrupt() from None
                 raise
             except errors as e:
                 gen.close()
+                if watch.hit:   # an interrupt that the reader turned into its own error
+                    raise KeyboardInterrupt() from None
                 raise TraceError(f"{self.path}: cannot read as {self.format}"
                                  f"{f' ({self.comp}-compressed)' if self.comp else ''}: "
                                  f"{type(e).__name__}: {e}") from None
