@@ -2,11 +2,14 @@
 
 Each subcommand has ``--help``.  Exit status: 0 when it worked, 2 for bad input
 or usage (a missing or malformed trace, an unknown column, a value out of
-range, conflicting options), 1 for a failure while running.  An error is one
-line on stderr that names the argument (and, for a file, the row and column);
-nothing is written then.  Every output file goes through
-:func:`bufsim.paths.atomic_path`, so an existing file is replaced only by a
-complete new one.
+range, conflicting options, an output that cannot be written), 1 for a failure
+while running, 130 after Ctrl-C, 141 when the reader of stdout went away
+(``| head``).  An error is one line on stderr that names the argument (and, for
+a file, the row and column); nothing is written then.  Outputs are checked
+before any work (:func:`bufsim.outputs.check_output`) and the outputs of one
+command are written to temporary names and moved into place together
+(:class:`bufsim.outputs.Staged`), so an existing file is replaced only by a
+complete new one, and a failure leaves none of them.
 
 ``bufsim.__main__`` is a thin door to :func:`main`.
 """
@@ -687,6 +690,19 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _exit_now(code: int) -> None:
+    """End the program at once after Ctrl-C.  Every output was already discarded and
+    every worker ended on the way out; what remains is the interpreter's teardown of
+    numba, pandas and pyarrow, which takes seconds on a loaded machine, so it is
+    skipped (``os._exit``) once stdout and stderr are flushed."""
+    for f in (sys.stdout, sys.stderr):
+        try:
+            f.flush()
+        except (OSError, ValueError):
+            pass
+    os._exit(code)
+
+
 def _broken_pipe() -> int:
     """The reader of stdout went away (``bufsim ... | head``): stop quietly, as Unix
     tools do, with the status of a process ended by SIGPIPE (128 + 13).  stdout is
@@ -711,10 +727,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     Returns
     -------
     int
-        The exit status: 0 ok, 1 a failure while running, 2 bad input.  A usage
+        The exit status: 0 ok, 1 a failure while running, 2 bad input, 130
+        interrupted (Ctrl-C; called without ``argv``, as the program, the process
+        then ends at once), 141 stdout closed by its reader.  A usage
         error found while parsing the arguments raises ``SystemExit(2)`` after
         printing its line, as argparse does (``--help`` and ``--version`` exit 0).
     """
+    as_program = argv is None
     argv = list(sys.argv[1:] if argv is None else argv)
     commands = ("replay", "sweep", "mrc", "advise", "convert", "notebooks")
     prog = "bufsim" + (f" {argv[0]}" if argv and argv[0] in commands else "")
@@ -733,6 +752,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt as e:  # the engine's message says how far the replay got
         print(f"{prog}: interrupted" + (f": {e}" if str(e) else "") + "; nothing written",
               file=sys.stderr)
+        if as_program:
+            _exit_now(130)
         return 130
     except BrokenPipeError:
         return _broken_pipe()
