@@ -516,6 +516,8 @@ class _Source:
     def _pandas_blocks(self, sep, header, used_keys, numeric):
         import pandas as pd
         dtypes = {self.raw[c]: str for c in _LABELS if c in self.names}
+        if self.time_col:   # decimal text, parsed exactly by _parse_time (never a float)
+            dtypes[self.raw[self.time_col]] = str
         na = {self.raw[c]: _CSV_NA for c in numeric}
         # With a header, every column is parsed (no usecols): pandas then refuses a row
         # with more fields than the header ("Expected 2 fields in line 3, saw 3"), which
@@ -642,12 +644,17 @@ class _Source:
                 row0 += k
 
 
+_NUMBER_TEXT = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+
+
 def _show(x) -> str:
     """`` value <x>`` for an error message, empty for a missing value."""
     import pandas as pd
     if x is None or x is pd.NA or (isinstance(x, float) and np.isnan(x)):
         return ""
     if isinstance(x, str):
+        if _NUMBER_TEXT.fullmatch(x.strip()):
+            return f" value {x.strip()}"
         return f" value {x.strip()!r}" if x.strip() else ""
     if isinstance(x, (float, np.floating)):
         x = float(x)
@@ -734,6 +741,91 @@ def _parse_int(series, scale: int = 1):
         if abs(fs[i]) >= 2.0**63:
             return "is too large"
         return "is not an integer"
+    return values, bad, reason
+
+
+#: A time written in plain decimal notation: integer part, optional fraction.
+_PLAIN_DECIMAL = r"^\+?[0-9]+(\.[0-9]*)?$|^\+?\.[0-9]+$"
+
+
+def _parse_time(series, scale: int):
+    """Exact integer nanoseconds from a time column (``scale`` ns per unit: 1 for
+    ``time_ns``, 10**6 for ``time_ms``), read as decimal text, never through a float.
+
+    Integer columns are taken as they are.  Text (CSV/TSV cells; Parquet or npz
+    strings) and binary floats (by their shortest decimal form) are split at the
+    decimal point with pyarrow's vectorised string kernels: the integer part, and the
+    fraction padded to the unit's nanosecond digits, whose remaining digits must be
+    zeros.  ``1.000001`` ms is 1,000,001 ns exactly; ``1000.5`` ns, ``0.0000005`` ms or
+    ``1e3`` (an exponent) cannot be read exactly and are errors.  Returns
+    ``(values, bad, reason)`` as :func:`_parse_int` does.
+    """
+    import pandas as pd
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    kind = series.dtype.kind
+    if kind in "iub":
+        return _parse_int(series, scale)
+    n = len(series)
+    digits = len(str(scale)) - 1            # nanosecond digits of the fraction: 0 or 6
+    top = 2**63 - 1
+    if kind == "f":
+        arr = pa.array(series.to_numpy(dtype=np.float64, na_value=np.nan), from_pandas=True)
+        text = pc.cast(arr, pa.string())
+    else:
+        text = pa.array(series.astype(object).where(series.notna(), None), type=pa.string(),
+                        from_pandas=True)
+    text = pc.utf8_trim_whitespace(text)
+    missing = pc.fill_null(pc.equal(text, ""), True).to_numpy(zero_copy_only=False)
+    plain = pc.fill_null(pc.match_substring_regex(text, _PLAIN_DECIMAL), False)
+    plain_np = plain.to_numpy(zero_copy_only=False)
+    ok_text = pc.if_else(plain, pc.utf8_ltrim(text, "+"), pa.scalar("0"))
+    parts = pc.split_pattern(ok_text, ".", max_splits=1)
+    ipart = pc.list_element(parts, 0)
+    ipart = pc.if_else(pc.equal(ipart, ""), pa.scalar("0"), ipart)
+    ipart = pc.utf8_ltrim(ipart, "0")
+    ipart = pc.if_else(pc.equal(ipart, ""), pa.scalar("0"), ipart)
+    nparts = pc.list_value_length(parts)
+    frac = pc.if_else(pc.equal(nparts, 2),
+                      pc.list_element(pc.if_else(pc.equal(nparts, 2), parts,
+                                                 pa.scalar(["0", ""], pa.list_(pa.string()))),
+                                      1), pa.scalar(""))
+    long_int = pc.greater(pc.utf8_length(ipart), 19).to_numpy(zero_copy_only=False)
+    ipart = pc.if_else(pc.greater(pc.utf8_length(ipart), 19), pa.scalar("0"), ipart)
+    whole = pc.cast(ipart, pa.uint64()).to_numpy(zero_copy_only=False)
+    padded = pc.utf8_rpad(frac, width=digits, padding="0")
+    rest = pc.utf8_slice_codeunits(padded, digits) if digits else padded
+    inexact = ~pc.match_substring_regex(rest, "^0*$").to_numpy(zero_copy_only=False)
+    if digits:
+        head = pc.utf8_slice_codeunits(padded, 0, digits)
+        fpart = pc.cast(head, pa.uint64()).to_numpy(zero_copy_only=False).astype(np.int64)
+    else:
+        fpart = np.zeros(n, dtype=np.int64)
+    big = long_int | (whole > ((top - fpart) // scale).astype(np.uint64))
+    values = np.where(big, 0, whole).astype(np.int64) * scale + fpart
+    neg = ~missing & ~plain_np & np.array(
+        pc.fill_null(pc.starts_with(text, "-"), False).to_numpy(zero_copy_only=False), bool)
+    bad = missing | ~plain_np | big | inexact
+    values[bad] = 0
+    unit = "ns" if scale == 1 else "ms"
+
+    def reason(i):
+        if missing[i]:
+            s = None if kind == "f" else series.iloc[i]
+            return "is empty or NaN" if s is None or (isinstance(s, float) and np.isnan(s)) \
+                or str(s).strip().lower() in _NA_WORDS else "is empty"
+        if neg[i]:
+            return "is negative"
+        if not plain_np[i]:
+            what = "an integer" if scale == 1 else "a decimal number"
+            return (f"is not {what} in plain decimal notation (digits, and for time_ms a "
+                    "fraction; no exponent)")
+        if big[i]:
+            return "is too large"
+        if scale == 1:
+            return "is not an integer (time_ns is a whole number of nanoseconds)"
+        return (f"is not a whole number of nanoseconds (time_{unit} takes at most 6 "
+                "decimals, or zeros after them)")
     return values, bad, reason
 
 
@@ -846,7 +938,7 @@ class _Rows:
             space = np.zeros(n, dtype=np.int64)
         t = None
         if src.time_col:
-            t, bad, why = _parse_int(cols[src.time_col], self.scale)
+            t, bad, why = _parse_time(cols[src.time_col], self.scale)
             complain("time", src.time_col, bad, why, cols[src.time_col])
         if src.has("thread"):
             th, bad = self._threads(cols["thread"])
