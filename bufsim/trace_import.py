@@ -514,9 +514,31 @@ class _Source:
             yield block
 
     def _pandas_blocks(self, sep, header, used_keys, numeric):
+        """Blocks of a CSV/TSV/text file.  The time column is read as pandas infers it
+        while every block comes out as integers (exact, and fast); at the first block
+        where it would be floats or text (a fraction, a blank cell, an exponent), the
+        file is read again from its start with the time column as text, the blocks
+        already given skipped, so that :func:`_parse_time` sees the decimal text."""
+        given = 0
+        first = self._pandas_chunks(sep, header, used_keys, numeric, False)
+        for block, kind in first:
+            if self.time_col and kind not in "iu":
+                first.close()
+                break
+            given += 1
+            yield block
+        else:
+            return
+        for k, (block, _) in enumerate(self._pandas_chunks(sep, header, used_keys, numeric,
+                                                           True)):
+            if k >= given:
+                yield block
+
+    def _pandas_chunks(self, sep, header, used_keys, numeric, time_as_text: bool):
+        """``(block, dtype kind of the time column or '')`` of every chunk."""
         import pandas as pd
         dtypes = {self.raw[c]: str for c in _LABELS if c in self.names}
-        if self.time_col:   # decimal text, parsed exactly by _parse_time (never a float)
+        if self.time_col and time_as_text:   # decimal text for _parse_time
             dtypes[self.raw[self.time_col]] = str
         na = {self.raw[c]: _CSV_NA for c in numeric}
         # With a header, every column is parsed (no usecols): pandas then refuses a row
@@ -538,15 +560,7 @@ class _Source:
         with reader:
             for df in _too_many_fields_named(reader, self.path, header, len(self.all_keys)):
                 cols = {c: df[self.raw[c]].reset_index(drop=True) for c in used}
-                t = cols.get("time_ns")
-                if t is not None and t.dtype.kind == "f" and \
-                        (np.abs(t.to_numpy(dtype=np.float64, na_value=0.0)) >= 2.0**53).any():
-                    # a float column (a blank cell made pandas read floats): re-read as text
-                    cols["time_ns"] = pd.read_csv(
-                        self.path, sep=sep, skipinitialspace=True, skip_blank_lines=False,
-                        usecols=[self.raw["time_ns"]], dtype=str, keep_default_na=False,
-                        skiprows=range(1, line0 - 1), nrows=len(df), compression=self.comp,
-                        encoding="utf-8-sig")[self.raw["time_ns"]]
+                kind = cols[self.time_col].dtype.kind if self.time_col else ""
                 blank = np.logical_and.reduce([_blank(cols[c]) for c in used])
                 lines = line0 + np.arange(len(df), dtype=np.int64)
                 line0 += len(df)
@@ -556,7 +570,7 @@ class _Source:
                     lines = lines[keep]
                 rows = row0 + np.arange(len(lines), dtype=np.int64)
                 row0 += len(lines)
-                yield rows, lines, cols
+                yield (rows, lines, cols), kind
 
     def _csv_blocks(self):
         numeric = [c for c in self.names if c not in _LABELS]
@@ -745,7 +759,7 @@ def _parse_int(series, scale: int = 1):
 
 
 #: A time written in plain decimal notation: integer part, optional fraction.
-_PLAIN_DECIMAL = r"^\+?[0-9]+(\.[0-9]*)?$|^\+?\.[0-9]+$"
+_PLAIN_DECIMAL = r"^\s*\+?0*(?P<i>[0-9]*)(?:\.(?P<f>[0-9]*))?\s*$"
 
 
 def _parse_time(series, scale: int):
@@ -773,48 +787,55 @@ def _parse_time(series, scale: int):
         arr = pa.array(series.to_numpy(dtype=np.float64, na_value=np.nan), from_pandas=True)
         text = pc.cast(arr, pa.string())
     else:
-        text = pa.array(series.astype(object).where(series.notna(), None), type=pa.string(),
-                        from_pandas=True)
-    text = pc.utf8_trim_whitespace(text)
-    missing = pc.fill_null(pc.equal(text, ""), True).to_numpy(zero_copy_only=False)
-    plain = pc.fill_null(pc.match_substring_regex(text, _PLAIN_DECIMAL), False)
-    plain_np = plain.to_numpy(zero_copy_only=False)
-    ok_text = pc.if_else(plain, pc.utf8_ltrim(text, "+"), pa.scalar("0"))
-    parts = pc.split_pattern(ok_text, ".", max_splits=1)
-    ipart = pc.list_element(parts, 0)
-    ipart = pc.if_else(pc.equal(ipart, ""), pa.scalar("0"), ipart)
-    ipart = pc.utf8_ltrim(ipart, "0")
-    ipart = pc.if_else(pc.equal(ipart, ""), pa.scalar("0"), ipart)
+        text = pa.array(series.to_numpy(dtype=object), type=pa.string(), from_pandas=True)
+    # split at the point with plain string kernels (a regex per row is several times slower)
+    text = pc.utf8_ltrim(pc.utf8_trim_whitespace(text), "+")
+    parts = pc.split_pattern(pc.fill_null(text, ""), ".", max_splits=1)
     nparts = pc.list_value_length(parts)
-    frac = pc.if_else(pc.equal(nparts, 2),
-                      pc.list_element(pc.if_else(pc.equal(nparts, 2), parts,
-                                                 pa.scalar(["0", ""], pa.list_(pa.string()))),
-                                      1), pa.scalar(""))
-    long_int = pc.greater(pc.utf8_length(ipart), 19).to_numpy(zero_copy_only=False)
-    ipart = pc.if_else(pc.greater(pc.utf8_length(ipart), 19), pa.scalar("0"), ipart)
+    ipart = pc.list_element(parts, 0)
+    frac = pc.list_element(pc.if_else(pc.equal(nparts, 2), parts,
+                                      pa.scalar(["", ""], pa.list_(pa.string()))), 1)
+    ipart = pc.utf8_ltrim(ipart, "0")
+    empty_i, empty_f = pc.equal(pc.utf8_length(ipart), 0), pc.equal(pc.utf8_length(frac), 0)
+    plain = pc.and_(pc.or_(pc.ascii_is_decimal(ipart), empty_i),
+                    pc.or_(pc.ascii_is_decimal(frac), empty_f))
+    # at least one digit: "0", "0.5", ".5", "7."; not "", ".", "+"
+    has_digit = pc.invert(pc.and_(pc.and_(empty_i, empty_f),
+                                  pc.invert(pc.match_substring(text, "0"))))
+    plain_np = pc.fill_null(pc.and_(plain, has_digit), False).to_numpy(zero_copy_only=False)
+    ok = pa.array(plain_np)
+    ipart = pc.if_else(ok, ipart, pa.scalar(""))
+    frac = pc.if_else(ok, frac, pa.scalar(""))
+    ilen = pc.utf8_length(ipart)
+    long_int = pc.greater(ilen, 19)
+    ipart = pc.if_else(pc.or_(pc.equal(ilen, 0), long_int), pa.scalar("0"), ipart)
     whole = pc.cast(ipart, pa.uint64()).to_numpy(zero_copy_only=False)
-    padded = pc.utf8_rpad(frac, width=digits, padding="0")
-    rest = pc.utf8_slice_codeunits(padded, digits) if digits else padded
-    inexact = ~pc.match_substring_regex(rest, "^0*$").to_numpy(zero_copy_only=False)
+    long_int = long_int.to_numpy(zero_copy_only=False)
     if digits:
+        padded = pc.utf8_rpad(frac, width=digits, padding="0")
         head = pc.utf8_slice_codeunits(padded, 0, digits)
+        rest = pc.utf8_slice_codeunits(padded, digits)
         fpart = pc.cast(head, pa.uint64()).to_numpy(zero_copy_only=False).astype(np.int64)
     else:
+        rest = frac
         fpart = np.zeros(n, dtype=np.int64)
+    inexact = ~pc.match_substring_regex(rest, "^0*$").to_numpy(zero_copy_only=False)
     big = long_int | (whole > ((top - fpart) // scale).astype(np.uint64))
     values = np.where(big, 0, whole).astype(np.int64) * scale + fpart
-    neg = ~missing & ~plain_np & np.array(
-        pc.fill_null(pc.starts_with(text, "-"), False).to_numpy(zero_copy_only=False), bool)
-    bad = missing | ~plain_np | big | inexact
+    bad = ~plain_np | big | inexact
     values[bad] = 0
     unit = "ns" if scale == 1 else "ms"
 
     def reason(i):
-        if missing[i]:
-            s = None if kind == "f" else series.iloc[i]
-            return "is empty or NaN" if s is None or (isinstance(s, float) and np.isnan(s)) \
-                or str(s).strip().lower() in _NA_WORDS else "is empty"
-        if neg[i]:
+        s = series.iloc[i]
+        if s is None or s is pd.NA or (isinstance(s, float) and np.isnan(s)):
+            return "is empty or NaN"
+        s = str(s).strip()
+        if s == "":
+            return "is empty"
+        if s.lower() in _NA_WORDS:
+            return "is empty or NaN"
+        if s.startswith("-") and _NUMBER_TEXT.fullmatch(s):
             return "is negative"
         if not plain_np[i]:
             what = "an integer" if scale == 1 else "a decimal number"

@@ -68,3 +68,16 @@ def test_vectorised_on_a_million_rows(tmp_path):
     v, bad, _ = _parse_time(text, 10**6)
     assert not bad.any()
     assert (np.diff(v) == 3000).all()
+
+
+@pytest.mark.parametrize("chunk_size", [1, 2, 3, 100])
+def test_fraction_in_a_later_block(tmp_path, chunk_size):
+    """Integer blocks are read as integers; a fraction (or blank cell) in a later block
+    switches the file to text from the start, the blocks already given kept once."""
+    p = tmp_path / "t.csv"
+    p.write_text("page,time_ms\n1,0\n2,1\n3,2\n\n4,3.000001\n5,4\n6,9007199254.740993\n")
+    tr = read_trace(p, chunk_size=chunk_size, cpu_ns_per_get=7)
+    assert _cpu(tr).tolist() == [10**6, 10**6, 1_000_001, 999_999, 9_007_199_254_740_993 - 4_000_000, 7]
+    p.write_text("page,time_ns\n1,0\n2,1\n3,2\n4,3\n5,4.5\n")
+    with pytest.raises(TraceError, match=r"row 4 \(line 6\): column 'time_ns' value 4\.5 is not"):
+        read_trace(p, chunk_size=chunk_size)
