@@ -597,10 +597,33 @@ class _Source:
         # (pre-buffered row groups made it grow by about 0.75 byte per row read)
         pf = pq.ParquetFile(self.path, pre_buffer=False, buffer_size=1 << 20)
         for b in pf.iter_batches(batch_size=self.chunk_size, columns=[self.raw[c] for c in used]):
-            cols = {c: b.column(k).to_pandas(types_mapper=mapper) for k, c in enumerate(used)}
+            cols = {c: self._parquet_column(b.column(k), c, row0).to_pandas(types_mapper=mapper)
+                    for k, c in enumerate(used)}
             rows = row0 + np.arange(b.num_rows, dtype=np.int64)
             row0 += b.num_rows
             yield rows, None, cols
+
+    def _parquet_column(self, col, canon: str, row0: int):
+        """A Parquet column ready for pandas: bytes (binary) columns become text when
+        they hold UTF-8, else a TraceError names the row and the column."""
+        import pyarrow as pa
+        import pyarrow.compute as pc
+        if not (pa.types.is_binary(col.type) or pa.types.is_large_binary(col.type)
+                or pa.types.is_fixed_size_binary(col.type)):
+            return col
+        try:
+            return pc.cast(col, pa.string())
+        except pa.ArrowInvalid:
+            for i, v in enumerate(col.to_pylist()):
+                if v is not None:
+                    try:
+                        v.decode("utf-8")
+                    except UnicodeDecodeError:
+                        raise TraceError(
+                            f"{self.path}: row {row0 + i}: column {self.label(canon)} holds "
+                            f"bytes that are not UTF-8 text ({v[:20]!r}); store numbers as "
+                            "integers and labels as strings") from None
+            raise
 
     def _npz_blocks(self):
         import pandas as pd
@@ -857,8 +880,9 @@ def _labels(series):
         bad = series.isna().to_numpy(dtype=bool)
         labels = series.astype(str).to_numpy()
     else:
-        if series.dtype.kind == "f":
-            labels = np.array([str(int(v)) if np.isfinite(v) and float(v).is_integer() else ""
+        if series.dtype.kind == "f":   # 3.0 is the label "3", 1.5 is "1.5"; NaN is empty
+            labels = np.array([str(int(v)) if np.isfinite(v) and float(v).is_integer() else
+                               "" if np.isnan(v) else repr(float(v))
                                for v in series.to_numpy()], dtype=object)
         else:
             labels = series.fillna("").astype(str).str.strip().to_numpy()
