@@ -131,3 +131,11 @@ def test_closed_pipe_exits_quietly(trace):
     assert first.startswith(b"# exact LRU")
     assert err == "", err
     assert code == 141
+
+
+def test_convert_refuses_its_input_as_output(tmp_path):
+    src = tmp_path / "blk.csv"
+    src.write_text("8,0 1 1 0.0 10 Q R 0 + 32 [mysqld]\n")
+    r = cli("convert", "blktrace", src, "-o", src)
+    assert r.returncode == 2 and "input" in r.stderr, r.stderr
+    assert src.read_text() == "8,0 1 1 0.0 10 Q R 0 + 32 [mysqld]\n"
