@@ -63,7 +63,7 @@ def test_ctrl_c_on_parallel_sweep(trace, tmp_path, to):
                          start_new_session=True)   # its own group: the test ends it all
     try:
         proc = psutil.Process(p.pid)
-        kids = _busy_workers(proc, 2, timeout=300)
+        kids = _busy_workers(proc, 2, timeout=900)   # a first run compiles the kernel
         t = time.monotonic()
         if to == "parent":
             p.send_signal(signal.SIGINT)
