@@ -77,7 +77,9 @@ def read_trace(path: str | os.PathLike, *, columns: Mapping[str, str] | None = N
         differ, e.g. ``{"page": "blk", "space": "sp"}``.  Canonical names (see
         :data:`CANONICAL_COLUMNS`): ``page`` (required), ``space`` (tablespace id;
         without it every page is in space 0), ``time_ns`` or ``time_ms`` (not
-        both; the time of the get, may be fractional in ``time_ms``),
+        both; the time of the get, read as decimal text into exact integer
+        nanoseconds: ``time_ms`` may carry up to 6 decimals, ``time_ns`` none, and
+        a value that is not a whole number of nanoseconds is an error),
         ``thread`` and ``statement`` (any labels; see Notes), ``count`` (run
         length >= 1: the row is that many consecutive gets of its page) and
         ``flags`` (bits of :data:`bufsim.FLAG_AHI` 1, ``FLAG_MODIFY`` 2,
