@@ -2,11 +2,14 @@
 
 Each subcommand has ``--help``.  Exit status: 0 when it worked, 2 for bad input
 or usage (a missing or malformed trace, an unknown column, a value out of
-range, conflicting options), 1 for a failure while running.  An error is one
-line on stderr that names the argument (and, for a file, the row and column);
-nothing is written then.  Every output file goes through
-:func:`bufsim.paths.atomic_path`, so an existing file is replaced only by a
-complete new one.
+range, conflicting options, an output that cannot be written), 1 for a failure
+while running, 130 after Ctrl-C, 141 when the reader of stdout went away
+(``| head``).  An error is one line on stderr that names the argument (and, for
+a file, the row and column); nothing is written then.  Outputs are checked
+before any work (:func:`bufsim.outputs.check_output`) and the outputs of one
+command are written to temporary names and moved into place together
+(:class:`bufsim.outputs.Staged`), so an existing file is replaced only by a
+complete new one, and a failure leaves none of them.
 
 ``bufsim.__main__`` is a thin door to :func:`main`.
 """
@@ -153,15 +156,14 @@ def _overrides(args) -> dict:
     return kw
 
 
-def _check_output(path: str | None, allowed: Sequence[str], what: str = "-o") -> Path | None:
-    if path is None:
-        return None
-    p = Path(path)
-    if p.suffix.lower() not in allowed:
-        raise UsageError(f"{what}: {path!r} must end with {', '.join(allowed)}")
-    if p.exists() and p.is_dir():
-        raise UsageError(f"{what}: {path!r} is a directory")
-    return p
+def _check_output(path: str | None, allowed: Sequence[str], what: str = "-o",
+                  inputs: Sequence[str] = ()) -> Path | None:
+    """:func:`bufsim.outputs.check_output`, before any work; a refusal is a UsageError."""
+    from .outputs import check_output
+    try:
+        return check_output(path, allowed, what, inputs)
+    except ValueError as e:
+        raise UsageError(str(e)) from None
 
 
 def _chart_target(path: Path) -> tuple[str, Path]:
@@ -177,6 +179,8 @@ def _chart_target(path: Path) -> tuple[str, Path]:
 def _load(args):
     """The trace of ``args.trace``; bad input becomes a UsageError."""
     from .sweeps import load_trace
+    if Path(args.trace).is_dir():
+        raise UsageError(f"TRACE: {args.trace} is a directory, not a trace file")
     if not Path(args.trace).is_file():
         raise UsageError(f"TRACE: no such file: {args.trace}")
     try:
@@ -185,8 +189,10 @@ def _load(args):
         raise UsageError(f"TRACE: {e}") from None
 
 
-def _write_frame(df, path: Path) -> None:
-    with paths.atomic_path(path) as tmp:
+def _write_frame(df, path: Path, staged=None) -> None:
+    """Write ``df`` to ``path`` by its suffix: through ``staged`` (a
+    :class:`bufsim.outputs.Staged`) if given, else atomically on its own."""
+    def write(tmp):
         sfx = path.suffix.lower()
         if sfx == ".parquet":
             df.to_parquet(tmp, index=False)
@@ -194,6 +200,21 @@ def _write_frame(df, path: Path) -> None:
             tmp.write_text(df.to_json(orient="records", indent=1))
         else:
             df.to_csv(tmp, index=False)
+    if staged is not None:
+        write(staged.file(path))
+    else:
+        paths.atomic_write(path, write)
+
+
+def _save_chart(chart_obj, target: Path, staged) -> None:
+    """Save an Altair chart as ``target`` .png and .svg through ``staged``: rendered
+    into a scratch folder beside the target, moved into place with the other outputs."""
+    from .figures import save_figure
+    stem, directory = _chart_target(target)
+    scratch = staged.folder(directory / (stem + ".png"))
+    save_figure(chart_obj, stem, directory=scratch)
+    for sfx in (".png", ".svg"):
+        staged.move(scratch / (stem + sfx), directory / (stem + sfx))
 
 
 def _print_table(rows: Sequence[tuple[str, object]], out=None) -> None:
@@ -225,7 +246,7 @@ def _cmd_replay(args) -> int:
     from .sweeps import provenance, result_row
     if args.json and args.csv:
         raise UsageError("--json and --csv exclude each other")
-    out = _check_output(args.output, (".json", ".csv", ".txt"))
+    out = _check_output(args.output, (".json", ".csv", ".txt"), inputs=[args.trace])
     fmt = "json" if args.json else "csv" if args.csv else None
     if out is not None:
         by_suffix = {".json": "json", ".csv": "csv", ".txt": "table"}[out.suffix.lower()]
@@ -281,28 +302,38 @@ def _table_text(cfg, res, row) -> str:
 # --------------------------------------------------------------------------------------
 # sweep
 # --------------------------------------------------------------------------------------
-def _executor(spec: str):
+def _check_executor(spec: str, timeout: float) -> str:
+    """The address of the dask scheduler ``spec`` names, after a handshake with it
+    (:func:`bufsim.cluster.check_scheduler`): refused before any work."""
+    from .cluster import SchedulerError, check_scheduler
     if not spec.startswith("dask://") or len(spec) <= len("dask://"):
         raise UsageError(f"--executor: {spec!r} must be dask://HOST:PORT")
-    try:
-        from distributed import Client
-    except ImportError:
+    import importlib.util
+    if importlib.util.find_spec("distributed") is None:
         raise UsageError("--executor: dask.distributed is not installed; "
                          "pip install 'bufsim[cluster]'") from None
-    return Client("tcp://" + spec[len("dask://"):], timeout=30)
+    try:
+        return check_scheduler(spec, timeout)
+    except SchedulerError as e:
+        raise UsageError(f"--executor: {e}") from None
+
+
+def _executor(address: str, timeout: float):
+    from distributed import Client
+    return Client(address, timeout=timeout)
 
 
 def _cmd_sweep(args) -> int:
     from .config import MAX_INSTANCES
     from .engine import check_memory
     from .sweeps import expand_grid, make_config, parse_sizes, parse_values, sweep
-    out = _check_output(args.output, (".parquet", ".csv"))
+    out = _check_output(args.output, (".parquet", ".csv"), inputs=[args.trace])
     if args.jobs is not None and args.executor is not None:
         raise UsageError("--jobs and --executor exclude each other (the cluster decides)")
     if args.chart is not None and args.no_chart:
         raise UsageError("--chart and --no-chart exclude each other")
-    chart = None if args.no_chart else _check_output(args.chart, (".png", ".svg"), "--chart") \
-        if args.chart else out.with_suffix(".png")
+    chart = None if args.no_chart else _check_output(
+        args.chart or out.with_suffix(".png"), (".png", ".svg"), "--chart", inputs=[args.trace])
     try:
         grid = {"pool_pages": parse_sizes(args.pool, "--pool")}
         if args.old_blocks_time:
@@ -324,22 +355,25 @@ def _cmd_sweep(args) -> int:
             check_memory(configs[-1])
         except ValueError as e:
             raise UsageError(f"configuration {p}: {e}") from None
+    address = _check_executor(args.executor, args.executor_timeout) if args.executor else None
     if chart is not None:
         _chart_target(chart)
     trace = args.trace
     # read once here so that bad input is refused before any replay (workers re-read it)
     _load(args)
     _compile_notice(configs)
-    executor = _executor(args.executor) if args.executor else None
+    executor = _executor(address, args.executor_timeout) if address else None
     try:
         df = sweep(trace, points, executor=executor, jobs=args.jobs, preset=args.preset,
                    columns=args.columns, format=args.format, progress=not args.no_progress)
     finally:
         if executor is not None:
             executor.close()
-    _write_frame(df, out)
-    if chart is not None:
-        _sweep_chart(df, chart)
+    from .outputs import Staged
+    with Staged() as staged:   # the table and the chart, together or neither
+        _write_frame(df, out, staged)
+        if chart is not None:
+            _sweep_chart(df, chart, staged)
     failed = int(df["error"].notna().sum())
     cols = [c for c in ("pool_pages", "old_blocks_time_ms", "old_blocks_pct", "instances")
             if c in df.columns] + ["hit_ratio", "NUMBER_PAGES_READ", "PAGES_MADE_YOUNG",
@@ -354,9 +388,8 @@ def _cmd_sweep(args) -> int:
     return 0
 
 
-def _sweep_chart(df, chart: Path) -> None:
+def _sweep_chart(df, chart: Path, staged) -> None:
     import altair as alt
-    from .figures import save_figure
     d = df[df["error"].isna()].copy()
     d["pool_mib"] = d["pool_pages"].astype(float) * 16 / 1024
     series = [c for c in ("old_blocks_time_ms", "old_blocks_pct", "instances")
@@ -367,8 +400,7 @@ def _sweep_chart(df, chart: Path) -> None:
         x=alt.X("pool_mib:Q", scale=alt.Scale(type="log", base=2), title="pool size (MiB)"),
         y=alt.Y("hit_ratio:Q", title="hit ratio", scale=alt.Scale(zero=False)),
         color=alt.Color("setting:N", title=None))
-    stem, directory = _chart_target(chart)
-    save_figure(c, stem, directory=directory)
+    _save_chart(c, chart, staged)
 
 
 # --------------------------------------------------------------------------------------
@@ -377,12 +409,12 @@ def _sweep_chart(df, chart: Path) -> None:
 def _cmd_mrc(args) -> int:
     from .advise import miss_ratio_curve
     from .sweeps import parse_sizes
-    out = _check_output(args.output, (".csv", ".parquet", ".json"))
+    out = _check_output(args.output, (".csv", ".parquet", ".json"), inputs=[args.trace])
     if args.chart is not None and args.no_chart:
         raise UsageError("--chart and --no-chart exclude each other")
     chart = None if args.no_chart or (args.chart is None and out is None) else \
-        _check_output(args.chart, (".png", ".svg"), "--chart") if args.chart else \
-        out.with_suffix(".png")
+        _check_output(args.chart or out.with_suffix(".png"), (".png", ".svg"), "--chart",
+                      inputs=[args.trace])
     if chart is not None:
         _chart_target(chart)
     sizes = None
@@ -398,18 +430,19 @@ def _cmd_mrc(args) -> int:
     print(f"# {'SHARDS rate ' + str(args.shards) if args.shards else 'exact'} LRU miss-ratio "
           f"curve of {args.trace}: {int(df['gets'].iloc[0]):,} gets")
     print(show.to_string(index=False))
-    if out is not None:
-        _write_frame(df, out)
-    if chart is not None:
-        import altair as alt
-        from .figures import save_figure
-        d = show[["pool_mib", "miss_ratio"]]
-        c = alt.Chart(d, title="LRU miss-ratio curve" + (" (SHARDS)" if args.shards else "")
-                      ).mark_line(point=True).encode(
-            x=alt.X("pool_mib:Q", scale=alt.Scale(type="log", base=2), title="pool size (MiB)"),
-            y=alt.Y("miss_ratio:Q", title="miss ratio"))
-        stem, directory = _chart_target(chart)
-        save_figure(c, stem, directory=directory)
+    from .outputs import Staged
+    with Staged() as staged:   # the table and the chart, together or neither
+        if out is not None:
+            _write_frame(df, out, staged)
+        if chart is not None:
+            import altair as alt
+            d = show[["pool_mib", "miss_ratio"]]
+            c = alt.Chart(d, title="LRU miss-ratio curve" + (" (SHARDS)" if args.shards else "")
+                          ).mark_line(point=True).encode(
+                x=alt.X("pool_mib:Q", scale=alt.Scale(type="log", base=2),
+                        title="pool size (MiB)"),
+                y=alt.Y("miss_ratio:Q", title="miss ratio"))
+            _save_chart(c, chart, staged)
     if out is not None or chart is not None:
         print("wrote " + ", ".join(str(x) for x in
                                    ([out] if out else []) + ([chart.with_suffix(".png"),
@@ -425,7 +458,7 @@ def _cmd_mrc(args) -> int:
 def _cmd_advise(args) -> int:
     from .advise import advise
     from .config import preset
-    out = _check_output(args.output, (".md", ".html"))
+    out = _check_output(args.output, (".md", ".html"), inputs=[args.trace])
     trace = _load(args)
     _compile_notice([preset(args.preset)])
     report = advise(trace, target_hit=args.target_hit, threads=args.threads, cores=args.cores,
@@ -445,7 +478,7 @@ def _cmd_advise(args) -> int:
 # --------------------------------------------------------------------------------------
 def _cmd_convert(args) -> int:
     from .blktrace import convert_blkparse
-    out = _check_output(args.output, (".csv",))
+    out = _check_output(args.output, (".csv",), inputs=[args.input])
     src = Path(args.input)
     if not src.is_file():
         raise UsageError(f"IN: no such file: {args.input}")
@@ -595,6 +628,11 @@ def _parser() -> argparse.ArgumentParser:
                    help="worker processes (default: every core; 1 runs serially)")
     p.add_argument("--executor", metavar="dask://HOST:PORT",
                    help="run on a dask.distributed scheduler instead of local processes")
+    p.add_argument("--executor-timeout", type=_float("--executor-timeout", 0.0, 3600.0,
+                                                     lo_open=True),
+                   default=10.0, metavar="S",
+                   help="seconds allowed to reach the scheduler and read its handshake "
+                        "(checked before any work; default 10)")
     p.add_argument("-o", "--output", required=True, metavar="OUT",
                    help="results table, .parquet or .csv")
     p.add_argument("--chart", metavar="PNG",
@@ -694,6 +732,32 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _exit_now(code: int) -> None:
+    """End the program at once after Ctrl-C.  Every output was already discarded and
+    every worker ended on the way out; what remains is the interpreter's teardown of
+    numba, pandas and pyarrow, which takes seconds on a loaded machine, so it is
+    skipped (``os._exit``) once stdout and stderr are flushed."""
+    for f in (sys.stdout, sys.stderr):
+        try:
+            f.flush()
+        except (OSError, ValueError):
+            pass
+    os._exit(code)
+
+
+def _broken_pipe() -> int:
+    """The reader of stdout went away (``bufsim ... | head``): stop quietly, as Unix
+    tools do, with the status of a process ended by SIGPIPE (128 + 13).  stdout is
+    pointed at /dev/null so that the interpreter's final flush does not complain."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):  # stdout without a file descriptor (captured)
+        pass
+    return 141
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the ``bufsim`` command line.
 
@@ -705,10 +769,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     Returns
     -------
     int
-        The exit status: 0 ok, 1 a failure while running, 2 bad input.  A usage
+        The exit status: 0 ok, 1 a failure while running, 2 bad input, 130
+        interrupted (Ctrl-C; called without ``argv``, as the program, the process
+        then ends at once), 141 stdout closed by its reader.  A usage
         error found while parsing the arguments raises ``SystemExit(2)`` after
         printing its line, as argparse does (``--help`` and ``--version`` exit 0).
     """
+    as_program = argv is None
     argv = list(sys.argv[1:] if argv is None else argv)
     commands = ("replay", "sweep", "mrc", "advise", "convert", "notebooks")
     prog = "bufsim" + (f" {argv[0]}" if argv and argv[0] in commands else "")
@@ -718,14 +785,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"{prog}: error: {e}", file=sys.stderr)
         raise SystemExit(2) from None
     try:
-        return int(args.func(args))
+        code = int(args.func(args))
+        sys.stdout.flush()   # a closed pipe shows here, not at the interpreter's exit
+        return code
     except UsageError as e:
         print(f"{prog}: error: {e}", file=sys.stderr)
         return 2
     except KeyboardInterrupt as e:  # the engine's message says how far the replay got
         print(f"{prog}: interrupted" + (f": {e}" if str(e) else "") + "; nothing written",
               file=sys.stderr)
+        if as_program:
+            _exit_now(130)
         return 130
+    except BrokenPipeError:
+        return _broken_pipe()
     except Exception as e:  # a failure while running: one line, status 1
         msg = " ".join(str(e).split())
         print(f"{prog}: failed: {type(e).__name__}: {msg}", file=sys.stderr)

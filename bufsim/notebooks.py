@@ -50,6 +50,7 @@ __all__ = [
     "NotebookRun",
     "PARAMETER_RULES",
     "check_parameters",
+    "check_injected_parameters",
     "choice_rule",
     "float_rule",
     "int_rule",
@@ -241,6 +242,77 @@ def check_parameters(
     return out
 
 
+#: First line of the cell papermill injects after the ``parameters`` cell
+#: (``papermill.translators.PythonTranslator.codify``).
+_INJECTED_MARK = "# Parameters"
+
+
+def _assigned_names(source: str) -> list[str]:
+    """Names assigned at the top level of a cell's source (empty if it does not parse)."""
+    import ast
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return []
+    names: list[str] = []
+    for node in tree.body:
+        targets = node.targets if isinstance(node, ast.Assign) else \
+            [node.target] if isinstance(node, ast.AnnAssign) else []
+        for t in targets:
+            for n in ast.walk(t):
+                if isinstance(n, ast.Name) and n.id not in names:
+                    names.append(n.id)
+    return names
+
+
+def check_injected_parameters(history: Sequence[str] | None = None) -> None:
+    """Refuse a parameter that papermill injected but the notebook does not have.
+
+    ``papermill nb.ipynb out.ipynb -p zipf_alpah 1.1`` adds a cell that assigns
+    ``zipf_alpah`` after the ``parameters`` cell; papermill only warns, and the
+    notebook would run to the end with its default ``zipf_alpha``.  :func:`setup`
+    calls this first: the injected cell (the last executed cell whose first line is
+    papermill's ``# Parameters``) may only assign names that the cell executed just
+    before it (the notebook's ``parameters`` cell) assigns.
+
+    Parameters
+    ----------
+    history : sequence of str, optional
+        The sources of the cells executed so far, in order; by default the IPython
+        kernel's input history (nothing is checked outside IPython).
+
+    Raises
+    ------
+    ValueError
+        Naming the unknown parameter, the closest known name and the known ones.
+    """
+    if history is None:
+        try:
+            from IPython import get_ipython
+        except ImportError:
+            return
+        ip = get_ipython()
+        if ip is None or getattr(ip, "history_manager", None) is None:
+            return
+        history = list(ip.history_manager.input_hist_raw)
+    marks = [i for i, src in enumerate(history)
+             if isinstance(src, str) and src.lstrip().startswith(_INJECTED_MARK + "\n")]
+    if not marks or marks[-1] == 0:
+        return
+    i = marks[-1]
+    known = _assigned_names(history[i - 1])
+    if not known:   # the cell before is not a parameters cell: nothing to compare with
+        return
+    import difflib
+    for name in _assigned_names(history[i]):
+        if name not in known:
+            close = difflib.get_close_matches(name, known, n=1, cutoff=0.6)
+            hint = f"did you mean {close[0]!r}? " if close else ""
+            raise ValueError(f"parameter {name!r} is not a parameter of this notebook "
+                             f"(injected by papermill -p); {hint}known parameters: "
+                             f"{', '.join(known)}")
+
+
 def setup(
     notebook: str | None = None,
     /,
@@ -288,6 +360,7 @@ def setup(
     ValueError
         If a parameter is bad (the message names it) or has no rule.
     """
+    check_injected_parameters()
     everything: dict[str, object] = {"quick": quick, "output_dir": output_dir}
     if seed is not None:
         everything["seed"] = seed

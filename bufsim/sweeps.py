@@ -493,6 +493,7 @@ def sweep(trace, grid, *, executor=None, jobs: int | None = None, preset: str = 
     rows: list[dict | None] = [None] * len(points)
     tmpdir = None
     own = None
+    futures: list = []
     try:
         serial = executor is None and (jobs == 1 or len(points) == 1)
         if serial:
@@ -505,7 +506,8 @@ def sweep(trace, grid, *, executor=None, jobs: int | None = None, preset: str = 
             _warm_kernel()      # local workers then load the kernel from the cache
             if executor is None:
                 own = cf.ProcessPoolExecutor(max_workers=min(jobs or os.cpu_count() or 1,
-                                                             len(points)))
+                                                             len(points)),
+                                             initializer=_ignore_sigint)
                 executor = own
             if not isinstance(source, str) and not _in_process(executor):
                 tmpdir = tempfile.TemporaryDirectory(prefix="bufsim-sweep-")
@@ -523,6 +525,14 @@ def sweep(trace, grid, *, executor=None, jobs: int | None = None, preset: str = 
                     rows[i] = {"error": f"{type(e).__name__}: {e}"}
                 if bar is not None:
                     bar.update(1)
+    except BaseException:   # Ctrl-C (or any error): cancel what runs, leave no process
+        if own is not None:
+            _stop_pool(own)
+            own = None
+        elif executor is not None:
+            for f in futures:
+                f.cancel()
+        raise
     finally:
         if bar is not None:
             bar.close()
@@ -549,6 +559,29 @@ def sweep(trace, grid, *, executor=None, jobs: int | None = None, preset: str = 
     lead = list(dict.fromkeys([k for p in points for k in p] + ["preset"]))
     order = lead + list(RESULT_COUNTERS + _MEASURES) + ["error"] + list(_PROVENANCE)
     return df[order + [c for c in df.columns if c not in order]]
+
+
+def _ignore_sigint() -> None:
+    """Initializer of the sweep's own worker processes: a Ctrl-C in the terminal reaches
+    the whole process group; the parent alone handles it (and ends its workers), so a
+    worker is never left half-interrupted with the pool waiting on it."""
+    import signal
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def _stop_pool(pool: cf.ProcessPoolExecutor, grace_s: float = 0.5) -> None:
+    """End a process pool now: cancel the waiting configurations, terminate the running
+    ones (SIGTERM, then SIGKILL after ``grace_s``) and reap every worker."""
+    procs = list((getattr(pool, "_processes", None) or {}).values())
+    pool.shutdown(wait=False, cancel_futures=True)
+    for p in procs:
+        if p.is_alive():
+            p.terminate()
+    for p in procs:
+        p.join(grace_s)
+        if p.is_alive():
+            p.kill()
+            p.join(grace_s)
 
 
 def _in_process(executor) -> bool:

@@ -77,7 +77,9 @@ def read_trace(path: str | os.PathLike, *, columns: Mapping[str, str] | None = N
         differ, e.g. ``{"page": "blk", "space": "sp"}``.  Canonical names (see
         :data:`CANONICAL_COLUMNS`): ``page`` (required), ``space`` (tablespace id;
         without it every page is in space 0), ``time_ns`` or ``time_ms`` (not
-        both; the time of the get, may be fractional in ``time_ms``),
+        both; the time of the get, read as decimal text into exact integer
+        nanoseconds: ``time_ms`` may carry up to 6 decimals, ``time_ns`` none, and
+        a value that is not a whole number of nanoseconds is an error),
         ``thread`` and ``statement`` (any labels; see Notes), ``count`` (run
         length >= 1: the row is that many consecutive gets of its page) and
         ``flags`` (bits of :data:`bufsim.FLAG_AHI` 1, ``FLAG_MODIFY`` 2,
@@ -297,6 +299,43 @@ def _read_errors():
             ValueError, KeyError, TypeError, OverflowError)
 
 
+class _InterruptWatch:
+    """Notes a SIGINT (Ctrl-C) that arrives while a third-party reader runs.
+
+    pandas' C parser calls ``read()`` on the file; a KeyboardInterrupt raised there
+    comes back as ``ParserError: ... Calling read(nbytes) on source failed``, which
+    would be reported as bad input (and is a ValueError that ``except ValueError``
+    swallows).  While the block runs, the SIGINT handler in force (Python's own
+    raises KeyboardInterrupt) is wrapped so that ``hit`` records the signal; the
+    caller then raises KeyboardInterrupt instead of the reader's error.  Only in the
+    main thread (signal handlers live there); elsewhere it does nothing.
+    """
+
+    def __init__(self):
+        self.hit = False
+        self._prev = None
+
+    def __enter__(self):
+        import signal
+        import threading
+        if threading.current_thread() is threading.main_thread():
+            prev = signal.getsignal(signal.SIGINT)
+            if callable(prev):
+                def handler(signum, frame):
+                    self.hit = True
+                    prev(signum, frame)
+                signal.signal(signal.SIGINT, handler)
+                self._prev = prev
+        return self
+
+    def __exit__(self, *exc):
+        if self._prev is not None:
+            import signal
+            signal.signal(signal.SIGINT, self._prev)
+            self._prev = None
+        return False
+
+
 class _Source:
     """A trace file with its format, compression and the map of its columns."""
 
@@ -355,11 +394,17 @@ class _Source:
         if path.is_dir():
             raise TraceError(f"{path}: is a directory, not a trace file")
         src = cls(path, fmt, comp, chunk_size)
+        watch = _InterruptWatch()
         try:
-            src._map_columns(columns or {})
+            with watch:
+                src._map_columns(columns or {})
         except TraceError:
+            if watch.hit:
+                raise KeyboardInterrupt() from None
             raise
         except _read_errors() as e:
+            if watch.hit:   # an interrupt that the reader turned into its own error
+                raise KeyboardInterrupt() from None
             raise TraceError(f"{path}: cannot read as {fmt}"
                              f"{f' ({comp}-compressed)' if comp else ''}: "
                              f"{type(e).__name__}: {e}") from None
@@ -451,22 +496,52 @@ class _Source:
                "oracle": self._oracle_blocks}[self.format]()
         errors = _read_errors()
         while True:
+            watch = _InterruptWatch()
             try:
-                block = next(gen)
+                with watch:
+                    block = next(gen)
             except StopIteration:
                 return
             except TraceError:
+                if watch.hit:
+                    raise KeyboardInterrupt() from None
                 raise
             except errors as e:
                 gen.close()
+                if watch.hit:   # an interrupt that the reader turned into its own error
+                    raise KeyboardInterrupt() from None
                 raise TraceError(f"{self.path}: cannot read as {self.format}"
                                  f"{f' ({self.comp}-compressed)' if self.comp else ''}: "
                                  f"{type(e).__name__}: {e}") from None
             yield block
 
     def _pandas_blocks(self, sep, header, used_keys, numeric):
+        """Blocks of a CSV/TSV/text file.  The time column is read as pandas infers it
+        while every block comes out as integers (exact, and fast); at the first block
+        where it would be floats or text (a fraction, a blank cell, an exponent), the
+        file is read again from its start with the time column as text, the blocks
+        already given skipped, so that :func:`_parse_time` sees the decimal text."""
+        given = 0
+        first = self._pandas_chunks(sep, header, used_keys, numeric, False)
+        for block, kind in first:
+            if self.time_col and kind not in "iu":
+                first.close()
+                break
+            given += 1
+            yield block
+        else:
+            return
+        for k, (block, _) in enumerate(self._pandas_chunks(sep, header, used_keys, numeric,
+                                                           True)):
+            if k >= given:
+                yield block
+
+    def _pandas_chunks(self, sep, header, used_keys, numeric, time_as_text: bool):
+        """``(block, dtype kind of the time column or '')`` of every chunk."""
         import pandas as pd
         dtypes = {self.raw[c]: str for c in _LABELS if c in self.names}
+        if self.time_col and time_as_text:   # decimal text for _parse_time
+            dtypes[self.raw[self.time_col]] = str
         na = {self.raw[c]: _CSV_NA for c in numeric}
         # With a header, every column is parsed (no usecols): pandas then refuses a row
         # with more fields than the header ("Expected 2 fields in line 3, saw 3"), which
@@ -487,15 +562,7 @@ class _Source:
         with reader:
             for df in _too_many_fields_named(reader, self.path, header, len(self.all_keys)):
                 cols = {c: df[self.raw[c]].reset_index(drop=True) for c in used}
-                t = cols.get("time_ns")
-                if t is not None and t.dtype.kind == "f" and \
-                        (np.abs(t.to_numpy(dtype=np.float64, na_value=0.0)) >= 2.0**53).any():
-                    # a float column (a blank cell made pandas read floats): re-read as text
-                    cols["time_ns"] = pd.read_csv(
-                        self.path, sep=sep, skipinitialspace=True, skip_blank_lines=False,
-                        usecols=[self.raw["time_ns"]], dtype=str, keep_default_na=False,
-                        skiprows=range(1, line0 - 1), nrows=len(df), compression=self.comp,
-                        encoding="utf-8-sig")[self.raw["time_ns"]]
+                kind = cols[self.time_col].dtype.kind if self.time_col else ""
                 blank = np.logical_and.reduce([_blank(cols[c]) for c in used])
                 lines = line0 + np.arange(len(df), dtype=np.int64)
                 line0 += len(df)
@@ -505,7 +572,7 @@ class _Source:
                     lines = lines[keep]
                 rows = row0 + np.arange(len(lines), dtype=np.int64)
                 row0 += len(lines)
-                yield rows, lines, cols
+                yield (rows, lines, cols), kind
 
     def _csv_blocks(self):
         numeric = [c for c in self.names if c not in _LABELS]
@@ -532,10 +599,33 @@ class _Source:
         # (pre-buffered row groups made it grow by about 0.75 byte per row read)
         pf = pq.ParquetFile(self.path, pre_buffer=False, buffer_size=1 << 20)
         for b in pf.iter_batches(batch_size=self.chunk_size, columns=[self.raw[c] for c in used]):
-            cols = {c: b.column(k).to_pandas(types_mapper=mapper) for k, c in enumerate(used)}
+            cols = {c: self._parquet_column(b.column(k), c, row0).to_pandas(types_mapper=mapper)
+                    for k, c in enumerate(used)}
             rows = row0 + np.arange(b.num_rows, dtype=np.int64)
             row0 += b.num_rows
             yield rows, None, cols
+
+    def _parquet_column(self, col, canon: str, row0: int):
+        """A Parquet column ready for pandas: bytes (binary) columns become text when
+        they hold UTF-8, else a TraceError names the row and the column."""
+        import pyarrow as pa
+        import pyarrow.compute as pc
+        if not (pa.types.is_binary(col.type) or pa.types.is_large_binary(col.type)
+                or pa.types.is_fixed_size_binary(col.type)):
+            return col
+        try:
+            return pc.cast(col, pa.string())
+        except pa.ArrowInvalid:
+            for i, v in enumerate(col.to_pylist()):
+                if v is not None:
+                    try:
+                        v.decode("utf-8")
+                    except UnicodeDecodeError:
+                        raise TraceError(
+                            f"{self.path}: row {row0 + i}: column {self.label(canon)} holds "
+                            f"bytes that are not UTF-8 text ({v[:20]!r}); store numbers as "
+                            "integers and labels as strings") from None
+            raise
 
     def _npz_blocks(self):
         import pandas as pd
@@ -593,12 +683,17 @@ class _Source:
                 row0 += k
 
 
+_NUMBER_TEXT = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+
+
 def _show(x) -> str:
     """`` value <x>`` for an error message, empty for a missing value."""
     import pandas as pd
     if x is None or x is pd.NA or (isinstance(x, float) and np.isnan(x)):
         return ""
     if isinstance(x, str):
+        if _NUMBER_TEXT.fullmatch(x.strip()):
+            return f" value {x.strip()}"
         return f" value {x.strip()!r}" if x.strip() else ""
     if isinstance(x, (float, np.floating)):
         x = float(x)
@@ -688,6 +783,98 @@ def _parse_int(series, scale: int = 1):
     return values, bad, reason
 
 
+#: A time written in plain decimal notation: integer part, optional fraction.
+_PLAIN_DECIMAL = r"^\s*\+?0*(?P<i>[0-9]*)(?:\.(?P<f>[0-9]*))?\s*$"
+
+
+def _parse_time(series, scale: int):
+    """Exact integer nanoseconds from a time column (``scale`` ns per unit: 1 for
+    ``time_ns``, 10**6 for ``time_ms``), read as decimal text, never through a float.
+
+    Integer columns are taken as they are.  Text (CSV/TSV cells; Parquet or npz
+    strings) and binary floats (by their shortest decimal form) are split at the
+    decimal point with pyarrow's vectorised string kernels: the integer part, and the
+    fraction padded to the unit's nanosecond digits, whose remaining digits must be
+    zeros.  ``1.000001`` ms is 1,000,001 ns exactly; ``1000.5`` ns, ``0.0000005`` ms or
+    ``1e3`` (an exponent) cannot be read exactly and are errors.  Returns
+    ``(values, bad, reason)`` as :func:`_parse_int` does.
+    """
+    import pandas as pd
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    kind = series.dtype.kind
+    if kind in "iub":
+        return _parse_int(series, scale)
+    n = len(series)
+    digits = len(str(scale)) - 1            # nanosecond digits of the fraction: 0 or 6
+    top = 2**63 - 1
+    if kind == "f":
+        arr = pa.array(series.to_numpy(dtype=np.float64, na_value=np.nan), from_pandas=True)
+        text = pc.cast(arr, pa.string())
+    else:
+        text = pa.array(series.to_numpy(dtype=object), type=pa.string(), from_pandas=True)
+    # split at the point with plain string kernels (a regex per row is several times slower)
+    text = pc.utf8_ltrim(pc.utf8_trim_whitespace(text), "+")
+    parts = pc.split_pattern(pc.fill_null(text, ""), ".", max_splits=1)
+    nparts = pc.list_value_length(parts)
+    ipart = pc.list_element(parts, 0)
+    frac = pc.list_element(pc.if_else(pc.equal(nparts, 2), parts,
+                                      pa.scalar(["", ""], pa.list_(pa.string()))), 1)
+    ipart = pc.utf8_ltrim(ipart, "0")
+    empty_i, empty_f = pc.equal(pc.utf8_length(ipart), 0), pc.equal(pc.utf8_length(frac), 0)
+    plain = pc.and_(pc.or_(pc.ascii_is_decimal(ipart), empty_i),
+                    pc.or_(pc.ascii_is_decimal(frac), empty_f))
+    # at least one digit: "0", "0.5", ".5", "7."; not "", ".", "+"
+    has_digit = pc.invert(pc.and_(pc.and_(empty_i, empty_f),
+                                  pc.invert(pc.match_substring(text, "0"))))
+    plain_np = pc.fill_null(pc.and_(plain, has_digit), False).to_numpy(zero_copy_only=False)
+    ok = pa.array(plain_np)
+    ipart = pc.if_else(ok, ipart, pa.scalar(""))
+    frac = pc.if_else(ok, frac, pa.scalar(""))
+    ilen = pc.utf8_length(ipart)
+    long_int = pc.greater(ilen, 19)
+    ipart = pc.if_else(pc.or_(pc.equal(ilen, 0), long_int), pa.scalar("0"), ipart)
+    whole = pc.cast(ipart, pa.uint64()).to_numpy(zero_copy_only=False)
+    long_int = long_int.to_numpy(zero_copy_only=False)
+    if digits:
+        padded = pc.utf8_rpad(frac, width=digits, padding="0")
+        head = pc.utf8_slice_codeunits(padded, 0, digits)
+        rest = pc.utf8_slice_codeunits(padded, digits)
+        fpart = pc.cast(head, pa.uint64()).to_numpy(zero_copy_only=False).astype(np.int64)
+    else:
+        rest = frac
+        fpart = np.zeros(n, dtype=np.int64)
+    inexact = ~pc.match_substring_regex(rest, "^0*$").to_numpy(zero_copy_only=False)
+    big = long_int | (whole > ((top - fpart) // scale).astype(np.uint64))
+    values = np.where(big, 0, whole).astype(np.int64) * scale + fpart
+    bad = ~plain_np | big | inexact
+    values[bad] = 0
+    unit = "ns" if scale == 1 else "ms"
+
+    def reason(i):
+        s = series.iloc[i]
+        if s is None or s is pd.NA or (isinstance(s, float) and np.isnan(s)):
+            return "is empty or NaN"
+        s = str(s).strip()
+        if s == "":
+            return "is empty"
+        if s.lower() in _NA_WORDS:
+            return "is empty or NaN"
+        if s.startswith("-") and _NUMBER_TEXT.fullmatch(s):
+            return "is negative"
+        if not plain_np[i]:
+            what = "an integer" if scale == 1 else "a decimal number"
+            return (f"is not {what} in plain decimal notation (digits, and for time_ms a "
+                    "fraction; no exponent)")
+        if big[i]:
+            return "is too large"
+        if scale == 1:
+            return "is not an integer (time_ns is a whole number of nanoseconds)"
+        return (f"is not a whole number of nanoseconds (time_{unit} takes at most 6 "
+                "decimals, or zeros after them)")
+    return values, bad, reason
+
+
 def _labels(series):
     """Text labels (stripped; integral numbers without a decimal point) and a mask of
     the empty ones."""
@@ -695,8 +882,9 @@ def _labels(series):
         bad = series.isna().to_numpy(dtype=bool)
         labels = series.astype(str).to_numpy()
     else:
-        if series.dtype.kind == "f":
-            labels = np.array([str(int(v)) if np.isfinite(v) and float(v).is_integer() else ""
+        if series.dtype.kind == "f":   # 3.0 is the label "3", 1.5 is "1.5"; NaN is empty
+            labels = np.array([str(int(v)) if np.isfinite(v) and float(v).is_integer() else
+                               "" if np.isnan(v) else repr(float(v))
                                for v in series.to_numpy()], dtype=object)
         else:
             labels = series.fillna("").astype(str).str.strip().to_numpy()
@@ -797,7 +985,7 @@ class _Rows:
             space = np.zeros(n, dtype=np.int64)
         t = None
         if src.time_col:
-            t, bad, why = _parse_int(cols[src.time_col], self.scale)
+            t, bad, why = _parse_time(cols[src.time_col], self.scale)
             complain("time", src.time_col, bad, why, cols[src.time_col])
         if src.has("thread"):
             th, bad = self._threads(cols["thread"])
