@@ -208,9 +208,11 @@ def test_every_notebook_import_resolves():
 
 #: the README's layers, top first: a module imports (at module level) only its own
 #: layer and those above
+#: (docs/layout.md shows them; tests/test_docs.py holds the two to the same list)
 LAYERS = [["_units", "_validation", "paths"], ["analytic"], ["config", "pages"], ["policies"],
-          ["trace", "trace_import"], ["engine", "pool", "reference"],
-          ["workloads", "synthetic", "contention"], ["experiments"],
+          ["trace", "trace_import", "blktrace", "examples"],
+          ["engine", "pool", "reference", "sweeps"],
+          ["workloads", "synthetic", "contention"], ["experiments", "live", "advise"],
           ["notebooks", "figures", "results", "provenance", "cli"]]
 
 
