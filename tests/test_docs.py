@@ -286,8 +286,8 @@ def _browse(pages: dict[str, Path], tmp_path: Path) -> dict[str, dict]:
             seen[key] = driver.execute_script(
                 "const imgs = [...document.querySelectorAll('article img')];"
                 "return {title: document.title,"
-                " search: !!document.querySelector("
-                "   'input[type=search], input[name=q], form.bd-search, .search-button'),"
+                " search: !!document.querySelector('form.bd-search input[name=q]')"
+                "   && !!document.querySelector('.search-button__button'),"
                 " images: imgs.map(i => [i.naturalWidth, i.naturalHeight]),"
                 " text: document.querySelector('article') ?"
                 "   document.querySelector('article').innerText.slice(0, 4000) : ''};")
