@@ -171,6 +171,45 @@ def write_flags_page(src: Path) -> list[str]:
     return names
 
 
+def write_bench_page(src: Path, repo: Path | None = None) -> bool:
+    """``bench-latest.md``: ``benchmarks/results/latest.json`` (the last ``make bench``
+    committed) as tables, M gets/s and the ratio to ``floor_lru`` per trace, pool and
+    kernel. Returns False (and writes a note) when there is no such file."""
+    repo = repo or _repo()
+    path = repo / "benchmarks" / "results" / "latest.json"
+    out = src / "bench-latest.md"
+    if not path.is_file():
+        out.write_text("# Latest benchmark run\n\n:::{note}\nNo `make bench` result in this "
+                       "checkout (`benchmarks/results/latest.json`).\n:::\n", encoding="utf-8")
+        return False
+    d = json.loads(path.read_text(encoding="utf-8"))
+    m = d.get("machine", {})
+    lines = ["# Latest benchmark run\n",
+             f"`benchmarks/results/latest.json`, written by `make bench` at {d['when']} "
+             f"({m.get('cpu_count', '?')} CPUs, {m.get('platform', '?')}, Python "
+             f"{m.get('python', '?')}; libCacheSim {d.get('libcachesim_version', '?')}). Rates "
+             "in M gets/s, best of the rounds; `vs floor` is the rate over `floor_lru`'s in the "
+             "same trace and pool.\n",
+             "| trace | pool pages | kernel | M gets/s | vs floor | hits | read ahead | rounds |",
+             "|---|---|---|---|---|---|---|---|"]
+    for r in d.get("results", []):
+        ra = "" if r.get("read_ahead") is None else f"{r['read_ahead']:,}"
+        vs = "" if r.get("ratio_vs_floor") is None else f"{r['ratio_vs_floor']:.2f}x"
+        lines.append(f"| {r['trace']} | {r['pool_pages']:,} | `{r['policy']}` | "
+                     f"{r['gets_per_s'] / 1e6:.1f} | {vs} | {r['hits']:,} | {ra} | "
+                     f"{r.get('rounds', '')} |")
+    mrc = d.get("mrc_vs_replay")
+    if mrc:
+        lines += ["", "## Miss-ratio curve against replays\n",
+                  f"`bufsim.analytic.exact_mrc` over {mrc['n_gets']:,} gets "
+                  f"({mrc['n_pages']:,} pages, Zipf {mrc['alpha']}) at {len(mrc['sizes'])} "
+                  f"sizes: {mrc['mrc_seconds']:.2f} s against {mrc['replay_seconds_total']:.2f} s "
+                  f"for the replays ({mrc['speedup']:.1f}x); hits equal: "
+                  f"{mrc['hits_equal']}."]
+    out.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return True
+
+
 def _on_config_inited(app, config):
     src = Path(app.srcdir)
     nbdir = Path(config.bufsim_notebooks_dir) if config.bufsim_notebooks_dir else \
@@ -180,6 +219,7 @@ def _on_config_inited(app, config):
     write_notebook_pages(src, nbdir)
     write_results_pages(src, resdir)
     write_flags_page(src)
+    write_bench_page(src)
     subs = dict(config.myst_substitutions or {})
     subs.update(facts())
     config.myst_substitutions = subs
