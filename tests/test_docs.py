@@ -117,8 +117,14 @@ def test_every_path_on_the_pages_exists():
 
 #: what no file of the repository may cite: the folders the project was set up from,
 #: which are not part of it (spelled in pieces so that this file does not cite them)
-OUTSIDE = re.compile("|".join([r"(?<![\w/])\.\./" + "shared", r"(?<![\w.-])" + "shared/",
+OUTSIDE = re.compile("|".join([r"(?<![\w/])\.\./" + "sha" + "red", r"(?<![\w./-])sha" + "red/",
                                "/" + "work/"]))
+
+
+def test_outside_paths_are_recognised():
+    bad = ["see `" + "sha" + "red/design/x.md`", "(`../" + "sha" + "red/seeds/`)", "/" + "work/main"]
+    good = ["data/README.md", "a shared pool", "bufsim/paths.py"]
+    assert [bool(OUTSIDE.search(t)) for t in bad + good] == [True] * 3 + [False] * 3
 
 
 def test_no_path_outside_the_repository_is_cited():
