@@ -24,11 +24,12 @@ export NUMBA_CACHE_DIR := $(shell $(PYTHON) bufsim/_numba_cache.py)
 export BUFSIM_ROOT := $(CURDIR)
 
 .DEFAULT_GOAL := help
-.PHONY: help venv test test-slow reproduce bench clean distclean mariadb chromium
+.PHONY: help venv test test-slow reproduce docs bench clean distclean mariadb chromium
 
 help:
 	@echo "make reproduce   execute every notebook (build/notebooks/, figures/, build/summary.md)"
 	@echo "make test        run the default test tier (pytest, not slow)"
+	@echo "make docs        build the docs site into build/docs/ (with build/notebooks/ as make reproduce left them)"
 	@echo "make test-slow   run every test tier, slow ones included (installs the bench extra)"
 	@echo "make bench       run benchmarks/run.py (installs the bench extra)"
 	@echo "make mariadb     install mariadb-server from Debian's packages if missing (no service started)"
@@ -41,11 +42,11 @@ venv: $(STAMP)
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --upgrade pip
-	$(PY) -m pip install -e '.[notebooks,test]'
+	$(PY) -m pip install -e '.[notebooks,test,docs]'
 	touch $@
 
 $(BENCH_STAMP): $(STAMP)
-	$(PY) -m pip install -e '.[notebooks,test,bench]'
+	$(PY) -m pip install -e '.[notebooks,test,docs,bench]'
 	touch $@
 
 # Debian's chromium for the browser test where we are root (else that test is skipped);
@@ -63,6 +64,10 @@ test-slow: $(BENCH_STAMP)
 
 reproduce: $(STAMP)
 	$(PY) -m bufsim notebooks run $(if $(QUICK),--quick) $(if $(JOBS),--jobs $(JOBS)) $(if $(NO_CACHE),--no-cache) $(NOTEBOOKS)
+
+# the docs site: Sphinx, warnings as errors, internal links checked (scripts/build_docs.py)
+docs: $(STAMP)
+	$(PY) scripts/build_docs.py
 
 bench: $(BENCH_STAMP)
 	$(PY) benchmarks/run.py

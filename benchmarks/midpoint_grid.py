@@ -5,8 +5,8 @@ every ``hot_gap_ns``) runs alone until the hot set is warm; then a second stream
 starts scanning ``scan_pages`` pages pass after pass, each page touched
 ``scan_k`` times in a burst (``scan_get_ns`` per get), with ``pass_gap_ns`` of
 idle time between passes (0: back to back).  This is the side-load experiment of
-``shared/seeds/001`` (sysbench on a small table while mysqldump reads a big one)
-on a small pool.  Hit ratios are measured over a window that starts ``settle_ns``
+document 001 of ``docs/documents.md`` (sysbench on a small table while mysqldump reads a
+big one) on a small pool.  Hit ratios are measured over a window that starts ``settle_ns``
 after the scan began.
 
 Run from the repo root::

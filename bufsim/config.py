@@ -3,7 +3,7 @@
 Every configuration is a frozen dataclass validated on construction; an invalid
 field raises a :class:`ValueError` that names the field, the value and the allowed
 range, before any replay starts.  Presets carry the version defaults of
-``shared/design/innodb-buffer-pool.md`` §9 and accept keyword overrides::
+``docs/semantics.md`` §9 and accept keyword overrides::
 
     cfg = mysql56(pool_pages=262_144, old_blocks_time_ms=0)
     cfg = cfg.replace(instances=8)
@@ -140,7 +140,7 @@ def pages_from_bytes(nbytes: int | str, version: str | None = None, *, instances
     ----------
     ``buf_chunk_init`` in ``buf/buf0buf.cc`` (MySQL 5.5-5.7);
     ``buf_pool_t::get_n_blocks`` and ``first_page_in_extent`` in MariaDB 10.11's
-    ``buf/buf0buf.cc``; ``shared/design/innodb-buffer-pool.md`` §13.
+    ``buf/buf0buf.cc``; ``docs/semantics.md`` §13.
     """
     nbytes = _parse_size(nbytes)
     if version is None:
@@ -514,7 +514,7 @@ def mariadb105(**overrides) -> PoolConfig:
 
 def mariadb1011(**overrides) -> PoolConfig:
     """MariaDB 10.11 defaults (one pool, lru_scan_depth 1536, adaptive hash index off)
-    with the mechanisms of ``shared/design/innodb-buffer-pool.md`` §13 that 10.5's
+    with the mechanisms of ``docs/semantics.md`` §13 that 10.5's
     preset lacks: a thread that takes a free block leaving fewer than lru_scan_depth / 2
     has the cleaner refill the free list to lru_scan_depth from the LRU tail at once
     (down to 256 LRU pages), pages that hold no data are freed after a read-ahead,

@@ -1183,17 +1183,19 @@ def check_memory(config: PoolConfig, tablespaces: Tablespaces | None = None) -> 
 class PoolState:
     """The complete array state of one replay, between calls of the kernel.
 
-    Most users call :func:`replay`; tests and notebooks that need to look inside
-    (step one event at a time, read the LRU order) use this class directly.
+    Most users call :func:`replay` or :class:`bufsim.Pool` (the notebooks do); tests
+    that need to look inside (step one event at a time, read the LRU order) use this
+    class directly.
 
     Layout (frame-major, like InnoDB's ``buf_block_t`` array and ``page_hash``):
 
     ``pst[P_*][frame]``
         one entry per buffer frame (the pool's size, plus ghost entries for 2Q/ARC)
         in one array per field (:class:`~bufsim.policies._state.FrameState`): list
-        links and the page as int32, list id and old flag as uint8, stamp
-        int32, flush-list links int32, access time, read completion and oldest
-        modification int64 (51 bytes a frame).
+        links and the page as int32, list id, old flag and CLOCK's reference bit as
+        uint8, stamp int32, flush-list links int32, access time, read completion and
+        oldest modification int64 (51 bytes a frame; with the free list ``ffree``,
+        int32, 55: :meth:`nbytes`).
     ``fmap[page]``
         the page's frame: -1 if not resident, -2 if it never had one.
     Page ids (``page`` above; "page ids" in :mod:`bufsim.policies._state`)
@@ -1489,7 +1491,8 @@ class PoolState:
                         old_adjust_len(self.pst, self.stat, self.ist, self.cfg, i)
 
     def counter_totals(self) -> np.ndarray:
-        """The cumulative counters (:data:`COUNTER_NAMES`), summed over instances."""
+        """The cumulative counters (:data:`~bufsim.policies._state.COUNTER_NAMES`), summed
+        over instances."""
         return self.cnt.sum(axis=0).astype(np.int64)
 
     def stream_totals(self, stream: int = 0) -> dict:

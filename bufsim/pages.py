@@ -10,7 +10,7 @@ instance) are computed once and cached as read-only NumPy arrays.
 
 References
 ----------
-``shared/design/innodb-buffer-pool.md`` §5 (read-ahead areas are aligned
+``docs/semantics.md`` §5 (read-ahead areas are aligned
 64-page ranges of one tablespace, and linear read-ahead follows
 FIL_PAGE_PREV/FIL_PAGE_NEXT) and §6.1 (the instance of a page is
 ``fold(space, page_no >> 6) mod innodb_buffer_pool_instances``,

@@ -1,6 +1,6 @@
 """A small pure-Python reference of the whole replay engine, for tests.
 
-Written from ``shared/design/innodb-buffer-pool.md`` independently of the jitted
+Written from ``docs/semantics.md`` independently of the jitted
 kernel's representation: an instance's LRU is a Python list (index 0 = head), and
 the old sublist is not a pointer but a length, because the old pages are always
 exactly the last ``old_len`` pages of the list (§2.4, §2.6).  Slow (list

@@ -160,8 +160,8 @@ def zipf_trace(n_gets: int, n_pages: int, alpha: float, *, seed: int, cpu_ns: in
 
     Each get picks rank ``k`` with probability proportional to ``k**-alpha``
     by inverse-CDF sampling over the cumulative weights (the result of
-    ``np.searchsorted(cdf, u, side="right")``, found through a guide table
-    [3]_), independently of all other gets.  With ``shuffle_ranks`` the ranks map to pages through a seeded
+    ``np.searchsorted(cdf, u, side="right")``, found through a guide table,
+    Chen and Asau's method, reference [3] of the module), independently of all other gets.  With ``shuffle_ranks`` the ranks map to pages through a seeded
     permutation, so hot pages are spread over extents and buffer-pool instances
     rather than packed into the first extent.
 

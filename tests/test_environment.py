@@ -23,7 +23,7 @@ import pytest
 from packaging.requirements import Requirement
 
 ROOT = Path(__file__).resolve().parents[1]
-EXTRAS = ("notebooks", "test")
+EXTRAS = ("notebooks", "test", "docs")
 EXCLUDED = {"python", "pip"}
 # PyPI name -> conda-forge name, for packages whose names differ between the
 # two; every package bufsim uses today has the same name on both.

@@ -208,9 +208,11 @@ def test_every_notebook_import_resolves():
 
 #: the README's layers, top first: a module imports (at module level) only its own
 #: layer and those above
+#: (docs/layout.md shows them; tests/test_docs.py holds the two to the same list)
 LAYERS = [["_units", "_validation", "paths", "cache"], ["analytic"], ["config", "pages"], ["policies"],
-          ["trace", "trace_import"], ["engine", "pool", "reference"],
-          ["workloads", "synthetic", "contention"], ["experiments"],
+          ["trace", "trace_import", "blktrace", "examples"],
+          ["engine", "pool", "reference", "sweeps"],
+          ["workloads", "synthetic", "contention"], ["experiments", "live", "advise"],
           ["notebooks", "figures", "results", "provenance", "cli"]]
 
 
@@ -237,9 +239,11 @@ TESTS = Path(__file__).resolve().parent
 
 
 def test_tests_mirror_the_package():
-    """Every folder of tests/ (but data/) is a package named after a subpackage of bufsim,
-    and holds test files (the rule of tests/README.md)."""
-    folders = [d for d in TESTS.iterdir() if d.is_dir() and d.name not in ("data", "__pycache__")]
+    """Every folder of tests/ (but data/ and reliability/, the hostile probes kept as tests
+    across the package) is a package named after a subpackage of bufsim, and holds test
+    files (the rule of tests/README.md)."""
+    folders = [d for d in TESTS.iterdir()
+               if d.is_dir() and d.name not in ("data", "__pycache__", "reliability")]
     assert folders
     bad = [d.name for d in folders
            if not (PKG / d.name / "__init__.py").exists() or not (d / "__init__.py").exists()

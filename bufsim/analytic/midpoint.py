@@ -5,8 +5,8 @@ requested as a Poisson process of rate ``lambda_i`` per second) and at most one
 *periodic scan*: ``S`` pages read in order, one page every ``1/r`` seconds, each
 page touched ``k`` times in a burst of length ``b = (k - 1) g`` (``g`` seconds per
 get), with an idle gap ``G`` between passes; the period is ``P = S / r + G``.
-This is the side load of ``shared/seeds/001`` (sysbench on a small table while
-mysqldump reads a big one).
+This is the side load of document 001 of ``docs/documents.md`` (sysbench on a small
+table while mysqldump reads a big one).
 
 Derivation
 ----------

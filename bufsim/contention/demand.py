@@ -3,7 +3,7 @@
 A transaction of a workload touches pages; each page belongs to one buffer-pool
 instance (``fold(space, page_no >> 6) mod N``, :meth:`bufsim.Tablespaces.instance_of`),
 and the work InnoDB does under that instance's mutex depends on the version
-(``shared/design/innodb-buffer-pool.md`` §6.2):
+(``docs/semantics.md`` §6.2):
 
 * **5.5**: every ``buf_page_get_gen`` does its page-hash lookup under
   ``buf_pool->mutex``, so every get holds the instance mutex, and make-young

@@ -5,7 +5,7 @@
   Che's LRU estimate and the two-list (segmented) estimate, on an IRM Zipf trace.
 * :class:`Mixture`, :func:`simulate`, :func:`model`, :func:`run_grid`: an
   independent-reference hot set mixed with a periodic scan (the side load of
-  ``shared/seeds/001``), replayed and estimated by
+  document 001 of ``docs/documents.md``), replayed and estimated by
   :func:`~bufsim.analytic.midpoint.midpoint_lru`.
 
 Steady state (:func:`che_grid`).  The estimates describe a warm pool, so every

@@ -291,7 +291,7 @@ def claims_table(claims: pd.DataFrame, measured: pd.DataFrame,
     whether it holds.
 
     ``kind``: ``faster`` (ratio < 1), ``slower`` (ratio > 1; with ``factor`` also
-    reported as the reported value), ``same`` (|ratio - 1| <= ``tolerance``),
+    reported as the reported value), ``same`` (``|ratio - 1| <= tolerance``),
     ``not_faster`` (ratio >= 1 - ``tolerance``), ``max_seconds`` / ``min_seconds``
     (a time bound; simulated seconds from ``extra[claim_id]`` or the measured
     ``numerator`` variant).  Ratios are ``numerator`` time / ``denominator`` time.

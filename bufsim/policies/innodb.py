@@ -3,7 +3,7 @@ page cleaner and linear read-ahead, as jitted functions over the array state of
 :mod:`bufsim.policies._state`.
 
 Each function cites the InnoDB function it follows; the semantics are those of
-``shared/design/innodb-buffer-pool.md`` (MySQL 5.5/5.6/5.7, MariaDB 10.5).  The
+``docs/semantics.md`` (MySQL 5.5/5.6/5.7, MariaDB 10.5).  The
 pure-Python twin is :class:`bufsim.reference.InnoDBInstance`; tests compare the
 two event by event.
 

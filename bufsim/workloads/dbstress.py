@@ -60,16 +60,16 @@ Plans (gets as in :mod:`bufsim.workloads.plans`)
 * SEL2: a ``history_ref_idx`` range of 20 entries (descent, one get per entry and
   per leaf arrival, one entry past the end), each entry followed by:
 
-  ====  ====================================================  =========================  ====
-  #     query                                                  per entry                  rows
-  ====  ====================================================  =========================  ====
-  1-3   ``SELECT * / cols / count(*) FROM HISTORY, STAT ...``  row lookup + STAT probe    40
-  4-5   ... ``AND ref_stat = 1``                               row lookup (STAT is const:  21
-                                                               probed once, first)
-  6     ``SELECT * FROM HISTORY WHERE ref_object=$REF``        row lookup                 20
-  7     ``SELECT count(*) ...``                                nothing: index-only        20
-  8-9   #6/#7 ``AND ref_stat = 1``                             row lookup (filter)        20
-  ====  ====================================================  =========================  ====
+  ===  =====================================================  ==========================  ====
+  #    query                                                  per entry                   rows
+  ===  =====================================================  ==========================  ====
+  1-3  ``SELECT * / cols / count(*) FROM HISTORY, STAT ...``  row lookup + STAT probe     40
+  4-5  ... ``AND ref_stat = 1``                               row lookup (STAT is const:  21
+                                                              probed once, first)
+  6    ``SELECT * FROM HISTORY WHERE ref_object=$REF``        row lookup                  20
+  7    ``SELECT count(*) ...``                                nothing: index-only         20
+  8-9  #6/#7 ``AND ref_stat = 1``                             row lookup (filter)         20
+  ===  =====================================================  ==========================  ====
 
   Row lookups and STAT probes are descents, or single FLAG_AHI gets with ``ahi``.
 * UPDATE: the same range with a row lookup per entry (X-locking read) and the

@@ -1,4 +1,4 @@
-"""Hand-computed goldens for the InnoDB rules of shared/design/innodb-buffer-pool.md."""
+"""Hand-computed goldens for the InnoDB rules of docs/semantics.md."""
 import numpy as np
 import pytest
 
