@@ -48,9 +48,9 @@ from .policies._state import (
     G_NEXT_TICK, G_TICKS, I_AREA, I_CAP, I_CLOCK, I_FREE, I_OLD, I_OLDLEN, I_SIZE, I_W,
     K_ACTIVITY, K_AHI, K_CLEANER, K_COST_CLOCK, K_COST_EVICT, K_COST_MISS, K_COST_YOUNG,
     K_DEV_RAND, K_DEV_SEQ, K_DEV_WRITE, K_NINST, K_OLDTIME, K_POLICY, K_RATHRESH,
-    K_RATIO, K_SCANDEPTH, K_VERSION, N_C, N_G, N_I, N_K, N_S, N_T, NS_PER_S, P_OLD, P_WHERE,
+    K_RATIO, K_SCANDEPTH, K_FREE_SCAN, N_C, N_G, N_I, N_K, N_S, N_T, NS_PER_S, P_OLD, P_WHERE,
     S_DENSE, T_CLOCK,
-    T_CPU, T_END, T_EVENTS, T_GETS, T_IOWAIT, T_MISSES, T_POS, VERSION_CODES,
+    T_CPU, T_END, T_EVENTS, T_GETS, T_IOWAIT, T_MISSES, T_POS,
     G_AREA, G_DEVFREE, G_FTOP, G_LEFT, G_MID, G_NLOCAL, I_DROP, P_NEXT, P_PAGE, P_PREV, hash_slot,
     dense_of, is_edge, local_of, register, space_pos,
     FLAG_ACTIVITY, FLAG_RELATCH, NS_PER_MS, P_ACCESS, P_DIRTY, push_head,
@@ -59,7 +59,9 @@ from .policies._state import (
     C_DIRTIED, C_WRITE_REQ, K_DIRTY_LWM, K_FLUSH, K_IO_CAPACITY, K_MAX_DIRTY, LF_HEAD, LF_LEN, LF_TAIL,
     C_AHI, C_NOT_YOUNG, C_RA_EVICTED, C_YOUNG, FLAG_AHI, FLAG_MODIFY, FLAG_SHORTCUT,
     OLD_MIN_LEN, P_READY, P_STAMP, PM_FFREE, PM_FMAP,
-    STAMP_MASK, V_MARIADB1011, PREFETCH_AHEAD, prefetch, ix,
+    STAMP_MASK, PREFETCH_AHEAD, K_MASTER_FLUSH, K_RA_ZERO_OFF, K_RA_NEXT_AREA,
+    K_RA_FAIL_EARLY, K_FREE_UNUSED, K_REFILL_DEMAND, K_BATCH_UNBOUNDED, K_LRU_FLOOR_SMALL,
+    K_TEMP_UNLOGGED, prefetch, ix,
 )
 from .policies.flush import note_modification
 
@@ -747,8 +749,9 @@ def _run_innodb(pages, counts, cpus, flags, pst, stat, ist, cnt, sst, glob, cfg,
     """The InnoDB kernel (the contract of :func:`_run_innodb_general`): the fast loop
     :func:`_innodb_fast` where it applies, the general one for the gets it leaves."""
     if sst.shape[0] != 1 or ist.shape[0] != 1 or max_events >= 0 or \
-            cfg[K_DEV_SCHED] != 0 or cfg[K_DEV_SKIP] != 0 or cfg[K_VERSION] == V_MARIADB1011 \
-            or ist[0, I_SIZE] <= OLD_MIN_LEN:
+            cfg[K_DEV_SCHED] != 0 or cfg[K_DEV_SKIP] != 0 or cfg[K_REFILL_DEMAND] != 0 \
+            or cfg[K_TEMP_UNLOGGED] != 0 or ist[0, I_SIZE] <= OLD_MIN_LEN:
+        # (the fast loop has neither the on-demand refill nor unlogged temporary pages)
         return _run_innodb_general(pages, counts, cpus, flags, pst, stat, ist, cnt, sst, glob,
                                    cfg, pm, exhausted, stop_ns, max_events, budget, room)
     left = budget
@@ -1128,7 +1131,17 @@ def _rehash(hk, hv, stat, n_local):
 def _config_array(cfg: PoolConfig) -> np.ndarray:
     a = np.zeros(N_K, dtype=np.int64)
     a[K_POLICY] = registry.CODES[cfg.policy]
-    a[K_VERSION] = VERSION_CODES[cfg.version]
+    rules = cfg.server  # the version's record (bufsim.versions)
+    a[K_FREE_SCAN] = rules.free_scan_code
+    a[K_MASTER_FLUSH] = int(rules.master_thread_flushing)
+    a[K_RA_ZERO_OFF] = int(rules.read_ahead_zero_off)
+    a[K_RA_NEXT_AREA] = int(rules.read_ahead_next_page_area)
+    a[K_RA_FAIL_EARLY] = int(rules.read_ahead_fail_early)
+    a[K_FREE_UNUSED] = int(rules.free_unused_after_read_ahead)
+    a[K_REFILL_DEMAND] = int(rules.refill_on_demand)
+    a[K_BATCH_UNBOUNDED] = int(rules.cleaner_batch_unbounded)
+    a[K_LRU_FLOOR_SMALL] = int(rules.small_pool_lru_floor)
+    a[K_TEMP_UNLOGGED] = int(rules.temp_pages_unlogged)
     a[K_OLDTIME] = cfg.old_blocks_time_ms
     a[K_RATIO] = cfg.old_ratio
     a[K_RATHRESH] = cfg.read_ahead_threshold
