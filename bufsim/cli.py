@@ -600,7 +600,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--gets-per-txn", type=_int("--gets-per-txn", 1), default=None, metavar="G",
                    help="page gets per transaction when the trace has no statement marks "
                         "(default 100)")
-    p.add_argument("--preset", default="mysql57", choices=["mysql55", "mysql56", "mysql57"],
+    from .versions import CONTENTION_PRESETS
+    p.add_argument("--preset", default="mysql57", choices=list(CONTENTION_PRESETS),
                    help="server version (default mysql57)")
     p.add_argument("--device", choices=DEVICES, help="I/O device model (default ssd)")
     p.add_argument("--shards", type=_float("--shards", 0.0, 1.0, lo_open=True), metavar="RATE",

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from ._units import MAX_INSTANCES, PAGE_SIZE
 from ._validation import check_int
 
-__all__ = ["ServerVersion", "RECORDS", "VERSIONS", "PRESET_VERSIONS", "record", "by_preset",
+__all__ = ["ServerVersion", "RECORDS", "VERSIONS", "PRESET_VERSIONS", "CONTENTION_PRESETS", "record", "by_preset",
            "from_server_string", "is_mariadb", "default_instances", "DEFAULT_VCPUS", "FREE_SCAN_CODES",
            "ONE_GIB_PAGES"]
 
@@ -303,6 +303,9 @@ RECORDS: dict[str, ServerVersion] = {r.key: r for r in (
 VERSIONS = tuple(RECORDS)
 #: preset name -> version key (the one registry of presets).
 PRESET_VERSIONS = {r.preset: r.key for r in RECORDS.values()}
+#: The presets whose versions' mutex rules the contention model has
+#: (:attr:`ServerVersion.contention_modelled`).
+CONTENTION_PRESETS = tuple(r.preset for r in RECORDS.values() if r.contention_modelled)
 
 
 def record(version: str) -> ServerVersion:

@@ -208,7 +208,7 @@ def test_every_notebook_import_resolves():
 
 #: the README's layers, top first: a module imports (at module level) only its own
 #: layer and those above
-LAYERS = [["_units", "_validation", "paths"], ["analytic"], ["config", "pages"], ["policies"],
+LAYERS = [["_units", "_validation", "paths", "versions"], ["analytic"], ["config", "pages"], ["policies"],
           ["trace", "trace_import"], ["engine", "pool", "reference"],
           ["workloads", "synthetic", "contention"], ["experiments"],
           ["notebooks", "figures", "results", "provenance", "cli"]]
@@ -316,3 +316,72 @@ def test_no_raw_column_index_in_policies():
 def test_the_raw_column_check_finds_one():
     assert raw_columns("a = ist[i, 2]\nb = ist[i, I_HEAD]\nc = pm[0]\nd = x.shape[0]\n", "k.py") == \
         [(1, "ist[i, 2]"), (3, "pm[0]")]
+
+
+# ---- versions as data: no version comparison outside bufsim/versions.py ------------------
+def _is_family(node) -> bool:
+    """The string constant ``"mariadb"`` or ``"mysql"`` (any case): a server family."""
+    return isinstance(node, ast.Constant) and isinstance(node.value, str) and \
+        node.value.strip().lower() in ("mariadb", "mysql")
+
+
+def _is_string(node) -> bool:
+    """A string constant, or a tuple/list/set of them."""
+    if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
+        return bool(node.elts) and all(_is_string(e) for e in node.elts)
+    return isinstance(node, ast.Constant) and isinstance(node.value, str)
+
+
+def _names_version(node) -> bool:
+    """``version``, ``ver``, ``x.version``, or a method call on one (``x.version.lower()``):
+    a configuration's or a server's version."""
+    while isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+        node = node.func.value
+    return isinstance(node, ast.Name) and node.id in ("version", "ver") or \
+        isinstance(node, ast.Attribute) and node.attr == "version"
+
+
+def version_comparisons(src: str, name: str) -> list:
+    """(line, code) of each place that branches on a server version by its name: a
+    version compared with a string (``cfg.version == "5.5"``, ``ver in ("5.6", "5.7")``),
+    a family test (``"mariadb" in s``), ``x.version.startswith(...)``, or a lookup keyed
+    by a version (``{...}.get(cfg.version)``, ``table[cfg.version]``)."""
+    out = []
+    for node in ast.walk(ast.parse(src, name)):
+        hit = False
+        if isinstance(node, ast.Compare):
+            ops = [node.left, *node.comparators]
+            hit = any(_is_family(o) for o in ops) or (
+                any(_names_version(o) for o in ops) and any(_is_string(o) for o in ops))
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+            if node.func.attr in ("startswith", "endswith"):
+                hit = _names_version(node.func.value) or any(_is_family(a) for a in node.args)
+            elif node.func.attr == "get" and node.args:
+                hit = _names_version(node.args[0])
+        elif isinstance(node, ast.Subscript):
+            hit = _names_version(node.slice)
+        if hit:
+            out.append((node.lineno, ast.unparse(node)))
+    return out
+
+
+def test_no_version_comparison_outside_versions():
+    """Every rule that differs between server versions is a field of its record in
+    bufsim/versions.py: no other module compares version names."""
+    bad = {p.relative_to(PKG.parent).as_posix(): r for p in sorted(PKG.rglob("*.py"))
+           if p.name != "versions.py" and (r := version_comparisons(p.read_text(), p.name))}
+    assert bad == {}
+
+
+def test_the_version_check_finds_them():
+    src = ('if cfg.version == "5.5": pass\n'
+           'if version != "mariadb10.11": pass\n'
+           'a = ver in ("5.6", "5.7")\n'
+           'b = self.version.startswith("5.5")\n'
+           'c = "mariadb" in s.lower()\n'
+           'd = {"5.5": 1}.get(cfg.version, 100)\n'
+           'e = cfg.server.page_cleaner\n'
+           'f = fmt == (1, 0)\n'
+           'g = df.version == df.loc[k, "version"]\n'
+           'h = m.variant == "5.6.5"\n')
+    assert [line for line, _ in version_comparisons(src, "x.py")] == [1, 2, 3, 4, 5, 6]

@@ -46,6 +46,7 @@ from ..analytic.midpoint import ScanClass, midpoint_lru
 from ..config import CostModel, DeviceModel, PoolConfig, pages_from_bytes, preset
 from ..engine import replay
 from ..pool import Pool
+from ..versions import from_server_string
 from ..workloads.plans import CpuCost
 from ..workloads.ssb import QUERIES, SSB
 
@@ -112,7 +113,7 @@ class SsbConfig:
 
     @property
     def preset(self) -> str:
-        return "mysql55" if self.version.startswith("5.5") else "mysql56"
+        return from_server_string(self.version).preset
 
     @property
     def label(self) -> str:
