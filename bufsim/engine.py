@@ -32,7 +32,7 @@ import numpy as np
 import pandas as pd
 from numba import njit
 
-from ._validation import check_int, check_ns, span
+from ._validation import check_int, check_ns, renamed, span
 from .config import PoolConfig, preset
 from .pages import Tablespaces
 from .policies import registry
@@ -1172,7 +1172,7 @@ def _config_array(cfg: PoolConfig) -> np.ndarray:
 def _frames_needed(config: PoolConfig) -> int:
     """Frames (rows of the per-frame state) a pool needs: one per block, plus room for
     the ghost lists of 2Q and ARC and the page being read while its victim leaves."""
-    cap = config.instance_pages - config.misc_pages
+    cap = config.data_pages
     ghosts = {"two_q": cap // 2 + 1, "arc": cap + 1}.get(config.policy, 0)
     return config.instances * (cap + ghosts + 1)
 
@@ -1246,7 +1246,7 @@ class PoolState:
         ist[:, LF_HEAD] = -1
         ist[:, LF_TAIL] = -1
         size = config.instance_pages
-        cap = size - config.misc_pages
+        cap = config.data_pages
         ist[:, I_SIZE] = size
         ist[:, I_FREE] = cap
         ist[:, I_W] = config.young_window
@@ -1717,6 +1717,7 @@ def _sources(trace) -> tuple[list, list[int], list[str]]:
 
 def replay(trace, config: PoolConfig | str | None = None, *, sample_every_ns: int | None = None,
            start_ns: Sequence[int] | None = None, progress: bool = False,
+           old_blocks_time_ms_at: Sequence[tuple[int, int]] | None = None,
            old_blocks_time_at: Sequence[tuple[int, int]] | None = None,
            **overrides) -> ReplayResult:
     """Replay a trace through a buffer pool under the virtual clock.
@@ -1742,11 +1743,11 @@ def replay(trace, config: PoolConfig | str | None = None, *, sample_every_ns: in
         own ``stream_start_ns``, else 0.
     progress
         Show a progress bar over chunks.
-    old_blocks_time_at
+    old_blocks_time_ms_at
         ``[(time_ns, ms), ...]``: ``SET GLOBAL innodb_old_blocks_time = ms`` when the
         virtual clock reaches ``time_ns`` (the variable is dynamic; the new value
         applies to every later make-young check).  ``result.config`` keeps the
-        starting value.
+        starting value.  ``old_blocks_time_at`` is its deprecated name.
     **overrides
         Fields of the configuration to change, e.g. ``old_blocks_time_ms=0``.
 
@@ -1754,6 +1755,8 @@ def replay(trace, config: PoolConfig | str | None = None, *, sample_every_ns: in
     -------
     ReplayResult
     """
+    old_blocks_time_ms_at = renamed("old_blocks_time_ms_at", old_blocks_time_ms_at,
+                                    "old_blocks_time_at", old_blocks_time_at)
     if config is None:
         config = PoolConfig(**overrides) if overrides else PoolConfig()
     elif isinstance(config, str):
@@ -1780,10 +1783,10 @@ def replay(trace, config: PoolConfig | str | None = None, *, sample_every_ns: in
 
     samples = []
     next_sample = sample_every_ns if sample_every_ns else -1
-    switches = sorted(_switch(j, e) for j, e in enumerate(old_blocks_time_at or ()))
+    switches = sorted(_switch(j, e) for j, e in enumerate(old_blocks_time_ms_at or ()))
     for t, v in switches:
         if config.policy != "innodb":
-            raise ValueError(f"old_blocks_time_at entry ({t}, {v}): needs policy 'innodb', "
+            raise ValueError(f"old_blocks_time_ms_at entry ({t}, {v}): needs policy 'innodb', "
                              f"got {config.policy!r}")
 
     def refill(s):
@@ -1837,11 +1840,11 @@ def replay(trace, config: PoolConfig | str | None = None, *, sample_every_ns: in
 
 
 def _switch(j: int, entry) -> tuple[int, int]:
-    """One ``old_blocks_time_at`` entry as ``(time_ns, ms)``, checked (no truncation)."""
+    """One ``old_blocks_time_ms_at`` entry as ``(time_ns, ms)``, checked (no truncation)."""
     if isinstance(entry, (str, bytes)) or not hasattr(entry, "__len__") or len(entry) != 2:
-        raise ValueError(f"old_blocks_time_at[{j}] must be a pair (time_ns, ms), got {entry!r}")
-    return (check_ns(f"old_blocks_time_at[{j}] time_ns", entry[0]),
-            check_int(f"old_blocks_time_at[{j}] ms", entry[1], 0, 2**32 - 1))
+        raise ValueError(f"old_blocks_time_ms_at[{j}] must be a pair (time_ns, ms), got {entry!r}")
+    return (check_ns(f"old_blocks_time_ms_at[{j}] time_ns", entry[0]),
+            check_int(f"old_blocks_time_ms_at[{j}] ms", entry[1], 0, 2**32 - 1))
 
 
 def _sample(state: PoolState, t_ns: int) -> dict:

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from ._validation import check_ns
+from ._validation import check_ns, renamed
 from .config import PoolConfig, preset
 from .engine import COUNTER_NAMES, PoolState, _sources, hit_rate
 from .pages import Tablespaces
@@ -50,7 +50,7 @@ class Pool:
     --------
     >>> pool = Pool(bufsim.mysql56(pool_pages=8192), trace.tablespaces)   # doctest: +SKIP
     >>> cold = pool.run(trace); warm = pool.run(trace)                    # doctest: +SKIP
-    >>> pool.set(old_blocks_time=0); pool.idle(5); pool.delta()           # doctest: +SKIP
+    >>> pool.set(old_blocks_time_ms=0); pool.idle(5); pool.delta()           # doctest: +SKIP
     """
 
     def __init__(self, config: PoolConfig | str, tablespaces: Tablespaces, *, content=None):
@@ -159,11 +159,16 @@ class Pool:
             raise ValueError(f"idle of {ns} ns would overflow the int64 virtual clock")
         self._state.idle_until(t)
 
-    def set(self, *, old_blocks_time: int | None = None, old_blocks_pct: int | None = None) -> None:
+    def set(self, *, old_blocks_time_ms: int | None = None, old_blocks_pct: int | None = None,
+            old_blocks_time: int | None = None) -> None:
         """``SET GLOBAL innodb_old_blocks_time = ms`` / ``innodb_old_blocks_pct = pct``.
 
         The time applies to every later make-young check; a new percentage re-adjusts
-        each instance's old sublist at once, as buf_LRU_old_ratio_update does."""
+        each instance's old sublist at once, as buf_LRU_old_ratio_update does.  The
+        keywords are the configuration's field names; ``old_blocks_time=`` is the
+        deprecated name of ``old_blocks_time_ms=``."""
+        old_blocks_time = renamed("old_blocks_time_ms", old_blocks_time_ms,
+                                  "old_blocks_time", old_blocks_time)
         changes = {}
         if old_blocks_time is not None:
             changes["old_blocks_time_ms"] = old_blocks_time
@@ -264,7 +269,7 @@ class Pool:
             raise ValueError("content: pages must be distinct")
         inst = self.tablespaces.instance_of(cfg.instances)[pages] if cfg.instances > 1 else \
             np.zeros(n, dtype=np.int64)
-        cap = cfg.instance_pages - cfg.misc_pages
+        cap = cfg.data_pages
         given_old = old.any()
         for i in range(cfg.instances):
             sel = np.flatnonzero(inst == i)

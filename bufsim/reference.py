@@ -51,7 +51,7 @@ class InnoDBInstance:
         self.lru: list[int] = []
         self.old_len = 0
         self.size = cfg.instance_pages
-        self.free = cfg.instance_pages - cfg.misc_pages
+        self.free = cfg.data_pages
         self.clock = 0
         self.ratio = cfg.old_ratio
         self.window = cfg.young_window
@@ -303,7 +303,7 @@ class ReferencePool:
         else:
             from .policies import registry
             twin = registry.twin(config.policy)
-            cap = config.instance_pages - config.misc_pages
+            cap = config.data_pages
             self.inst = [_TwinInstance(twin(cap)) for _ in range(config.instances)]
 
     # ---- a session (bufsim.Pool's reference) ---------------------------------------------

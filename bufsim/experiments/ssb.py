@@ -187,7 +187,7 @@ def q11_sequence(ssb: SSB, steps: Sequence[tuple[str, int]], calib: Calibration,
     pool = Pool(cfg, ssb.tablespaces)
     out = []
     for plan, t_ms in steps:
-        pool.set(old_blocks_time=check_int("old_blocks_time_ms", t_ms, 0, 2**32 - 1))
+        pool.set(old_blocks_time_ms=check_int("old_blocks_time_ms", t_ms, 0, 2**32 - 1))
         op = ssb.query("Q1.1", plan, cpu=calib.cpu)
         pool.begin()
         for chunk in op.chunks():
