@@ -166,9 +166,9 @@ def _check_output(path: str | None, allowed: Sequence[str], what: str = "-o") ->
 
 def _chart_target(path: Path) -> tuple[str, Path]:
     """``(stem, directory)`` for save_figure from ``out.png`` / ``out.svg`` / ``out``."""
-    from .figures import _NAME_RE
+    from .figures import NAME_RE
     stem = path.stem if path.suffix.lower() in (".png", ".svg") else path.name
-    if not _NAME_RE.fullmatch(stem):
+    if not NAME_RE.fullmatch(stem):
         raise UsageError(f"--chart: {path.name!r}: the file name may hold letters, digits, "
                          "'_', '-' and '.' only")
     return stem, path.parent if str(path.parent) else Path(".")

@@ -1689,7 +1689,7 @@ class ReplayResult:
         return float(1 - self.streams["misses"].sum() / g) if g else float("nan")
 
 
-def _sources(trace) -> tuple[list, list[int], list[str]]:
+def trace_sources(trace) -> tuple[list, list[int], list[str]]:
     """One source of chunks per stream, with its start time and name."""
     if isinstance(trace, (list, tuple)):
         if not trace:
@@ -1767,7 +1767,7 @@ def replay(trace, config: PoolConfig | str | None = None, *, sample_every_ns: in
         raise ValueError(f"config must be a PoolConfig, a preset name or None, got {type(config).__name__}")
     if sample_every_ns is not None:
         check_ns("sample_every_ns", sample_every_ns, 1)
-    sources, starts, names = _sources(trace)
+    sources, starts, names = trace_sources(trace)
     if start_ns is not None:
         starts = list(start_ns)
         if len(starts) != len(sources) or any(int(x) != x or x < 0 for x in starts):

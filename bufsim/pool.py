@@ -16,7 +16,7 @@ import pandas as pd
 
 from ._validation import check_ns, renamed
 from .config import PoolConfig, preset
-from .engine import COUNTER_NAMES, PoolState, _sources, hit_rate
+from .engine import COUNTER_NAMES, PoolState, trace_sources, hit_rate
 from .pages import Tablespaces
 
 __all__ = ["Pool", "PoolSnapshot"]
@@ -98,7 +98,7 @@ class Pool:
             it does not reset), plus ``elapsed_ns``, ``cpu_ns``, ``io_wait_ns``,
             ``gets`` and ``misses`` of the stream and the device's ``device_busy_ns``.
         """
-        sources, _, _ = _sources(trace)
+        sources, _, _ = trace_sources(trace)
         if len(sources) != 1:
             raise ValueError(f"trace: Pool.run takes one stream, this trace has {len(sources)}; "
                              "replay() interleaves several")

@@ -64,7 +64,7 @@ import pandas as pd
 
 from .._validation import check_int
 from .._units import MAX_INSTANCES, NS_PER_S
-from ..pages import Tablespaces, _as_int64
+from ..pages import Tablespaces, as_int64
 from ..trace import FLAG_AHI, Trace
 from ..versions import RECORDS, record
 
@@ -353,7 +353,7 @@ def _page_counts(source, n_pages: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _per_page(values, n_pages: int, name: str) -> np.ndarray:
-    a = _as_int64(values, name)
+    a = as_int64(values, name)
     if a.shape != (n_pages,):
         raise ValueError(f"{name} must hold one count per dense page, shape ({n_pages},); "
                          f"got {a.shape}")
@@ -502,7 +502,7 @@ def instance_demand(source, tablespaces: Tablespaces | None = None, n_instances:
                              f"per-instance counts, got {flush_per_instance!r}")
         fpi = []
         for name, a in zip(("dirtied", "flushed"), flush_per_instance):
-            a = _as_int64(a, f"flush_per_instance {name}")
+            a = as_int64(a, f"flush_per_instance {name}")
             if a.shape != (n,) or (a.size and a.min() < 0):
                 raise ValueError(f"flush_per_instance {name} must hold {n} counts >= 0 (one "
                                  f"per instance); got {a.tolist()}")

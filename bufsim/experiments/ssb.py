@@ -145,7 +145,7 @@ def pool_config(cfg: SsbConfig, calib: Calibration, *, scale: float = 1.0,
 def _features(gets, rows, cpu_ns, io_ns, calib: Calibration) -> dict:
     """Counts that multiply each constant in the elapsed time (see :func:`fit_q11`)."""
     trace_cpu = gets * calib.get_ns + rows * calib.row_ns
-    # >= 0: the trace's per-get CPU is floored per event (plans._emit), a few ns per event
+    # >= 0: the trace's per-get CPU is floored per event (plans.emit_chunk), a few ns per event
     clock_reads = max(0.0, (cpu_ns - trace_cpu) / calib.clock_read_ns) if calib.clock_read_ns \
         else np.nan
     io_reads = io_ns / calib.read_ns if calib.read_ns else np.nan

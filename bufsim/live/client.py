@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import pandas as pd
 
 from ..versions import is_mariadb
-from .server import LiveError
+from .errors import LiveError
 
 __all__ = ["Connection", "ServerSettings", "connect", "delta", "COUNTERS", "GAUGES"]
 
