@@ -12,11 +12,11 @@ from . import _numba_cache
 
 _numba_cache.install()  # one cache folder for make, JupyterLab and papermill
 
-from . import synthetic  # noqa: E402
+from . import synthetic, versions  # noqa: E402
 from ._validation import TraceError  # noqa: E402
 from .config import (
-    CostModel, DeviceModel, PoolConfig, mariadb105, mariadb1011, mysql55, mysql56, mysql57,
-    pages_from_bytes, preset,
+    PRESETS, CostModel, DeviceModel, PoolConfig, mariadb105, mariadb1011, mariadb114, mysql55,
+    mysql56, mysql57, mysql80, mysql84, pages_from_bytes, preset,
 )
 from .engine import PoolState, ReplayResult, replay
 from .pool import Pool, PoolSnapshot
@@ -38,8 +38,8 @@ def __getattr__(name):
     raise AttributeError(f"module 'bufsim' has no attribute {name!r}")
 
 __all__ = [
-    "CostModel", "DeviceModel", "PoolConfig", "mysql55", "mysql56", "mysql57", "mariadb105", "mariadb1011",
-    "pages_from_bytes", "preset", "TraceError", "PoolState", "Pool", "PoolSnapshot", "ReplayResult",
+    "CostModel", "DeviceModel", "PoolConfig", "mysql55", "mysql56", "mysql57", "mysql80", "mysql84",
+    "mariadb105", "mariadb1011", "mariadb114", "PRESETS", "versions", "pages_from_bytes", "preset", "TraceError", "PoolState", "Pool", "PoolSnapshot", "ReplayResult",
     "replay", "IndexSpec", "SpaceSpec", "Tablespaces", "FLAG_AHI", "FLAG_MODIFY", "FLAG_SHORTCUT",
     "FLAG_STMT_END", "FLAG_RELATCH", "FLAG_TEMP", "Chunk", "Trace", "read_trace",
     "synthetic", "analytic", "contention", "workloads", "live", "sweep",

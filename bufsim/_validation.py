@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import math
 import numbers
+import warnings
 
 import numpy as np
 from numba import njit
 
 __all__ = ["TraceError", "check_int", "check_int_fields", "check_ns", "check_number", "check_bool",
-           "describe", "span"]
+           "describe", "span", "renamed"]
 
 #: Largest nanosecond value the int64 virtual clock holds.
 MAX_NS = 2**63 - 1
@@ -162,3 +163,16 @@ def check_bool(name: str, value) -> bool:
     if not isinstance(value, (bool, np.bool_)):
         raise ValueError(f"{name} must be True or False, got {describe(value)}")
     return bool(value)
+
+
+def renamed(new: str, new_value, old: str, old_value, *, stacklevel: int = 3):
+    """The value of a keyword argument renamed from ``old`` to ``new`` (the name of the
+    configuration field): ``old`` still works, with a :class:`DeprecationWarning`;
+    giving both is an error.  None means "not given"."""
+    if old_value is None:
+        return new_value
+    if new_value is not None:
+        raise ValueError(f"give {new}= only ({old}= is its deprecated name), not both")
+    warnings.warn(f"{old}= is deprecated; use {new}= (the configuration field's name)",
+                  DeprecationWarning, stacklevel=stacklevel)
+    return old_value

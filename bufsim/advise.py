@@ -54,6 +54,7 @@ import pandas as pd
 
 from ._validation import check_int
 from .config import MIN_POOL_PAGES, PAGE_SIZE, preset as make_preset
+from .versions import CONTENTION_PRESETS, record as server_record
 
 __all__ = ["advise", "miss_ratio_curve", "knee", "Report"]
 
@@ -274,9 +275,10 @@ def advise(trace, *, target_hit: float = 0.99, threads: int = 32, cores: int = 1
         raise ValueError(f"target_hit={target_hit!r} is out of range; allowed: (0, 1]")
     for name, v in (("threads", threads), ("cores", cores)):
         check_int(name, v, 1)
-    if preset not in ("mysql55", "mysql56", "mysql57"):
-        raise ValueError(f"preset={preset!r} is not supported here; allowed: mysql55, mysql56, "
-                         "mysql57 (the versions whose mutex rules are modelled)")
+    if preset not in CONTENTION_PRESETS:
+        raise ValueError(f"preset={preset!r} is not supported here; allowed: "
+                         f"{', '.join(CONTENTION_PRESETS)} (the versions whose mutex rules "
+                         "are modelled)")
     label = trace_label or trace.name or "the trace"
 
     # ---- 1. the curve ------------------------------------------------------------------
@@ -437,7 +439,7 @@ def advise(trace, *, target_hit: float = 0.99, threads: int = 32, cores: int = 1
         else:
             reason += (f"At {rec_n} the busiest station is {bn} (utilization "
                        f"{row_n['utilization']:.0%}), which more instances do not relieve.")
-    if rec < 2**30 // PAGE_SIZE and version != "5.5":
+    if rec < 2**30 // PAGE_SIZE and server_record(version).instances_rule != "one":
         reason += (" Note: MySQL 5.6/5.7 use one instance whatever the setting when the pool "
                    "is below 1 GiB.")
     b.append(("p", reason))
@@ -448,7 +450,8 @@ def advise(trace, *, target_hit: float = 0.99, threads: int = 32, cores: int = 1
         txn_note,
         f"mutex rules of MySQL {version}: " + ("every page get takes its instance's mutex, "
                                                "as do make-young moves and reads"
-                                               if version == "5.5" else
+                                               if server_record(version).get_takes_pool_mutex
+                                               else
                                                "only make-young moves and page reads take the "
                                                "instance mutex (hits use the page-hash "
                                                "rw-lock)"),

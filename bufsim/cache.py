@@ -304,7 +304,7 @@ def trace_key(key: Key, trace) -> Key:
 
 
 def replay_key(sources, starts, names, config, sample_every_ns,
-               old_blocks_time_at) -> str | None:
+               old_blocks_time_ms_at) -> str | None:
     """The key of an :func:`bufsim.replay` call (its streams after splitting, their
     start times and names, the effective configuration, the sampling interval and the
     old_blocks_time switches), or None when the cache is off or a stream cannot be keyed."""
@@ -312,7 +312,7 @@ def replay_key(sources, starts, names, config, sample_every_ns,
         return None
     try:
         key = Key("replay").add(config, [int(s) for s in starts], list(names), sample_every_ns,
-                                [tuple(int(x) for x in e) for e in (old_blocks_time_at or ())])
+                                [tuple(int(x) for x in e) for e in (old_blocks_time_ms_at or ())])
         for t in sources:
             trace_key(key, t)
         return key.hexdigest()

@@ -168,9 +168,9 @@ def _check_output(path: str | None, allowed: Sequence[str], what: str = "-o",
 
 def _chart_target(path: Path) -> tuple[str, Path]:
     """``(stem, directory)`` for save_figure from ``out.png`` / ``out.svg`` / ``out``."""
-    from .figures import _NAME_RE
+    from .figures import NAME_RE
     stem = path.stem if path.suffix.lower() in (".png", ".svg") else path.name
-    if not _NAME_RE.fullmatch(stem):
+    if not NAME_RE.fullmatch(stem):
         raise UsageError(f"--chart: {path.name!r}: the file name may hold letters, digits, "
                          "'_', '-' and '.' only")
     return stem, path.parent if str(path.parent) else Path(".")
@@ -674,7 +674,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--gets-per-txn", type=_int("--gets-per-txn", 1), default=None, metavar="G",
                    help="page gets per transaction when the trace has no statement marks "
                         "(default 100)")
-    p.add_argument("--preset", default="mysql57", choices=["mysql55", "mysql56", "mysql57"],
+    from .versions import CONTENTION_PRESETS
+    p.add_argument("--preset", default="mysql57", choices=list(CONTENTION_PRESETS),
                    help="server version (default mysql57)")
     p.add_argument("--device", choices=DEVICES, help="I/O device model (default ssd)")
     p.add_argument("--shards", type=_float("--shards", 0.0, 1.0, lo_open=True), metavar="RATE",

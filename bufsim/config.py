@@ -19,16 +19,17 @@ from dataclasses import dataclass, field
 
 from ._units import MAX_INSTANCES, PAGE_SIZE, old_ratio
 from ._validation import check_bool, check_int
+from .versions import PRESET_VERSIONS, RECORDS, VERSIONS, ServerVersion, by_preset, record
 
 __all__ = [
     "CostModel", "DeviceModel", "PoolConfig", "VERSIONS", "PAGE_SIZE",
-    "mysql55", "mysql56", "mysql57", "mariadb105", "mariadb1011", "preset", "PRESETS", "pages_from_bytes",
+    "mysql55", "mysql56", "mysql57", "mysql80", "mysql84", "mariadb105", "mariadb1011",
+    "mariadb114", "preset", "PRESETS", "pages_from_bytes",
     "POOL_SIZE_VERSIONS",
 ]
 
 #: MySQL's minimum innodb_buffer_pool_size (5 MiB) in 16 KiB pages.
 MIN_POOL_PAGES = 320
-VERSIONS = ("5.5", "5.6", "5.7", "mariadb10.5", "mariadb10.11")
 #: the policies, in the order of their codes in the kernels (bufsim.policies.registry
 #: derives the codes and the modules from this one list)
 POLICIES = ("innodb", "lru", "fifo", "clock", "two_q", "arc")
@@ -47,22 +48,21 @@ def _set_int(obj, attr: str, name: str, lo: int, hi: int | None = None) -> int:
     return v
 
 
-#: Versions :func:`pages_from_bytes` knows the chunk layout of.
-POOL_SIZE_VERSIONS = ("5.5", "5.6", "5.7", "mariadb10.11")
+#: Versions :func:`pages_from_bytes` knows the chunk layout of
+#: (:attr:`bufsim.versions.ServerVersion.pool_size_rule`).
+POOL_SIZE_VERSIONS = tuple(k for k, r in RECORDS.items() if r.pool_size_rule is not None)
 #: sizeof(buf_block_t) assumed for MySQL 5.5-5.7 on a 64-bit build.  Those versions
 #: allocate the block descriptors *in addition* to the pool (buf_chunk_init reserves
 #: them), so POOL_SIZE does not depend on the exact value, only on the 16 KiB
 #: alignment of the chunk (one frame lost when mmap returns a 4 KiB-aligned address).
 _MYSQL_BLOCK_BYTES = 352
-#: MySQL 5.7's innodb_buffer_pool_chunk_size default.
-_MYSQL57_CHUNK = 128 * 2**20
-#: MariaDB 10.11 (10.11.19, MDEV-29445 layout): the pool is made of extents of
-#: innodb_buffer_pool_extent_size = 8 MiB; the first frames of every extent hold the
-#: block descriptors: first_page = E/ps - E/(ps + sizeof(buf_block_t)), 5 frames of
-#: 16 KiB per extent on the Debian 12 build (6 MiB -> 379, 10 MiB -> 630, 20 MiB ->
-#: 1,265, 1 GiB -> 64,896, all measured on the live server).
-_MARIADB_EXTENT = 8 * 2**20
-_MARIADB1011_FIRST_PAGE = 5
+# MySQL 5.7+'s innodb_buffer_pool_chunk_size default is ServerVersion.chunk_bytes.
+# MariaDB 10.11 (10.11.19, MDEV-29445 layout): the pool is made of extents of
+# innodb_buffer_pool_extent_size = 8 MiB (ServerVersion.extent_bytes); the first frames
+# of every extent hold the block descriptors: first_page = E/ps - E/(ps +
+# sizeof(buf_block_t)), 5 frames of 16 KiB per extent on the Debian 12 build
+# (ServerVersion.extent_first_page; 6 MiB -> 379, 10 MiB -> 630, 20 MiB -> 1,265,
+# 1 GiB -> 64,896, all measured on the live server).
 
 
 _UNITS = {"K": 2**10, "M": 2**20, "G": 2**30, "T": 2**40}
@@ -124,11 +124,14 @@ def pages_from_bytes(nbytes: int | str, version: str | None = None, *, instances
         * ``'5.5'``, ``'5.6'``: one chunk per instance (``nbytes / instances``),
           descriptors reserved on top of it; the chunk is mmap'ed (4 KiB-aligned), so
           one frame is lost to 16 KiB alignment: 128 MiB -> 8,191.
-        * ``'5.7'``: chunks of innodb_buffer_pool_chunk_size (128 MiB) per instance,
-          each as above: 1 GiB -> 8 x 8,191 = 65,528.
-        * ``'mariadb10.11'``: extents of 8 MiB whose first 5 frames hold the
-          descriptors, a partial last extent losing 5 as well (``buf_pool_t::get_n_blocks``):
-          6 MiB -> 379, 10 MiB -> 630, 20 MiB -> 1,265.
+        * ``'5.7'``, ``'8.0'``, ``'8.4'``: chunks of innodb_buffer_pool_chunk_size
+          (128 MiB) per instance, each as above: 1 GiB -> 8 x 8,191 = 65,528.
+        * ``'mariadb10.11'``, ``'mariadb11.4'``: extents of 8 MiB whose first 5 frames
+          hold the descriptors, a partial last extent losing 5 as well
+          (``buf_pool_t::get_n_blocks``): 6 MiB -> 379, 10 MiB -> 630, 20 MiB -> 1,265.
+
+        The rule is the version record's
+        :attr:`~bufsim.versions.ServerVersion.pool_size_rule`.
     instances : int
         innodb_buffer_pool_instances (MySQL only; the size is split evenly).
 
@@ -149,17 +152,20 @@ def pages_from_bytes(nbytes: int | str, version: str | None = None, *, instances
         raise ValueError(f"version={version!r} is unknown to pages_from_bytes; allowed: None, "
                          + ", ".join(POOL_SIZE_VERSIONS))
     check_int("instances", instances, 1, MAX_INSTANCES)
-    if version == "mariadb10.11":
+    rec = record(version)
+    if rec.single_pool:
         if instances != 1:
-            raise ValueError(f"instances={instances} is out of range for MariaDB 10.11; allowed: 1")
-        per = _MARIADB_EXTENT // PAGE_SIZE
+            raise ValueError(f"instances={instances} is out of range for {rec.server}; allowed: 1")
+    if rec.pool_size_rule == "extents":
+        per = rec.extent_bytes // PAGE_SIZE
+        first = rec.extent_first_page
         full, rest = divmod(nbytes // PAGE_SIZE, per)
-        return full * (per - _MARIADB1011_FIRST_PAGE) + max(0, rest - _MARIADB1011_FIRST_PAGE)
+        return full * (per - first) + max(0, rest - first)
     per_instance = nbytes // instances
-    if version in ("5.5", "5.6"):
+    if rec.pool_size_rule == "instance_chunk":
         return instances * _mysql_chunk_frames(per_instance)
-    n_chunks, rest = divmod(per_instance, _MYSQL57_CHUNK)
-    frames = n_chunks * _mysql_chunk_frames(_MYSQL57_CHUNK)
+    n_chunks, rest = divmod(per_instance, rec.chunk_bytes)
+    frames = n_chunks * _mysql_chunk_frames(rec.chunk_bytes)
     if rest:
         frames += _mysql_chunk_frames(rest)
     return instances * frames
@@ -303,8 +309,10 @@ class PoolConfig:
         settings below apply to ``'innodb'`` only; every policy runs under the
         same clock, cost and device model.
     version
-        ``'5.5'``, ``'5.6'``, ``'5.7'``, ``'mariadb10.5'`` or ``'mariadb10.11'``:
-        decides how free blocks are found (5.5: each reader evicts its own victim;
+        ``'5.5'``, ``'5.6'``, ``'5.7'``, ``'8.0'``, ``'8.4'``, ``'mariadb10.5'``,
+        ``'mariadb10.11'`` or ``'mariadb11.4'`` (the keys of
+        :data:`bufsim.versions.RECORDS`, whose record, :attr:`server`, holds every
+        rule that differs): decides how free blocks are found (5.5: each reader evicts its own victim;
         later: the page cleaner refills the free list once per second; 10.11 also
         at once whenever a block is taken below lru_scan_depth / 2), the read-ahead
         target and failure count (10.11: the next page-number area), what
@@ -446,9 +454,21 @@ class PoolConfig:
         return min(64, p)
 
     @property
+    def server(self) -> ServerVersion:
+        """The record of :attr:`version`: every rule of the server that differs
+        (:mod:`bufsim.versions`)."""
+        return record(self.version)
+
+    @property
     def page_cleaner(self) -> bool:
         """Whether a background page cleaner keeps the free list filled (5.6+)."""
-        return self.version != "5.5"
+        return self.server.page_cleaner
+
+    @property
+    def data_pages(self) -> int:
+        """Blocks of each instance that can hold data pages: curr_size less the blocks
+        taken by the adaptive hash index and lock heaps (``instance_pages - misc_pages``)."""
+        return self.instance_pages - self.misc_pages
 
     def describe(self) -> dict:
         """The effective values, derived ones included (like libCacheSim's ``print``)."""
@@ -459,19 +479,14 @@ class PoolConfig:
         return d
 
 
-def _default_instances(version: str, pool_pages: int) -> int:
-    gib = 2**30 // PAGE_SIZE
-    if version == "5.5" or version.startswith("mariadb"):
-        return 1
-    return 8 if pool_pages >= gib else 1
-
-
-def _make(version: str, defaults: dict, overrides: dict) -> PoolConfig:
+def _make(rec: ServerVersion, overrides: dict, vcpus: int | None = None) -> PoolConfig:
+    """A preset: the record's defaults, then the overrides; innodb_buffer_pool_instances
+    by the record's rule unless given (``vcpus``: MySQL 8.4's rule only)."""
     unknown = set(overrides) - {f.name for f in dataclasses.fields(PoolConfig)}
     if unknown:
         raise ValueError(f"unknown configuration field(s) {sorted(unknown)}; allowed: "
                          + ", ".join(f.name for f in dataclasses.fields(PoolConfig)))
-    args = dict(defaults, version=version)
+    args = rec.preset_defaults()
     args.update(overrides)
     if isinstance(args.get("pool_pages"), str):
         v = args["pool_pages"]
@@ -482,34 +497,45 @@ def _make(version: str, defaults: dict, overrides: dict) -> PoolConfig:
                              "or T ('128M', '4G')")
         args["pool_pages"] = pages_from_bytes(_parse_size(v, "pool_pages"))
     if "instances" not in overrides:
-        args["instances"] = _default_instances(version, args.get("pool_pages", 8192))
+        args["instances"] = rec.default_instances(args.get("pool_pages", 8192), vcpus)
     return PoolConfig(**args)
 
 
 def mysql55(**overrides) -> PoolConfig:
     """MySQL 5.5 defaults: old_blocks_time 0, no page cleaner, one instance,
     read_ahead_threshold 0 means most aggressive."""
-    return _make("5.5", dict(old_blocks_time_ms=0, read_ahead_threshold=56,
-                             adaptive_hash_index=True), overrides)
+    return _make(by_preset("mysql55"), overrides)
 
 
 def mysql56(**overrides) -> PoolConfig:
     """MySQL 5.6 defaults: old_blocks_time 1000, lru_scan_depth 1024, 8 instances
     from 1 GiB up (1 below)."""
-    return _make("5.6", dict(old_blocks_time_ms=1000, lru_scan_depth=1024,
-                             adaptive_hash_index=True), overrides)
+    return _make(by_preset("mysql56"), overrides)
 
 
 def mysql57(**overrides) -> PoolConfig:
     """MySQL 5.7 defaults: as 5.6; the user-thread scan looks at 100 tail pages first."""
-    return _make("5.7", dict(old_blocks_time_ms=1000, lru_scan_depth=1024,
-                             adaptive_hash_index=True), overrides)
+    return _make(by_preset("mysql57"), overrides)
+
+
+def mysql80(**overrides) -> PoolConfig:
+    """MySQL 8.0 defaults: 5.7's buffer-pool rules with innodb_max_dirty_pages_pct 90 and
+    innodb_max_dirty_pages_pct_lwm 10 (8.0.3); innodb_flush_neighbors 0 is recorded in
+    :attr:`PoolConfig.server` (a replay writes one page at a time anyway)."""
+    return _make(by_preset("mysql80"), overrides)
+
+
+def mysql84(*, vcpus: int | None = None, **overrides) -> PoolConfig:
+    """MySQL 8.4 LTS defaults: as 8.0 with the adaptive hash index off,
+    innodb_io_capacity 10000, and innodb_buffer_pool_instances 1 below 1 GiB, else
+    ``clamp(min(size / 256 MiB, vcpus / 4), 1, 64)``; ``vcpus`` (the server's logical
+    processors) defaults to :data:`bufsim.versions.DEFAULT_VCPUS` (16)."""
+    return _make(by_preset("mysql84"), overrides, vcpus)
 
 
 def mariadb105(**overrides) -> PoolConfig:
     """MariaDB 10.5 defaults: one pool, lru_scan_depth 1536, adaptive hash index off."""
-    return _make("mariadb10.5", dict(old_blocks_time_ms=1000, lru_scan_depth=1536,
-                                     adaptive_hash_index=False), overrides)
+    return _make(by_preset("mariadb105"), overrides)
 
 
 def mariadb1011(**overrides) -> PoolConfig:
@@ -521,17 +547,28 @@ def mariadb1011(**overrides) -> PoolConfig:
     linear read-ahead reads the area of the next page number, and its failure count
     aborts one failure earlier.  Size the pool with
     ``pages_from_bytes(size, version="mariadb10.11")``."""
-    return _make("mariadb10.11", dict(old_blocks_time_ms=1000, lru_scan_depth=1536,
-                                      adaptive_hash_index=False), overrides)
+    return _make(by_preset("mariadb1011"), overrides)
 
 
-PRESETS = {"mysql55": mysql55, "mysql56": mysql56, "mysql57": mysql57, "mariadb105": mariadb105,
-           "mariadb1011": mariadb1011}
+def mariadb114(**overrides) -> PoolConfig:
+    """MariaDB 11.4 LTS defaults: 10.11's buffer pool (every §13 mechanism) with the
+    server's innodb_max_dirty_pages_pct 90.  Not checked against a live 11.4 server
+    (only 10.11 runs here).  Size the pool with ``pages_from_bytes(size,
+    version="mariadb11.4")``."""
+    return _make(by_preset("mariadb114"), overrides)
+
+
+_PRESET_FUNCTIONS = {f.__name__: f for f in (mysql55, mysql56, mysql57, mysql80, mysql84,
+                                              mariadb105, mariadb1011, mariadb114)}
+#: The one registry of presets: name -> function, in the order of
+#: :data:`bufsim.versions.RECORDS` (CLI choices, sweeps, advice and notebooks read it).
+PRESETS = {name: _PRESET_FUNCTIONS[name] for name in PRESET_VERSIONS}
 
 
 def preset(name: str, **overrides) -> PoolConfig:
-    """A preset by name (``'mysql55'``, ``'mysql56'``, ``'mysql57'``, ``'mariadb105'``,
-    ``'mariadb1011'``)."""
+    """A preset by name (``'mysql55'``, ``'mysql56'``, ``'mysql57'``, ``'mysql80'``,
+    ``'mysql84'``, ``'mariadb105'``, ``'mariadb1011'``, ``'mariadb114'``: the keys of
+    :data:`PRESETS`)."""
     if name not in PRESETS:
         raise ValueError(f"preset={name!r} is unknown; allowed: {', '.join(PRESETS)}")
     return PRESETS[name](**overrides)

@@ -33,7 +33,7 @@ import pandas as pd
 from numba import njit
 
 from . import cache as _cache
-from ._validation import MAX_NS, check_int, check_ns, describe, span
+from ._validation import MAX_NS, check_int, check_ns, describe, renamed, span
 from .config import PoolConfig, preset
 from .pages import Tablespaces
 from .policies import registry
@@ -49,9 +49,9 @@ from .policies._state import (
     G_NEXT_TICK, G_TICKS, I_AREA, I_CAP, I_CLOCK, I_FREE, I_OLD, I_OLDLEN, I_SIZE, I_W,
     K_ACTIVITY, K_AHI, K_CLEANER, K_COST_CLOCK, K_COST_EVICT, K_COST_MISS, K_COST_YOUNG,
     K_DEV_RAND, K_DEV_SEQ, K_DEV_WRITE, K_NINST, K_OLDTIME, K_POLICY, K_RATHRESH,
-    K_RATIO, K_SCANDEPTH, K_VERSION, N_C, N_G, N_I, N_K, N_S, N_T, NS_PER_S, P_OLD, P_WHERE,
+    K_RATIO, K_SCANDEPTH, K_FREE_SCAN, N_C, N_G, N_I, N_K, N_S, N_T, NS_PER_S, P_OLD, P_WHERE,
     S_DENSE, T_CLOCK,
-    T_CPU, T_END, T_EVENTS, T_GETS, T_IOWAIT, T_MISSES, T_POS, VERSION_CODES,
+    T_CPU, T_END, T_EVENTS, T_GETS, T_IOWAIT, T_MISSES, T_POS,
     G_AREA, G_DEVFREE, G_FTOP, G_LEFT, G_MID, G_NLOCAL, I_DROP, P_NEXT, P_PAGE, P_PREV, hash_slot,
     dense_of, is_edge, local_of, register, space_pos,
     FLAG_ACTIVITY, FLAG_RELATCH, NS_PER_MS, P_ACCESS, P_DIRTY, push_head,
@@ -60,7 +60,9 @@ from .policies._state import (
     C_DIRTIED, C_WRITE_REQ, K_DIRTY_LWM, K_FLUSH, K_IO_CAPACITY, K_MAX_DIRTY, LF_HEAD, LF_LEN, LF_TAIL,
     C_AHI, C_NOT_YOUNG, C_RA_EVICTED, C_YOUNG, FLAG_AHI, FLAG_MODIFY, FLAG_SHORTCUT,
     OLD_MIN_LEN, P_READY, P_STAMP, PM_FFREE, PM_FMAP,
-    STAMP_MASK, V_MARIADB1011, PREFETCH_AHEAD, prefetch, ix,
+    STAMP_MASK, PREFETCH_AHEAD, K_MASTER_FLUSH, K_RA_ZERO_OFF, K_RA_NEXT_AREA,
+    K_RA_FAIL_EARLY, K_FREE_UNUSED, K_REFILL_DEMAND, K_BATCH_UNBOUNDED, K_LRU_FLOOR_SMALL,
+    K_TEMP_UNLOGGED, prefetch, ix,
 )
 from .policies.flush import note_modification
 from ._memory import check_pool_memory
@@ -750,8 +752,9 @@ def _run_innodb(pages, counts, cpus, flags, pst, stat, ist, cnt, sst, glob, cfg,
     """The InnoDB kernel (the contract of :func:`_run_innodb_general`): the fast loop
     :func:`_innodb_fast` where it applies, the general one for the gets it leaves."""
     if sst.shape[0] != 1 or ist.shape[0] != 1 or max_events >= 0 or \
-            cfg[K_DEV_SCHED] != 0 or cfg[K_DEV_SKIP] != 0 or cfg[K_VERSION] == V_MARIADB1011 \
-            or ist[0, I_SIZE] <= OLD_MIN_LEN:
+            cfg[K_DEV_SCHED] != 0 or cfg[K_DEV_SKIP] != 0 or cfg[K_REFILL_DEMAND] != 0 \
+            or cfg[K_TEMP_UNLOGGED] != 0 or ist[0, I_SIZE] <= OLD_MIN_LEN:
+        # (the fast loop has neither the on-demand refill nor unlogged temporary pages)
         return _run_innodb_general(pages, counts, cpus, flags, pst, stat, ist, cnt, sst, glob,
                                    cfg, pm, exhausted, stop_ns, max_events, budget, room)
     left = budget
@@ -1131,7 +1134,17 @@ def _rehash(hk, hv, stat, n_local):
 def _config_array(cfg: PoolConfig) -> np.ndarray:
     a = np.zeros(N_K, dtype=np.int64)
     a[K_POLICY] = registry.CODES[cfg.policy]
-    a[K_VERSION] = VERSION_CODES[cfg.version]
+    rules = cfg.server  # the version's record (bufsim.versions)
+    a[K_FREE_SCAN] = rules.free_scan_code
+    a[K_MASTER_FLUSH] = int(rules.master_thread_flushing)
+    a[K_RA_ZERO_OFF] = int(rules.read_ahead_zero_off)
+    a[K_RA_NEXT_AREA] = int(rules.read_ahead_next_page_area)
+    a[K_RA_FAIL_EARLY] = int(rules.read_ahead_fail_early)
+    a[K_FREE_UNUSED] = int(rules.free_unused_after_read_ahead)
+    a[K_REFILL_DEMAND] = int(rules.refill_on_demand)
+    a[K_BATCH_UNBOUNDED] = int(rules.cleaner_batch_unbounded)
+    a[K_LRU_FLOOR_SMALL] = int(rules.small_pool_lru_floor)
+    a[K_TEMP_UNLOGGED] = int(rules.temp_pages_unlogged)
     a[K_OLDTIME] = cfg.old_blocks_time_ms
     a[K_RATIO] = cfg.old_ratio
     a[K_RATHRESH] = cfg.read_ahead_threshold
@@ -1162,7 +1175,7 @@ def _config_array(cfg: PoolConfig) -> np.ndarray:
 def _frames_needed(config: PoolConfig) -> int:
     """Frames (rows of the per-frame state) a pool needs: one per block, plus room for
     the ghost lists of 2Q and ARC and the page being read while its victim leaves."""
-    cap = config.instance_pages - config.misc_pages
+    cap = config.data_pages
     ghosts = {"two_q": cap // 2 + 1, "arc": cap + 1}.get(config.policy, 0)
     return config.instances * (cap + ghosts + 1)
 
@@ -1252,7 +1265,7 @@ class PoolState:
         ist[:, LF_HEAD] = -1
         ist[:, LF_TAIL] = -1
         size = config.instance_pages
-        cap = size - config.misc_pages
+        cap = config.data_pages
         ist[:, I_SIZE] = size
         ist[:, I_FREE] = cap
         ist[:, I_W] = config.young_window
@@ -1705,7 +1718,7 @@ class ReplayResult:
         return float(1 - self.streams["misses"].sum() / g) if g else float("nan")
 
 
-def _sources(trace) -> tuple[list, list[int], list[str]]:
+def trace_sources(trace) -> tuple[list, list[int], list[str]]:
     """One source of chunks per stream, with its start time and name."""
     from .trace import Trace
     if isinstance(trace, (list, tuple)):
@@ -1740,6 +1753,7 @@ def _sources(trace) -> tuple[list, list[int], list[str]]:
 
 def replay(trace, config: PoolConfig | str | None = None, *, sample_every_ns: int | None = None,
            start_ns: Sequence[int] | None = None, progress: bool = False,
+           old_blocks_time_ms_at: Sequence[tuple[int, int]] | None = None,
            old_blocks_time_at: Sequence[tuple[int, int]] | None = None,
            **overrides) -> ReplayResult:
     """Replay a trace through a buffer pool under the virtual clock.
@@ -1765,11 +1779,11 @@ def replay(trace, config: PoolConfig | str | None = None, *, sample_every_ns: in
         own ``stream_start_ns``, else 0.
     progress
         Show a progress bar over chunks.
-    old_blocks_time_at
+    old_blocks_time_ms_at
         ``[(time_ns, ms), ...]``: ``SET GLOBAL innodb_old_blocks_time = ms`` when the
         virtual clock reaches ``time_ns`` (the variable is dynamic; the new value
         applies to every later make-young check).  ``result.config`` keeps the
-        starting value.
+        starting value.  ``old_blocks_time_at`` is its deprecated name.
     **overrides
         Fields of the configuration to change, e.g. ``old_blocks_time_ms=0``.
 
@@ -1777,6 +1791,8 @@ def replay(trace, config: PoolConfig | str | None = None, *, sample_every_ns: in
     -------
     ReplayResult
     """
+    old_blocks_time_ms_at = renamed("old_blocks_time_ms_at", old_blocks_time_ms_at,
+                                    "old_blocks_time_at", old_blocks_time_at)
     if config is None:
         config = PoolConfig(**overrides) if overrides else PoolConfig()
     elif isinstance(config, str):
@@ -1787,7 +1803,7 @@ def replay(trace, config: PoolConfig | str | None = None, *, sample_every_ns: in
         raise ValueError(f"config must be a PoolConfig, a preset name or None, got {type(config).__name__}")
     if sample_every_ns is not None:
         check_ns("sample_every_ns", sample_every_ns, 1)
-    sources, starts, names = _sources(trace)
+    sources, starts, names = trace_sources(trace)
     if start_ns is not None:
         if isinstance(start_ns, (str, bytes)) or np.ndim(start_ns) != 1:
             raise ValueError(f"start_ns must be a sequence of one integer >= 0 per stream "
@@ -1796,7 +1812,7 @@ def replay(trace, config: PoolConfig | str | None = None, *, sample_every_ns: in
         if len(starts) != len(sources):
             raise ValueError(f"start_ns holds {len(starts)} times for {len(sources)} streams; "
                              "give one integer >= 0 per stream")
-    key = _cache.replay_key(sources, starts, names, config, sample_every_ns, old_blocks_time_at)
+    key = _cache.replay_key(sources, starts, names, config, sample_every_ns, old_blocks_time_ms_at)
     if key is not None and (hit := _cache.load(key)) is not _cache.MISSING:
         return hit      # the same events, configuration and package source (bufsim.cache)
     state = PoolState(config, sources[0].tablespaces, len(sources), start_ns=starts,
@@ -1810,10 +1826,10 @@ def replay(trace, config: PoolConfig | str | None = None, *, sample_every_ns: in
     samples = []
     # samples every sample_every_ns from the first stream's start (none past the clock's end)
     next_sample = _after(min(int(x) for x in starts), sample_every_ns) if sample_every_ns else -1
-    switches = sorted(_switch(j, e) for j, e in enumerate(old_blocks_time_at or ()))
+    switches = sorted(_switch(j, e) for j, e in enumerate(old_blocks_time_ms_at or ()))
     for t, v in switches:
         if config.policy != "innodb":
-            raise ValueError(f"old_blocks_time_at entry ({t}, {v}): needs policy 'innodb', "
+            raise ValueError(f"old_blocks_time_ms_at entry ({t}, {v}): needs policy 'innodb', "
                              f"got {config.policy!r}")
 
     def refill(s):
@@ -1876,11 +1892,11 @@ def _after(t_ns: int, step_ns: int) -> int:
 
 
 def _switch(j: int, entry) -> tuple[int, int]:
-    """One ``old_blocks_time_at`` entry as ``(time_ns, ms)``, checked (no truncation)."""
+    """One ``old_blocks_time_ms_at`` entry as ``(time_ns, ms)``, checked (no truncation)."""
     if isinstance(entry, (str, bytes)) or not hasattr(entry, "__len__") or len(entry) != 2:
-        raise ValueError(f"old_blocks_time_at[{j}] must be a pair (time_ns, ms), got {entry!r}")
-    return (check_ns(f"old_blocks_time_at[{j}] time_ns", entry[0]),
-            check_int(f"old_blocks_time_at[{j}] ms", entry[1], 0, 2**32 - 1))
+        raise ValueError(f"old_blocks_time_ms_at[{j}] must be a pair (time_ns, ms), got {entry!r}")
+    return (check_ns(f"old_blocks_time_ms_at[{j}] time_ns", entry[0]),
+            check_int(f"old_blocks_time_ms_at[{j}] ms", entry[1], 0, 2**32 - 1))
 
 
 def _sample(state: PoolState, t_ns: int) -> dict:

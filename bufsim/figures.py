@@ -52,7 +52,7 @@ PROVENANCE_KEY = "bufsim-provenance"
 #: Appended to the title of a figure made in quick mode.
 QUICK_MARK = "[quick mode: small sizes, not the reported settings]"
 
-_NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
+NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
 _MAX_SIZE = 8000
 _FONT = "sans-serif"
 
@@ -108,7 +108,7 @@ _register_theme()
 
 
 def _check_name(name: object) -> str:
-    if not isinstance(name, str) or not _NAME_RE.fullmatch(name) or len(name) > 120:
+    if not isinstance(name, str) or not NAME_RE.fullmatch(name) or len(name) > 120:
         raise ValueError(
             f"name must be a safe file stem (letters, digits, '_', '-', '.', "
             f"starting with a letter or digit, at most 120 characters, no "

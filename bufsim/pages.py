@@ -42,7 +42,7 @@ _JSON_VERSION = 1
 # --------------------------------------------------------------------------------------
 # integer coercion shared with bufsim.trace
 # --------------------------------------------------------------------------------------
-def _as_int64(values, name: str) -> np.ndarray:
+def as_int64(values, name: str) -> np.ndarray:
     """Cast ``values`` to an ``int64`` array without silent truncation.
 
     Integer arrays are cast (unsigned values above 2**63 - 1 are refused); float
@@ -140,7 +140,7 @@ class IndexSpec:
         if not isinstance(self.name, str) or not self.name:
             raise ValueError(f"IndexSpec.name must be a non-empty string, got {self.name!r}")
         if not isinstance(self.pages, range):
-            p = _as_int64(self.pages, f"IndexSpec({self.name!r}).pages")
+            p = as_int64(self.pages, f"IndexSpec({self.name!r}).pages")
             if p.ndim != 1:
                 raise ValueError(f"IndexSpec({self.name!r}).pages must be one-dimensional, "
                                  f"got shape {p.shape}")
@@ -242,7 +242,7 @@ class SpaceSpec:
                                  "of arrays or None") from None
             links = []
             for col, arr in (("prev_page_no", prev), ("next_page_no", nxt)):
-                a = _as_int64(arr, f"{where}.leaf_links {col}")
+                a = as_int64(arr, f"{where}.leaf_links {col}")
                 if a.shape != (n,):
                     raise ValueError(f"{where}.leaf_links {col} must have shape ({n},), got {a.shape}")
                 bad = (a < -1) | (a >= n)
@@ -253,7 +253,7 @@ class SpaceSpec:
                 links.append(_readonly(a.copy()))
             object.__setattr__(self, "leaf_links", tuple(links))
         if self.unused_pages is not None:
-            u = _as_int64(self.unused_pages, f"{where}.unused_pages").ravel()
+            u = as_int64(self.unused_pages, f"{where}.unused_pages").ravel()
             bad = (u < 0) | (u >= n)
             if bad.any():
                 k = int(np.flatnonzero(bad)[0])
@@ -347,8 +347,8 @@ class Tablespaces:
     @classmethod
     def from_sizes(cls, space_ids, n_pages) -> Tablespaces:
         """Unnamed spaces from parallel sequences of ids and sizes (in that order)."""
-        ids = _as_int64(space_ids, "space_ids").ravel()
-        sizes = _as_int64(n_pages, "n_pages").ravel()
+        ids = as_int64(space_ids, "space_ids").ravel()
+        sizes = as_int64(n_pages, "n_pages").ravel()
         if ids.shape != sizes.shape:
             raise ValueError(f"space_ids and n_pages must have the same length, got {ids.size} and "
                              f"{sizes.size}")
@@ -428,8 +428,8 @@ class Tablespaces:
             Naming the column (``space`` or ``page_no``) and the first offending
             row, if a space id is unknown or a page number is outside its space.
         """
-        s = _as_int64(space, "space")
-        p = _as_int64(page_no, "page_no")
+        s = as_int64(space, "space")
+        p = as_int64(page_no, "page_no")
         s, p = np.broadcast_arrays(s, p)
         sf, pf = s.ravel(), p.ravel()
         idx = self._space_idx(sf)
@@ -447,7 +447,7 @@ class Tablespaces:
 
     def locate(self, dense) -> tuple[np.ndarray, np.ndarray]:
         """(space id, page number) arrays of dense indices (ValueError if out of range)."""
-        d = _as_int64(dense, "dense")
+        d = as_int64(dense, "dense")
         flat = d.ravel()
         bad = (flat < 0) | (flat >= self._n)
         if bad.any():
@@ -522,7 +522,7 @@ class Tablespaces:
         the per-page array :attr:`page_group` (built once: a pool's contents are counted
         by group at every sample); above, it is computed from the index page lists, so
         that no array of the whole map is built."""
-        d = _as_int64(dense, "dense")
+        d = as_int64(dense, "dense")
         if self._n <= GROUP_ARRAY_PAGES:
             return self.page_group[d]
         _, _, keys, vals, rest = self._cached("group_table", self._group_table)
@@ -536,7 +536,7 @@ class Tablespaces:
     def leaf_links_of(self, dense) -> tuple[np.ndarray, np.ndarray]:
         """(prev, next) dense leaf neighbours of each dense page, -1 for none, as
         :attr:`prev_leaf` / :attr:`next_leaf` but computed for these pages only."""
-        d = _as_int64(dense, "dense")
+        d = as_int64(dense, "dense")
         k = np.searchsorted(self._bases, d, side="right") - 1
         base = self._bases[k]
         pn = d - base

@@ -15,9 +15,9 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from ._validation import check_ns, check_number
+from ._validation import check_ns, check_number, renamed
 from .config import PoolConfig, preset
-from .engine import COUNTER_NAMES, PoolState, _sources, hit_rate
+from .engine import COUNTER_NAMES, PoolState, trace_sources, hit_rate
 from .pages import Tablespaces
 
 __all__ = ["Pool", "PoolSnapshot"]
@@ -58,7 +58,7 @@ class Pool:
     --------
     >>> pool = Pool(bufsim.mysql56(pool_pages=8192), trace.tablespaces)   # doctest: +SKIP
     >>> cold = pool.run(trace); warm = pool.run(trace)                    # doctest: +SKIP
-    >>> pool.set(old_blocks_time=0); pool.idle(5); pool.delta()           # doctest: +SKIP
+    >>> pool.set(old_blocks_time_ms=0); pool.idle(5); pool.delta()           # doctest: +SKIP
     """
 
     def __init__(self, config: PoolConfig | str, tablespaces: Tablespaces, *, content=None):
@@ -107,7 +107,7 @@ class Pool:
             it does not reset), plus ``elapsed_ns``, ``cpu_ns``, ``io_wait_ns``,
             ``gets`` and ``misses`` of the stream and the device's ``device_busy_ns``.
         """
-        sources, _, _ = _sources(trace)
+        sources, _, _ = trace_sources(trace)
         if len(sources) != 1:
             raise ValueError(f"trace: Pool.run takes one stream, this trace has {len(sources)}; "
                              "replay() interleaves several")
@@ -184,18 +184,23 @@ class Pool:
             raise ValueError(f"idle of {ns} ns would overflow the int64 virtual clock")
         self._state.idle_until(t)
 
-    def set(self, *, old_blocks_time: int | None = None, old_blocks_pct: int | None = None) -> None:
+    def set(self, *, old_blocks_time_ms: int | None = None, old_blocks_pct: int | None = None,
+            old_blocks_time: int | None = None) -> None:
         """``SET GLOBAL innodb_old_blocks_time = ms`` / ``innodb_old_blocks_pct = pct``.
 
         The time applies to every later make-young check; a new percentage re-adjusts
-        each instance's old sublist at once, as buf_LRU_old_ratio_update does.
+        each instance's old sublist at once, as buf_LRU_old_ratio_update does.  The
+        keywords are the configuration's field names; ``old_blocks_time=`` is the
+        deprecated name of ``old_blocks_time_ms=``.
 
         Raises
         ------
         ValueError
             Out of range (naming the field), or on a pool whose policy is not
             ``'innodb'``: the other policies have no old sublist and ignore both."""
-        given = [n for n, v in (("old_blocks_time", old_blocks_time),
+        old_blocks_time = renamed("old_blocks_time_ms", old_blocks_time_ms,
+                                  "old_blocks_time", old_blocks_time)
+        given = [n for n, v in (("old_blocks_time_ms", old_blocks_time),
                                 ("old_blocks_pct", old_blocks_pct)) if v is not None]
         if given and self.config.policy != "innodb":
             raise ValueError(f"{given[0]}: innodb_old_blocks_time and innodb_old_blocks_pct "
@@ -319,7 +324,7 @@ class Pool:
             raise ValueError("content: pages must be distinct")
         inst = self.tablespaces.instance_of(cfg.instances)[pages] if cfg.instances > 1 else \
             np.zeros(n, dtype=np.int64)
-        cap = cfg.instance_pages - cfg.misc_pages
+        cap = cfg.data_pages
         given_old = old.any()
         for i in range(cfg.instances):
             sel = np.flatnonzero(inst == i)

@@ -51,7 +51,7 @@ class InnoDBInstance:
         self.lru: list[int] = []
         self.old_len = 0
         self.size = cfg.instance_pages
-        self.free = cfg.instance_pages - cfg.misc_pages
+        self.free = cfg.data_pages
         self.clock = 0
         self.ratio = cfg.old_ratio
         self.window = cfg.young_window
@@ -140,7 +140,7 @@ class InnoDBInstance:
         """A modifying get: a write request; a clean page takes the new LSN as its
         oldest modification and goes to the flush-list head.  A temporary page
         (FLAG_TEMP) under MariaDB 10.11: only marked dirty (-1), nothing else."""
-        if temp and self.pool.config.version == "mariadb10.11":
+        if temp and self.pool.config.server.temp_pages_unlogged:
             if self.pages[p].oldest == 0:
                 self.pages[p].oldest = -1
             return
@@ -194,11 +194,12 @@ class InnoDBInstance:
         while True:
             if self.free > 0:
                 self.free -= 1
-                if cfg.version == "mariadb10.11" and self.free < cfg.lru_scan_depth // 2 and \
+                if cfg.server.refill_on_demand and self.free < cfg.lru_scan_depth // 2 and \
                         len(self.lru) > 256:
                     self.cleaner_pass(t_ns)  # §13: the free list refilled on demand
                 return t_ns
-            first = {"5.5": 100 + self.size // 10, "5.6": cfg.lru_scan_depth}.get(cfg.version, 100)
+            first = {"tenth": 100 + self.size // 10,
+                     "scan_depth": cfg.lru_scan_depth}.get(cfg.server.free_scan, 100)
             if self.free_from_tail(first, t_ns) or self.free_from_tail(-1, t_ns):
                 t_ns += cfg.cost.evict_ns
                 stream.cpu += cfg.cost.evict_ns
@@ -233,10 +234,8 @@ class InnoDBInstance:
         (10.11.18 buf_flush_LRU_list_batch, ``buf_lru_min_len``)."""
         cfg = self.pool.config
         depth = cfg.lru_scan_depth
-        if cfg.version == "mariadb10.11":
-            quota, floor = len(self.lru), min(self.size // 20 - 1, 256)
-        else:
-            quota, floor = min(depth, len(self.lru)), 256
+        quota = len(self.lru) if cfg.server.cleaner_batch_unbounded else min(depth, len(self.lru))
+        floor = min(self.size // 20 - 1, 256) if cfg.server.small_pool_lru_floor else 256
         written_temp = []
         for p in list(reversed(self.lru))[:quota]:
             if self.free >= depth or len(self.lru) <= floor:
@@ -304,7 +303,7 @@ class ReferencePool:
         else:
             from .policies import registry
             twin = registry.twin(config.policy)
-            cap = config.instance_pages - config.misc_pages
+            cap = config.data_pages
             self.inst = [_TwinInstance(twin(cap)) for _ in range(config.instances)]
 
     # ---- a session (bufsim.Pool's reference) ---------------------------------------------
@@ -366,7 +365,7 @@ class ReferencePool:
         def pct_io(p):
             return cfg.io_capacity * p // 100
 
-        if cfg.version == "5.5":   # srv_master_thread
+        if cfg.server.master_thread_flushing:   # srv_master_thread
             if self._dirty_pct() > cfg.max_dirty_pages_pct:
                 self._flush_list(pct_io(100), t)
             if self.flush_passes % 10 == 0:   # the 10-second loop
@@ -506,7 +505,7 @@ class ReferencePool:
     def _read_ahead(self, p, st, t):
         cfg = self.config
         thr = cfg.read_ahead_threshold
-        if thr == 0 and cfg.version != "5.5":
+        if thr == 0 and cfg.server.read_ahead_zero_off:
             return t
         inst = self.inst[self.inst_of[p]]
         area = inst.area
@@ -520,8 +519,7 @@ class ReferencePool:
             return t
         direction = -1 if pn == low else 1
         limit = min(64 - thr, area)
-        mariadb = cfg.version == "mariadb10.11"
-        if mariadb:  # §13: the count of failures aborts at zero (the limit-th failure)
+        if cfg.server.read_ahead_fail_early:  # §13: the count of failures aborts at zero
             limit = limit - 1 if limit > 0 else area
         fails = 0
         pred = None
@@ -538,7 +536,7 @@ class ReferencePool:
             if acc:
                 pred = acc
         prev_leaf, next_leaf = int(ts.prev_leaf[p]), int(ts.next_leaf[p])
-        if mariadb:  # §13: the last page reads the next page-number area
+        if cfg.server.read_ahead_next_page_area:  # §13: the last page reads the next page-number area
             if prev_leaf < 0 or next_leaf < 0:
                 return t
             if pn == high - 1:
@@ -568,7 +566,7 @@ class ReferencePool:
             t = self._read(q, st, t)
             self.inst[self.inst_of[q]].pages[q].ready = self.device_read(q, t, st)
             n += 1
-            if mariadb and q in self._unused:  # §13: a page with no data is freed at once
+            if cfg.server.free_unused_after_read_ahead and q in self._unused:  # §13: a page with no data is freed at once
                 self.inst[self.inst_of[q]].evict(q)
         inst.count("NUMBER_PAGES_READ_AHEAD", n)
         return t

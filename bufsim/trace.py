@@ -27,7 +27,7 @@ import numpy as np
 
 from ._validation import TraceError, check_int, span
 from .paths import atomic_path
-from .pages import SpaceSpec, Tablespaces, _as_int64
+from .pages import SpaceSpec, Tablespaces, as_int64
 
 __all__ = ["FLAG_AHI", "FLAG_MODIFY", "FLAG_SHORTCUT", "FLAG_STMT_END", "FLAG_RELATCH", "FLAG_TEMP", "FLAG_MASK", "Chunk", "Trace", "read_trace", "TRACE_DTYPE"]
 
@@ -55,7 +55,7 @@ def _one_value(a: np.ndarray) -> bool:
     return lo == hi
 
 
-def _first(mask: np.ndarray) -> int:
+def first_true(mask: np.ndarray) -> int:
     return int(np.flatnonzero(mask)[0])
 
 
@@ -96,15 +96,15 @@ class Chunk:
         for col in _COLUMNS:
             v = getattr(self, col)
             if col == "flags":
-                a = _as_int64(v, "flags") if np.asarray(v).dtype != np.uint8 else np.asarray(v)
+                a = as_int64(v, "flags") if np.asarray(v).dtype != np.uint8 else np.asarray(v)
                 if a.dtype != np.uint8:
                     bad = (a < 0) | (a > 255)
                     if bad.any():
-                        i = _first(bad)
+                        i = first_true(bad)
                         raise ValueError(f"flags row {i} = {int(a[i])} is out of range; allowed: 0..255")
                     a = a.astype(np.uint8)
             else:
-                a = _as_int64(v, col)
+                a = as_int64(v, col)
             a = np.ascontiguousarray(a)
             if a.ndim != 1:
                 raise ValueError(f"{col} must be one-dimensional, got shape {a.shape}")
@@ -131,7 +131,7 @@ class Chunk:
                    f"FLAG_RELATCH={FLAG_RELATCH} | FLAG_TEMP={FLAG_TEMP}"))
         for col, b, allowed in checks:
             if b.any():
-                i = _first(b)
+                i = first_true(b)
                 raise ValueError(f"{col} row {i} = {int(getattr(self, col)[i])} is out of range; "
                                  f"{allowed}")
 
@@ -145,7 +145,7 @@ class Chunk:
         >>> c.n_gets, c.cpu_ns.tolist()
         (7, [200, 200, 200])
         """
-        p = _as_int64(page, "page")
+        p = as_int64(page, "page")
         if p.ndim == 0:
             p = p.reshape(1)
         if p.ndim != 1:
@@ -154,7 +154,7 @@ class Chunk:
         for col, v in (("count", count), ("cpu_ns", cpu_ns), ("stream", stream), ("flags", flags)):
             a = np.asarray(v)
             if a.dtype != np.uint8 or col != "flags":
-                a = _as_int64(a, col)
+                a = as_int64(a, col)
             if a.shape != p.shape:
                 if a.ndim > 1 or (a.ndim == 1 and a.shape[0] != 1):
                     raise ValueError(f"{col} has shape {a.shape}; expected a scalar or {p.shape}")
@@ -221,7 +221,7 @@ class Chunk:
         return f"Chunk({len(self)} events, {self.n_gets} gets)"
 
 
-def _split(chunk: Chunk, size: int) -> list[Chunk]:
+def split_chunk(chunk: Chunk, size: int) -> list[Chunk]:
     if len(chunk) <= size:
         return [chunk] if len(chunk) else []
     return [chunk.take(slice(i, i + size)) for i in range(0, len(chunk), size)]
@@ -269,7 +269,7 @@ class Trace:
         self.name = name
         self.stream_names = None if stream_names is None else tuple(str(s) for s in stream_names)
         self.stream_start_ns = None if stream_start_ns is None else \
-            _as_int64(stream_start_ns, "stream_start_ns")
+            as_int64(stream_start_ns, "stream_start_ns")
         if isinstance(chunks, Chunk):
             chunks = (chunks,)
         if callable(chunks):
@@ -306,7 +306,7 @@ class Trace:
         c = Chunk.from_arrays(page, count, cpu_ns, stream, flags)
         if tablespaces is None:
             tablespaces = Tablespaces.single(int(c.page.max()) + 1 if len(c) else 1)
-        return cls(_split(c, chunk_size), tablespaces, name)
+        return cls(split_chunk(c, chunk_size), tablespaces, name)
 
     @classmethod
     def concat(cls, traces: Sequence[Trace], name: str | None = None) -> Trace:
@@ -548,7 +548,7 @@ class Trace:
 def _arrow_int(col, name, path) -> np.ndarray:
     if col.null_count:
         raise ValueError(f"{path}: column {name!r} holds {col.null_count} null values")
-    return _as_int64(col.to_numpy(zero_copy_only=False), f"{path}: column {name!r}")
+    return as_int64(col.to_numpy(zero_copy_only=False), f"{path}: column {name!r}")
 
 
 def _from_file_columns(ts: Tablespaces, cols: dict, path, row0: int) -> Chunk:
@@ -569,7 +569,7 @@ def _tablespaces_from_data(pairs, where: str) -> Tablespaces:
             continue
         for col, a in (("space", space), ("page", page)):
             if (a < 0).any():
-                i = _first(a < 0)
+                i = first_true(a < 0)
                 raise ValueError(f"{where}: column {col!r} holds a negative value {int(a[i])}")
         u, inv = np.unique(space, return_inverse=True)
         mx = np.full(len(u), -1, dtype=np.int64)
@@ -581,11 +581,3 @@ def _tablespaces_from_data(pairs, where: str) -> Tablespaces:
                          "tablespaces= explicitly")
     return Tablespaces([SpaceSpec(s, best[s] + 1) for s in sorted(best)])
 
-
-def __getattr__(name):
-    # ``bufsim.trace.read_trace`` is defined in trace_import, which imports this module;
-    # resolved on first use so that neither module imports the other at import time
-    if name == "read_trace":
-        from .trace_import import read_trace
-        return read_trace
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

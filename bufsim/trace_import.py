@@ -8,7 +8,7 @@ data row, the column and, for text formats, the line); the returned
 bounded by the chunk, not the trace.  Rows become run-length encoded events: one
 stream per thread, the time between a thread's accesses as its CPU/think time, and
 the end of each statement marked with :data:`bufsim.FLAG_STMT_END`.  It is
-re-exported as ``bufsim.read_trace`` and ``bufsim.trace.read_trace``.
+re-exported as ``bufsim.read_trace``.
 """
 from __future__ import annotations
 
@@ -27,7 +27,7 @@ import numpy as np
 
 from ._validation import TraceError, check_int, describe
 from .pages import MAX_SPACE_ID, SpaceSpec, Tablespaces
-from .trace import FLAG_MASK, FLAG_STMT_END, Chunk, Trace, _first, _split
+from .trace import FLAG_MASK, FLAG_STMT_END, Chunk, Trace, first_true, split_chunk
 
 __all__ = ["read_trace", "CANONICAL_COLUMNS", "FORMATS"]
 
@@ -965,7 +965,7 @@ class _Rows:
 
         def complain(order_key, canon, bad, why, raw):
             if bad.any():
-                i = _first(bad)
+                i = first_true(bad)
                 errors.append((i, _ORDER.index(order_key),
                                f"{self._where(rows, lines, i)}: column {src.label(canon)}"
                                f"{_show(raw.iloc[i])} {why(i)}"))
@@ -1014,7 +1014,7 @@ class _Rows:
             idx = self.ts._space_idx(space[:m])
             unknown = idx < 0
             if unknown.any():
-                i = _first(unknown)
+                i = first_true(unknown)
                 errors.append((i, 0, f"{self._where(rows, lines, i)}: column "
                                      f"{src.label('space')} value {int(space[i])} is not one of "
                                      f"the given tablespaces (known space ids: "
@@ -1022,7 +1022,7 @@ class _Rows:
             size = self.ts.sizes[np.maximum(idx, 0)]
             beyond = ~unknown & (page[:m] >= size)
             if beyond.any():
-                i = _first(beyond)
+                i = first_true(beyond)
                 errors.append((i, 1, f"{self._where(rows, lines, i)}: column "
                                      f"{src.label('page')} value {int(page[i])} is beyond the "
                                      f"size of space {int(space[i])} ({int(size[i])} pages; "
@@ -1177,4 +1177,4 @@ class _Events:
         except ValueError as e:
             raise TraceError(f"{self.src.path}: {e}") from None
         chunk = Chunk(page, count[:k], cpu[:k], th[:k], flags[:k])
-        return _split(chunk, self.chunk_size)
+        return split_chunk(chunk, self.chunk_size)

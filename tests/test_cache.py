@@ -57,11 +57,11 @@ def test_second_replay_is_served_and_equal(on):
 
 @pytest.mark.parametrize("change", [
     "one event", "config field", "override", "start_ns", "sample_every_ns",
-    "old_blocks_time_at", "source hash", "stream name"])
+    "old_blocks_time_ms_at", "source hash", "stream name"])
 def test_a_stale_entry_is_never_served(on, monkeypatch, change):
     """Each input of a replay is in its key: change one and the stored entry is not
     served; the fresh result is what a replay without the cache gives."""
-    base = dict(sample_every_ns=None, start_ns=None, old_blocks_time_at=None)
+    base = dict(sample_every_ns=None, start_ns=None, old_blocks_time_ms_at=None)
     replay(_trace(), CFG, **base)
     assert cache.stats()["misses"] == 1
     trace, cfg, kw, over = _trace(), CFG, dict(base), {}
@@ -75,8 +75,8 @@ def test_a_stale_entry_is_never_served(on, monkeypatch, change):
         kw["start_ns"] = [5]
     elif change == "sample_every_ns":
         kw["sample_every_ns"] = 10**9
-    elif change == "old_blocks_time_at":
-        kw["old_blocks_time_at"] = [(1_000_000, 0)]
+    elif change == "old_blocks_time_ms_at":
+        kw["old_blocks_time_ms_at"] = [(1_000_000, 0)]
     elif change == "source hash":
         real = cache.package_hash()
         monkeypatch.setattr(cache, "package_hash", lambda: real[::-1])

@@ -1,4 +1,6 @@
-"""The package's layout: module-level imports between bufsim's modules form no cycle."""
+"""The package's layout: imports between bufsim's modules form no cycle (module-level and
+function-level imports alike), layers read one way, no module takes another's private
+names, and no module but bufsim/versions.py compares server versions."""
 import ast
 from pathlib import Path
 
@@ -40,12 +42,14 @@ def _imports(path: Path, name: str, everywhere: bool = False) -> set[str]:
     return out
 
 
-def import_graph() -> dict[str, set[str]]:
+def import_graph(everywhere: bool = False) -> dict[str, set[str]]:
+    """module -> the bufsim modules it imports (at module level, or ``everywhere``:
+    inside functions too)."""
     mods = {_module_name(p): p for p in PKG.rglob("*.py")}
     graph = {}
     for name, path in mods.items():
         deps = set()
-        for d in _imports(path, name):
+        for d in _imports(path, name, everywhere):
             while d not in mods and "." in d:
                 d = d.rsplit(".", 1)[0]
             if d in mods and d != name:
@@ -86,6 +90,16 @@ def find_cycle(graph):
 def test_no_import_cycle_between_modules():
     graph = import_graph()
     assert find_cycle(graph) is None, " -> ".join(find_cycle(graph))
+
+
+def test_no_import_cycle_with_function_level_imports():
+    """A lazy import inside a function hides a circle from the interpreter, not from the
+    design: the graph of every import statement, function bodies included, has no cycle."""
+    graph = import_graph(everywhere=True)
+    assert find_cycle(graph) is None, " -> ".join(find_cycle(graph))
+    # the graph reads function bodies: MariaDBServer.connect imports the client lazily
+    assert "bufsim.live.client" in graph["bufsim.live.server"]
+    assert "bufsim.live.client" not in import_graph()["bufsim.live.server"]
 
 
 def test_the_cycle_finder_finds_one():
@@ -209,8 +223,8 @@ def test_every_notebook_import_resolves():
 #: the README's layers, top first: a module imports (at module level) only its own
 #: layer and those above
 #: (docs/layout.md shows them; tests/test_docs.py holds the two to the same list)
-LAYERS = [["_units", "_validation", "paths", "cache"], ["analytic"], ["config", "pages"], ["policies"],
-          ["trace", "trace_import", "blktrace", "examples"],
+LAYERS = [["_units", "_validation", "paths", "cache", "versions"], ["analytic"], ["config", "pages"],
+          ["policies"], ["trace", "trace_import", "blktrace", "examples"],
           ["engine", "pool", "reference", "sweeps"],
           ["workloads", "synthetic", "contention"], ["experiments", "live", "advise"],
           ["notebooks", "figures", "results", "provenance", "cli"]]
@@ -320,3 +334,117 @@ def test_no_raw_column_index_in_policies():
 def test_the_raw_column_check_finds_one():
     assert raw_columns("a = ist[i, 2]\nb = ist[i, I_HEAD]\nc = pm[0]\nd = x.shape[0]\n", "k.py") == \
         [(1, "ist[i, 2]"), (3, "pm[0]")]
+
+
+# ---- versions as data: no version comparison outside bufsim/versions.py ------------------
+def _is_family(node) -> bool:
+    """The string constant ``"mariadb"`` or ``"mysql"`` (any case): a server family."""
+    return isinstance(node, ast.Constant) and isinstance(node.value, str) and \
+        node.value.strip().lower() in ("mariadb", "mysql")
+
+
+def _is_string(node) -> bool:
+    """A string constant, or a tuple/list/set of them."""
+    if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
+        return bool(node.elts) and all(_is_string(e) for e in node.elts)
+    return isinstance(node, ast.Constant) and isinstance(node.value, str)
+
+
+def _names_version(node) -> bool:
+    """``version``, ``ver``, ``x.version``, or a method call on one (``x.version.lower()``):
+    a configuration's or a server's version."""
+    while isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+        node = node.func.value
+    return isinstance(node, ast.Name) and node.id in ("version", "ver") or \
+        isinstance(node, ast.Attribute) and node.attr == "version"
+
+
+def version_comparisons(src: str, name: str) -> list:
+    """(line, code) of each place that branches on a server version by its name: a
+    version compared with a string (``cfg.version == "5.5"``, ``ver in ("5.6", "5.7")``),
+    a family test (``"mariadb" in s``), ``x.version.startswith(...)``, or a lookup keyed
+    by a version (``{...}.get(cfg.version)``, ``table[cfg.version]``)."""
+    out = []
+    for node in ast.walk(ast.parse(src, name)):
+        hit = False
+        if isinstance(node, ast.Compare):
+            ops = [node.left, *node.comparators]
+            hit = any(_is_family(o) for o in ops) or (
+                any(_names_version(o) for o in ops) and any(_is_string(o) for o in ops))
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+            if node.func.attr in ("startswith", "endswith"):
+                hit = _names_version(node.func.value) or any(_is_family(a) for a in node.args)
+            elif node.func.attr == "get" and node.args:
+                hit = _names_version(node.args[0])
+        elif isinstance(node, ast.Subscript):
+            hit = _names_version(node.slice)
+        if hit:
+            out.append((node.lineno, ast.unparse(node)))
+    return out
+
+
+def test_no_version_comparison_outside_versions():
+    """Every rule that differs between server versions is a field of its record in
+    bufsim/versions.py: no other module compares version names."""
+    bad = {p.relative_to(PKG.parent).as_posix(): r for p in sorted(PKG.rglob("*.py"))
+           if p.name != "versions.py" and (r := version_comparisons(p.read_text(), p.name))}
+    assert bad == {}
+
+
+def test_the_version_check_finds_them():
+    src = ('if cfg.version == "5.5": pass\n'
+           'if version != "mariadb10.11": pass\n'
+           'a = ver in ("5.6", "5.7")\n'
+           'b = self.version.startswith("5.5")\n'
+           'c = "mariadb" in s.lower()\n'
+           'd = {"5.5": 1}.get(cfg.version, 100)\n'
+           'e = cfg.server.page_cleaner\n'
+           'f = fmt == (1, 0)\n'
+           'g = df.version == df.loc[k, "version"]\n'
+           'h = m.variant == "5.6.5"\n')
+    assert [line for line, _ in version_comparisons(src, "x.py")] == [1, 2, 3, 4, 5, 6]
+
+
+# ---- no private names across modules ---------------------------------------------------------
+def private_imports(path: Path, name: str) -> list:
+    """(line, module, names) of each import that takes private names (``_x``) from another
+    bufsim module, at module level or inside a function.  A private *module* imported by
+    its own package (``from . import _numba_cache``) is not a name taken across modules."""
+    pkg = name if path.name == "__init__.py" else name.rsplit(".", 1)[0]
+    out = []
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if not isinstance(node, ast.ImportFrom):
+            continue
+        if node.level:
+            base = pkg.split(".")
+            base = base[:len(base) - node.level + 1]
+            mod = ".".join(base + ([node.module] if node.module else []))
+        else:
+            mod = node.module or ""
+        if not mod.startswith("bufsim"):
+            continue
+        names = [a.name for a in node.names
+                 if a.name.startswith("_") and not a.name.startswith("__")
+                 and not (PKG.parent / Path(*(mod + "." + a.name).split("."))).with_suffix(".py")
+                 .exists()]
+        if names:
+            out.append((node.lineno, mod, names))
+    return out
+
+
+def test_no_private_name_is_imported_across_modules():
+    """A helper two modules share is public in the module that owns it."""
+    bad = {_module_name(p): r for p in sorted(PKG.rglob("*.py"))
+           if (r := private_imports(p, _module_name(p)))}
+    assert bad == {}
+
+
+def test_the_private_import_check_finds_one(tmp_path):
+    f = PKG / "workloads" / "sysbench.py"
+    assert private_imports(f, "bufsim.workloads.sysbench") == []
+    g = tmp_path / "x.py"
+    g.write_text("from .txn import _descents, leaf_descents\n"
+                 "def f():\n    from bufsim.pages import _hidden\n"
+                 "from . import _kernels\n")
+    assert private_imports(g, "bufsim.workloads.x") == [
+        (1, "bufsim.workloads.txn", ["_descents"]), (3, "bufsim.pages", ["_hidden"])]

@@ -76,13 +76,13 @@ def test_pool_session_against_the_reference(config):
     first = pool.delta()
     assert first.equals(pool.counters()[first.columns])  # since creation
     if config.policy == "innodb":
-        pool.set(old_blocks_time=0)
+        pool.set(old_blocks_time_ms=0)
         ref.set(old_blocks_time_ms=0)
         step(pool, ref, b, "old_blocks_time=0")
         pool.set(old_blocks_pct=15)
         ref.set(old_blocks_pct=15)
         check(pool, ref, "old_blocks_pct=15")
-        pool.set(old_blocks_time=1000, old_blocks_pct=60)
+        pool.set(old_blocks_time_ms=1000, old_blocks_pct=60)
         ref.set(old_blocks_time_ms=1000, old_blocks_pct=60)
         check(pool, ref, "old_blocks_pct=60")
         assert pool.config.old_blocks_time_ms == 1000 and pool.config.old_blocks_pct == 60

@@ -1,4 +1,4 @@
-"""replay(old_blocks_time_at=...): SET GLOBAL innodb_old_blocks_time at a virtual time."""
+"""replay(old_blocks_time_ms_at=...): SET GLOBAL innodb_old_blocks_time at a virtual time."""
 import numpy as np
 import pytest
 
@@ -18,7 +18,7 @@ def _streams():
 
 def _run(t, switch=None, sample=20_000_000):
     return replay(_streams(), mysql55(pool_pages=1000, old_blocks_time_ms=t, device="ssd"),
-                  start_ns=[0, 2_000_000_000], sample_every_ns=sample, old_blocks_time_at=switch)
+                  start_ns=[0, 2_000_000_000], sample_every_ns=sample, old_blocks_time_ms_at=switch)
 
 
 def test_switch_at_time_zero_equals_the_setting_from_the_start():
@@ -53,5 +53,28 @@ def test_switch_without_sampling_and_back_to_zero():
 
 @pytest.mark.parametrize("bad", [[(-1, 10)], [(0, -5)], [(0, 2**32)]])
 def test_bad_switch_raises(bad):
-    with pytest.raises(ValueError, match="old_blocks_time_at"):
+    with pytest.raises(ValueError, match="old_blocks_time_ms_at"):
         _run(0, bad)
+
+
+def test_the_old_keyword_names_still_work_and_warn():
+    """One name for the setting everywhere (the field's, old_blocks_time_ms): replay's
+    old_blocks_time_at= and Pool.set(old_blocks_time=) are deprecated aliases."""
+    a = _run(0, [(1_000_000_000, 1000)], sample=None)
+    with pytest.warns(DeprecationWarning, match="old_blocks_time_at= is deprecated; "
+                                                "use old_blocks_time_ms_at="):
+        b = replay(_streams(), mysql55(pool_pages=1000, old_blocks_time_ms=0, device="ssd"),
+                   start_ns=[0, 2_000_000_000], old_blocks_time_at=[(1_000_000_000, 1000)])
+    assert a.totals.equals(b.totals)
+    with pytest.raises(ValueError, match="give old_blocks_time_ms_at= only"):
+        replay(_streams(), mysql55(pool_pages=1000), old_blocks_time_at=[(0, 1)],
+               old_blocks_time_ms_at=[(0, 1)])
+    from bufsim import Pool
+    pool = Pool(mysql55(pool_pages=1000), _streams()[0].tablespaces)
+    with pytest.warns(DeprecationWarning, match="old_blocks_time= is deprecated"):
+        pool.set(old_blocks_time=7)
+    assert pool.config.old_blocks_time_ms == 7
+    pool.set(old_blocks_time_ms=9)
+    assert pool.config.old_blocks_time_ms == 9
+    with pytest.raises(ValueError, match="give old_blocks_time_ms= only"):
+        pool.set(old_blocks_time=1, old_blocks_time_ms=2)

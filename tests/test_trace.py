@@ -10,7 +10,8 @@ from hypothesis import strategies as st
 from tests._hypothesis import examples
 
 from bufsim.pages import SpaceSpec, Tablespaces
-from bufsim.trace import FLAG_AHI, FLAG_MODIFY, Chunk, Trace, read_trace
+from bufsim.trace import FLAG_AHI, FLAG_MODIFY, Chunk, Trace
+from bufsim.trace_import import read_trace
 
 TS = Tablespaces([SpaceSpec(5, 200, "a"), SpaceSpec(9, 100, "b")])
 

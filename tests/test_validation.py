@@ -92,23 +92,23 @@ def test_config_rejects_non_integers_naming_the_field(field, value, match):
         PoolConfig(**{field: value})
 
 
-# ---- probe: old_blocks_time_at(1.7) --------------------------------------------------------
+# ---- probe: old_blocks_time_ms_at(1.7) --------------------------------------------------------
 @pytest.mark.parametrize("entry, match", [
-    ((0, 1.7), r"old_blocks_time_at\[0\] ms must be an integer .*got 1\.7 \(float\)"),
-    ((1.5, 10), r"old_blocks_time_at\[0\] time_ns must be an integer .*got 1\.5 \(float\)"),
-    ((0, -1), r"old_blocks_time_at\[0\] ms=-1 is out of range"),
-    ((0,), r"old_blocks_time_at\[0\] must be a pair \(time_ns, ms\)"),
+    ((0, 1.7), r"old_blocks_time_ms_at\[0\] ms must be an integer .*got 1\.7 \(float\)"),
+    ((1.5, 10), r"old_blocks_time_ms_at\[0\] time_ns must be an integer .*got 1\.5 \(float\)"),
+    ((0, -1), r"old_blocks_time_ms_at\[0\] ms=-1 is out of range"),
+    ((0,), r"old_blocks_time_ms_at\[0\] must be a pair \(time_ns, ms\)"),
 ])
-def test_old_blocks_time_at_rejects_fractions(entry, match):
+def test_old_blocks_time_ms_at_rejects_fractions(entry, match):
     trace = bufsim.Trace.from_arrays([0, 1, 2])
     with pytest.raises(ValueError, match=match):
-        bufsim.replay(trace, mysql56(pool_pages=400), old_blocks_time_at=[entry])
+        bufsim.replay(trace, mysql56(pool_pages=400), old_blocks_time_ms_at=[entry])
 
 
-def test_old_blocks_time_at_accepts_numpy_integers():
+def test_old_blocks_time_ms_at_accepts_numpy_integers():
     trace = bufsim.Trace.from_arrays([0, 1, 2])
     r = bufsim.replay(trace, mysql56(pool_pages=400),
-                      old_blocks_time_at=[(np.int64(0), np.int32(5))])
+                      old_blocks_time_ms_at=[(np.int64(0), np.int32(5))])
     assert r.totals["NUMBER_PAGES_GET"] == 3
 
 

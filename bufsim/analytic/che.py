@@ -517,13 +517,13 @@ def rates_from_trace(chunks, n_pages: int, *, weight: str = "gets") -> np.ndarra
     .. [1] E. G. Coffman and P. J. Denning, "Operating Systems Theory",
        Prentice-Hall, 1973 (the independent reference model).
     """
-    from .mrc import _check_n_pages, _iter_events
+    from .mrc import check_n_pages, iter_events
 
-    n_pages = _check_n_pages(n_pages)
+    n_pages = check_n_pages(n_pages)
     if weight not in ("gets", "events"):
         raise ValueError(f"weight must be 'gets' or 'events'; got {weight!r}")
     acc = np.zeros(n_pages, dtype=np.float64)
-    for p, c in _iter_events(chunks):
+    for p, c in iter_events(chunks):
         if p.size and p.max() >= n_pages:
             raise ValueError(f"page index {int(p.max())} is out of range; "
                              f"allowed: 0..{n_pages - 1}")

@@ -375,7 +375,7 @@ def _as_events(pages, counts, name="pages"):
     return p, c
 
 
-def _iter_events(trace_or_chunks) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+def iter_events(trace_or_chunks) -> Iterator[tuple[np.ndarray, np.ndarray]]:
     """Yield ``(pages, counts)`` int64 pairs from a tuple, a chunk or chunks."""
     obj = trace_or_chunks
     if isinstance(obj, tuple) and len(obj) == 2 and not hasattr(obj[0], "page"):
@@ -402,14 +402,14 @@ def _iter_events(trace_or_chunks) -> Iterator[tuple[np.ndarray, np.ndarray]]:
 
 def _infer_n_pages(obj, n_pages):
     if n_pages is not None:
-        return _check_n_pages(n_pages)
+        return check_n_pages(n_pages)
     ts = getattr(obj, "tablespaces", None)
     n = getattr(ts, "n_pages", None)
     # a large page map (page numbers up to 10**9...) is not allocated: pages are renumbered
     return int(n) if n is not None and int(n) <= _DIRECT_MAX_PAGES else None
 
 
-def _check_n_pages(n_pages):
+def check_n_pages(n_pages):
     return check_int("n_pages", n_pages, 1, 2**30 - 1)
 
 
@@ -511,7 +511,7 @@ class StackDistanceCounter:
     """
 
     def __init__(self, n_pages: int | None = None):
-        n = _MIN_SLOTS if n_pages is None else _check_n_pages(n_pages)
+        n = _MIN_SLOTS if n_pages is None else check_n_pages(n_pages)
         self._fixed = n_pages is not None
         self._s = _SlotStack(n, max(_MIN_SLOTS, 2 * n))
         self._hist = np.zeros(n + 1, dtype=np.int64)
@@ -678,7 +678,7 @@ def exact_mrc(trace_or_chunks, sizes, *, n_pages: int | None = None) -> pd.DataF
     """
     sizes = _check_sizes(sizes)
     cnt = StackDistanceCounter(_infer_n_pages(trace_or_chunks, n_pages))
-    for p, c in _iter_events(trace_or_chunks):
+    for p, c in iter_events(trace_or_chunks):
         cnt.update(p, c)
     return cnt.mrc(sizes)
 
@@ -746,7 +746,7 @@ class ShardsCounter:
             n_slots = max(_MIN_SLOTS, 2 * smax + 2)
         else:
             smax = 0
-        n = _MIN_SLOTS if n_pages is None else _check_n_pages(n_pages)
+        n = _MIN_SLOTS if n_pages is None else check_n_pages(n_pages)
         if smax == 0:
             n_slots = max(_MIN_SLOTS, 2 * int(np.ceil(1.25 * rate * n)))
         self._fixed = n_pages is not None
@@ -875,7 +875,7 @@ def shards_mrc(chunks, sizes, *, rate: float | None = None, max_samples: int | N
     sizes = _check_sizes(sizes)
     cnt = ShardsCounter(_infer_n_pages(chunks, n_pages), rate=rate, max_samples=max_samples,
                         seed=seed, adjust=adjust)
-    for p, c in _iter_events(chunks):
+    for p, c in iter_events(chunks):
         cnt.update(p, c)
     return cnt.mrc(sizes)
 

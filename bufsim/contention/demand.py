@@ -64,14 +64,16 @@ import pandas as pd
 
 from .._validation import check_int
 from .._units import MAX_INSTANCES, NS_PER_S
-from ..pages import Tablespaces, _as_int64
+from ..pages import Tablespaces, as_int64
 from ..trace import FLAG_AHI, Trace
+from ..versions import RECORDS, record
 
 __all__ = ["HoldTimes", "ContentionDemand", "Network", "instance_demand", "network",
            "VERSIONS"]
 
-#: Versions whose mutex rules are modelled (§6.2 of the design note).
-VERSIONS = ("5.5", "5.6", "5.7")
+#: Versions whose mutex rules are modelled (§6.2 of the design note; the records'
+#: ``contention_modelled`` field).
+VERSIONS = tuple(k for k, r in RECORDS.items() if r.contention_modelled)
 #: Largest hold time accepted, in nanoseconds (one second).
 MAX_HOLD_NS = 1e9
 
@@ -386,7 +388,7 @@ def _instances_of(tablespaces: Tablespaces, pages: np.ndarray, n: int) -> np.nda
 
 
 def _per_page(values, n_pages: int, name: str) -> np.ndarray:
-    a = _as_int64(values, name)
+    a = as_int64(values, name)
     if a.shape != (n_pages,):
         raise ValueError(f"{name} must hold one count per dense page, shape ({n_pages},); "
                          f"got {a.shape}")
@@ -521,7 +523,7 @@ def instance_demand(source, tablespaces: Tablespaces | None = None, n_instances:
     if not isinstance(adaptive_hash_index, (bool, np.bool_)):
         raise ValueError(f"adaptive_hash_index must be a bool, got {adaptive_hash_index!r}")
     if ahi_parts is None:
-        parts = 8 if version == "5.7" else 1
+        parts = record(version).ahi_parts
     else:
         parts = check_int("ahi_parts", ahi_parts, 1, 512)
     if replay is not None and any(a is not None for a in (misses, moves, dirtied, flushed,
@@ -535,7 +537,7 @@ def instance_demand(source, tablespaces: Tablespaces | None = None, n_instances:
                              f"per-instance counts, got {flush_per_instance!r}")
         fpi = []
         for name, a in zip(("dirtied", "flushed"), flush_per_instance):
-            a = _as_int64(a, f"flush_per_instance {name}")
+            a = as_int64(a, f"flush_per_instance {name}")
             if a.shape != (n,) or (a.size and a.min() < 0):
                 raise ValueError(f"flush_per_instance {name} must hold {n} counts >= 0 (one "
                                  f"per instance); got {a.tolist()}")
@@ -610,7 +612,7 @@ def instance_demand(source, tablespaces: Tablespaces | None = None, n_instances:
         if flush_per_instance is not None:
             inst_dirty, inst_flush = fpi
     flush_acq = inst_dirty + inst_flush
-    if version == "5.5":
+    if record(version).get_takes_pool_mutex:   # 5.5: every get takes the instance mutex
         pool_gets = gets - ahi - opt
         acq = pool_gets + inst_move + inst_miss
         hold_ns = pool_gets * hold.get_ns + inst_move * hold.move_ns + inst_miss * hold.miss_ns

@@ -47,7 +47,8 @@ import numpy as np
 import pandas as pd
 
 from .._validation import check_int, check_int_fields
-from ..config import DEVICES, DeviceModel, PoolConfig, mysql55, mysql56
+from ..config import DEVICES, DeviceModel, PoolConfig, preset
+from ..versions import record
 from ..pool import Pool
 from ..trace import Chunk, Trace
 from ..workloads.plans import CpuCost
@@ -64,6 +65,10 @@ VARIANTS = {"5.5": ("plain", "5.5"), "5.6.5": ("plain", "5.6"),
 #: ends only, as ``srv_check_activity`` in ``buf_flush_page_cleaner_thread`` (module
 #: docstring); :class:`bufsim.PoolConfig` ``cleaner_activity``
 CLEANER_ACTIVITY = "statement"
+#: the preset of each variant's version and what the document's server changes in it
+#: (5.6.5 predates 5.6.6's innodb_old_blocks_time default of 1000)
+_VARIANT_PRESETS = {"mysql55": {},
+                    "mysql56": dict(old_blocks_time_ms=0, cleaner_activity=CLEANER_ACTIVITY)}
 
 
 @dataclass(frozen=True)
@@ -112,16 +117,18 @@ NO_CPU = Dbt3Cpu(0, 0, 0, 0)
 
 def pool_config(version: str, pool_pages: int, *, device="hdd7200", misc_pages: int = 0,
                 **overrides) -> PoolConfig:
-    """The pool of a variant: ``'5.5'`` (:func:`mysql55`) or ``'5.6'`` (5.6.5:
-    :func:`mysql56` with ``old_blocks_time_ms=0`` and ``cleaner_activity=``
+    """The pool of a variant: ``'5.5'`` (:func:`bufsim.mysql55`) or ``'5.6'`` (5.6.5:
+    :func:`bufsim.mysql56` with ``old_blocks_time_ms=0`` and ``cleaner_activity=``
     :data:`CLEANER_ACTIVITY`).  ``overrides`` replace any of these."""
-    if version == "5.5":
-        return mysql55(pool_pages=pool_pages, device=device, misc_pages=misc_pages, **overrides)
-    if version == "5.6":
-        kw = dict(old_blocks_time_ms=0, cleaner_activity=CLEANER_ACTIVITY)
-        kw.update(overrides)
-        return mysql56(pool_pages=pool_pages, device=device, misc_pages=misc_pages, **kw)
-    raise ValueError(f"version = {version!r} is unknown; allowed: '5.5', '5.6'")
+    try:
+        name = record(version).preset
+    except ValueError:
+        name = None
+    if name not in _VARIANT_PRESETS:
+        raise ValueError(f"version = {version!r} is unknown; allowed: '5.5', '5.6'")
+    kw = dict(_VARIANT_PRESETS[name])
+    kw.update(overrides)
+    return preset(name, pool_pages=pool_pages, device=device, misc_pages=misc_pages, **kw)
 
 
 _COUNTERS = ("NUMBER_PAGES_READ", "NUMBER_PAGES_READ_AHEAD", "evictions", "PAGES_MADE_YOUNG",

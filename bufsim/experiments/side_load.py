@@ -163,7 +163,7 @@ class SideLoad:
             traces.append(sb.mysqldump(db, sb.BIG_NAME, cpu=CpuCost(dump_row_ns, 0)).trace(1, "dump"))
             starts.append(int(dump_at * NS_PER_S))
         res = replay(traces, self.config(0, device), start_ns=starts, sample_every_ns=sample,
-                     old_blocks_time_at=[(int(switch_at * NS_PER_S), int(old_blocks_time_ms))])
+                     old_blocks_time_ms_at=[(int(switch_at * NS_PER_S), int(old_blocks_time_ms))])
         tl = res.timeline
         at_switch = tl[tl.time_ns <= switch_at * NS_PER_S]
         if old_blocks_time_ms and switch_at > 0 and (

@@ -47,6 +47,7 @@ from ..analytic.midpoint import ScanClass, midpoint_lru
 from ..config import CostModel, DeviceModel, PoolConfig, pages_from_bytes, preset
 from ..engine import replay
 from ..pool import Pool
+from ..versions import from_server_string
 from ..workloads.plans import CpuCost
 from ..workloads.ssb import QUERIES, SSB
 
@@ -113,7 +114,7 @@ class SsbConfig:
 
     @property
     def preset(self) -> str:
-        return "mysql55" if self.version.startswith("5.5") else "mysql56"
+        return from_server_string(self.version).preset
 
     @property
     def label(self) -> str:
@@ -145,7 +146,7 @@ def pool_config(cfg: SsbConfig, calib: Calibration, *, scale: float = 1.0,
 def _features(gets, rows, cpu_ns, io_ns, calib: Calibration) -> dict:
     """Counts that multiply each constant in the elapsed time (see :func:`fit_q11`)."""
     trace_cpu = gets * calib.get_ns + rows * calib.row_ns
-    # >= 0: the trace's per-get CPU is floored per event (plans._emit), a few ns per event
+    # >= 0: the trace's per-get CPU is floored per event (plans.emit_chunk), a few ns per event
     clock_reads = max(0.0, (cpu_ns - trace_cpu) / calib.clock_read_ns) if calib.clock_read_ns \
         else np.nan
     io_reads = io_ns / calib.read_ns if calib.read_ns else np.nan
@@ -196,7 +197,7 @@ def q11_sequence(ssb: SSB, steps: Sequence[tuple[str, int]], calib: Calibration,
     pool = Pool(cfg, ssb.tablespaces)
     out = []
     for plan, t_ms in steps:
-        pool.set(old_blocks_time=check_int("old_blocks_time_ms", t_ms, 0, 2**32 - 1))
+        pool.set(old_blocks_time_ms=check_int("old_blocks_time_ms", t_ms, 0, 2**32 - 1))
         op = ssb.query("Q1.1", plan, cpu=calib.cpu)
         pool.begin()
         for chunk in op.chunks():

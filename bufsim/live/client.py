@@ -17,7 +17,8 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from .server import LiveError
+from ..versions import is_mariadb
+from .errors import LiveError
 
 __all__ = ["Connection", "ServerSettings", "connect", "delta", "COUNTERS", "GAUGES"]
 
@@ -67,7 +68,7 @@ class ServerSettings:
 
     @property
     def is_mariadb(self) -> bool:
-        return "mariadb" in self.version.lower()
+        return is_mariadb(self.version)
 
     def preset_overrides(self) -> dict:
         """Keyword overrides for a bufsim preset with this server's values."""

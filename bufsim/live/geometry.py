@@ -28,7 +28,7 @@ import numpy as np
 import pandas as pd
 
 from ..pages import IndexSpec, SpaceSpec, Tablespaces
-from .server import LiveError
+from .errors import LiveError
 
 __all__ = ["LiveIndex", "LiveTable", "LiveGeometry", "read_geometry", "parse_ibd"]
 

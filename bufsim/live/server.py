@@ -25,6 +25,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from .errors import LiveError
+
 __all__ = ["LiveError", "MariaDBServer", "find_binary", "server_available",
            "DEFAULT_SETTINGS", "TIMING_SETTINGS"]
 
@@ -55,10 +57,6 @@ TIMING_SETTINGS = {
 }
 
 _SEARCH = ("/usr/sbin", "/usr/local/sbin", "/usr/bin", "/usr/local/bin", "/usr/libexec")
-
-
-class LiveError(RuntimeError):
-    """A live-server step failed; the message names the step and the cause."""
 
 
 def find_binary(*names: str) -> str | None:

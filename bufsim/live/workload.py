@@ -170,7 +170,7 @@ def quiesce(conn) -> None:
     """Wait until InnoDB's purge has caught up (``innodb_max_purge_lag_wait = 0``), so that
     no background purge of the load's (or the statistics') undo log adds page gets to a
     measured run after the next restart.  A server without the variable is left as is."""
-    from .server import LiveError
+    from .errors import LiveError
     try:
         conn.execute("SET GLOBAL innodb_max_purge_lag_wait = 0", doing="waiting for purge")
     except LiveError as exc:

@@ -201,7 +201,7 @@ FLAG_MASK = FLAG_AHI | FLAG_MODIFY | FLAG_SHORTCUT | FLAG_STMT_END | FLAG_RELATC
 FLAG_ACTIVITY = FLAG_STMT_END | FLAG_MODIFY
 
 # ---- configuration ---------------------------------------------------------------------
-(K_POLICY, K_VERSION, K_OLDTIME, K_RATIO, K_RATHRESH, K_SCANDEPTH, K_AHI, K_CLEANER,
+(K_POLICY, K_FREE_SCAN, K_OLDTIME, K_RATIO, K_RATHRESH, K_SCANDEPTH, K_AHI, K_CLEANER,
  K_COST_CLOCK, K_COST_YOUNG, K_COST_MISS, K_COST_EVICT, K_DEV_RAND, K_DEV_SEQ,
  K_DEV_WRITE, K_NINST, K_ACTIVITY) = range(17)
 # the device's scheduler (SCHED_CODES), skip pricing (0 adjacent, 1 distance), CFQ's
@@ -210,14 +210,19 @@ K_DEV_SCHED, K_DEV_SKIP, K_DEV_SLICE, K_DEV_IDLE, K_DEV_EXPIRE = range(17, 22)
 # flushing: innodb_io_capacity, innodb_max_dirty_pages_pct, innodb_max_dirty_pages_pct_lwm
 # and whether the background pass flushes the flush list at all (bufsim.policies.flush)
 K_IO_CAPACITY, K_MAX_DIRTY, K_DIRTY_LWM, K_FLUSH = range(22, 26)
-N_K = 26
+# the server version's rules, each a field of bufsim.versions.ServerVersion (K_FREE_SCAN,
+# above, is its free_scan_code): master_thread_flushing, read_ahead_zero_off,
+# read_ahead_next_page_area, read_ahead_fail_early, free_unused_after_read_ahead,
+# refill_on_demand, cleaner_batch_unbounded, small_pool_lru_floor, temp_pages_unlogged
+(K_MASTER_FLUSH, K_RA_ZERO_OFF, K_RA_NEXT_AREA, K_RA_FAIL_EARLY, K_FREE_UNUSED,
+ K_REFILL_DEMAND, K_BATCH_UNBOUNDED, K_LRU_FLOOR_SMALL, K_TEMP_UNLOGGED) = range(26, 35)
+N_K = 35
 SCHED_CODES = {"fifo": 0, "deadline": 1, "cfq": 2}
 SKIP_CODES = {"adjacent": 0, "distance": 1}
 
-VERSION_CODES = {"5.5": 55, "5.6": 56, "5.7": 57, "mariadb10.5": 105, "mariadb10.11": 1011}
-#: the version code of MariaDB 10.11 (its §13 mechanisms: free list refilled on demand,
-#: read-ahead of the next page-number area, a failure count that aborts at zero)
-V_MARIADB1011 = 1011
+#: K_FREE_SCAN codes (bufsim.versions.FREE_SCAN_CODES): the first free-block scan looks
+#: at 100 + LRU size / 10 blocks (5.5), lru_scan_depth (5.6), or 100 (5.7+, MariaDB)
+SCAN_TENTH, SCAN_DEPTH, SCAN_THRESHOLD = 0, 1, 2
 
 # InnoDB constants (include/buf0lru.h, buf/buf0lru.cc)
 OLD_MIN_LEN = 512

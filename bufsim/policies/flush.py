@@ -46,7 +46,7 @@ from numba import njit
 from ._state import (
     C_DIRTIED, C_FLUSH_LIST, C_READ, C_WRITE_REQ, C_WRITTEN, G_FIXED, G_FLUSH_IOS,
     G_FLUSH_LSN, G_FLUSH_PASSES, G_LSN, I_FREE, K_DIRTY_LWM, K_FLUSH, K_IO_CAPACITY,
-    K_MAX_DIRTY, K_VERSION, L1_LEN, LF_HEAD, LF_LEN, LF_TAIL, P_DIRTY, P_FNEXT, P_FPREV,
+    K_MAX_DIRTY, K_MASTER_FLUSH, L1_LEN, LF_HEAD, LF_LEN, LF_TAIL, P_DIRTY, P_FNEXT, P_FPREV,
     P_READY, TEMP_DIRTY, TEMP_WRITTEN,
 )
 from .device import device_write
@@ -215,7 +215,7 @@ def flush_pass(pst, ist, cnt, glob, cfg, t_ns):
     passes = glob[G_FLUSH_PASSES] + 1
     glob[G_FLUSH_PASSES] = passes
     n = 0
-    if cfg[K_VERSION] == 55:
+    if cfg[K_MASTER_FLUSH] != 0:
         # srv_master_thread, one-second loop (adaptive flushing not modelled)
         if modified_ratio_pct(ist) > cfg[K_MAX_DIRTY]:
             n += flush_list(pst, ist, cnt, glob, cfg, pct_io(cfg, 100), t_ns)

@@ -33,11 +33,13 @@ from ._state import (
     C_WAIT_FREE, C_YOUNG, G_ACTIVE,
     G_FIXED, G_NEXT_TICK, G_TICKS, I_AREA, I_CLOCK, I_FREE, I_OLD, I_OLDLEN, I_SIZE, I_W,
     K_ACTIVITY, K_AHI, K_CLEANER, K_COST_CLOCK, K_NINST, K_COST_EVICT, K_COST_MISS, K_COST_YOUNG,
-    K_OLDTIME, K_RATHRESH, K_RATIO, K_SCANDEPTH, K_VERSION,
+    K_OLDTIME, K_RATHRESH, K_RATIO, K_SCANDEPTH, K_FREE_SCAN, K_BATCH_UNBOUNDED,
+    K_FREE_UNUSED, K_LRU_FLOOR_SMALL, K_RA_FAIL_EARLY, K_RA_NEXT_AREA, K_RA_ZERO_OFF,
+    K_REFILL_DEMAND, K_TEMP_UNLOGGED, SCAN_DEPTH, SCAN_TENTH,
     LRU_MIN_LEN, NON_OLD_MIN_LEN, NS_PER_MS, NS_PER_S, OLD_MIN_LEN, OLD_TOLERANCE, P_ACCESS,
     P_DIRTY, P_NEXT, P_OLD, P_PAGE, P_PREV, P_READY, P_STAMP, P_WHERE, RATIO_DIV,
     S_INST, STAMP_MASK, T_CPU, T_IOWAIT,
-    T_MISSES, G_FTOP, V_MARIADB1011, FLAG_AHI, FLAG_MODIFY, FLAG_RELATCH,
+    T_MISSES, G_FTOP, FLAG_AHI, FLAG_MODIFY, FLAG_RELATCH,
     FLAG_SHORTCUT, FLAG_TEMP, TEMP_DIRTY, TEMP_WRITTEN,
     PM_BASE, PM_FFREE, PM_FMAP, PM_SIZE, PM_UNUSED, dense_of, hash_add, is_edge, leaf_links,
     local_of, insert_after, ix, page_no, push_head, space_pos, unlink,
@@ -297,8 +299,8 @@ def batch_lru_min(ist, cfg, i):
     (256); MariaDB 10.11 lowers it for small pools to one page less than 5 % of the pool
     (10.11.18 ``buf/buf0flu.cc`` buf_flush_LRU_list_batch: ``buf_lru_min_len =
     std::min(buf_pool.usable_size() / 20 - 1, size_t{BUF_LRU_MIN_LEN})``; 17 pages at
-    6 MiB, 30 at 10 MiB, 62 at 20 MiB)."""
-    if cfg[K_VERSION] == V_MARIADB1011:
+    6 MiB, 30 at 10 MiB, 62 at 20 MiB; ServerVersion.small_pool_lru_floor)."""
+    if cfg[K_LRU_FLOOR_SMALL] != 0:
         return min(ist[i, I_SIZE] // 20 - 1, LRU_MIN_LEN)
     return LRU_MIN_LEN
 
@@ -326,13 +328,13 @@ def cleaner_lru_batch(pst, stat, ist, cnt, glob, cfg, fmap, ffree, i, t_ns):
     pages when the batch ends, so the free list passes its target by them (and the LRU
     falls below the floor by them)."""
     depth = cfg[K_SCANDEPTH]
-    mariadb = cfg[K_VERSION] == V_MARIADB1011
+    unbounded = cfg[K_BATCH_UNBOUNDED] != 0   # ServerVersion.cleaner_batch_unbounded
     quota = min(depth, ist[i, L1_LEN])
     lru_min = batch_lru_min(ist, cfg, i)
     p = ist[i, L1_TAIL]
     scanned = 0
     temp = 0
-    while p >= 0 and (mariadb or scanned < quota) and ist[i, I_FREE] < depth and \
+    while p >= 0 and (unbounded or scanned < quota) and ist[i, I_FREE] < depth and \
             ist[i, L1_LEN] > lru_min:
         prev = pst[P_PREV][p]
         if replaceable(pst, glob, p, t_ns):
@@ -396,10 +398,9 @@ def get_free_block(pst, stat, ist, cnt, sst, glob, cfg, fmap, ffree, i, k, t_ns)
     """buf_LRU_get_free_block for a user thread of stream k at time t_ns.  Returns the
     time at which the block is had (later than t_ns if a page had to be flushed)."""
     while True:
-        v = cfg[K_VERSION]
         if ist[i, I_FREE] > 0:
             ist[i, I_FREE] -= 1
-            if v == V_MARIADB1011 and ist[i, I_FREE] < cfg[K_SCANDEPTH] // 2 and \
+            if cfg[K_REFILL_DEMAND] != 0 and ist[i, I_FREE] < cfg[K_SCANDEPTH] // 2 and \
                     ist[i, L1_LEN] > LRU_MIN_LEN:
                 # MariaDB 10.11 (§13): a thread that takes a free block with fewer than
                 # innodb_lru_scan_depth / 2 left wakes the page cleaner
@@ -411,9 +412,10 @@ def get_free_block(pst, stat, ist, cnt, sst, glob, cfg, fmap, ffree, i, k, t_ns)
                 # (notebook 07: every counter holds on more rows).
                 cleaner_lru_batch(pst, stat, ist, cnt, glob, cfg, fmap, ffree, i, t_ns)
             return t_ns
-        if v == 55:
+        scan = cfg[K_FREE_SCAN]   # ServerVersion.free_scan
+        if scan == SCAN_TENTH:
             first = 100 + ist[i, I_SIZE] // 10
-        elif v == 56:
+        elif scan == SCAN_DEPTH:
             first = cfg[K_SCANDEPTH]
         else:
             first = 100  # BUF_LRU_SEARCH_SCAN_THRESHOLD (5.7, MariaDB)
@@ -509,7 +511,7 @@ def read_ahead_linear(pst, stat, ist, cnt, sst, glob, cfg, pm, p, k, t_ns):
     space_size = pm[PM_SIZE]
     unused = pm[PM_UNUSED]
     thr = cfg[K_RATHRESH]
-    if thr == 0 and cfg[K_VERSION] != 55:
+    if thr == 0 and cfg[K_RA_ZERO_OFF] != 0:
         return t_ns  # 5.6+: 0 switches linear read-ahead off (5.5: most aggressive)
     i = instance_of(stat, cfg, p)
     area = ist[i, I_AREA]
@@ -530,8 +532,7 @@ def read_ahead_linear(pst, stat, ist, cnt, sst, glob, cfg, pm, p, k, t_ns):
     if pn == low:
         asc = -1
     limit = min(64 - thr, area)
-    mariadb = cfg[K_VERSION] == V_MARIADB1011
-    if mariadb:
+    if cfg[K_RA_FAIL_EARLY] != 0:
         # MariaDB 10.11 counts ``count = min(64 - threshold, area)`` down on every failed
         # page and gives up when it reaches zero: the limit-th failure aborts, where
         # MySQL's ``fail_count > threshold`` aborts at the (limit + 1)-th.  With threshold
@@ -561,7 +562,7 @@ def read_ahead_linear(pst, stat, ist, cnt, sst, glob, cfg, pm, p, k, t_ns):
         if acc > 0:
             pred = acc
     prev_leaf, next_leaf = leaf_links(stat, pm, p)
-    if mariadb:
+    if cfg[K_RA_NEXT_AREA] != 0:
         # buf_read_ahead_linear of MariaDB 10.11: both links must be set; the last page
         # of an area reads the area of the next page *number* (``++id``), whatever
         # FIL_PAGE_NEXT says; the first page reads the area of its next leaf if its
@@ -601,7 +602,7 @@ def read_ahead_linear(pst, stat, ist, cnt, sst, glob, cfg, pm, p, k, t_ns):
         f = fmap[q]
         pst[P_READY][f] = device_read(stat, pm, sst, glob, cfg, q, k, t_ns)
         count += 1
-        if mariadb and unused.shape[0] > 0:
+        if cfg[K_FREE_UNUSED] != 0 and unused.shape[0] > 0:
             d = base + j
             u = np.searchsorted(unused, d)
             if u < unused.shape[0] and unused[u] == d:
@@ -619,7 +620,7 @@ def modify(pst, ist, cnt, glob, cfg, i, f, flags):
     """A modifying get (FLAG_MODIFY) of frame f: a temporary-tablespace page (FLAG_TEMP)
     under MariaDB 10.11 is marked TEMP_DIRTY (no redo, not in the flush list); any other
     goes through buf_flush_note_modification."""
-    if (flags & FLAG_TEMP) != 0 and cfg[K_VERSION] == V_MARIADB1011:
+    if (flags & FLAG_TEMP) != 0 and cfg[K_TEMP_UNLOGGED] != 0:
         note_temp_modification(pst, f)
     else:
         note_modification(pst, ist, cnt, glob, i, f)

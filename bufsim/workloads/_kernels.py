@@ -29,7 +29,7 @@ def probe_join(keys, alive, mask, masked, e):
 
 @njit(cache=True)
 def kept_runs(pg, rw, fl):
-    """The runs of :func:`bufsim.workloads.plans._emit` over the entries of ``pg`` that
+    """The runs of :func:`bufsim.workloads.plans.emit_chunk` over the entries of ``pg`` that
     are >= 0, in row-major order (the others dropped first): consecutive gets of a page
     with equal flags are one run.  Returns each run's page, get count, rows and flags."""
     pgf, rwf, flf = pg.ravel(), rw.ravel(), fl.ravel()

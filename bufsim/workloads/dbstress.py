@@ -89,8 +89,8 @@ from .._validation import check_int
 from .geometry import Column, Index, Table
 from .plans import CpuCost, Database, Operator
 from .txn import (
-    PageFrequency, _add_descent_freq, _descent_width, _descents, _freq_zero, _key,
-    _leaf_weights_uniform, _txn_operator,
+    PageFrequency, add_descent_freq, descent_width, leaf_descents, freq_zero, stmt_key,
+    leaf_weights_uniform, txn_operator,
 )
 
 __all__ = ["N_OBJECTS", "N_SECTIONS", "N_ZONES", "N_STATS", "HISTORY_PER_OBJECT",
@@ -157,7 +157,7 @@ def _sel1(ev, db, obj, txn, stmt, ahi):
     n_obj, n_sec, n_zone = _sizes(db)
     sec = obj % n_sec
     for j, (t, e) in enumerate((("OBJECT", obj), ("SECTION", sec), ("ZONE", sec % n_zone))):
-        _descents(ev, db, t, db.index(t), e, txn, stmt, j, ahi=ahi)
+        leaf_descents(ev, db, t, db.index(t), e, txn, stmt, j, ahi=ahi)
 
 
 def _history_range(ev, db, obj, txn, stmt, *, lookup, covering, stat_probe, modify, ahi, j0=0):
@@ -173,7 +173,7 @@ def _history_range(ev, db, obj, txn, stmt, *, lookup, covering, stat_probe, modi
     if sec.height > 1:
         up = db.dense("HISTORY", sec.paths(first // pl)[:, :-1])
         for lvl in range(sec.height - 1):
-            ev.add(np.ones(first.shape, bool), txn, _key(stmt, j0, lvl), up[:, lvl])
+            ev.add(np.ones(first.shape, bool), txn, stmt_key(stmt, j0, lvl), up[:, lvl])
     q = np.arange(n + 1)[None, :]
     e = first[:, None] + q
     valid = q < n + extra[:, None]
@@ -182,21 +182,21 @@ def _history_range(ev, db, obj, txn, stmt, *, lookup, covering, stat_probe, modi
     pages = db.dense("HISTORY", sec.leaves[e_ok // pl])
     new = (q == 0) | (e % pl == 0)
     j = j0 + 1 + q
-    ev.add(valid & new, t2, _key(stmt, j, 0), pages)
-    ev.add(valid, t2, _key(stmt, j, 1), pages, 1, (real & covering).astype(np.int64))
+    ev.add(valid & new, t2, stmt_key(stmt, j, 0), pages)
+    ev.add(valid, t2, stmt_key(stmt, j, 1), pages, 1, (real & covering).astype(np.int64))
     p = 2
     if lookup:
-        _descents(ev, db, "HISTORY", cl, e_ok, t2, stmt, j, p, ahi=ahi, modify=modify, mask=real)
-        p += _descent_width(cl, ahi, modify)
+        leaf_descents(ev, db, "HISTORY", cl, e_ok, t2, stmt, j, p, ahi=ahi, modify=modify, mask=real)
+        p += descent_width(cl, ahi, modify)
     if stat_probe:
         stat_entry = np.broadcast_to(np.minimum(q, n - 1), e.shape)   # REF_STAT = horder
-        _descents(ev, db, "STAT", db.index("STAT"), stat_entry, t2, stmt, j, p, ahi=ahi,
+        leaf_descents(ev, db, "STAT", db.index("STAT"), stat_entry, t2, stmt, j, p, ahi=ahi,
                   mask=real)
 
 
 def _sel2(ev, db, obj, txn, stmt, variant, ahi):
     if variant in (4, 5):      # STAT is const (ref = ref_stat = 1): read once, at optimisation
-        _descents(ev, db, "STAT", db.index("STAT"), np.zeros_like(obj), txn, stmt, 0, ahi=ahi)
+        leaf_descents(ev, db, "STAT", db.index("STAT"), np.zeros_like(obj), txn, stmt, 0, ahi=ahi)
     _history_range(ev, db, obj, txn, stmt, lookup=variant != 7, covering=variant == 7,
                    stat_probe=variant in (1, 2, 3), modify=False, ahi=ahi, j0=1)
 
@@ -223,7 +223,7 @@ def _counts(db, kind, variant, ahi, obj):
         leaves = (first + n + extra - 1) // pl - first // pl + 1
         gets += int(((sec.height - 1) + n + extra + leaves).sum())
         if kind == "update":
-            per_entry, r = _descent_width(cl, ahi, True), n
+            per_entry, r = descent_width(cl, ahi, True), n
         else:
             per_entry = 0 if variant == 7 else w("HISTORY")
             if variant in (1, 2, 3):
@@ -300,7 +300,7 @@ def dbstress_stream(db: Database, n_txn: int, *, pattern: Sequence[str] = ("read
                 rows, gets = rows + r, gets + g
         return rows, gets
 
-    return _txn_operator(f"dbstress {'+'.join(pattern)} #{variant}", db, int(n_txn), batch, seed,
+    return txn_operator(f"dbstress {'+'.join(pattern)} #{variant}", db, int(n_txn), batch, seed,
                          draw, build, count, cpu, query_ns, txn_ns)
 
 
@@ -337,17 +337,17 @@ def page_frequency(db: Database, kind: str = "read", *, variant: int = 1, ahi: b
     A = n_obj if n_active is None else int(n_active)
     if not 1 <= A <= n_obj:
         raise ValueError(f"n_active={n_active!r} is out of range; allowed: 1..{n_obj}")
-    freq = _freq_zero(db, f"dbstress {kind} #{variant}")
+    freq = freq_zero(db, f"dbstress {kind} #{variant}")
     if kind in ("sel1", "read"):
         ox = db.index("OBJECT")
-        _add_descent_freq(freq, db, "OBJECT", ox, _leaf_weights_uniform(ox, 0, A), ahi=ahi)
+        add_descent_freq(freq, db, "OBJECT", ox, leaf_weights_uniform(ox, 0, A), ahi=ahi)
         per_sec = np.bincount(np.arange(A) % n_sec, minlength=n_sec) / A
         per_zone = np.bincount(np.arange(n_sec) % n_zone, weights=per_sec, minlength=n_zone)
         for t, w in (("SECTION", per_sec), ("ZONE", per_zone)):
             ix = db.index(t)
             lw = np.bincount(np.arange(w.size) // ix.geometry.per_leaf, weights=w,
                              minlength=ix.geometry.leaf_pages)
-            _add_descent_freq(freq, db, t, ix, lw, ahi=ahi)
+            add_descent_freq(freq, db, t, ix, lw, ahi=ahi)
     if kind == "sel1":
         return freq
     n = HISTORY_PER_OBJECT
@@ -367,17 +367,17 @@ def page_frequency(db: Database, kind: str = "read", *, variant: int = 1, ahi: b
             ok = lf <= l1
             k = np.minimum(end, (lf + 1) * pl) - np.maximum(first, lf * pl)
             leaf_gets += np.bincount(lf[ok], weights=1 + k[ok], minlength=desc_w.size)
-    _add_descent_freq(freq, db, "HISTORY", sec, desc_w / A, leaf=False)
+    add_descent_freq(freq, db, "HISTORY", sec, desc_w / A, leaf=False)
     np.add.at(freq.gets, db.dense("HISTORY", sec.leaves), leaf_gets / A)
-    rows_w = _leaf_weights_uniform(cl, 0, A * n) * n
-    stat_w = _leaf_weights_uniform(st, 0, n) * n
+    rows_w = leaf_weights_uniform(cl, 0, A * n) * n
+    stat_w = leaf_weights_uniform(st, 0, n) * n
     if kind == "update":
-        _add_descent_freq(freq, db, "HISTORY", cl, rows_w, ahi=ahi, modify=True)
+        add_descent_freq(freq, db, "HISTORY", cl, rows_w, ahi=ahi, modify=True)
         return freq
     if variant != 7:
-        _add_descent_freq(freq, db, "HISTORY", cl, rows_w, ahi=ahi)
+        add_descent_freq(freq, db, "HISTORY", cl, rows_w, ahi=ahi)
     if variant in (1, 2, 3):
-        _add_descent_freq(freq, db, "STAT", st, stat_w, ahi=ahi)
+        add_descent_freq(freq, db, "STAT", st, stat_w, ahi=ahi)
     if variant in (4, 5):
-        _add_descent_freq(freq, db, "STAT", st, _leaf_weights_uniform(st, 0, 1), ahi=ahi)
+        add_descent_freq(freq, db, "STAT", st, leaf_weights_uniform(st, 0, 1), ahi=ahi)
     return freq

@@ -33,7 +33,7 @@ from .dbt3_schema import (  # noqa: F401  (re-exported: the names bufsim.workloa
     AMERICA, ANODIZED, ASIA, BRASS, CURRENT_DATE, DELIVER_IN_PERSON, ECONOMY, EUROPE, GERMANY,
     N_ORDER_DATES, NATION_REGION, SAUDI_ARABIA, SHIP_MODES, STEEL, Dbt3Data, day, dbt3_tables,
 )
-from .plans import CpuCost, Database, Operator, _emit, range_scan, statement
+from .plans import CpuCost, Database, Operator, emit_chunk, range_scan, statement
 
 __all__ = ["Dbt3", "Dbt3Data", "dbt3_database", "dbt3_tables", "PLANS", "QUERIES", "VARIANTS",
            "day", "CURRENT_DATE", "N_ORDER_DATES"]
@@ -559,7 +559,7 @@ class Dbt3:
                     continue
                 for pages, rws in self._run(part, variant, want_pages=True):
                     for lo in range(0, pages.size, 1 << 20):
-                        yield _emit(pages[lo:lo + (1 << 20)], rws[lo:lo + (1 << 20)], cpu,
+                        yield emit_chunk(pages[lo:lo + (1 << 20)], rws[lo:lo + (1 << 20)], cpu,
                                     stream, 0)
 
         return statement(Operator(f"DBT-3 Q{q} {variant}", chunks, rows, gets,

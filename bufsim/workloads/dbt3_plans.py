@@ -74,7 +74,7 @@ import numpy as np
 
 from .dbt3_schema import (
     AMERICA, ANODIZED, ASIA, BRASS, DELIVER_IN_PERSON, ECONOMY, EUROPE, GERMANY, SAUDI_ARABIA,
-    STEEL, _brand, _container, day,
+    STEEL, brand_code, container_codes, day,
 )
 
 __all__ = ["PLANS", "QUERIES", "Step"]
@@ -172,9 +172,9 @@ def _plan(drive, *steps):
     return dict(drive=drive, steps=lambda d: [s(d) for s in steps])
 
 
-_Q19 = ((_brand(12), _container(0, (0, 1, 5, 4)), 1, 11, 5),
-        (_brand(23), _container(2, (2, 1, 4, 5)), 10, 20, 10),
-        (_brand(34), _container(1, (0, 1, 5, 4)), 20, 30, 15))
+_Q19 = ((brand_code(12), container_codes(0, (0, 1, 5, 4)), 1, 11, 5),
+        (brand_code(23), container_codes(2, (2, 1, 4, 5)), 10, 20, 10),
+        (brand_code(34), container_codes(1, (0, 1, 5, 4)), 20, 30, 15))
 
 
 def _q19_branch(D, p):
@@ -321,7 +321,7 @@ PLANS = {
     # -> per joined row the dependent subquery avg(l_quantity) of the part: lineitem ref
     # i_l_partkey (+ clustered lookups), nested loops
     17: dict(parts=[_plan(
-        _scan("p", "part", lambda D, p: (D.p_brand[p] == _brand(23))
+        _scan("p", "part", lambda D, p: (D.p_brand[p] == brand_code(23))
               & (D.p_container[p] == 2 * 8 + 1)),
         _refsec("l", "lineitem", "i_l_partkey", lambda D, c: c["p"], buf=16),
         _refsec("l2", "lineitem", "i_l_partkey", lambda D, c: c["p"], lambda D, c: c["l2"] < 0,

@@ -87,11 +87,11 @@ SHIP_MODES = ("REG AIR", "AIR", "RAIL", "SHIP", "TRUCK", "MAIL", "FOB")
 DELIVER_IN_PERSON = 0
 
 
-def _brand(mn: int) -> int:
+def brand_code(mn: int) -> int:
     return (mn // 10 - 1) * 5 + (mn % 10 - 1)
 
 
-def _container(size: int, kinds) -> list:
+def container_codes(size: int, kinds) -> list:
     return [size * 8 + k for k in kinds]
 
 

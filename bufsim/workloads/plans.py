@@ -144,7 +144,7 @@ class Operator:
         return Trace(lambda: self.factory(stream), self.tablespaces, name or self.name)
 
 
-def _emit(pages, rows, cpu: CpuCost, stream: int, flags, breaks=None) -> Chunk:
+def emit_chunk(pages, rows, cpu: CpuCost, stream: int, flags, breaks=None) -> Chunk:
     """One chunk from per-get arrays, consecutive gets of a page with equal flags merged.
 
     ``pages``: dense page of every get; ``rows``: rows attributed to each get;
@@ -178,7 +178,7 @@ def _runs_chunk(page, count, rows, flags, cpu: CpuCost, stream: int) -> Chunk:
 
 def _emit_kept(pg: np.ndarray, rw: np.ndarray, fl: np.ndarray, cpu: CpuCost,
                stream: int) -> Chunk:
-    """``_emit(pg.ravel()[keep], rw.ravel()[keep], cpu, stream, fl.ravel()[keep])`` with
+    """``emit_chunk(pg.ravel()[keep], rw.ravel()[keep], cpu, stream, fl.ravel()[keep])`` with
     ``keep = pg.ravel() >= 0``, in one pass (:func:`bufsim.workloads._kernels.kept_runs`):
     the operators that lay out each row's gets in a row of ``pg`` (-1: none) emit their
     batches with it."""
@@ -190,7 +190,7 @@ def _emit_kept(pg: np.ndarray, rw: np.ndarray, fl: np.ndarray, cpu: CpuCost,
     return _runs_chunk(page, count, rows, flags, cpu, stream)
 
 
-def _ahi_flag(ahi) -> int:
+def ahi_flag(ahi) -> int:
     """The flag of a probe answered by the adaptive hash index: ``True`` (or ``"guess"``)
     for ``btr_search_guess_on_hash`` (FLAG_AHI), ``"shortcut"`` for the unique-lookup
     shortcut of a consistent read (FLAG_SHORTCUT), False for none."""
@@ -203,7 +203,7 @@ def _ahi_flag(ahi) -> int:
     raise ValueError(f"ahi = {ahi!r} is not an AHI mode; allowed: False, True/'guess', 'shortcut'")
 
 
-def _batches(n: int, batch: int):
+def batch_bounds(n: int, batch: int):
     for lo in range(0, n, batch):
         yield lo, min(n, lo + batch)
 
@@ -342,10 +342,10 @@ def lookups(db: Database, table: str, entries, *, index: str | None = None,
     n, h = entries.size, ix.height
     if n and (entries.min() < 0 or entries.max() >= max(ix.geometry.rows, 1)):
         raise ValueError(f"entries of {table}.{ix.name} must be in 0..{ix.geometry.rows - 1}")
-    leaf_flag = _ahi_flag(ahi) | (FLAG_MODIFY if modify else 0)
+    leaf_flag = ahi_flag(ahi) | (FLAG_MODIFY if modify else 0)
 
     def chunks(stream):
-        for lo, hi in _batches(n, batch):
+        for lo, hi in batch_bounds(n, batch):
             paths = db.dense(table, ix.paths(ix.leaf_of(entries[lo:hi])))
             if ahi:
                 paths = paths[:, -1:]
@@ -353,7 +353,7 @@ def lookups(db: Database, table: str, entries, *, index: str | None = None,
             rows[:, -1] = rows_per_lookup
             flags = np.zeros(paths.shape, dtype=np.uint8)
             flags[:, -1] = leaf_flag
-            yield _emit(paths.ravel(), rows.ravel(), cpu, stream, flags.ravel())
+            yield emit_chunk(paths.ravel(), rows.ravel(), cpu, stream, flags.ravel())
 
     def pages():
         leaves = np.unique(ix.leaf_of(entries))
@@ -406,8 +406,8 @@ def range_scan(db: Database, table: str, first: int, n_entries: int, *, index: s
 
     def chunks(stream):
         if upper.size:
-            yield _emit(upper, 0, cpu, stream, 0)
-        for lo, hi in _batches(leaf.size, max(1, batch // ix.geometry.per_leaf)):
+            yield emit_chunk(upper, 0, cpu, stream, 0)
+        for lo, hi in batch_bounds(leaf.size, max(1, batch // ix.geometry.per_leaf)):
             c = count[lo:hi]
             yield Chunk(leaves[lo:hi], c, cpu.get_ns + (rows[lo:hi] * cpu.row_ns) // c,
                         np.full(hi - lo, stream, dtype=np.int64),
@@ -452,7 +452,7 @@ def _range_scan_mariadb(db, table, first, n_entries, *, index, cpu, read_past_en
         page, flags = events()
         rows = np.zeros(page.size, dtype=np.int64)
         rows[upper.size:upper.size + 1] = n_entries      # CPU of the rows on the first leaf get
-        yield _emit(page, rows, cpu, stream, flags)
+        yield emit_chunk(page, rows, cpu, stream, flags)
 
     gets = int(upper.size + leaves.size)
     return Operator(f"range {table}.{ix.name} (mariadb1011)", chunks, int(n_entries), gets,
@@ -497,7 +497,7 @@ def secondary_range(db: Database, table: str, index: str, first: int, rowids, *,
     extra = 1 if read_past_end and last < total else 0
     pl = sec.geometry.per_leaf
     h_cl = 1 if ahi else cl.height
-    cl_flag = _ahi_flag(ahi)
+    cl_flag = ahi_flag(ahi)
     upper = db.dense(table, sec.paths([first // pl])[0, :-1])
     if mrr_bytes:
         per_buf = max(1, int(mrr_bytes) // (rowid_bytes + 8))
@@ -518,23 +518,23 @@ def secondary_range(db: Database, table: str, index: str, first: int, rowids, *,
 
     def chunks(stream):
         if upper.size:
-            yield _emit(upper, 0, cpu, stream, 0)
+            yield emit_chunk(upper, 0, cpu, stream, 0)
         step = per_buf if per_buf else batch
-        for lo, hi in _batches(n + extra, step):
+        for lo, hi in batch_bounds(n + extra, step):
             e = np.arange(first + lo, first + hi, dtype=np.int64)
             spage, new = entry_gets(e)
             r = rowids[lo:min(hi, n)]
             # secondary entry gets, with the arrival get merged before the entry's own
             sec_cnt = 1 + new.astype(np.int64)
             if per_buf:
-                yield _emit(np.repeat(spage, sec_cnt), 0, cpu, stream, 0)
+                yield emit_chunk(np.repeat(spage, sec_cnt), 0, cpu, stream, 0)
                 r = np.sort(r)
                 paths = cl_paths(r)
                 rows = np.zeros(paths.shape, dtype=np.int64)
                 rows[:, -1] = 1
                 flags = np.zeros(paths.shape, dtype=np.uint8)
                 flags[:, -1] = cl_flag
-                yield _emit(paths.ravel(), rows.ravel(), cpu, stream, flags.ravel())
+                yield emit_chunk(paths.ravel(), rows.ravel(), cpu, stream, flags.ravel())
             else:
                 k = e.size
                 width = 2 + h_cl
@@ -652,14 +652,14 @@ def scan_join(db: Database, outer: str, joins: Sequence[tuple], *, cpu: CpuCost 
         if e.shape != (rows_n,):
             raise ValueError(f"scan_join: entries for {t}.{jx.name} must have one value per "
                              f"{outer} row ({rows_n}), got shape {e.shape}")
-        inner.append((t, jx, e, _ahi_flag(ahi)))
+        inner.append((t, jx, e, ahi_flag(ahi)))
     upper = db.dense(outer, ix.paths([0])[0, :-1])
     width = 2 + sum(1 if a else jx.height for _, jx, _, a in inner)
 
     def chunks(stream):
         if upper.size:
-            yield _emit(upper, 0, cpu, stream, 0)
-        for lo, hi in _batches(rows_n, batch):
+            yield emit_chunk(upper, 0, cpu, stream, 0)
+        for lo, hi in batch_bounds(rows_n, batch):
             r = np.arange(lo, hi, dtype=np.int64)
             k = r.size
             pg = np.full((k, width), -1, dtype=np.int64)

@@ -52,8 +52,8 @@ from ..pages import SpaceSpec, Tablespaces
 from .geometry import Column, Index, Table
 from .plans import CpuCost, Database, Operator
 from .txn import (
-    PageFrequency, _add_descent_freq, _descent_width, _descents, _freq_zero,
-    _leaf_weights_uniform, _txn_operator,
+    PageFrequency, add_descent_freq, descent_width, leaf_descents, freq_zero,
+    leaf_weights_uniform, txn_operator,
 )
 
 __all__ = ["REIN_ROWS", "HOT_ROWS", "ID2_VALUES", "REIN_FILL", "rein_table", "rein_database",
@@ -159,18 +159,18 @@ def rein_stream(db: Database, n_txn: int, *, kind: str = "select", dist: str = "
     ix = db.index(table)
     span = _check(kind, dist, hot_rows, ix.geometry.rows)
     modify = kind == "update"
-    width = _descent_width(ix, ahi, modify)
+    width = descent_width(ix, ahi, modify)
 
     def draw(rng, b, lo):
         return rng.integers(0, span, size=b, dtype=np.int64)    # entry = id - 1
 
     def build(ev, entries):
-        _descents(ev, db, table, ix, entries, np.arange(entries.size), 0, ahi=ahi, modify=modify)
+        leaf_descents(ev, db, table, ix, entries, np.arange(entries.size), 0, ahi=ahi, modify=modify)
 
     def count(entries):
         return entries.size, entries.size * width
 
-    return _txn_operator(f"rein {kind} {dist}", db, int(n_txn), batch, seed, draw, build, count,
+    return txn_operator(f"rein {kind} {dist}", db, int(n_txn), batch, seed, draw, build, count,
                          cpu, 0, txn_ns)
 
 
@@ -179,7 +179,7 @@ def rein_expected(db: Database, *, kind: str = "select", ahi: bool = False,
     """Rows and page gets of one transaction (both constant)."""
     ix = db.index(table)
     _check(kind, "uniform", 1, ix.geometry.rows)
-    return {"rows": 1, "gets": _descent_width(ix, ahi, kind == "update")}
+    return {"rows": 1, "gets": descent_width(ix, ahi, kind == "update")}
 
 
 def page_frequency(db: Database, *, kind: str = "select", dist: str = "hot",
@@ -198,8 +198,8 @@ def page_frequency(db: Database, *, kind: str = "select", dist: str = "hot",
     """
     ix = db.index(table)
     span = _check(kind, dist, hot_rows, ix.geometry.rows)
-    freq = _freq_zero(db, f"rein {kind} {dist}")
-    _add_descent_freq(freq, db, table, ix, _leaf_weights_uniform(ix, 0, span), ahi=ahi,
+    freq = freq_zero(db, f"rein {kind} {dist}")
+    add_descent_freq(freq, db, table, ix, leaf_weights_uniform(ix, 0, span), ahi=ahi,
                       modify=kind == "update")
     if not undo:
         return freq

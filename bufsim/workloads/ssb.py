@@ -62,7 +62,7 @@ from ..trace import Chunk
 from ._kernels import probe_join
 from .geometry import FILL_RANDOM, Column, Index, Table
 from .plans import (
-    BATCH, CpuCost, Database, Operator, _ahi_flag, _batches, _emit, lookups, range_scan,
+    BATCH, CpuCost, Database, Operator, ahi_flag, batch_bounds, emit_chunk, lookups, range_scan,
     scan_join, secondary_range, sequence, statement,
 )
 
@@ -513,7 +513,7 @@ class SSB:
         sec_d, cl_d = db.index(table, dix), db.index(table)
         sec_l, cl_l = db.index("lineorder", lix), db.index("lineorder")
         n_lo = sec_l.geometry.rows
-        flag = _ahi_flag(ahi)
+        flag = ahi_flag(ahi)
 
         def seg(out, pages, rows, flags=0):
             pages = np.asarray(pages, dtype=np.int64)
@@ -525,7 +525,7 @@ class SSB:
             """secondary_range's entry gets and clustered lookups, one segment per batch."""
             extra = 1 if a + n < n_lo else 0
             pl = sec_l.geometry.per_leaf
-            for lo, hi in _batches(n + extra, BATCH):
+            for lo, hi in batch_bounds(n + extra, BATCH):
                 e = np.arange(a + lo, a + hi, dtype=np.int64)
                 leaf = e // pl
                 new = np.ones(e.size, dtype=bool)
@@ -568,7 +568,7 @@ class SSB:
                     last[t] = int(kk[-1])
                     probe = kk[keep]
                     jx = db.index(t)
-                    for plo, phi in _batches(probe.size, BATCH):
+                    for plo, phi in batch_bounds(probe.size, BATCH):
                         paths = db.dense(t, jx.paths(jx.leaf_of(probe[plo:phi])))
                         if flag:
                             paths = paths[:, -1:]
@@ -614,7 +614,7 @@ class SSB:
         touched = (b + extra - 1) // pl - a // pl + 1
         gets += int((sec_l.height - 1 + n + extra + touched + n * cl_l.height).sum())
         probes = self.index_first_rows(name)["eq_ref_by_table"]
-        gets += sum(cnt * (1 if _ahi_flag(ahi) else db.index(t).height) for t, cnt in probes.items())
+        gets += sum(cnt * (1 if ahi_flag(ahi) else db.index(t).height) for t, cnt in probes.items())
         return int(gets)
 
     def expected_rows(self, name: str, plan: str = "scan") -> int:
@@ -648,13 +648,13 @@ def _coalesced(op: Operator, events: int = 1 << 16) -> Operator:
 
 def _merged(segments, cpu: CpuCost, stream: int) -> Chunk:
     """One chunk of the per-get ``(pages, rows, flags)`` segments, consecutive gets of a
-    page with equal flags merged within a segment (as :func:`~bufsim.workloads.plans._emit`
+    page with equal flags merged within a segment (as :func:`~bufsim.workloads.plans.emit_chunk`
     merges within one operator's chunk), never across segments."""
     pages = np.concatenate([p for p, _, _ in segments])
     rows = np.concatenate([r for _, r, _ in segments])
     flags = np.concatenate([f for _, _, f in segments])
     breaks = np.cumsum([p.size for p, _, _ in segments])[:-1]
-    return _emit(pages, rows, cpu, stream, flags, breaks)
+    return emit_chunk(pages, rows, cpu, stream, flags, breaks)
 
 
 def _join(chunks) -> Chunk:
@@ -681,7 +681,7 @@ def _dim_slice(db: Database, lo: int, hi: int, per_leaf: int, cpu: CpuCost) -> O
     rows[first[arrive]] = 0
 
     def chunks(stream):
-        yield _emit(pg, rows, cpu, stream, 0)
+        yield emit_chunk(pg, rows, cpu, stream, 0)
 
     return Operator("dim_date scan", chunks, int(r.size), int(pg.size), db.tablespaces,
                     lambda: pages)

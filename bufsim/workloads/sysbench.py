@@ -72,7 +72,7 @@ import numpy as np
 from .._validation import check_int
 from .geometry import PAGE_SIZE, Column, Index, Table, table_geometry
 from .plans import CpuCost, Database, Operator, full_scan, statement
-from .txn import PageFrequency, _clustered_ranges, _descents, _range_gets, _txn_operator
+from .txn import PageFrequency, clustered_ranges, leaf_descents, range_gets, txn_operator
 
 __all__ = [
     "SMALL_ROWS", "BIG_ROWS", "SMALL_NAME", "BIG_NAME", "sbtest_table", "rows_for_size",
@@ -223,17 +223,17 @@ def oltp_read_only(db: Database, table: str, n_txn: int, *, dist: str = "uniform
         b = points.shape[0]
         txn = np.arange(b)[:, None]
         if point_selects:
-            _descents(ev, db, table, ix, points, txn, np.arange(point_selects)[None, :], ahi=ahi)
+            leaf_descents(ev, db, table, ix, points, txn, np.arange(point_selects)[None, :], ahi=ahi)
         for s in range(first.shape[1]):
-            _clustered_ranges(ev, db, table, ix, first[:, s], n[:, s], np.arange(b),
+            clustered_ranges(ev, db, table, ix, first[:, s], n[:, s], np.arange(b),
                               point_selects + s)
 
     def count(params):
         points, first, n = params
-        gets = points.size * (1 if ahi else ix.height) + _range_gets(ix, first, n).sum()
+        gets = points.size * (1 if ahi else ix.height) + range_gets(ix, first, n).sum()
         return points.size + n.sum(), gets
 
-    return _txn_operator(f"sysbench oltp read-only {table} ({dist})", db, int(n_txn), batch,
+    return txn_operator(f"sysbench oltp read-only {table} ({dist})", db, int(n_txn), batch,
                          seed, draw, build, count, cpu, query_ns, txn_ns)
 
 

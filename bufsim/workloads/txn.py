@@ -2,7 +2,7 @@
 
 sysbench, rein and dbSTRESS transactions are short sequences of statements, each a
 few B-tree descents and short range scans.  :class:`_Events` collects the gets of
-many transactions at once (vectorised over transactions), :func:`_txn_operator`
+many transactions at once (vectorised over transactions), :func:`txn_operator`
 turns a per-batch builder into an :class:`~bufsim.workloads.plans.Operator`, and
 :class:`PageFrequency` holds the expected gets per page of a workload, for the
 contention models (per-instance demand) without expanding a trace.
@@ -25,7 +25,7 @@ __all__ = ["PageFrequency"]
 # --------------------------------------------------------------------------------------
 # shared: events of a batch of transactions
 # --------------------------------------------------------------------------------------
-def _key(stmt, j, p):
+def stmt_key(stmt, j, p):
     """Order of an event inside its transaction: statement, step, position."""
     return (np.asarray(stmt, np.int64) << 32) | (np.asarray(j, np.int64) << 8) | np.asarray(p, np.int64)
 
@@ -33,7 +33,7 @@ def _key(stmt, j, p):
 class _Events:
     """Events of a batch of transactions, added out of order and sorted on finish.
 
-    Every event belongs to a transaction ``txn`` and has a key (:func:`_key`);
+    Every event belongs to a transaction ``txn`` and has a key (:func:`stmt_key`);
     :meth:`chunk` sorts by (txn, key) and charges CPU: ``get_ns + rows *
     row_ns // count`` per get, plus ``query_ns`` on the first event of every
     statement and ``txn_ns`` on the first event of every transaction (the
@@ -77,7 +77,7 @@ class _Events:
                      flags.astype(np.uint8))
 
 
-def _descents(ev: _Events, db: Database, table: str, ix, entries, txn, stmt, j=0, p0=0, *,
+def leaf_descents(ev: _Events, db: Database, table: str, ix, entries, txn, stmt, j=0, p0=0, *,
               ahi: bool = False, modify: bool = False, rows: int = 1, mask=None) -> None:
     """Root-to-leaf descents to key-order ``entries`` of ``ix`` (or one FLAG_AHI leaf get
     each with ``ahi``), the leaf carrying ``rows``; ``modify`` adds the optimistic
@@ -94,17 +94,17 @@ def _descents(ev: _Events, db: Database, table: str, ix, entries, txn, stmt, j=0
     w = paths.shape[-1]
     for lvl in range(w):
         last = lvl == w - 1
-        ev.add(mask, txn, _key(stmt, j, p0 + lvl), paths[..., lvl], 1, rows if last else 0,
+        ev.add(mask, txn, stmt_key(stmt, j, p0 + lvl), paths[..., lvl], 1, rows if last else 0,
                FLAG_AHI if (ahi and last) else 0)
     if modify:
-        ev.add(mask, txn, _key(stmt, j, p0 + w), paths[..., -1], 1, 0, FLAG_MODIFY)
+        ev.add(mask, txn, stmt_key(stmt, j, p0 + w), paths[..., -1], 1, 0, FLAG_MODIFY)
 
 
-def _descent_width(ix, ahi: bool, modify: bool) -> int:
+def descent_width(ix, ahi: bool, modify: bool) -> int:
     return (1 if ahi else ix.height) + int(modify)
 
 
-def _clustered_ranges(ev: _Events, db: Database, table: str, ix, first, n, txn, stmt) -> None:
+def clustered_ranges(ev: _Events, db: Database, table: str, ix, first, n, txn, stmt) -> None:
     """Range scans of ``n`` entries from key-order ``first`` (arrays over statements),
     with the gets of :func:`bufsim.workloads.plans.range_scan` (read past the end)."""
     first = np.asarray(first, dtype=np.int64)
@@ -118,7 +118,7 @@ def _clustered_ranges(ev: _Events, db: Database, table: str, ix, first, n, txn, 
     if h > 1:
         up = db.dense(table, ix.paths(l0)[:, :-1])
         for lvl in range(h - 1):
-            ev.add(np.ones(first.shape, bool), txn, _key(stmt, 0, lvl), up[:, lvl])
+            ev.add(np.ones(first.shape, bool), txn, stmt_key(stmt, 0, lvl), up[:, lvl])
     L = int((l1 - l0).max()) + 1 if first.size else 0
     leaf = l0[:, None] + np.arange(L)
     valid = leaf <= l1[:, None]
@@ -127,12 +127,12 @@ def _clustered_ranges(ev: _Events, db: Database, table: str, ix, first, n, txn, 
     past = valid & (extra[:, None] == 1) & (leaf == l1[:, None])
     pages = db.dense(table, ix.leaves[np.minimum(leaf, g.leaf_pages - 1)])
     t2, j = txn[:, None], 1 + np.arange(L)[None, :]
-    ev.add(valid, t2, _key(stmt, j, 0), pages)
-    ev.add(valid & (k > 0), t2, _key(stmt, j, 1), pages, k, k)
-    ev.add(past, t2, _key(stmt, j, 2), pages)
+    ev.add(valid, t2, stmt_key(stmt, j, 0), pages)
+    ev.add(valid & (k > 0), t2, stmt_key(stmt, j, 1), pages, k, k)
+    ev.add(past, t2, stmt_key(stmt, j, 2), pages)
 
 
-def _range_gets(ix, first, n) -> np.ndarray:
+def range_gets(ix, first, n) -> np.ndarray:
     """Gets of each clustered range scan: (h-1) + leaves touched + n + past-end entry."""
     first = np.asarray(first, np.int64)
     g = ix.geometry
@@ -144,7 +144,7 @@ def _range_gets(ix, first, n) -> np.ndarray:
 # --------------------------------------------------------------------------------------
 # shared: a stream of transactions as an Operator
 # --------------------------------------------------------------------------------------
-def _txn_operator(name: str, db: Database, n_txn: int, batch: int, seed: int,
+def txn_operator(name: str, db: Database, n_txn: int, batch: int, seed: int,
                   draw: Callable, build: Callable, count: Callable, cpu: CpuCost,
                   query_ns: int, txn_ns: int) -> Operator:
     """An Operator over ``n_txn`` transactions drawn ``batch`` at a time.
@@ -239,12 +239,12 @@ class PageFrequency:
                              self.optimistic * w)
 
 
-def _freq_zero(db: Database, name: str = "") -> PageFrequency:
+def freq_zero(db: Database, name: str = "") -> PageFrequency:
     n = db.tablespaces.n_pages
     return PageFrequency(np.zeros(n), np.zeros(n), db.tablespaces, name)
 
 
-def _add_descent_freq(freq: PageFrequency, db: Database, table: str, ix, leaf_w, *,
+def add_descent_freq(freq: PageFrequency, db: Database, table: str, ix, leaf_w, *,
                       ahi: bool = False, modify: bool = False, leaf: bool = True) -> None:
     """Add descents ending on each leaf position with weights ``leaf_w`` (length
     ``leaf_pages``): every level of the path (or the leaf alone with ``ahi``), plus
@@ -266,7 +266,7 @@ def _add_descent_freq(freq: PageFrequency, db: Database, table: str, ix, leaf_w,
         np.add.at(freq.gets, db.dense(table, ix.levels[lvl]), w[:len(ix.levels[lvl])])
 
 
-def _leaf_weights_uniform(ix, lo: int, hi: int) -> np.ndarray:
+def leaf_weights_uniform(ix, lo: int, hi: int) -> np.ndarray:
     """Probability that a uniformly random entry of ``[lo, hi)`` lies on each leaf."""
     pl = ix.geometry.per_leaf
     leaf = np.arange(ix.geometry.leaf_pages, dtype=np.int64)

@@ -274,17 +274,17 @@ def test_ssb_q11_probe_count_matches_closed_form(small_ssb):
 @given(st.integers(1, 40), st.integers(1, 6), st.integers(0, 2**32 - 1),
        st.integers(0, 5), st.integers(0, 3), st.integers(0, 300))
 def test_emit_kept_equals_emit_of_the_kept_entries(k, width, seed, n_pages, row_ns, get_ns):
-    """plans._emit_kept (one pass) gives the chunk of plans._emit over the entries >= 0 of a
+    """plans._emit_kept (one pass) gives the chunk of plans.emit_chunk over the entries >= 0 of a
     row-major layout: same pages, counts, CPU and flags, runs merged across dropped
     entries as in the compacted sequence."""
-    from bufsim.workloads.plans import CpuCost, _emit, _emit_kept
+    from bufsim.workloads.plans import CpuCost, emit_chunk, _emit_kept
     rng = np.random.default_rng(seed)
     pg = rng.integers(-1, n_pages + 1, size=(k, width))   # few pages: long runs, many -1
     rw = rng.integers(0, 3, size=(k, width))
     fl = rng.choice(np.array([0, FLAG_AHI, FLAG_SHORTCUT], dtype=np.uint8), size=(k, width))
     cpu = CpuCost(row_ns=row_ns, get_ns=get_ns)
     keep = pg.ravel() >= 0
-    want = _emit(pg.ravel()[keep], rw.ravel()[keep], cpu, 3, fl.ravel()[keep])
+    want = emit_chunk(pg.ravel()[keep], rw.ravel()[keep], cpu, 3, fl.ravel()[keep])
     got = _emit_kept(pg, rw, fl, cpu, 3)
     assert got == want
     for col in ("page", "count", "cpu_ns", "stream", "flags"):
