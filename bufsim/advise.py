@@ -76,8 +76,8 @@ def footprint(trace) -> int:
 
 
 def _counter(trace, shards, seed):
-    from .analytic.mrc import ShardsCounter, StackDistanceCounter, _infer_n_pages
-    n = _infer_n_pages(trace, None)  # None for a large page map: pages renumbered
+    from .analytic.mrc import ShardsCounter, StackDistanceCounter, infer_n_pages
+    n = infer_n_pages(trace, None)  # None for a large page map: pages renumbered
     cnt = StackDistanceCounter(n) if shards is None else ShardsCounter(n, rate=shards, seed=seed)
     for c in trace:
         if len(c):

@@ -188,7 +188,7 @@ def _rehash_ids(hk, hv, nk, nv):
             nv[h] = hv[j]
 
 
-class _PageIds:
+class PageIds:
     """Dense ids ``0, 1, ...`` of pages in order of first appearance (16 bytes per
     hash slot, at most two slots per distinct page)."""
 
@@ -400,7 +400,7 @@ def iter_events(trace_or_chunks) -> Iterator[tuple[np.ndarray, np.ndarray]]:
                             f"(pages, counts) tuple; got {type(ch).__name__}")
 
 
-def _infer_n_pages(obj, n_pages):
+def infer_n_pages(obj, n_pages):
     if n_pages is not None:
         return check_n_pages(n_pages)
     ts = getattr(obj, "tablespaces", None)
@@ -515,7 +515,7 @@ class StackDistanceCounter:
         self._fixed = n_pages is not None
         self._s = _SlotStack(n, max(_MIN_SLOTS, 2 * n))
         self._hist = np.zeros(n + 1, dtype=np.int64)
-        self._ids = None if self._fixed else _PageIds()
+        self._ids = None if self._fixed else PageIds()
         self.n_gets = 0
         self.n_events = 0
 
@@ -594,7 +594,7 @@ def distinct_pages(trace_or_chunks) -> int:
     >>> distinct_pages(([10**12, 5, 10**12, 7], None))
     3
     """
-    ids = _PageIds()
+    ids = PageIds()
     for p, _ in _iter_events(trace_or_chunks):
         ids(p)
     return int(ids.st[0])
@@ -677,7 +677,7 @@ def exact_mrc(trace_or_chunks, sizes, *, n_pages: int | None = None) -> pd.DataF
     [2, 3, 4]
     """
     sizes = _check_sizes(sizes)
-    cnt = StackDistanceCounter(_infer_n_pages(trace_or_chunks, n_pages))
+    cnt = StackDistanceCounter(infer_n_pages(trace_or_chunks, n_pages))
     for p, c in iter_events(trace_or_chunks):
         cnt.update(p, c)
     return cnt.mrc(sizes)
@@ -759,7 +759,7 @@ class ShardsCounter:
         self._heap_p = np.zeros(smax + 1, dtype=np.int64)
         self._hist = np.zeros(n + 1, dtype=np.float64)
         self._fst = np.zeros(2, dtype=np.float64)
-        self._ids = None if self._fixed else _PageIds()
+        self._ids = None if self._fixed else PageIds()
         self.n_gets = 0
 
     @property
@@ -873,7 +873,7 @@ def shards_mrc(chunks, sizes, *, rate: float | None = None, max_samples: int | N
     [0.5]
     """
     sizes = _check_sizes(sizes)
-    cnt = ShardsCounter(_infer_n_pages(chunks, n_pages), rate=rate, max_samples=max_samples,
+    cnt = ShardsCounter(infer_n_pages(chunks, n_pages), rate=rate, max_samples=max_samples,
                         seed=seed, adjust=adjust)
     for p, c in iter_events(chunks):
         cnt.update(p, c)

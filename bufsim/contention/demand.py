@@ -355,8 +355,8 @@ def _page_counts(source, n_pages: int) -> tuple[np.ndarray, np.ndarray]:
 def _touched_counts(source) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``(pages, gets, ahi)``: the distinct dense pages a trace touches and their gets
     and AHI-flagged gets, in memory that follows those pages (not the largest one)."""
-    from ..analytic.mrc import _PageIds
-    ids = _PageIds()
+    from ..analytic.mrc import PageIds
+    ids = PageIds()
     pages = np.zeros(0, dtype=np.int64)
     gets = np.zeros(0, dtype=np.int64)
     ahi = np.zeros(0, dtype=np.int64)
