@@ -44,7 +44,7 @@ def test_restore_refuses_other_tablespaces():
 
 def test_restore_keeps_set_values_and_accepts_a_twin_pool():
     pool = Pool(bufsim.mysql56(pool_pages=512), SPACES)
-    pool.set(old_blocks_time=0, old_blocks_pct=60)
+    pool.set(old_blocks_time_ms=0, old_blocks_pct=60)
     snap = pool.snapshot()
     pool.set(old_blocks_time_ms=5, old_blocks_pct=20)
     pool.restore(snap)  # SET GLOBAL values come back with the snapshot

@@ -45,12 +45,12 @@ def test_set_on_a_policy_without_old_sublist_is_refused(policy):
     pool = Pool(PoolConfig(policy=policy, pool_pages=512), SPACES)
     with pytest.raises(ValueError, match=rf"old_blocks_time: .*policy 'innodb' only; this "
                                          rf"pool's policy is '{policy}'"):
-        pool.set(old_blocks_time=0)
+        pool.set(old_blocks_time_ms=0)
     with pytest.raises(ValueError, match=rf"old_blocks_pct: .*'{policy}'"):
         pool.set(old_blocks_pct=20)
     assert pool.config == PoolConfig(policy=policy, pool_pages=512)
     inno = Pool(bufsim.mysql56(pool_pages=512), SPACES)
-    inno.set(old_blocks_time=0)
+    inno.set(old_blocks_time_ms=0)
     assert inno.config.old_blocks_time_ms == 0
 
 
