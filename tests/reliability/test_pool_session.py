@@ -43,7 +43,7 @@ def test_idle_refuses_what_is_not_seconds(seconds, match):
 @pytest.mark.parametrize("policy", ["lru", "fifo", "arc"])
 def test_set_on_a_policy_without_old_sublist_is_refused(policy):
     pool = Pool(PoolConfig(policy=policy, pool_pages=512), SPACES)
-    with pytest.raises(ValueError, match=rf"old_blocks_time: .*policy 'innodb' only; this "
+    with pytest.raises(ValueError, match=rf"old_blocks_time_ms: .*policy 'innodb' only; this "
                                          rf"pool's policy is '{policy}'"):
         pool.set(old_blocks_time_ms=0)
     with pytest.raises(ValueError, match=rf"old_blocks_pct: .*'{policy}'"):
