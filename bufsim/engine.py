@@ -49,7 +49,7 @@ from .policies._state import (
     K_ACTIVITY, K_AHI, K_CLEANER, K_COST_CLOCK, K_COST_EVICT, K_COST_MISS, K_COST_YOUNG,
     K_DEV_RAND, K_DEV_SEQ, K_DEV_WRITE, K_NINST, K_OLDTIME, K_POLICY, K_RATHRESH,
     K_RATIO, K_SCANDEPTH, K_VERSION, N_C, N_G, N_I, N_K, N_S, N_T, NS_PER_S, P_OLD, P_WHERE,
-    S_DENSE, T_CLOCK,
+    S_DENSE, T_CLOCK, T_RA,
     T_CPU, T_END, T_EVENTS, T_GETS, T_IOWAIT, T_MISSES, T_POS, VERSION_CODES,
     G_AREA, G_DEVFREE, G_FTOP, G_LEFT, G_MID, G_NLOCAL, I_DROP, P_NEXT, P_PAGE, P_PREV, hash_slot,
     dense_of, is_edge, local_of, register, space_pos,
@@ -1477,11 +1477,12 @@ class PoolState:
 
     def stream_totals(self, stream: int = 0) -> dict:
         """A stream's cumulative ``clock_ns``, ``cpu_ns``, ``io_wait_ns``, ``gets``,
-        ``misses`` and ``events``, and the device's ``busy_ns`` (all streams)."""
+        ``misses``, ``events`` and ``read_ahead`` (pages its gets made linear read-ahead
+        bring in), and the device's ``busy_ns`` (all streams)."""
         s = self.sst[stream]
         return dict(clock_ns=int(s[T_CLOCK]), cpu_ns=int(s[T_CPU]), io_wait_ns=int(s[T_IOWAIT]),
                     gets=int(s[T_GETS]), misses=int(s[T_MISSES]), events=int(s[T_EVENTS]),
-                    busy_ns=int(self.glob[G_DEVBUSY]))
+                    read_ahead=int(s[T_RA]), busy_ns=int(self.glob[G_DEVBUSY]))
 
     #: the arrays that hold the whole mutable state (:meth:`copy_arrays`)
     STATE_ARRAYS = ("pst", "ffree", "stat", "fmap", "edge", "hk", "hv", "ist", "cnt",
@@ -1585,7 +1586,9 @@ class PoolState:
             "stream": np.arange(len(s)), "name": self.stream_names, "start_ns": self.start_ns,
             "end_ns": s[:, T_CLOCK], "elapsed_ns": s[:, T_CLOCK] - self.start_ns, "cpu_ns": s[:, T_CPU],
             "io_wait_ns": s[:, T_IOWAIT], "gets": s[:, T_GETS], "misses": s[:, T_MISSES],
-            "events": s[:, T_EVENTS]})
+            "events": s[:, T_EVENTS], "read_ahead": s[:, T_RA],
+            "hit_ratio": np.where(s[:, T_GETS] > 0,
+                                  1 - s[:, T_MISSES] / np.maximum(s[:, T_GETS], 1), np.nan)})
 
     def group_counts(self) -> tuple[np.ndarray, np.ndarray]:
         """Resident and old pages per group (index), counted from the frames."""
@@ -1645,7 +1648,9 @@ class ReplayResult:
         recomputed from the sums.
     streams
         Per stream: name, start and end of its virtual time, elapsed time, CPU,
-        I/O wait, gets, misses, events.
+        I/O wait, gets, misses (synchronous reads: gets that waited for their page),
+        events, ``read_ahead`` (pages linear read-ahead brought in because of this
+        stream's gets) and ``hit_ratio`` (1 - misses / gets).
     contents
         Resident, old and young pages per index at the end.
     timeline

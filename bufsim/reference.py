@@ -266,6 +266,7 @@ class RefStream:
         self.io_wait = 0
         self.gets = 0
         self.misses = 0
+        self.read_ahead = 0
 
 
 class ReferencePool:
@@ -571,6 +572,7 @@ class ReferencePool:
             if mariadb and q in self._unused:  # §13: a page with no data is freed at once
                 self.inst[self.inst_of[q]].evict(q)
         inst.count("NUMBER_PAGES_READ_AHEAD", n)
+        st.read_ahead += n
         return t
 
     def _twin_get(self, p, flags, st, t):
@@ -606,7 +608,7 @@ class ReferencePool:
         return [] if isinstance(inst, _TwinInstance) else list(inst.flush)
 
     def stream_table(self) -> np.ndarray:
-        return np.array([[s.clock, s.cpu, s.io_wait, s.gets, s.misses, s.pos]
+        return np.array([[s.clock, s.cpu, s.io_wait, s.gets, s.misses, s.pos, s.read_ahead]
                          for s in self.streams], dtype=np.int64)
 
 

@@ -17,13 +17,13 @@ from bufsim.engine import PoolState
 from bufsim.pages import SpaceSpec, Tablespaces
 from bufsim.policies._state import (
     COUNTER_NAMES, C_RA, C_YOUNG, I_CAP,
-    I_CLOCK, I_FREE, LF_LEN, P_DIRTY, P_OLD, T_CLOCK, T_CPU, T_EVENTS, T_GETS, T_IOWAIT, T_MISSES,
+    I_CLOCK, I_FREE, LF_LEN, P_DIRTY, P_OLD, T_CLOCK, T_CPU, T_EVENTS, T_GETS, T_IOWAIT, T_MISSES, T_RA,
 )
 from bufsim.reference import ReferencePool
 from bufsim.trace import Chunk
 
 FULL_EVERY = 10
-STREAM_COLS = [T_CLOCK, T_CPU, T_IOWAIT, T_GETS, T_MISSES, T_EVENTS]
+STREAM_COLS = [T_CLOCK, T_CPU, T_IOWAIT, T_GETS, T_MISSES, T_EVENTS, T_RA]
 
 
 def run_both(config, tablespaces, streams):

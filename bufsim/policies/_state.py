@@ -148,7 +148,9 @@ T_CLOCK, T_CPU, T_IOWAIT, T_GETS, T_MISSES, T_EVENTS, T_POS, T_END = range(8)
 # the device scheduler's per-stream state (bufsim.policies.device): the stream's last
 # page read + 1 (0: none yet) and its seek history (one bit per read, newest lowest)
 T_DEVLAST, T_SEEKS = range(8, 10)
-N_T = 10
+# pages linear read-ahead brought in on behalf of the stream (its get triggered the area)
+T_RA = 10
+N_T = 11
 # ---- global state ----------------------------------------------------------------------
 G_DEVFREE, G_DEVLAST, G_NEXT_TICK, G_ACTIVE, G_FIXED, G_DEVBUSY, G_TICKS, G_FTOP, G_NLOCAL, \
     G_MID, G_LEFT, G_AREA = range(12)

@@ -36,7 +36,7 @@ from ._state import (
     K_OLDTIME, K_RATHRESH, K_RATIO, K_SCANDEPTH, K_VERSION,
     LRU_MIN_LEN, NON_OLD_MIN_LEN, NS_PER_MS, NS_PER_S, OLD_MIN_LEN, OLD_TOLERANCE, P_ACCESS,
     P_DIRTY, P_NEXT, P_OLD, P_PAGE, P_PREV, P_READY, P_STAMP, P_WHERE, RATIO_DIV,
-    S_INST, STAMP_MASK, T_CPU, T_IOWAIT,
+    S_INST, STAMP_MASK, T_CPU, T_IOWAIT, T_RA,
     T_MISSES, G_FTOP, V_MARIADB1011, FLAG_AHI, FLAG_MODIFY, FLAG_RELATCH,
     FLAG_SHORTCUT, FLAG_TEMP, TEMP_DIRTY, TEMP_WRITTEN,
     PM_BASE, PM_FFREE, PM_FMAP, PM_SIZE, PM_UNUSED, dense_of, hash_add, is_edge, leaf_links,
@@ -611,6 +611,7 @@ def read_ahead_linear(pst, stat, ist, cnt, sst, glob, cfg, pm, p, k, t_ns):
                 evict_page(pst, stat, ist, cnt, glob, cfg, fmap, ffree,
                            instance_of(stat, cfg, q), f)
     cnt[i, C_RA] += count
+    sst[k, T_RA] += count
     return t_ns
 
 
