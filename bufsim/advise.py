@@ -23,8 +23,11 @@ HTML) comes from the trace.
    LRU curve chooses where to replay, it never gives the answer), plus
    ``current_pages``.  For each ``old_blocks_time`` the candidate size is the
    smallest grid size where every protected stream's synchronous reads are at
-   most ``(1 + margin)`` times what the largest size gives it (or its hit ratio
-   reaches its ``target_hit``).  The recommended size is the smaller of the two
+   most ``(1 + margin)`` times its *reference* (or its hit ratio reaches its
+   ``target_hit``).  The reference is the stream's fewest reads of the two
+   settings at the largest size; when the trace has a scan/batch stream, at the
+   largest size *below* the footprint, since at the footprint itself nothing is
+   ever evicted and that step is the scan's cliff.  The recommended size is the smaller of the two
    candidates; the grid is then refined (three sizes between the grid size below
    it and it) and the rule applied again.  With no protected stream, the answer
    is the smallest size whose total synchronous reads are within the margin of
@@ -36,9 +39,8 @@ HTML) comes from the trace.
    with 0 and 1000 ms.  The recommendation is the value whose candidate size was
    the smaller (a tie: the one with fewer protected reads at the recommended size
    when they differ by more than the margin, else the version default).
-   ``old_blocks_pct`` 20 and 50 are replayed at the recommended size and the step
-   below; they are reported when they move a protected stream's reads by more
-   than the margin.
+   ``old_blocks_pct`` 20 and 50 are replayed at the recommended size; they are
+   reported when they move a protected stream's reads by more than the margin.
 
 4. **Instances, only on evidence.** When the caller gives ``threads`` or ``cores``,
    or the trace carries several threads, each instance count ``N`` in 1, 2, 4 ...
@@ -620,7 +622,7 @@ def advise(trace, *, margin: float = 0.05, protect=None, target_hit=None,
                 protects.append((s, st, r0, r1))
 
     # ---- old_blocks_pct -------------------------------------------------------------------------
-    pct_sizes = [grid[j] for j in (i, i - 1) if j >= 0]
+    pct_sizes = [rec]
     pct_tab = _replays(trace, [{**p} for pct in OLD_PCT_ALTERNATIVES
                                for p in points(pct_sizes, (obt,), pct)], **rkw)
     pct_moves = []
@@ -647,6 +649,11 @@ def advise(trace, *, margin: float = 0.05, protect=None, target_hit=None,
                      "(innodb_buffer_pool_instances is ignored from 10.5 on), so there is "
                      "nothing to choose.")
         rec_n = 1
+    elif version != "5.5" and rec < 2**30 // PAGE_SIZE:
+        inst_note = (f"**1**: MySQL {version} uses one instance whatever "
+                     "innodb_buffer_pool_instances says when the pool is below 1 GiB "
+                     f"(the recommended pool is {_mib(rec)}), so there is nothing to choose.")
+        rec_n = 1
     elif not evidence:
         inst_note = ("**not assessed**: the trace has one thread and no `--threads`/`--cores` "
                      "were given, so there is no evidence of concurrency to model; give them "
@@ -671,9 +678,6 @@ def advise(trace, *, margin: float = 0.05, protect=None, target_hit=None,
                          f"there the busiest station is {row_n['bottleneck']} (utilization "
                          f"{row_n['utilization']:.0%}), the hottest instance carries "
                          f"{row_n['hottest_share']:.0%} of the pool-mutex demand.")
-        if rec < 2**30 // PAGE_SIZE and version != "5.5":
-            inst_note += (" MySQL 5.6/5.7 use one instance whatever the setting when the "
-                          "pool is below 1 GiB.")
 
     # ---- the report -------------------------------------------------------------------------------
     prot_txt = ", ".join(f"`{p}`" for p in protected) if protected else "none"

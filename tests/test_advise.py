@@ -136,11 +136,15 @@ def test_the_answer_comes_first_and_instances_are_modelled_for_two_threads(rep):
 
 def test_instances_only_on_evidence_and_every_preset():
     one = bufsim.Trace.from_arrays(np.random.default_rng(3).integers(0, 700, 6000), name="one")
-    r = advise(one, preset="mysql56", jobs=1)
+    r = advise(one, preset="mysql55", jobs=1)
     assert r.recommended_instances is None and r.instances.empty
     assert "**not assessed**" in r.markdown().splitlines()[2]
-    r = advise(one, preset="mysql56", jobs=1, threads=8, cores=4)
+    r = advise(one, preset="mysql55", jobs=1, threads=8, cores=4)
     assert len(r.instances) and r.recommended_instances in r.instances["instances"].tolist()
+    # MySQL 5.6/5.7 ignore the setting below a 1 GiB pool
+    r = advise(one, preset="mysql57", jobs=1, threads=8, cores=4)
+    assert r.recommended_instances == 1 and r.instances.empty
+    assert "below 1 GiB" in r.markdown().splitlines()[2]
     for name in ("mariadb105", "mariadb1011"):
         r = advise(one, preset=name, jobs=1, threads=8)
         assert r.recommended_instances == 1 and "single buffer pool" in r.markdown()

@@ -298,9 +298,9 @@ def test_mrc_bad_input(csv, tmp_path, inproc):
 # ---- advise ----------------------------------------------------------------------------
 def test_advise_markdown_and_html(csv, tmp_path, inproc):
     trace = bufsim.read_trace(csv)
-    rep = advise(trace, threads=8, cores=4, preset="mysql56", trace_label=str(csv), jobs=1)
+    rep = advise(trace, threads=8, cores=4, preset="mysql55", trace_label=str(csv), jobs=1)
     md = tmp_path / "r.md"
-    p = run("advise", csv, "--threads", "8", "--cores", "4", "--preset", "mysql56", "-o", md,
+    p = run("advise", csv, "--threads", "8", "--cores", "4", "--preset", "mysql55", "-o", md,
             "--jobs", "1")
     assert p.returncode == 0, p.stderr
     text = md.read_text()
