@@ -2,21 +2,23 @@
 
 One pass over the chunks computes, for every stream (thread) of a trace:
 
-``gets``, ``events``, ``pages``
-    Page gets, events (runs of gets of one page) and distinct pages touched.
+``gets``, ``events``, ``visits``, ``pages``
+    Page gets, events (runs of gets of one page), visits (runs of the stream's
+    events on one page: other threads' events in between split a run of rows into
+    several events) and distinct pages touched.
 ``sequential``
-    Fraction of the stream's events whose page is the page after the stream's
-    previous event's page (dense index + 1): a scan walking a table leaf by leaf.
+    Fraction of the stream's visits whose page is the page after the stream's
+    previous visit's page (dense index + 1): a scan walking a table leaf by leaf.
 ``one_touch``
-    Fraction of the stream's gets that fall on pages it touches in one event only
-    (a page read once by a scan, all its rows in one run).
+    Fraction of the stream's gets that fall on pages it visits once (a page read
+    once by a scan, all its rows in one visit).
 ``rereference``
-    Fraction of its events that touch a page it touched before.
+    Fraction of its visits that return to a page it visited before.
 ``reuse_p50``, ``reuse_p90``
     Median and 90th percentile of the LRU stack distance (distinct pages of *this
     stream* touched in between) of its re-references, in pages: the pool a
     stream would need alone to hit on half (nine tenths) of its returns.  The
-    run-length repeats of one event (distance 1) are not re-references.
+    rest of a visit (distance 1) is not a re-reference.
 ``lru``
     The stream's own exact LRU stack-distance counter (SHARDS-sampled with
     ``shards``), for choosing where the InnoDB replays go.
@@ -55,7 +57,7 @@ def stream_profile(trace, *, shards: float | None = None, seed: int = 0,
     -------
     (DataFrame, dict)
         One row per stream id (ascending): ``stream`` (id), ``name``, ``gets``,
-        ``events``, ``pages``, ``sequential``, ``one_touch``, ``rereference``,
+        ``events``, ``visits``, ``pages``, ``sequential``, ``one_touch``, ``rereference``,
         ``reuse_p50``, ``reuse_p90``; and ``{stream id: counter}``.
     """
     from .analytic.mrc import ShardsCounter, StackDistanceCounter
@@ -77,7 +79,7 @@ def stream_profile(trace, *, shards: float | None = None, seed: int = 0,
             a = acc.get(s)
             if a is None:
                 # touches per page saturate at 2: 0 never, 1 once, 2 more than once
-                a = acc[s] = dict(gets=0, events=0, seq=0, last=-2,
+                a = acc[s] = dict(gets=0, events=0, visits=0, seq=0, last=-2,
                                   touch=np.zeros(n, dtype=np.uint8), once=0,
                                   lru=StackDistanceCounter() if shards is None else
                                   ShardsCounter(n, rate=shards, seed=seed),
@@ -85,13 +87,18 @@ def stream_profile(trace, *, shards: float | None = None, seed: int = 0,
             a["gets"] += int(k.sum())
             a["events"] += len(p)
             prev = np.concatenate(([a["last"]], p[:-1]))
-            a["seq"] += int((p == prev + 1).sum())
+            # a visit: a run of the stream's events on one page (another thread's events
+            # in between split a run of rows into several events)
+            new = p != prev
+            a["visits"] += int(new.sum())
+            a["seq"] += int((p[new] == prev[new] + 1).sum())
             a["last"] = int(p[-1])
             t = a["touch"]
-            # pages met once within this chunk and never before stay at 1
-            uniq, cnt = np.unique(p, return_counts=True)
+            # pages visited once within this chunk and never before stay at 1
+            uniq, cnt = np.unique(p[new], return_counts=True)
             t[uniq] = np.minimum(t[uniq].astype(np.int64) + cnt, 2).astype(np.uint8)
-            a["runs"] += int((k - 1).sum())
+            # gets at LRU distance 1 that are not re-references: the rest of a run
+            a["runs"] += int((k - 1).sum()) + int((~new).sum())
             a["lru"].update(p, k)
         if bar is not None:
             bar.update(1)
@@ -119,12 +126,12 @@ def stream_profile(trace, *, shards: float | None = None, seed: int = 0,
             p50, p90 = _quantile(rh, 0.5), _quantile(rh, 0.9)
         else:
             p50 = p90 = -1
-        ev = a["events"]
+        ev, vis = a["events"], a["visits"]
         rows.append({"stream": s, "name": names[s] if names and s < len(names) else str(s),
-                     "gets": a["gets"], "events": ev, "pages": distinct,
-                     "sequential": a["seq"] / ev if ev else 0.0,
+                     "gets": a["gets"], "events": ev, "visits": vis, "pages": distinct,
+                     "sequential": a["seq"] / vis if vis else 0.0,
                      "one_touch": one_touch,
-                     "rereference": (ev - distinct) / ev if ev else 0.0,
+                     "rereference": (vis - distinct) / vis if vis else 0.0,
                      "reuse_p50": p50, "reuse_p90": p90})
         counters[s] = lru
         a.clear()
@@ -145,7 +152,7 @@ def classify(profile: pd.DataFrame, read_ahead_share: dict | None = None) -> pd.
     kinds, whys = [], []
     thr = SCAN_THRESHOLD
     for r in out.itertuples(index=False):
-        figs = (f"{r.sequential:.0%} of its events read the next page, {r.one_touch:.0%} of "
+        figs = (f"{r.sequential:.0%} of its visits go to the next page, {r.one_touch:.0%} of "
                 f"its gets fall on pages it touches once, read-ahead brings "
                 f"{r.read_ahead_share:.0%} of the pages read for it")
         reuse = (f"; its re-references come back after {r.reuse_p50:,} distinct pages "
@@ -160,7 +167,7 @@ def classify(profile: pd.DataFrame, read_ahead_share: dict | None = None) -> pd.
         else:
             kinds.append("latency-bound")
             whys.append(f"latency-bound (point/range lookups): {r.rereference:.0%} of its "
-                        f"events return to pages it touched ({figs}{reuse}); every "
+                        f"visits return to pages it visited ({figs}{reuse}); every "
                         "synchronous read is a wait")
     out["kind"] = kinds
     out["why"] = whys

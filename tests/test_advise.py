@@ -49,6 +49,7 @@ def test_profile_and_classification_of_an_oltp_and_a_scan_thread():
     # the scan: every event but the first of each pass reads the page after the last one
     n = 3 * 6400
     assert p.loc[1, "sequential"] == pytest.approx(1 - 3 / n)
+    assert p.loc[1, "visits"] == n == p.loc[1, "events"]
     assert p.loc[1, "one_touch"] == 0.0 and p.loc[1, "pages"] == 6400
     assert p.loc[1, "reuse_p50"] == 6400 == p.loc[1, "reuse_p90"]   # a whole table between
     # the hot stream: uniform over 640 pages, so LRU stack positions are uniform on 1..640
@@ -60,6 +61,14 @@ def test_profile_and_classification_of_an_oltp_and_a_scan_thread():
     # one pass of a table, all rows of a page in one event: every get is one-touch
     once = oltp_and_scan(n_oltp=1000, passes=1)
     assert stream_profile(once)[0].set_index("stream").loc[1, "one_touch"] == 1.0
+    # rows of a page split into several events by another thread's gets: one visit
+    scan = np.repeat(np.arange(1000, 1100), 3)
+    page = np.empty(600, dtype=np.int64)
+    page[0::2], page[1::2] = np.random.default_rng(4).integers(0, 50, 300), scan
+    split = stream_profile(bufsim.Trace.from_arrays(page, stream=np.tile([0, 1], 300)))[0]
+    v = split.set_index("stream").loc[1]
+    assert (v["events"], v["visits"], v["pages"]) == (300, 100, 100)
+    assert v["sequential"] == pytest.approx(0.99) and v["one_touch"] == 1.0
     c = classify(prof, {"oltp": 0.0, "scan": 0.9}).set_index("stream")
     assert c.loc[0, "kind"] == "latency-bound" and c.loc[1, "kind"] == "scan/batch"
     assert "walks pages in order" in c.loc[1, "why"] and "90%" in c.loc[1, "why"]
