@@ -889,23 +889,29 @@ def _instances(trace, rec, obt, threads, cores, base, preset, device, gets, stmt
 
 
 def _curves_chart(tab: pd.DataFrame, shown: list, rec: int):
-    """Synchronous reads by pool size, one panel per stream, a line per old_blocks_time."""
+    """Synchronous reads by pool size, one panel per stream (log scales, a 0 left out), a line per
+    old_blocks_time, a dashed rule at the recommended size."""
     import altair as alt
     d = tab[tab["stream"].isin(shown[:6])].copy()
     d["pool_mib"] = d["pool_pages"] / _MIB_PAGES
     d["old_blocks_time"] = d["old_blocks_time_ms"].astype(str) + " ms"
-    d = d[["pool_mib", "misses", "old_blocks_time", "stream"]].rename(
+    d["recommended_mib"] = rec / _MIB_PAGES
+    d = d[["pool_mib", "misses", "old_blocks_time", "stream", "recommended_mib"]].rename(
         columns={"misses": "synchronous reads"})
-    base = alt.Chart(d).mark_line(point=True).encode(
-        x=alt.X("pool_mib:Q", scale=alt.Scale(type="log", base=2), title="pool size (MiB)"),
-        y=alt.Y("synchronous reads:Q", title="synchronous reads"),
+    d["synchronous reads"] = d["synchronous reads"].where(d["synchronous reads"] > 0)
+    x = alt.X("pool_mib:Q", scale=alt.Scale(type="log", base=2), title="pool size (MiB)")
+    line = alt.Chart().mark_line(point=True).encode(
+        x=x, y=alt.Y("synchronous reads:Q", scale=alt.Scale(type="log"),
+                     title="synchronous reads (log; 0 not drawn)"),
         color=alt.Color("old_blocks_time:N", title="old_blocks_time"),
-        tooltip=["stream", "pool_mib", "old_blocks_time", "synchronous reads"],
-    ).properties(width=300, height=220)
+        tooltip=["stream", "pool_mib", "old_blocks_time", "synchronous reads"])
+    rule = alt.Chart().mark_rule(color="gray", strokeDash=[4, 4]).encode(
+        x=alt.X("mean(recommended_mib):Q"))
     n = min(len(shown), 6)
-    chart = base.facet(facet=alt.Facet("stream:N", title=None, sort=shown[:6]),
-                       columns=min(n, 3)).resolve_scale(y="independent").properties(
-        title=f"Reads per stream by pool size (recommended: {_mib(rec)})")
+    chart = alt.layer(line, rule, data=d).properties(width=300, height=220).facet(
+        facet=alt.Facet("stream:N", title=None, sort=shown[:6]), columns=min(n, 3)
+    ).resolve_scale(y="independent").properties(
+        title=f"Reads per stream by pool size (dashed: recommended, {_mib(rec)})")
     return chart, 1000, 300 * ((n + 2) // 3)
 
 
