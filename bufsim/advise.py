@@ -705,11 +705,13 @@ def advise(trace, *, margin: float = 0.05, protect=None, target_hit=None,
                    + (_mib(cand[other]) if cand[other] is not None else "more than the footprint"))
         obt_reason = f"it lets the pool be {_mib(rec)}; {alt_txt}"
     elif obt != default_obt:
-        obt_reason = (f"at {_mib(rec)} it gives the protected streams {at_rec[obt]:,} reads "
-                      f"against {at_rec[other]:,} with {other} ms")
+        obt_reason = (f"at {_mib(rec)} it gives " + ("the protected streams" if protected else
+                                                      "all streams")
+                      + f" {at_rec[obt]:,} reads against {at_rec[other]:,} with {other} ms")
     else:
         obt_reason = (f"the version default: at {_mib(rec)} 0 and 1000 ms differ by less than "
-                      f"{margin:.0%} for the protected streams")
+                      f"{margin:.0%} for " + ("the protected streams" if protected else
+                                              "the total reads"))
 
     b: list = [("ul", [
         f"**innodb_buffer_pool_size = {_mib(rec)}** ({rec:,} pages of 16 KiB): {size_reason}.",
