@@ -332,10 +332,13 @@ def _replays(trace, points, *, preset, executor, jobs, progress) -> pd.DataFrame
     return out
 
 
-def _candidate(tab: pd.DataFrame, protected, margin, targets, ref) -> tuple[int | None, dict]:
+def _candidate(tab: pd.DataFrame, protected, margin, targets, ref,
+               criterion: str = "reads") -> tuple[int | None, dict]:
     """Smallest size of ``tab`` (one old_blocks_time, one pct) where every protected
-    stream's misses are at most ``(1 + margin) * ref[stream]`` (or its hit ratio
-    reaches its target).  Returns (size or None, {stream: (limit kind, limit)})."""
+    stream's misses are at most ``(1 + margin) * ref[stream]`` (criterion ``'reads'``), or
+    its I/O wait at most ``ref_wait + margin * ref_elapsed`` (``'wait'``; ``ref`` then maps
+    a stream to ``(wait, elapsed)``), or its hit ratio reaches its target.  Returns
+    (size or None, {stream: (limit kind, limit)})."""
     sizes = np.sort(tab["pool_pages"].unique())
     top = sizes[-1]
     m = tab.set_index(["pool_pages", "stream"])
@@ -344,6 +347,9 @@ def _candidate(tab: pd.DataFrame, protected, margin, targets, ref) -> tuple[int 
         t = targets.get(st)
         if t is not None and max(float(m.loc[(s, st), "hit_ratio"]) for s in sizes) >= t - 1e-12:
             limits[st] = ("hit", t)
+        elif criterion == "wait":
+            w, el = ref[st]
+            limits[st] = ("wait", w + margin * el)
         else:
             limits[st] = ("misses", (1 + margin) * int(ref[st]))
     for s in sizes:
@@ -351,6 +357,8 @@ def _candidate(tab: pd.DataFrame, protected, margin, targets, ref) -> tuple[int 
         for st, (kind, lim) in limits.items():
             if kind == "hit":
                 ok &= float(m.loc[(s, st), "hit_ratio"]) >= lim - 1e-12
+            elif kind == "wait":
+                ok &= int(m.loc[(s, st), "io_wait_ns"]) <= lim
             else:
                 ok &= int(m.loc[(s, st), "misses"]) <= lim
         if ok:
@@ -371,7 +379,8 @@ def _scan_only_candidate(tab: pd.DataFrame, margin: float, fp: int) -> int:
 
 def advise(trace, *, margin: float = 0.05, protect=None, target_hit=None,
            threads: int | None = None, cores: int | None = None, preset: str = "mysql57",
-           device: str = "ssd", current_pages: int | None = None, shards: float | None = None,
+           device: str = "ssd", current_pages: int | None = None, criterion: str = "reads",
+           shards: float | None = None,
            seed: int = 0, gets_per_txn: int | None = None, trace_label: str | None = None,
            executor=None, jobs: int | None = None, progress: bool = False) -> Report:
     """Recommend a pool size, ``old_blocks_time`` and instance count for a trace, per thread.
@@ -400,6 +409,11 @@ def advise(trace, *, margin: float = 0.05, protect=None, target_hit=None,
     device : str
         Device model of the replays (``'ssd'``, ``'hdd7200'``, ``'fs_cache'``,
         ``'instant'``).
+    criterion : {'reads', 'wait'}
+        What the margin bounds for a protected stream: ``'reads'``, its synchronous
+        reads, at most ``(1 + margin)`` times the reference's; ``'wait'``, its I/O
+        wait, at most the reference's plus ``margin`` times the reference's virtual
+        elapsed time (the reads that cost the thread under ``margin`` of its time).
     current_pages : int, optional
         The pool the user has now (pages, >= 320): replayed too, and shown in the
         old_blocks_time section.
@@ -435,6 +449,8 @@ def advise(trace, *, margin: float = 0.05, protect=None, target_hit=None,
     # ---- arguments ------------------------------------------------------------------------
     if not (isinstance(margin, (int, float)) and 0 < margin < 1):
         raise ValueError(f"margin={margin!r} is out of range; allowed: (0, 1)")
+    if criterion not in ("reads", "wait"):
+        raise ValueError(f"criterion={criterion!r} is unknown; allowed: reads, wait")
     if preset not in PRESETS:
         raise ValueError(f"preset={preset!r} is unknown; allowed: {', '.join(PRESETS)}")
     base = make_preset(preset, device=device)          # validates the device
@@ -555,12 +571,17 @@ def advise(trace, *, margin: float = 0.05, protect=None, target_hit=None,
         at = int(sizes_[-2]) if scans and len(sizes_) > 2 else int(sizes_[-1])
         ref_note[:] = [at]
         big = tab[(tab["pool_pages"] == at) & (tab["old_blocks_pct"] == base.old_blocks_pct)]
-        ref = big.groupby("stream")["misses"].min().to_dict()
+        if criterion == "wait":   # the setting with the least I/O wait there, and its time
+            best = big.sort_values("io_wait_ns").groupby("stream").first()
+            ref = {k: (int(r.io_wait_ns), int(r.elapsed_ns)) for k, r in best.iterrows()}
+        else:
+            ref = big.groupby("stream")["misses"].min().to_dict()
         cand, limits = {}, {}
         for t in OBT_VALUES:
             sub = tab[(tab["old_blocks_time_ms"] == t) & (tab["old_blocks_pct"] == base.old_blocks_pct)]
             if protected:
-                cand[t], limits[t] = _candidate(sub, protected, margin, per_stream_targets, ref)
+                cand[t], limits[t] = _candidate(sub, protected, margin, per_stream_targets, ref,
+                                                criterion)
             else:
                 cand[t], limits[t] = _scan_only_candidate(sub, margin, fp), {}
         return cand, limits
@@ -686,14 +707,18 @@ def advise(trace, *, margin: float = 0.05, protect=None, target_hit=None,
         for st in protected:
             kind, lim = limits[obt][st] if obt in limits and st in limits[obt] else ("misses", 0)
             lim_txt.append(f"`{st}` reaches hit ratio {lim:g}" if kind == "hit" else
-                           f"`{st}` reads at most {lim:,.0f} pages")
+                           f"`{st}` waits for I/O at most {lim / 1e9:,.2f} s" if kind == "wait"
+                           else f"`{st}` reads at most {lim:,.0f} pages")
         ref_at = ref_note[0]
         ref_what = (f"the largest size below the footprint, {_mib(ref_at)}" if ref_at != top
                     else f"the footprint, {_mib(top)}")
+        within = (f"within {margin:.0%} of what {ref_what}, gives "
+                  f"{'it' if len(protected) == 1 else 'them'} with the better old_blocks_time"
+                  if criterion == "reads" else
+                  f"at most {margin:.0%} of its virtual elapsed time more I/O wait than at "
+                  f"{ref_what.split(', ')[-1]} with the better old_blocks_time")
         size_reason = (f"the smallest replayed size where {' and '.join(lim_txt)} with "
-                       f"old_blocks_time {obt} (within {margin:.0%} of what {ref_what}, "
-                       f"gives {'it' if len(protected) == 1 else 'them'} with the "
-                       "better old_blocks_time); "
+                       f"old_blocks_time {obt} ({within}); "
                        f"protected streams: {prot_txt} ({how})")
     else:
         size_reason = (f"no stream is latency-bound, so the size is the smallest whose total "

@@ -488,7 +488,8 @@ def _cmd_advise(args) -> int:
     try:
         report = advise(trace, margin=args.margin, protect=protect, target_hit=targets,
                         threads=args.threads, cores=args.cores, preset=args.preset,
-                        device=args.device or "ssd", current_pages=current, shards=args.shards,
+                        device=args.device or "ssd", current_pages=current,
+                        criterion=args.criterion, shards=args.shards,
                         gets_per_txn=args.gets_per_txn, trace_label=args.trace,
                         executor=executor, jobs=args.jobs, progress=not args.no_progress)
     except ValueError as e:
@@ -670,6 +671,9 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--margin", type=_float("--margin", 0.0, 1.0, lo_open=True), default=0.05,
                    metavar="M", help="allowed excess of a protected stream's reads over the "
                    "footprint's (default 0.05)")
+    p.add_argument("--criterion", choices=("reads", "wait"), default="reads",
+                   help="what --margin bounds: a protected stream's synchronous reads "
+                   "(default), or its I/O wait as a share of its virtual elapsed time")
     p.add_argument("--protect", metavar="THREAD,...", help="streams to protect (default: "
                    "those classified latency-bound)")
     p.add_argument("--target-hit", metavar="H|NAME=H,...", help="hit ratio every protected "

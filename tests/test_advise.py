@@ -127,6 +127,20 @@ def test_the_pool_size_follows_the_rule_on_the_replays(mix, rep):
     assert row["reads 1000 ms"] == _misses(c, rec, 1000, "oltp")
 
 
+def test_the_wait_criterion_bounds_io_wait_by_a_share_of_the_elapsed_time(mix, rep):
+    w = advise(mix, preset="mysql55", jobs=1, criterion="wait")
+    c = w.curve[(w.curve["stream"] == "oltp") & (w.curve["old_blocks_pct"] == 37)]
+    sizes = sorted(c["pool_pages"].unique())
+    at = c[c["pool_pages"] == sizes[-2]].sort_values("io_wait_ns").iloc[0]
+    lim = int(at["io_wait_ns"]) + 0.05 * int(at["elapsed_ns"])
+    for t in (0, 1000):
+        ok = c[(c["old_blocks_time_ms"] == t) & (c["io_wait_ns"] <= lim)]["pool_pages"]
+        assert w.candidates[t] == (ok.min() if len(ok) else None)
+    # a bound on the thread's time is looser than one on its reads here
+    assert w.recommended_pages <= rep.recommended_pages
+    assert "of its virtual elapsed time more I/O wait" in w.markdown().splitlines()[0]
+
+
 def test_the_answer_comes_first_and_instances_are_modelled_for_two_threads(rep):
     lines = rep.markdown().splitlines()
     rec = rep.recommended_pages
@@ -177,7 +191,8 @@ def test_bad_arguments(mix):
                     ({"preset": "mysql80"}, "preset='mysql80' is unknown; allowed: mysql55"),
                     ({"protect": ["nope"]}, "stream 'nope' .* allowed: oltp, scan"),
                     ({"target_hit": {"oltp": 1.5}}, r"target_hit\['oltp'\]=1.5 is out of range"),
-                    ({"current_pages": 64}, "current_pages=64 is out of range")):
+                    ({"current_pages": 64}, "current_pages=64 is out of range"),
+                    ({"criterion": "time"}, "criterion='time' is unknown; allowed: reads")):
         with pytest.raises(ValueError, match=msg):
             advise(mix, jobs=1, **kw)
 
