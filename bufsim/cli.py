@@ -250,6 +250,7 @@ def _cmd_replay(args) -> int:
                            "hit_ratio": row["hit_ratio"], "elapsed_ns": row["elapsed_ns"],
                            "streams": json.loads(res.streams.to_json(orient="records")),
                            "contents": json.loads(res.contents.to_json(orient="records")),
+                           "spaces": json.loads(res.spaces.to_json(orient="records")),
                            "instances": json.loads(res.stats.to_json(orient="records")),
                            "provenance": {**prov, "trace": args.trace}}, indent=1) + "\n"
     else:
@@ -283,6 +284,9 @@ def _table_text(cfg, res, row) -> str:
     view["io_wait_s"] = st["io_wait_ns"] / 1e9
     view["elapsed_s"] = st["elapsed_ns"] / 1e9
     print(view.to_string(index=False, float_format=lambda x: f"{x:.6f}"), file=buf)
+    print("\n# per tablespace (misses: synchronous reads; pages: resident at the end)",
+          file=buf)
+    print(res.spaces.to_string(index=False, float_format=lambda x: f"{x:.6f}"), file=buf)
     print("\n# per index at the end (resident pages)", file=buf)
     print(res.contents.to_string(index=False), file=buf)
     return buf.getvalue()

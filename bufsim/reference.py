@@ -293,6 +293,8 @@ class ReferencePool:
             s.sid = i
         space = tablespaces.page_space_idx
         self.device = RefDevice(config.device, lambda p: (int(space[p]), int(p)))
+        #: synchronous reads per tablespace (position in the tablespaces)
+        self.space_misses = np.zeros(tablespaces.n_spaces, dtype=np.int64)
         self.next_tick = 1_000_000_000
         self.active = False
         self.ticks = 0
@@ -463,6 +465,7 @@ class ReferencePool:
         self.fixed = p
         if not resident:
             st.misses += 1
+            self.space_misses[self.ts.page_space_idx[p]] += 1
             inst.count("Innodb_buffer_pool_reads")
             t = self._read(p, st, t)
             done = self.device_read(p, t, st)
@@ -583,6 +586,7 @@ class ReferencePool:
         if hit:
             return t
         st.misses += 1
+        self.space_misses[self.ts.page_space_idx[p]] += 1
         inst.count("Innodb_buffer_pool_reads")
         inst.count("NUMBER_PAGES_READ")
         if victim >= 0:

@@ -43,6 +43,8 @@ def run_both(config, tablespaces, streams):
         np.testing.assert_array_equal(state.cnt, ref.counters(), err_msg=f"counters after event {n}")
         np.testing.assert_array_equal(state.sst[:, STREAM_COLS], ref.stream_table(),
                                       err_msg=f"streams after event {n}")
+        np.testing.assert_array_equal(state.space_misses, ref.space_misses,
+                                      err_msg=f"reads per tablespace after event {n}")
         if n % FULL_EVERY == 0:
             compare_lists(state, ref, n)
     assert state.run(max_events=1) == 0, "the kernel has events the reference does not"
@@ -284,6 +286,7 @@ def test_innodb_fast_loop_matches_general_kernel_and_reference(case, pool, budge
         n += 1
     np.testing.assert_array_equal(fast.cnt, ref.counters())
     np.testing.assert_array_equal(fast.sst[:, STREAM_COLS], ref.stream_table())
+    np.testing.assert_array_equal(fast.space_misses, ref.space_misses)
     compare_lists(fast, ref, n)
 
 

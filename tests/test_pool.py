@@ -43,6 +43,8 @@ def check(pool, ref, what):
     np.testing.assert_array_equal(st.cnt, ref.counters(), err_msg=f"counters after {what}")
     np.testing.assert_array_equal(st.sst[:, STREAM_COLS], ref.stream_table(),
                                   err_msg=f"stream after {what}")
+    np.testing.assert_array_equal(st.space_misses, ref.space_misses,
+                                  err_msg=f"reads per tablespace after {what}")
     for i in range(pool.config.instances):
         assert st.lru(i) == ref.lists(i)[0], f"list of instance {i} after {what}"
         if pool.config.policy == "innodb":

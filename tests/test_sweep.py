@@ -237,6 +237,12 @@ def test_per_stream_rows_are_the_replays_streams():
                 assert per.loc[s.name, k] == getattr(s, k), (size, s.name, k)
         assert per.loc["all", "gets"] == per.loc[["oltp", "scan"], "gets"].sum() == 6000
         assert per.loc["all", "read_ahead"] == int(res.totals["NUMBER_PAGES_READ_AHEAD"])
+        # each thread reads its own tablespace: per space, that thread's gets and reads
+        sp = res.spaces.set_index("name")
+        assert sp.loc["small", "gets"] == per.loc["oltp", "gets"]
+        assert sp.loc["small", "misses"] == per.loc["oltp", "misses"]
+        assert sp.loc["big", "misses"] == per.loc["scan", "misses"]
+        assert sp["pages"].sum() == int(res.contents["pages"].sum())
         # the scan's gets trigger most of the linear read-ahead
         assert per.loc["scan", "read_ahead"] > 10 * per.loc["oltp", "read_ahead"]
         assert per.loc["oltp", "NUMBER_PAGES_READ"] is pd.NA

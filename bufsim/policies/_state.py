@@ -392,9 +392,10 @@ def hash_slot(hk, d):
 #: space the offset of its own leaf links in ``PM_LPREV``/``PM_LNEXT`` (-1: page n's
 #: neighbours are n - 1 and n + 1), and those links as page numbers (-1: none); per page
 #: (local id) 1 if it is the first or last page of its read-ahead area of
-#: ``glob[G_AREA]`` pages (a compact copy of one fact; empty with dense keys)
+#: ``glob[G_AREA]`` pages (a compact copy of one fact; empty with dense keys); per space
+#: the synchronous reads (misses) of its pages, int64, written by the kernels
 (PM_FMAP, PM_FFREE, PM_HK, PM_HV, PM_BASE, PM_SIZE, PM_SIDS, PM_UNUSED, PM_LOFF,
- PM_LPREV, PM_LNEXT, PM_EDGE) = range(12)
+ PM_LPREV, PM_LNEXT, PM_EDGE, PM_SMISS) = range(13)
 
 
 @njit(_nrt=False, cache=True, inline="always")

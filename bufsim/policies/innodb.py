@@ -39,7 +39,7 @@ from ._state import (
     S_INST, STAMP_MASK, T_CPU, T_IOWAIT, T_RA,
     T_MISSES, G_FTOP, V_MARIADB1011, FLAG_AHI, FLAG_MODIFY, FLAG_RELATCH,
     FLAG_SHORTCUT, FLAG_TEMP, TEMP_DIRTY, TEMP_WRITTEN,
-    PM_BASE, PM_FFREE, PM_FMAP, PM_SIZE, PM_UNUSED, dense_of, hash_add, is_edge, leaf_links,
+    PM_BASE, PM_FFREE, PM_FMAP, PM_SIZE, PM_SMISS, PM_UNUSED, dense_of, hash_add, is_edge, leaf_links,
     local_of, insert_after, ix, page_no, push_head, space_pos, unlink,
 )
 import numpy as np
@@ -662,6 +662,7 @@ def get(pst, stat, ist, cnt, sst, glob, cfg, pm, p, flags, k, t_ns):
     glob[G_FIXED] = f
     if not resident:
         sst[k, T_MISSES] += 1
+        pm[PM_SMISS][space_pos(stat, pm, p)] += 1
         cnt[i, C_READS] += 1
         t_ns = init_for_read(pst, stat, ist, cnt, sst, glob, cfg, fmap, ffree, p, k, t_ns)
         f = fmap[p]
