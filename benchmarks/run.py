@@ -40,6 +40,10 @@ is bufsim's own, and its ``ratio_vs_floor`` what the rules cost against the floo
 A second section (benchmarks/mrc_vs_replay.py, key ``mrc_vs_replay`` of the
 JSON) times one exact LRU miss-ratio curve against 20 LRU replays on a Zipf(0.9)
 trace of the same length, whose hits must agree at every size.
+
+A third (benchmarks/advise_bench.py, key ``advise``) times ``bufsim advise`` on a
+two-thread CSV of 15M gets (2M with ``--quick``; target: under 90 s on 2 cores);
+``--advise-only`` runs just that row.
 """
 from __future__ import annotations
 
@@ -63,6 +67,7 @@ from floor_lru import floor_lru, floor_lru_unsigned  # noqa: E402  (benchmarks/f
 from midpoint_floor import ONE_TIMED_PF as midpoint_kernel  # noqa: E402  (benchmarks/midpoint_floor.py)
 import midpoint_ra  # noqa: E402  (benchmarks/midpoint_ra.py)
 import mrc_vs_replay as mrc_bench  # noqa: E402  (benchmarks/mrc_vs_replay.py)
+import advise_bench  # noqa: E402  (benchmarks/advise_bench.py)
 
 import bufsim  # noqa: E402
 from bufsim import CostModel, DeviceModel, PoolConfig, Trace, replay  # noqa: E402
@@ -172,13 +177,26 @@ def warm_first_replay_seconds():
     return time.perf_counter() - t0
 
 
+def advise_report(adv: dict) -> str:
+    """One line for the advise row."""
+    return (f"advise: {adv['n_gets']:,} gets, two threads: {adv['seconds']:.1f} s wall on "
+            f"{adv['cores']} cores (target < {adv['target_seconds']:.0f} s), exit "
+            f"{adv['exit_code']}")
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--quick", action="store_true", help="2M gets instead of 20M")
     ap.add_argument("--repeat", type=int, default=3,
                     help="best of at least this many timings per row (the machine may be "
                          "shared; a floor under MIN_FLOOR_SECONDS gets more, up to MAX_ROUNDS)")
+    ap.add_argument("--advise-only", action="store_true",
+                    help="time only the advise row (benchmarks/advise_bench.py)")
     args = ap.parse_args(argv)
+    if args.advise_only:
+        adv = advise_bench.run(2_000_000 if args.quick else 15_000_000)
+        print(advise_report(adv))
+        return 0 if adv["exit_code"] == 0 else 1
     n_gets = 2_000_000 if args.quick else 20_000_000
     n_pages = 1_000_000
     sizes = [8192, 262_144]
@@ -280,6 +298,7 @@ def main(argv=None):
                     distinct_pages=mem.get("distinct_pages"), frames=mem.get("frames")))
         del chunk
     mrc = mrc_bench.run(quick=args.quick)
+    adv = advise_bench.run(2_000_000 if args.quick else 15_000_000)
     out = dict(
         when=dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
         machine=dict(python=platform.python_version(), cpu_count=os.cpu_count(),
@@ -291,6 +310,7 @@ def main(argv=None):
         quick=bool(args.quick), n_gets=n_gets, n_pages=n_pages, repeat=args.repeat,
         compile_or_cache_load_seconds=compile_s,
         warm_process_first_replay_seconds=warm_s, results=rows, mrc_vs_replay=mrc,
+        advise=adv,
     )
     res_dir = repo_root() / "benchmarks" / "results"
     res_dir.mkdir(parents=True, exist_ok=True)
@@ -322,6 +342,7 @@ def main(argv=None):
               f"{eq:>5} {bf:>7} {bp:>7}")
     print("rounds (best of): " + ", ".join(f"{k} {v}" for k, v in rounds_of.items()))
     print(mrc_bench.report(mrc))
+    print(advise_report(adv))
     if floor_mismatch:
         print("MISMATCH: a minimal kernel differs from bufsim: " + "; ".join(floor_mismatch))
         return 1

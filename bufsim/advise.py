@@ -1,40 +1,59 @@
-"""Advice for a trace: pool size, ``old_blocks_time`` and the number of instances.
+"""Advice for a trace, per thread: pool size, ``old_blocks_time`` and instances.
 
-:func:`advise` computes, for one trace, a short report (:class:`Report`, as
-Markdown or HTML) whose every number comes from the trace:
+:func:`advise` answers from InnoDB replays of the trace (linear read-ahead,
+midpoint insertion, ``old_blocks_time``), stream by stream, and says which
+streams it protects and why.  Every number in its :class:`Report` (Markdown or
+HTML) comes from the trace.
 
-1. **Pool size.** The LRU miss-ratio curve (exact by Mattson stack distances,
-   or SHARDS-sampled) is evaluated at every whole-MiB size (multiples of 64
-   pages) from 5 MiB (MySQL's minimum pool) up to the trace's *footprint* (the
-   distinct pages it touches, where the curve reaches its ceiling
-   ``1 - distinct pages / gets``).
+1. **Which thread matters.** Each stream is profiled from the trace
+   (:func:`bufsim.advise_profile.stream_profile`: its sequential fraction,
+   one-touch fraction and LRU reuse distances) and from the replay at the
+   smallest size (the share of its pages that read-ahead brought), and classified
+   latency-bound (point/range lookups: each synchronous read is a wait) or
+   scan/batch (:func:`bufsim.advise_profile.classify`).  The *protected* streams
+   are the latency-bound ones, or those named by ``protect``, or those given a
+   ``target_hit``.
 
-   * The **target size** is the smallest of those sizes whose LRU hit ratio is
-     at least ``target_hit``; there is none when the target is above the ceiling.
-   * The **knee** is the size whose point lies furthest above the straight line
-     from the curve's first point (5 MiB) to its last (the footprint), with
-     ``log2(size)`` and the hit ratio each scaled to ``[0, 1]`` over that range:
-     ``argmax((h(s) - h(s0)) / (h(s1) - h(s0)) - log(s / s0) / log(s1 / s0))``
-     (the Kneedle criterion of Satopää et al., 2011, on a logarithmic size
-     axis: past the knee, each doubling of the pool buys less hit ratio than
-     the average doubling).  A flat curve has its knee at 5 MiB.
-   * The **recommended size** is the target size when there is one, otherwise
-     the knee.
+2. **Pool size.** The trace is replayed through InnoDB (one instance, the
+   preset's version, ``device``) with ``old_blocks_time`` 0 and 1000 at a grid of
+   sizes: 5 MiB (MySQL's minimum pool, 320 pages), doubling up to the footprint
+   (distinct pages touched, rounded up to a whole MiB), plus, for each stream the
+   profile calls latency-bound, the size where *its own* exact LRU curve has its
+   knee and where its LRU misses come within the margin of its footprint's (the
+   LRU curve chooses where to replay, it never gives the answer), plus
+   ``current_pages``.  For each ``old_blocks_time`` the candidate size is the
+   smallest grid size where every protected stream's synchronous reads are at
+   most ``(1 + margin)`` times its *reference* (or its hit ratio reaches its
+   ``target_hit``).  The reference is the stream's fewest reads of the two
+   settings at the largest size; when the trace has a scan/batch stream, at the
+   largest size *below* the footprint, since at the footprint itself nothing is
+   ever evicted and that step is the scan's cliff.  The recommended size is the smaller of the two
+   candidates; the grid is then refined (three sizes between the grid size below
+   it and it) and the rule applied again.  With no protected stream, the answer
+   is the smallest size whose total synchronous reads are within the margin of
+   the fewest any size below the footprint gives: a knee at the footprint made by
+   a scan is never the answer.
 
-2. **old_blocks_time.** The trace is replayed through InnoDB at the recommended
-   size with ``old_blocks_time`` 0 and 1000 (one instance, the chosen preset and
-   device), and the hit ratios, reads, pages made young and not made young and
-   the virtual elapsed time are compared.
+3. **old_blocks_time.** At the recommended size and one and two grid steps below
+   it (and ``current_pages``), the report gives every stream's reads and I/O wait
+   with 0 and 1000 ms.  The recommendation is the value whose candidate size was
+   the smaller (a tie: the one with fewer protected reads at the recommended size
+   when they differ by more than the margin, else the version default).
+   ``old_blocks_pct`` 20 and 50 are replayed at the recommended size; they are
+   reported when they move a protected stream's reads by more than the margin.
 
-3. **Instances.** For each instance count ``N`` in 1, 2, 4, ... 64 that leaves
-   every instance at least 320 pages, the trace is replayed with ``N``
-   instances, its per-instance gets, reads and make-young moves become mutex
-   demand (:func:`bufsim.contention.instance_demand`, with the hold and CPU
-   times of :class:`bufsim.contention.Costs`), and exact MVA gives the
-   throughput of ``threads`` closed-loop users on ``cores`` cores.  The
-   recommendation is the smallest ``N`` within 95% of the best throughput
-   (:func:`bufsim.contention.instances_for_fraction`).  Every assumption is
-   listed in the report.
+4. **Instances, only on evidence.** When the caller gives ``threads`` or ``cores``,
+   or the trace carries several threads, each instance count ``N`` in 1, 2, 4 ...
+   64 that leaves every instance at least 320 pages is replayed at the recommended
+   size, its per-instance gets, reads and make-young moves become mutex demand
+   (:func:`bufsim.contention.instance_demand`, hold and CPU times of
+   :class:`bufsim.contention.Costs`), and exact MVA gives the throughput of
+   ``threads`` closed-loop users on ``cores`` cores; the recommendation is the
+   smallest ``N`` within 95% of the best.  Otherwise the report says "not
+   assessed".  MariaDB 10.5+ has one buffer pool, so no model runs for it.
+
+The replays run through :func:`bufsim.sweep` (local processes, or any executor
+such as a ``dask.distributed`` client).
 
 References
 ----------
@@ -42,6 +61,8 @@ References
    in a haystack: detecting knee points in system behavior", ICDCS Workshops 2011.
 .. [2] R. L. Mattson, J. Gecsei, D. R. Slutz and I. L. Traiger, "Evaluation
    techniques for storage hierarchies", IBM Systems Journal 9(2), 1970.
+.. [3] MySQL 5.7 Reference Manual, 14.8.3.3 "Making the Buffer Pool Scan
+   Resistant" (innodb_old_blocks_time, innodb_old_blocks_pct).
 """
 from __future__ import annotations
 
@@ -54,9 +75,12 @@ import pandas as pd
 
 from ._validation import check_int
 from .config import MIN_POOL_PAGES, PAGE_SIZE, preset as make_preset
-from .versions import CONTENTION_PRESETS, record as server_record
+from .versions import RECORDS as _RECORDS
 
-__all__ = ["advise", "miss_ratio_curve", "knee", "Report"]
+#: the servers whose mutex rules the contention model follows
+CONTENTION_SERVERS = tuple(r.server for r in _RECORDS.values() if r.contention_modelled)
+
+__all__ = ["advise", "miss_ratio_curve", "knee", "footprint", "Report"]
 
 _MIB_PAGES = 2**20 // PAGE_SIZE          # 64
 INSTANCE_COUNTS = (1, 2, 4, 8, 16, 32, 64)
@@ -141,36 +165,51 @@ class Report:
 
     Attributes
     ----------
-    recommended_pages, knee_pages, target_pages : int or None
-        Sizes in pages (``target_pages`` None when the target is above the
-        curve's ceiling).
-    ceiling : float
-        The LRU hit ratio with the whole footprint resident.
+    recommended_pages : int
+        Recommended pool size in pages.
+    recommended_old_blocks_time : int
+        Recommended ``innodb_old_blocks_time`` in ms.
+    recommended_instances : int or None
+        None when the instance count was not assessed.
+    streams : DataFrame
+        Per stream: the profile, ``read_ahead_share``, ``kind``, ``why`` and
+        ``protected``.
     curve : DataFrame
-        The curve at the whole-MiB sizes it was evaluated at.
+        The replays: one row per pool size, ``old_blocks_time_ms``,
+        ``old_blocks_pct`` and stream (``'all'`` for totals), with ``gets``,
+        ``misses`` (synchronous reads), ``read_ahead``, ``hit_ratio``,
+        ``io_wait_ns`` and ``elapsed_ns``.
     old_blocks_time : DataFrame
-        The replays at 0 and 1000 ms.
+        Per size of the old_blocks_time section and stream: reads and I/O wait
+        with 0 and 1000 ms.
     instances : DataFrame
         Per instance count: throughput, hottest instance's share of the pool
-        mutex demand, the bottleneck station and its utilization.
-    recommended_instances : int
+        mutex demand, the bottleneck station and its utilization (empty when
+        not assessed).
+    candidates : dict
+        ``old_blocks_time_ms -> size`` chosen by the rule with that setting.
     blocks : list
         ``(kind, content)`` blocks of the report: ``h1``, ``h2``, ``p``, ``ul``
-        (a list of str) and ``table`` (a DataFrame).
+        (a list of str), ``table`` (a DataFrame) and ``figure`` (a name of
+        ``figures``).
+    figures : dict
+        Name -> Altair chart.
     """
 
     recommended_pages: int
-    knee_pages: int
-    target_pages: int | None
-    ceiling: float
+    recommended_old_blocks_time: int
+    recommended_instances: int | None
+    streams: pd.DataFrame
     curve: pd.DataFrame
     old_blocks_time: pd.DataFrame
     instances: pd.DataFrame
-    recommended_instances: int
+    candidates: dict = field(default_factory=dict)
     blocks: list = field(default_factory=list)
+    figures: dict = field(default_factory=dict)
 
-    def markdown(self) -> str:
-        """The report as Markdown."""
+    def markdown(self, figure_files: dict | None = None) -> str:
+        """The report as Markdown; ``figure_files`` maps a figure's name to the image
+        path to link (figures without one are left out)."""
         out = []
         for kind, content in self.blocks:
             if kind == "h1":
@@ -188,11 +227,30 @@ class Report:
                 for row in content.itertuples(index=False):
                     lines.append("| " + " | ".join(map(str, row)) + " |")
                 out.append("\n".join(lines) + "\n")
+            elif kind == "figure" and figure_files and content in figure_files:
+                out.append(f"![{content}]({figure_files[content]})\n")
         return "\n".join(out)
 
+    def render_figures(self, directory, stem: str = "advice") -> dict:
+        """Write every figure as ``STEM-NAME.png`` and ``.svg`` into ``directory``
+        (:func:`bufsim.figures.write_figure`); returns name -> PNG path."""
+        from .figures import write_figure
+        out = {}
+        for name, (chart, w, h) in self.figures.items():
+            out[name] = write_figure(chart, f"{stem}-{name}", width=w, height=h,
+                                     directory=directory)["png"]
+        return out
+
     def html(self) -> str:
-        """The report as a standalone HTML page."""
+        """The report as a standalone HTML page, figures embedded as PNG."""
+        import base64
+        import tempfile
         e = _html.escape
+        pngs = {}
+        if self.figures:
+            with tempfile.TemporaryDirectory(prefix="bufsim-advice-") as d:
+                for name, path in self.render_figures(d).items():
+                    pngs[name] = base64.b64encode(path.read_bytes()).decode()
         body = []
         for kind, content in self.blocks:
             if kind in ("h1", "h2", "p"):
@@ -205,8 +263,13 @@ class Report:
                 rows = "".join("<tr>" + "".join(f"<td>{e(str(v))}</td>" for v in r) + "</tr>"
                                for r in content.itertuples(index=False))
                 body.append(f"<table><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>")
-        title = e(self.blocks[0][1]) if self.blocks else "bufsim advice"
-        style = ("body{font-family:sans-serif;max-width:60em;margin:2em auto;line-height:1.4}"
+            elif kind == "figure" and content in pngs:
+                w = self.figures[content][1]
+                body.append(f'<figure><img alt="{e(content)}" style="max-width:100%;width:{w}px" '
+                            f'src="data:image/png;base64,{pngs[content]}"></figure>')
+        h1 = [c for k, c in self.blocks if k == "h1"]
+        title = e(h1[0]) if h1 else "bufsim advice"
+        style = ("body{font-family:sans-serif;max-width:64em;margin:2em auto;line-height:1.4}"
                  "table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:2px 8px;"
                  "text-align:right}code{background:#f4f4f4}")
         return (f"<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>{title}</title>"
@@ -214,74 +277,205 @@ class Report:
 
 
 def _inline_html(text: str) -> str:
-    """Escape, then turn `code` spans into <code>."""
+    """Escape, then turn `code` spans into <code> and **x** into <b>."""
     parts = _html.escape(text).split("`")
-    return "".join(f"<code>{p}</code>" if i % 2 else p for i, p in enumerate(parts))
+    text = "".join(f"<code>{p}</code>" if i % 2 else p for i, p in enumerate(parts))
+    parts = text.split("**")
+    return "".join(f"<b>{p}</b>" if i % 2 else p for i, p in enumerate(parts))
 
 
 def _fmt(x, digits=4):
     return f"{x:.{digits}f}"
 
 
-def advise(trace, *, target_hit: float = 0.99, threads: int = 32, cores: int = 16,
-           preset: str = "mysql57", device: str = "ssd", shards: float | None = None,
-           seed: int = 0, gets_per_txn: int | None = None, trace_label: str | None = None
-           ) -> Report:
-    """Recommend a pool size, ``old_blocks_time`` and instance count for a trace.
+def _pct(a, b) -> str:
+    """``a`` relative to ``b`` as a signed percentage."""
+    return f"{(a - b) / b:+.0%}" if b else ("+0%" if a == b else "+inf")
+
+
+#: old_blocks_pct values tried besides the default (37) at the recommended size.
+OLD_PCT_ALTERNATIVES = (20, 50)
+#: old_blocks_time values replayed (ms): InnoDB's two documented settings.
+OBT_VALUES = (0, 1000)
+
+
+def _replay_names(trace, ids) -> list[str]:
+    """The stream names :func:`bufsim.replay` gives the streams of ``trace``."""
+    if len(ids) > 1:
+        names = trace.stream_names
+        return [names[s] if names and s < len(names) else str(s) for s in ids]
+    if len(ids) == 1 and trace.stream_start_ns is not None and trace.stream_names:
+        return [trace.stream_names[int(ids[0])]]
+    return [trace.name or "0"]
+
+
+def _mib_round(pages: float) -> int:
+    """``pages`` rounded to a whole MiB (64 pages), at least 320."""
+    return max(MIN_POOL_PAGES, int(round(pages / _MIB_PAGES)) * _MIB_PAGES)
+
+
+def _replays(trace, points, *, preset, executor, jobs, progress) -> pd.DataFrame:
+    """Per-stream rows of a sweep over ``points``; raises if any replay failed."""
+    from .sweeps import sweep
+    df = sweep(trace, points, preset=preset, executor=executor, jobs=jobs, progress=progress,
+               streams=True)
+    bad = df[df["error"].notna()]
+    if len(bad):
+        raise RuntimeError(f"replay of {bad['params'].iloc[0]} failed: {bad['error'].iloc[0]}")
+    keep = ["pool_pages", "old_blocks_time_ms", "old_blocks_pct", "stream", "gets", "misses",
+            "read_ahead", "hit_ratio", "io_wait_ns", "elapsed_ns"]
+    for c in ("old_blocks_pct",):
+        if c not in df.columns:
+            df[c] = np.nan
+    out = df[keep].copy()
+    for c in ("pool_pages", "old_blocks_time_ms", "gets", "misses", "read_ahead", "io_wait_ns",
+              "elapsed_ns"):
+        out[c] = out[c].astype(np.int64)
+    return out
+
+
+def _candidate(tab: pd.DataFrame, protected, margin, targets, ref,
+               criterion: str = "reads") -> tuple[int | None, dict]:
+    """Smallest size of ``tab`` (one old_blocks_time, one pct) where every protected
+    stream's misses are at most ``(1 + margin) * ref[stream]`` (criterion ``'reads'``), or
+    its I/O wait at most ``ref_wait + margin * ref_elapsed`` (``'wait'``; ``ref`` then maps
+    a stream to ``(wait, elapsed)``), or its hit ratio reaches its target.  Returns
+    (size or None, {stream: (limit kind, limit)})."""
+    sizes = np.sort(tab["pool_pages"].unique())
+    top = sizes[-1]
+    m = tab.set_index(["pool_pages", "stream"])
+    limits = {}
+    for st in protected:
+        t = targets.get(st)
+        if t is not None and max(float(m.loc[(s, st), "hit_ratio"]) for s in sizes) >= t - 1e-12:
+            limits[st] = ("hit", t)
+        elif criterion == "wait":
+            w, el = ref[st]
+            limits[st] = ("wait", w + margin * el)
+        else:
+            limits[st] = ("misses", (1 + margin) * int(ref[st]))
+    for s in sizes:
+        ok = True
+        for st, (kind, lim) in limits.items():
+            if kind == "hit":
+                ok &= float(m.loc[(s, st), "hit_ratio"]) >= lim - 1e-12
+            elif kind == "wait":
+                ok &= int(m.loc[(s, st), "io_wait_ns"]) <= lim
+            else:
+                ok &= int(m.loc[(s, st), "misses"]) <= lim
+        if ok:
+            return int(s), limits
+    return None, limits
+
+
+def _scan_only_candidate(tab: pd.DataFrame, margin: float, fp: int) -> int:
+    """With no protected stream: the smallest size whose total reads are within the
+    margin of the fewest any size below 90% of the footprint gives."""
+    a = tab[tab["stream"] == "all"].sort_values("pool_pages")
+    below = a[a["pool_pages"] < 0.9 * fp]
+    if below.empty:
+        below = a
+    lim = (1 + margin) * int(below["misses"].min())
+    return int(below[below["misses"] <= lim]["pool_pages"].iloc[0])
+
+
+def advise(trace, *, margin: float = 0.05, protect=None, target_hit=None,
+           threads: int | None = None, cores: int | None = None, preset: str = "mysql57",
+           device: str = "ssd", current_pages: int | None = None, criterion: str = "reads",
+           shards: float | None = None,
+           seed: int = 0, gets_per_txn: int | None = None, trace_label: str | None = None,
+           executor=None, jobs: int | None = None, progress: bool = False) -> Report:
+    """Recommend a pool size, ``old_blocks_time`` and instance count for a trace, per thread.
 
     Parameters
     ----------
     trace : Trace
-    target_hit : float
-        Hit ratio to reach, in (0, 1].
-    threads : int
-        Concurrent user threads (closed-loop, no think time) in the contention
-        model.
-    cores : int
-        CPU cores of the modelled server.
+        A trace with one or several streams (threads); an in-memory trace is
+        split by its stream ids, as :func:`bufsim.replay` does.
+    margin : float
+        In (0, 1): a protected stream's synchronous reads may exceed what the
+        largest size gives it by this fraction (default 5%).
+    protect : sequence of str, optional
+        Stream names to protect instead of the streams classified latency-bound.
+    target_hit : float or mapping, optional
+        A hit ratio in (0, 1] every protected stream must reach, or ``{stream:
+        hit ratio}`` (those streams are then protected too); a target above what
+        the largest size gives falls back to the margin rule, and the report says so.
+    threads, cores : int, optional
+        Closed-loop user threads and CPU cores of the contention model; without
+        either, and with a one-thread trace, instances are not assessed.  With a
+        several-thread trace, ``threads`` defaults to its thread count and
+        ``cores`` to ``threads``.
     preset : str
-        ``'mysql55'``, ``'mysql56'`` or ``'mysql57'``: the version whose mutex
-        rules and defaults are used.
+        Any preset of :data:`bufsim.config.PRESETS`.
     device : str
         Device model of the replays (``'ssd'``, ``'hdd7200'``, ``'fs_cache'``,
         ``'instant'``).
+    criterion : {'reads', 'wait'}
+        What the margin bounds for a protected stream: ``'reads'``, its synchronous
+        reads, at most ``(1 + margin)`` times the reference's; ``'wait'``, its I/O
+        wait, at most the reference's plus ``margin`` times the reference's virtual
+        elapsed time (the reads that cost the thread under ``margin`` of its time).
+    current_pages : int, optional
+        The pool the user has now (pages, >= 320): replayed too, and shown in the
+        old_blocks_time section.
     shards : float, optional
-        SHARDS rate for the curve (default: exact).
+        SHARDS rate of the per-stream LRU curves that choose where to replay
+        (default: exact).
     seed : int
         SHARDS hash seed.
     gets_per_txn : int, optional
-        Page gets per transaction when the trace carries no statement marks
-        (default 100).  With marks (a ``statement`` column), a transaction is a
-        statement and this must be None.
+        Page gets per transaction of the contention model when the trace has no
+        statement marks (default 100).
     trace_label : str, optional
         How the report names the trace.
+    executor, jobs
+        Where the replays run (:func:`bufsim.sweep`): an executor (e.g. a
+        ``dask.distributed.Client``) or local worker processes (``jobs``; 1 runs
+        them in this process).
+    progress : bool
+        Show progress bars (tqdm) over the profile and the replays.
 
     Returns
     -------
     Report
-        The numbers and the blocks of the report (see the module docstring
-        for every definition).
 
     Raises
     ------
     ValueError
-        For an argument out of range, naming it.
+        For an argument out of range, naming it, before any replay.
     """
-    from .contention import Costs, instance_demand, instances_for_fraction
-    from .engine import replay
+    from .config import PRESETS
     from .trace import FLAG_STMT_END
 
-    if not (isinstance(target_hit, (int, float)) and 0 < target_hit <= 1):
-        raise ValueError(f"target_hit={target_hit!r} is out of range; allowed: (0, 1]")
+    # ---- arguments ------------------------------------------------------------------------
+    if not (isinstance(margin, (int, float)) and 0 < margin < 1):
+        raise ValueError(f"margin={margin!r} is out of range; allowed: (0, 1)")
+    if criterion not in ("reads", "wait"):
+        raise ValueError(f"criterion={criterion!r} is unknown; allowed: reads, wait")
+    if preset not in PRESETS:
+        raise ValueError(f"preset={preset!r} is unknown; allowed: {', '.join(PRESETS)}")
+    base = make_preset(preset, device=device)          # validates the device
     for name, v in (("threads", threads), ("cores", cores)):
-        check_int(name, v, 1)
-    if preset not in CONTENTION_PRESETS:
-        raise ValueError(f"preset={preset!r} is not supported here; allowed: "
-                         f"{', '.join(CONTENTION_PRESETS)} (the versions whose mutex rules "
-                         "are modelled)")
+        if v is not None:
+            check_int(name, v, 1)
+    if current_pages is not None:
+        check_int("current_pages", current_pages, MIN_POOL_PAGES)
+    targets: dict = {}
+    if target_hit is not None:
+        items = target_hit.items() if isinstance(target_hit, dict) else [(None, target_hit)]
+        for k, v in items:
+            if not (isinstance(v, (int, float)) and 0 < v <= 1):
+                what = "target_hit" if k is None else f"target_hit[{k!r}]"
+                raise ValueError(f"{what}={v!r} is out of range; allowed: (0, 1]")
+            targets[k] = float(v)
     label = trace_label or trace.name or "the trace"
+    if not trace.is_materialized and len(trace.streams()) > 1:
+        # replay() splits only an in-memory trace into its threads: hold the chunks
+        from .trace import Trace
+        trace = Trace(list(trace), trace.tablespaces, trace.name,
+                      stream_names=trace.stream_names, stream_start_ns=trace.stream_start_ns)
 
-    # ---- 1. the curve ------------------------------------------------------------------
     gets = 0
     stmt_ends = 0
     for c in trace:
@@ -292,37 +486,389 @@ def advise(trace, *, target_hit: float = 0.99, threads: int = 32, cores: int = 1
     if stmt_ends and gets_per_txn is not None:
         raise ValueError("gets_per_txn: the trace marks its statements; a transaction is a "
                          "statement, leave gets_per_txn out")
+
+    # ---- 1. the streams ---------------------------------------------------------------------
+    from .advise_profile import classify, stream_profile
+    names = _replay_names(trace, [int(x) for x in trace.streams()])
+    for k in list(targets) + list(protect or []):
+        if k is not None and k not in names:
+            raise ValueError(f"stream {k!r} (protect/target_hit) is not in the trace; "
+                             f"allowed: {', '.join(names)}")
+    prof, counters = stream_profile(trace, shards=shards, seed=seed, progress=progress)
+    prof["name"] = names
     fp = footprint(trace)
-    counter = _counter(trace, shards, seed)
     top = max(MIN_POOL_PAGES, -(-fp // _MIB_PAGES) * _MIB_PAGES)
-    sizes = np.arange(MIN_POOL_PAGES, top + 1, _MIB_PAGES, dtype=np.int64)
-    curve = counter.mrc(sizes)
-    h = curve["hit_ratio"].to_numpy()
-    ceiling = float(h[-1])
-    k = knee(sizes, h)
-    knee_pages = int(sizes[k])
-    reach = np.flatnonzero(h >= target_hit - 1e-12)
-    target_pages = int(sizes[reach[0]]) if reach.size else None
-    rec = target_pages if target_pages is not None else knee_pages
+    pre = classify(prof)
+    sizes = {MIN_POOL_PAGES, top}
+    s = MIN_POOL_PAGES
+    while s * 2 < top:
+        s *= 2
+        sizes.add(s)
+    lru_rows = []
+    mib_grid = np.arange(MIN_POOL_PAGES, top + 1, _MIB_PAGES, dtype=np.int64)
+    for r in pre.itertuples(index=False):
+        if r.kind != "latency-bound" and r.name not in (protect or []) and r.name not in targets:
+            continue
+        cnt = counters[r.stream]
+        df = cnt.mrc(mib_grid)
+        h = df["hit_ratio"].to_numpy()
+        miss = df["misses"].to_numpy()
+        k = knee(mib_grid, h)
+        within = int(mib_grid[np.flatnonzero(miss <= (1 + margin) * miss[-1])[0]])
+        sizes.update({int(mib_grid[k]), within})
+        lru_rows.append({"stream": r.name, "LRU knee": f"{_mib(int(mib_grid[k]))}",
+                         f"LRU within {margin:.0%}": _mib(within),
+                         "LRU hit ratio there": _fmt(float(h[mib_grid == within][0]))})
+    if current_pages is not None:
+        sizes.add(int(current_pages))
+    sizes = sorted(sizes)
 
-    # ---- 2. old_blocks_time --------------------------------------------------------------
+    def points(ss, obts=OBT_VALUES, pct=None):
+        out = []
+        for s in ss:
+            for t in obts:
+                p = {"pool_pages": int(s), "instances": 1, "old_blocks_time_ms": int(t),
+                     "device": device}
+                if pct is not None:
+                    p["old_blocks_pct"] = int(pct)
+                out.append(p)
+        return out
+
+    rkw = dict(preset=preset, executor=executor, jobs=jobs, progress=progress)
+    tab = _replays(trace, points(sizes), **rkw)
+    tab["old_blocks_pct"] = base.old_blocks_pct
+
+    # ---- classification with the replay's read-ahead share ------------------------------------
+    small = tab[(tab["pool_pages"] == MIN_POOL_PAGES)
+                & (tab["old_blocks_time_ms"] == base.old_blocks_time_ms)]
+    ras = {}
+    for r in small.itertuples(index=False):
+        if r.stream != "all":
+            read = int(r.read_ahead) + int(r.misses)
+            ras[r.stream] = int(r.read_ahead) / read if read else 0.0
+    streams = classify(prof, ras)
+    if protect:
+        protected = list(dict.fromkeys(protect))
+        how = "named by the user (`--protect`)"
+    else:
+        protected = [n for n, k in zip(streams["name"], streams["kind"]) if k == "latency-bound"]
+        how = "classified latency-bound"
+    per_stream_targets = {k: v for k, v in targets.items() if k is not None}
+    for k in per_stream_targets:
+        if k not in protected:
+            protected.append(k)
+    if None in targets:
+        for k in protected:
+            per_stream_targets.setdefault(k, targets[None])
+    streams["protected"] = streams["name"].isin(protected)
+
+    scans = [n for n, k in zip(streams["name"], streams["kind"]) if k != "latency-bound"]
+    ref_note = []
+
+    def choose(tab):
+        # the reference: what the largest size gives a stream, with the better setting; with
+        # a scan/batch stream, the largest size below the footprint (at the footprint nothing
+        # is ever evicted: that step is the scan's cliff, not something to size for)
+        sizes_ = np.sort(tab["pool_pages"].unique())
+        at = int(sizes_[-2]) if scans and len(sizes_) > 2 else int(sizes_[-1])
+        ref_note[:] = [at]
+        big = tab[(tab["pool_pages"] == at) & (tab["old_blocks_pct"] == base.old_blocks_pct)]
+        if criterion == "wait":   # the setting with the least I/O wait there, and its time
+            best = big.sort_values("io_wait_ns").groupby("stream").first()
+            ref = {k: (int(r.io_wait_ns), int(r.elapsed_ns)) for k, r in best.iterrows()}
+        else:
+            ref = big.groupby("stream")["misses"].min().to_dict()
+        cand, limits = {}, {}
+        for t in OBT_VALUES:
+            sub = tab[(tab["old_blocks_time_ms"] == t) & (tab["old_blocks_pct"] == base.old_blocks_pct)]
+            if protected:
+                cand[t], limits[t] = _candidate(sub, protected, margin, per_stream_targets, ref,
+                                                criterion)
+            else:
+                cand[t], limits[t] = _scan_only_candidate(sub, margin, fp), {}
+        return cand, limits
+
+    cand, limits = choose(tab)
+    rec = min(v for v in cand.values() if v is not None)
+    grid = sorted(tab["pool_pages"].unique())
+    below = [g for g in grid if g < rec]
+    if below:
+        lo = below[-1]
+        extra = sorted({_mib_round(lo * (rec / lo) ** (j / 4)) for j in (1, 2, 3)} - set(grid))
+        extra = [x for x in extra if lo < x < rec]
+        if extra:
+            more = _replays(trace, points(extra), **rkw)
+            more["old_blocks_pct"] = base.old_blocks_pct
+            tab = pd.concat([tab, more], ignore_index=True)
+            cand, limits = choose(tab)
+            rec = min(v for v in cand.values() if v is not None)
+    grid = sorted(tab["pool_pages"].unique())
+
+    # ---- 2. old_blocks_time --------------------------------------------------------------------
+    default_obt = base.old_blocks_time_ms
+    key = tab.set_index(["pool_pages", "old_blocks_time_ms", "old_blocks_pct", "stream"])
+
+    def val(s, t, st, col="misses", pct=None):
+        return int(key.loc[(s, t, base.old_blocks_pct if pct is None else pct, st), col])
+
+    at_rec = {t: sum(val(rec, t, st) for st in protected) for t in OBT_VALUES} if protected \
+        else {t: val(rec, t, "all") for t in OBT_VALUES}
+    if cand[0] != cand[1000] and None not in cand.values():
+        obt = 0 if cand[0] < cand[1000] else 1000
+    elif cand[0] is None or cand[1000] is None:
+        obt = 1000 if cand[0] is None else 0
+    else:
+        lo_t, hi_t = sorted(OBT_VALUES, key=lambda t: at_rec[t])
+        obt = lo_t if at_rec[hi_t] > (1 + margin) * at_rec[lo_t] else default_obt
+    i = grid.index(rec)
+    obt_sizes = [grid[j] for j in (i, i - 1, i - 2) if j >= 0]
+    if current_pages is not None and current_pages not in obt_sizes:
+        obt_sizes.append(int(current_pages))
     obt_rows = []
-    for ms in (0, 1000):
-        cfg = make_preset(preset, pool_pages=rec, instances=1, old_blocks_time_ms=ms,
-                          device=device)
-        r = replay(trace, cfg)
-        obt_rows.append({"old_blocks_time_ms": ms, "hit_ratio": round(r.hit_ratio, 6),
-                         "pages_read": int(r.totals["NUMBER_PAGES_READ"]),
-                         "read_ahead": int(r.totals["NUMBER_PAGES_READ_AHEAD"]),
-                         "made_young": int(r.totals["PAGES_MADE_YOUNG"]),
-                         "not_made_young": int(r.totals["PAGES_NOT_MADE_YOUNG"]),
-                         "elapsed_s": round(int(r.streams["elapsed_ns"].max()) / 1e9, 3)})
-    obt = pd.DataFrame(obt_rows)
+    shown = protected + [n for n in streams["name"] if n not in protected]
+    for s in obt_sizes:
+        for st in shown:
+            r0, r1 = val(s, 0, st), val(s, 1000, st)
+            w0, w1 = val(s, 0, st, "io_wait_ns"), val(s, 1000, st, "io_wait_ns")
+            obt_rows.append({"pool": _mib(s), "pages": s, "stream": st,
+                             "reads 0 ms": r0, "reads 1000 ms": r1, "change": _pct(r1, r0),
+                             "I/O wait 0 ms (s)": round(w0 / 1e9, 3),
+                             "I/O wait 1000 ms (s)": round(w1 / 1e9, 3)})
+    obt_tab = pd.DataFrame(obt_rows)
 
-    # ---- 3. instances -----------------------------------------------------------------------
+    # where old_blocks_time protects the protected streams
+    protects = []
+    for s in obt_sizes:
+        for st in protected:
+            r0, r1 = val(s, 0, st), val(s, 1000, st)
+            if r1 < r0 and (r0 - r1) > margin * max(r0, 1):
+                protects.append((s, st, r0, r1))
+
+    # ---- old_blocks_pct -------------------------------------------------------------------------
+    pct_sizes = [rec]
+    pct_tab = _replays(trace, [{**p} for pct in OLD_PCT_ALTERNATIVES
+                               for p in points(pct_sizes, (obt,), pct)], **rkw)
+    pct_moves = []
+    for r in pct_tab.itertuples(index=False):
+        if r.stream not in protected:
+            continue
+        ref = val(int(r.pool_pages), obt, r.stream)
+        if abs(int(r.misses) - ref) > margin * max(ref, 1):
+            pct_moves.append((int(r.pool_pages), int(r.old_blocks_pct), r.stream, ref,
+                              int(r.misses)))
+    curve = pd.concat([tab, pct_tab], ignore_index=True).sort_values(
+        ["old_blocks_pct", "old_blocks_time_ms", "pool_pages", "stream"], ignore_index=True)
+
+    # ---- 3. instances ---------------------------------------------------------------------------
+    n_threads = len(names)
+    evidence = threads is not None or cores is not None or n_threads > 1
+    version = base.version
+    inst = pd.DataFrame()
+    rec_n = None
+    inst_note = ""
+    assumptions: list[str] = []
+    server = base.server
+    if server.single_pool:
+        inst_note = (f"**1**: {server.server} has a single buffer pool "
+                     "(innodb_buffer_pool_instances is ignored from 10.5 on), so there is "
+                     "nothing to choose.")
+        rec_n = 1
+    elif server.instances_rule != "one" and rec < 2**30 // PAGE_SIZE:
+        inst_note = (f"**1**: {server.server} uses one instance whatever "
+                     "innodb_buffer_pool_instances says when the pool is below 1 GiB "
+                     f"(the recommended pool is {_mib(rec)}), so there is nothing to choose.")
+        rec_n = 1
+    elif not server.contention_modelled:
+        inst_note = (f"**not assessed**: the contention model follows the mutex rules of "
+                     f"{', '.join(CONTENTION_SERVERS)} only, not {server.server}'s.")
+    elif not evidence:
+        inst_note = ("**not assessed**: the trace has one thread and no `--threads`/`--cores` "
+                     "were given, so there is no evidence of concurrency to model; give them "
+                     "to run the contention model.")
+    else:
+        th = threads if threads is not None else n_threads
+        co = cores if cores is not None else th
+        inst, rec_n, assumptions = _instances(trace, rec, obt, th, co, base, preset, device,
+                                              gets, stmt_ends, gets_per_txn)
+        src_t = "given" if threads is not None else f"the trace's {n_threads} threads"
+        src_c = "given" if cores is not None else "assumed one per thread"
+        assumptions.insert(0, f"{th} closed-loop user threads ({src_t}) on {co} cores "
+                              f"({src_c}), no think time")
+        row_n = inst[inst["instances"] == rec_n].iloc[0]
+        best = inst["throughput_tps"].max()
+        if len(inst) == 1:
+            inst_note = (f"**1**: at {_mib(rec)} more instances would leave one below 320 "
+                         "pages.")
+        else:
+            inst_note = (f"**{rec_n}**: the smallest count within 95% of the best modelled "
+                         f"throughput ({row_n['throughput_tps']:,.0f} of {best:,.0f} tx/s); "
+                         f"there the busiest station is {row_n['bottleneck']} (utilization "
+                         f"{row_n['utilization']:.0%}), the hottest instance carries "
+                         f"{row_n['hottest_share']:.0%} of the pool-mutex demand.")
+
+    # ---- the report -------------------------------------------------------------------------------
+    prot_txt = ", ".join(f"`{p}`" for p in protected) if protected else "none"
+    if protected:
+        lim_txt = []
+        for st in protected:
+            kind, lim = limits[obt][st] if obt in limits and st in limits[obt] else ("misses", 0)
+            lim_txt.append(f"`{st}` reaches hit ratio {lim:g}" if kind == "hit" else
+                           f"`{st}` waits for I/O at most {lim / 1e9:,.2f} s" if kind == "wait"
+                           else f"`{st}` reads at most {lim:,.0f} pages")
+        ref_at = ref_note[0]
+        ref_what = (f"the largest size below the footprint, {_mib(ref_at)}" if ref_at != top
+                    else f"the footprint, {_mib(top)}")
+        within = (f"within {margin:.0%} of what {ref_what}, gives "
+                  f"{'it' if len(protected) == 1 else 'them'} with the better old_blocks_time"
+                  if criterion == "reads" else
+                  f"at most {margin:.0%} of its virtual elapsed time more I/O wait than at "
+                  f"{ref_what.split(', ')[-1]} with the better old_blocks_time")
+        size_reason = (f"the smallest replayed size where {' and '.join(lim_txt)} with "
+                       f"old_blocks_time {obt} ({within}); "
+                       f"protected streams: {prot_txt} ({how})")
+    else:
+        size_reason = (f"no stream is latency-bound, so the size is the smallest whose total "
+                       f"reads are within {margin:.0%} of the fewest below the footprint: a "
+                       "scan's cliff at the footprint is not worth buying")
+    other = 1000 if obt == 0 else 0
+    if cand[0] != cand[1000]:
+        alt_txt = (f"with {other} ms the same rule needs "
+                   + (_mib(cand[other]) if cand[other] is not None else "more than the footprint"))
+        obt_reason = f"it lets the pool be {_mib(rec)}; {alt_txt}"
+    elif obt != default_obt:
+        obt_reason = (f"at {_mib(rec)} it gives " + ("the protected streams" if protected else
+                                                      "all streams")
+                      + f" {at_rec[obt]:,} reads against {at_rec[other]:,} with {other} ms")
+    else:
+        obt_reason = (f"the version default: at {_mib(rec)} 0 and 1000 ms differ by less than "
+                      f"{margin:.0%} for " + ("the protected streams" if protected else
+                                              "the total reads"))
+
+    b: list = [("ul", [
+        f"**innodb_buffer_pool_size = {_mib(rec)}** ({rec:,} pages of 16 KiB): {size_reason}.",
+        f"**innodb_old_blocks_time = {obt}**: {obt_reason}.",
+        f"**innodb_buffer_pool_instances**: {inst_note}",
+    ])]
+    b.append(("h1", f"bufsim advice for {label}"))
+    b.append(("p", f"{gets:,} page gets by {n_threads} stream(s) over {fp:,} distinct pages "
+                   f"({_mib(fp)}); preset {preset} (MySQL/MariaDB {version}: old_blocks_time "
+                   f"{default_obt} ms, old_blocks_pct {base.old_blocks_pct}, read-ahead "
+                   f"threshold {base.read_ahead_threshold}, adaptive hash index "
+                   f"{'on' if base.adaptive_hash_index else 'off'}), device {device}; "
+                   "every number below is computed from this trace."))
+    b.append(("h2", "Streams"))
+    b.append(("p", "Which thread bears latency: the profile of each stream from the trace, and "
+                   f"the share of its pages that read-ahead brought in the {_mib(MIN_POOL_PAGES)} "
+                   "replay."))
+    b.append(("table", pd.DataFrame({
+        "stream": streams["name"], "gets": [f"{x:,}" for x in streams["gets"]],
+        "pages": [f"{x:,}" for x in streams["pages"]],
+        "sequential": [f"{x:.0%}" for x in streams["sequential"]],
+        "one-touch": [f"{x:.0%}" for x in streams["one_touch"]],
+        "read-ahead share": [f"{x:.0%}" for x in streams["read_ahead_share"]],
+        "reuse p50 / p90 (pages)": [f"{a:,} / {c:,}" if a >= 0 else "n/a"
+                                    for a, c in zip(streams["reuse_p50"], streams["reuse_p90"])],
+        "kind": streams["kind"],
+        "protected": ["yes" if x else "no" for x in streams["protected"]]})))
+    b.append(("ul", [f"`{n}`: {w}" for n, w in zip(streams["name"], streams["why"])]))
+
+    b.append(("h2", "Pool size"))
+    b.append(("p", f"InnoDB replays (one instance, midpoint insertion, linear read-ahead) at "
+                   f"{len(grid)} sizes from {_mib(MIN_POOL_PAGES)} (MySQL's minimum) to the "
+                   f"footprint {_mib(top)}, each with old_blocks_time 0 and 1000 ms. The grid "
+                   "doubles from 5 MiB; each latency-bound stream's own exact LRU curve added "
+                   "the sizes below (where it chose to look, not the answer); the grid was then "
+                   "refined below the candidate. Synchronous reads are gets that waited for "
+                   "their page; pages read ahead are not among them."))
+    if lru_rows:
+        b.append(("table", pd.DataFrame(lru_rows)))
+    cand_txt = "; ".join(f"with {t} ms: " + (_mib(v) if v is not None else "none")
+                         for t, v in cand.items())
+    b.append(("p", f"Smallest size meeting the rule — {cand_txt}."))
+    b.append(("figure", "curves"))
+    piv = tab[tab["stream"] != "all"].pivot_table(index="pool_pages",
+                                                  columns=["stream", "old_blocks_time_ms"],
+                                                  values="misses", aggfunc="first")
+    ptab = pd.DataFrame({"pool": [_mib(s) for s in piv.index], "pages": piv.index})
+    for st in shown:
+        for t in OBT_VALUES:
+            ptab[f"{st} reads ({t} ms)"] = [f"{int(x):,}" for x in piv[(st, t)]]
+    b.append(("table", ptab))
+
+    b.append(("h2", "old_blocks_time"))
+    b.append(("p", f"Reads (synchronous) and I/O wait per stream with old_blocks_time 0 and 1000 "
+                   f"ms (the {version} default is {default_obt} ms) at the recommended size and "
+                   "one and two grid steps below" + (" and at the current pool" if current_pages
+                                                     else "") + "."))
+    b.append(("table", obt_tab))
+    if protects:
+        where = sorted({s for s, *_ in protects})
+        st_names = sorted({st for _, st, *_ in protects})
+        s0, st0, r0, r1 = max(protects, key=lambda x: (x[2] - x[3]) / max(x[2], 1))
+        b.append(("p", f"old_blocks_time 1000 protects {', '.join(f'`{x}`' for x in st_names)} "
+                       f"at {', '.join(_mib(x) for x in where)}: there a page read once by "
+                       f"a scan stays in the old sublist and leaves first, instead of pushing the "
+                       f"re-used pages out (`{st0}` at {_mib(s0)}: {r0:,} reads with 0 ms, "
+                       f"{r1:,} with 1000 ms)."))
+    elif protected:
+        b.append(("p", "old_blocks_time does not protect the protected streams here: at these "
+                       f"sizes 1000 ms changes their reads by less than {margin:.0%} (or adds "
+                       "reads)."))
+    else:
+        b.append(("p", "No stream is protected, so old_blocks_time is judged on the totals only."))
+    if pct_moves:
+        lines = [f"old_blocks_pct {pct} at {_mib(s)}: `{st}` reads {m:,} against {ref:,} with "
+                 f"{base.old_blocks_pct} ({_pct(m, ref)})" for s, pct, st, ref, m in pct_moves]
+        b.append(("p", f"old_blocks_pct moves the answer by more than {margin:.0%} "
+                       f"(old_blocks_time {obt} ms):"))
+        b.append(("ul", lines))
+    else:
+        b.append(("p", f"old_blocks_pct {' and '.join(map(str, OLD_PCT_ALTERNATIVES))} change the "
+                       f"protected streams' reads by less than {margin:.0%} at "
+                       f"{' and '.join(_mib(x) for x in pct_sizes)} (old_blocks_time {obt} ms): "
+                       f"keep {base.old_blocks_pct}."))
+
+    b.append(("h2", "Instances"))
+    b.append(("p", inst_note))
+    if len(inst):
+        b.append(("p", f"Exact MVA of a closed network: a CPU station, one mutex station per "
+                       "buffer-pool instance, the adaptive-hash-index latch and the kernel "
+                       "(lock-system) mutex. Each instance count is replayed at "
+                       f"{_mib(rec)} with old_blocks_time {obt} ms to count its gets, reads and "
+                       "make-young moves per instance."))
+        b.append(("table", inst))
+        b.append(("figure", "instances"))
+        b.append(("p", "Assumptions of the contention model (defaults of "
+                       "`bufsim.contention.Costs`, orders of magnitude, not measurements of "
+                       "your server; calibrate them as notebooks 03 and 04 do):"))
+        b.append(("ul", assumptions))
+    b.append(("h2", "Assumptions of the replays"))
+    b.append(("ul", [
+        f"one buffer-pool instance, the {preset} preset's other settings, device `{device}`",
+        "streams interleave by their own virtual clocks as the trace gives them (start times, "
+        "CPU per get); the device is shared",
+        f"margin {margin:.0%}: a protected stream's reads may exceed the footprint's by this much",
+        "scan/batch when sequential, one-touch or read-ahead share reaches "
+        "50%; latency-bound otherwise",
+    ]))
+
+    figs = {"curves": _curves_chart(tab, shown, rec)}
+    if len(inst):
+        figs["instances"] = _instances_chart(inst, rec_n)
+    return Report(recommended_pages=int(rec), recommended_old_blocks_time=int(obt),
+                  recommended_instances=None if rec_n is None else int(rec_n),
+                  streams=streams, curve=curve, old_blocks_time=obt_tab, instances=inst,
+                  candidates=dict(cand), blocks=b, figures=figs)
+
+
+def _instances(trace, rec, obt, threads, cores, base, preset, device, gets, stmt_ends,
+               gets_per_txn):
+    """The contention model at ``rec`` pages (module docstring, point 4)."""
+    from .contention import Costs, instance_demand, instances_for_fraction
+    from .engine import replay
     costs = Costs()
-    version = make_preset(preset).version
-    default_obt = make_preset(preset).old_blocks_time_ms
+    version = base.version
+    server = base.server
     if stmt_ends:
         n_txn = float(stmt_ends)
         g_txn = gets / n_txn
@@ -335,123 +881,31 @@ def advise(trace, *, target_hit: float = 0.99, threads: int = 32, cores: int = 1
                     f"marks; `--gets-per-txn` changes it), so the trace is {n_txn:,.0f} "
                     "transactions")
     hold = costs.hold(g_txn, 1.0)
-    inst_rows = []
+    rows = []
     for n in INSTANCE_COUNTS:
         if rec // n < MIN_POOL_PAGES:
             break
-        cfg = make_preset(preset, pool_pages=rec, instances=n, device=device)
+        cfg = make_preset(preset, pool_pages=rec, instances=n, old_blocks_time_ms=obt,
+                          device=device)
         r = replay(trace, cfg)
         d = instance_demand(trace, n_instances=n, version=version, hold=hold,
                             n_transactions=n_txn, replay=r)
         net = d.network(cores, 0.0)
         m = net.mva(threads)
         u = m.utilization[-1]
-        b = int(np.argmax(u))
+        k = int(np.argmax(u))
         tot = d.pool_demand.sum()
-        inst_rows.append({"instances": n, "throughput_tps": round(float(m.throughput[-1]), 1),
-                          "hottest_share": round(float(d.pool_demand.max() / tot), 3)
-                          if tot > 0 else 0.0,
-                          "bottleneck": net.names[b], "utilization": round(float(u[b]), 3)})
-    inst = pd.DataFrame(inst_rows)
-    best = inst["throughput_tps"].max()
+        rows.append({"instances": n, "throughput_tps": round(float(m.throughput[-1]), 1),
+                     "hottest_share": round(float(d.pool_demand.max() / tot), 3)
+                     if tot > 0 else 0.0,
+                     "bottleneck": net.names[k], "utilization": round(float(u[k]), 3)})
+    inst = pd.DataFrame(rows)
     rec_n = instances_for_fraction(dict(zip(inst["instances"], inst["throughput_tps"])), 0.95)
-    row_n = inst[inst["instances"] == rec_n].iloc[0]
-
-    # ---- the report ------------------------------------------------------------------------
-    b: list = [("h1", f"bufsim advice for {label}")]
-    b.append(("p", f"{gets:,} page gets over {fp:,} distinct pages ({_mib(fp)}); preset "
-                   f"{preset}, device {device}; every number below is computed from this trace."))
-    b.append(("h2", "Pool size"))
-    how = "exact (Mattson stack distances)" if shards is None else \
-        f"sampled by SHARDS at rate {shards:g} (seed {seed})"
-    b.append(("p", f"LRU miss-ratio curve, {how}, evaluated at every whole MiB from 5 MiB to "
-                   f"the footprint ({_mib(top)}). With the whole footprint resident the hit "
-                   f"ratio is {_fmt(ceiling)} (its ceiling: the first get of each page misses)."))
-    lines = [f"knee: **{_mib(knee_pages)}** ({knee_pages:,} pages), hit ratio "
-             f"{_fmt(h[k])}: the size furthest above the line from 5 MiB to the footprint, "
-             "with log2(size) and hit ratio each scaled to [0, 1] (Kneedle on a log size "
-             "axis); past it each doubling of the pool buys less than the average doubling"]
-    if target_pages is not None:
-        lines.append(f"smallest size reaching the target hit ratio {target_hit:g}: "
-                     f"**{_mib(target_pages)}** ({target_pages:,} pages)")
-    else:
-        lines.append(f"the target hit ratio {target_hit:g} is above the ceiling "
-                     f"{_fmt(ceiling)}: no pool size reaches it on this trace")
-    lines.append(f"recommended: **{_mib(rec)}** ({rec:,} pages; "
-                 + ("the smallest size reaching the target)" if target_pages is not None
-                    else "the knee, since the target cannot be reached)"))
-    b.append(("ul", lines))
-    pts = sorted({int(x) for x in (MIN_POOL_PAGES, knee_pages, rec, top)} |
-                 {int(s) for s in sizes if s & (s - 1) == 0})
-    sel = curve[curve["size"].isin(pts)]
-    b.append(("table", pd.DataFrame({"pool": [_mib(s) for s in sel["size"]],
-                                     "pages": sel["size"].to_numpy(),
-                                     "LRU hit ratio": [_fmt(x) for x in sel["hit_ratio"]]})))
-
-    b.append(("h2", "old_blocks_time"))
-    ra = int(obt["read_ahead"].iloc[0])
-    b.append(("p", f"InnoDB replays at the recommended size, one instance, old_blocks_time 0 "
-                   f"and 1000 ms. The LRU curve gives {_fmt(float(h[sizes == rec][0]))} at "
-                   "this size; the replays' hit ratio is 1 - synchronous misses / gets"
-                   + (f", and the {ra:,} pages linear read-ahead brought in (with 0 ms) are "
-                      "reads but not misses, which can lift it above the LRU curve:"
-                      if ra else ":")))
-    b.append(("table", obt))
-    h0, h1 = obt["hit_ratio"]
-    r0, r1 = obt["pages_read"]
-    nmy = int(obt["not_made_young"].iloc[1])
-    diff = h1 - h0
-    if abs(diff) < 0.001:
-        why = (f"On this workload old_blocks_time barely matters: the hit ratio moves by "
-               f"{diff:+.4f} ({r1 - r0:+,} reads). Keep the version default.")
-    elif diff > 0:
-        why = (f"1000 ms helps: the hit ratio rises by {diff:+.4f} and {r0 - r1:,} fewer pages "
-               f"are read. {nmy:,} accesses to old pages came within 1 s of the page's first "
-               "access and left it in the old sublist, so pages read once (scans) are evicted "
-               "from there instead of pushing the re-used pages out of the young sublist. "
-               "Set innodb_old_blocks_time = 1000.")
-    else:
-        why = (f"1000 ms hurts here: the hit ratio falls by {-diff:.4f} and {r1 - r0:,} more "
-               f"pages are read. {nmy:,} accesses came within 1 s of the page's first access, "
-               "so pages that are re-used soon after being read stay old and are evicted "
-               "before their later use. Set innodb_old_blocks_time = 0 for this workload.")
-    b.append(("p", why))
-
-    b.append(("h2", "Instances"))
-    b.append(("p", f"Exact MVA of a closed network: {threads} user threads without think time, "
-                   f"a {cores}-core CPU station, one mutex station per buffer-pool instance, "
-                   "the adaptive-hash-index latch and the kernel (lock-system) mutex. Each "
-                   "instance count is replayed at the recommended size to count its gets, "
-                   "reads and make-young moves per instance."))
-    b.append(("table", inst))
-    if rec_n == inst["instances"].iloc[-1] and len(inst) == 1:
-        reason = (f"Only 1 instance fits: at {_mib(rec)} more instances would leave one below "
-                  "320 pages.")
-    else:
-        reason = (f"**{rec_n} instance(s)**: the smallest count within 95% of the best "
-                  f"modelled throughput ({row_n['throughput_tps']:,.0f} of {best:,.0f} tx/s). ")
-        bn = row_n["bottleneck"]
-        if bn.startswith("pool["):
-            reason += (f"At {rec_n} the busiest station is still an instance mutex ({bn}, "
-                       f"utilization {row_n['utilization']:.0%}); the hottest instance carries "
-                       f"{row_n['hottest_share']:.0%} of the pool-mutex demand, so more "
-                       "instances help only as far as the hot 64-page areas spread out.")
-        else:
-            reason += (f"At {rec_n} the busiest station is {bn} (utilization "
-                       f"{row_n['utilization']:.0%}), which more instances do not relieve.")
-    if rec < 2**30 // PAGE_SIZE and server_record(version).instances_rule != "one":
-        reason += (" Note: MySQL 5.6/5.7 use one instance whatever the setting when the pool "
-                   "is below 1 GiB.")
-    b.append(("p", reason))
-    b.append(("p", "Assumptions of the contention model (defaults of "
-                   "`bufsim.contention.Costs`, orders of magnitude, not measurements of your "
-                   "server; calibrate them as notebooks 03 and 04 do):"))
-    b.append(("ul", [
+    assumptions = [
         txn_note,
         f"mutex rules of MySQL {version}: " + ("every page get takes its instance's mutex, "
                                                "as do make-young moves and reads"
-                                               if server_record(version).get_takes_pool_mutex
-                                               else
+                                               if server.get_takes_pool_mutex else
                                                "only make-young moves and page reads take the "
                                                "instance mutex (hits use the page-hash "
                                                "rw-lock)"),
@@ -460,13 +914,45 @@ def advise(trace, *, target_hit: float = 0.99, threads: int = 32, cores: int = 1
         f"{costs.ahi_ns:g} ns, kernel mutex {costs.kernel_ns:g} ns per transaction",
         f"CPU per transaction: {costs.stmt_cpu_ns:g} ns + {costs.get_cpu_ns:g} ns per get = "
         f"{hold.cpu_ns / 1000:,.1f} us, outside every mutex",
-        f"reads and make-young moves per instance are those of a replay at "
-        f"{_mib(rec)} with the preset's old_blocks_time ({default_obt} ms); a page's instance "
-        "is InnoDB's fold(space, page_no >> 6) mod N",
+        "a page's instance is InnoDB's fold(space, page_no >> 6) mod N",
         "product-form queueing: FIFO mutexes with exponential holds, a waiting thread uses no "
         "core, no spinning; I/O time is not in the network (the threads never wait for disk)",
         "instance counts 1, 2, 4, ... 64 with at least 320 pages per instance",
-    ]))
-    return Report(recommended_pages=rec, knee_pages=knee_pages, target_pages=target_pages,
-                  ceiling=ceiling, curve=curve, old_blocks_time=obt, instances=inst,
-                  recommended_instances=int(rec_n), blocks=b)
+    ]
+    return inst, int(rec_n), assumptions
+
+
+def _curves_chart(tab: pd.DataFrame, shown: list, rec: int):
+    """Synchronous reads by pool size, one panel per stream (log scales, a 0 left out), a line per
+    old_blocks_time, a dashed rule at the recommended size."""
+    import altair as alt
+    d = tab[tab["stream"].isin(shown[:6])].copy()
+    d["pool_mib"] = d["pool_pages"] / _MIB_PAGES
+    d["old_blocks_time"] = d["old_blocks_time_ms"].astype(str) + " ms"
+    d["recommended_mib"] = rec / _MIB_PAGES
+    d = d[["pool_mib", "misses", "old_blocks_time", "stream", "recommended_mib"]].rename(
+        columns={"misses": "synchronous reads"})
+    d["synchronous reads"] = d["synchronous reads"].where(d["synchronous reads"] > 0)
+    x = alt.X("pool_mib:Q", scale=alt.Scale(type="log", base=2), title="pool size (MiB)")
+    line = alt.Chart().mark_line(point=True).encode(
+        x=x, y=alt.Y("synchronous reads:Q", scale=alt.Scale(type="log"),
+                     title="synchronous reads (log; 0 not drawn)"),
+        color=alt.Color("old_blocks_time:N", title="old_blocks_time"),
+        tooltip=["stream", "pool_mib", "old_blocks_time", "synchronous reads"])
+    rule = alt.Chart().mark_rule(color="gray", strokeDash=[4, 4]).encode(
+        x=alt.X("mean(recommended_mib):Q"))
+    n = min(len(shown), 6)
+    chart = alt.layer(line, rule, data=d).properties(width=300, height=220).facet(
+        facet=alt.Facet("stream:N", title=None, sort=shown[:6]), columns=min(n, 3)
+    ).resolve_scale(y="independent").properties(
+        title=f"Reads per stream by pool size (dashed: recommended, {_mib(rec)})")
+    return chart, 1000, 300 * ((n + 2) // 3)
+
+
+def _instances_chart(inst: pd.DataFrame, rec_n):
+    import altair as alt
+    c = alt.Chart(inst[["instances", "throughput_tps"]], title=f"Modelled throughput "
+                  f"(recommended: {rec_n} instance(s))").mark_line(point=True).encode(
+        x=alt.X("instances:Q", scale=alt.Scale(type="log", base=2), title="instances"),
+        y=alt.Y("throughput_tps:Q", title="transactions / s"))
+    return c, 560, 320

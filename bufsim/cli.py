@@ -24,7 +24,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from . import paths
-from .config import DEVICES
+from .config import DEVICES, PRESETS
 from .trace_import import CANONICAL_COLUMNS, FORMATS as TRACE_FORMATS
 
 __all__ = ["main", "UsageError", "CANONICAL_COLUMNS", "TRACE_FORMATS"]
@@ -270,6 +270,9 @@ def _cmd_replay(args) -> int:
         text = json.dumps({"config": cfg.describe(),
                            "totals": {k: int(v) for k, v in res.totals.items()},
                            "hit_ratio": row["hit_ratio"], "elapsed_ns": row["elapsed_ns"],
+                           "streams": json.loads(res.streams.to_json(orient="records")),
+                           "contents": json.loads(res.contents.to_json(orient="records")),
+                           "spaces": json.loads(res.spaces.to_json(orient="records")),
                            "instances": json.loads(res.stats.to_json(orient="records")),
                            "provenance": {**prov, "trace": args.trace}}, indent=1) + "\n"
     else:
@@ -296,6 +299,18 @@ def _table_text(cfg, res, row) -> str:
     rows = [(k, int(v)) for k, v in res.totals.items()]
     rows += [("hit_ratio", row["hit_ratio"]), ("elapsed_s (virtual)", row["elapsed_ns"] / 1e9)]
     _print_table(rows, buf)
+    st = res.streams
+    print("\n# per stream (misses: synchronous reads; read_ahead: pages read ahead for its "
+          "gets)", file=buf)
+    view = st[["name", "gets", "misses", "read_ahead", "hit_ratio"]].copy()
+    view["io_wait_s"] = st["io_wait_ns"] / 1e9
+    view["elapsed_s"] = st["elapsed_ns"] / 1e9
+    print(view.to_string(index=False, float_format=lambda x: f"{x:.6f}"), file=buf)
+    print("\n# per tablespace (misses: synchronous reads; pages: resident at the end)",
+          file=buf)
+    print(res.spaces.to_string(index=False, float_format=lambda x: f"{x:.6f}"), file=buf)
+    print("\n# per index at the end (resident pages)", file=buf)
+    print(res.contents.to_string(index=False), file=buf)
     return buf.getvalue()
 
 
@@ -365,7 +380,8 @@ def _cmd_sweep(args) -> int:
     executor = _executor(address, args.executor_timeout) if address else None
     try:
         df = sweep(trace, points, executor=executor, jobs=args.jobs, preset=args.preset,
-                   columns=args.columns, format=args.format, progress=not args.no_progress)
+                   columns=args.columns, format=args.format, progress=not args.no_progress,
+                   streams=True)
     finally:
         if executor is not None:
             executor.close()
@@ -374,15 +390,16 @@ def _cmd_sweep(args) -> int:
         _write_frame(df, out, staged)
         if chart is not None:
             _sweep_chart(df, chart, staged)
-    failed = int(df["error"].notna().sum())
+    tot = df[df["stream"] == "all"]
+    failed = int(tot["error"].notna().sum())
     cols = [c for c in ("pool_pages", "old_blocks_time_ms", "old_blocks_pct", "instances")
-            if c in df.columns] + ["hit_ratio", "NUMBER_PAGES_READ", "PAGES_MADE_YOUNG",
-                                   "PAGES_NOT_MADE_YOUNG", "error"]
+            if c in df.columns] + ["stream", "gets", "misses", "read_ahead", "hit_ratio",
+                                   "io_wait_ns", "error"]
     print(df[cols].to_string(index=False))
     print(f"wrote {out}" + (f" and {chart.with_suffix('.png')}, {chart.with_suffix('.svg')}"
                             if chart is not None else ""), file=sys.stderr)
     if failed:
-        print(f"bufsim sweep: {failed} of {len(df)} configurations failed (see the error "
+        print(f"bufsim sweep: {failed} of {len(tot)} configurations failed (see the error "
               "column)", file=sys.stderr)
         return 1
     return 0
@@ -395,11 +412,22 @@ def _sweep_chart(df, chart: Path, staged) -> None:
     series = [c for c in ("old_blocks_time_ms", "old_blocks_pct", "instances")
               if c in d.columns and d[c].nunique() > 1]
     d["setting"] = d.apply(lambda r: ", ".join(f"{c}={r[c]}" for c in series) or "replay", axis=1)
-    d = d[["pool_mib", "hit_ratio", "setting"]]
-    c = alt.Chart(d, title="Hit ratio by pool size").mark_line(point=True).encode(
-        x=alt.X("pool_mib:Q", scale=alt.Scale(type="log", base=2), title="pool size (MiB)"),
-        y=alt.Y("hit_ratio:Q", title="hit ratio", scale=alt.Scale(zero=False)),
-        color=alt.Color("setting:N", title=None))
+    if "stream" not in d.columns:
+        d["stream"] = "all"
+    several = d["stream"].nunique() > 2      # 'all' and more than one thread
+    if not several:
+        d = d[d["stream"] == "all"]
+    d = d[["pool_mib", "hit_ratio", "setting", "stream"]]
+    enc = dict(x=alt.X("pool_mib:Q", scale=alt.Scale(type="log", base=2), title="pool size (MiB)"),
+               y=alt.Y("hit_ratio:Q", title="hit ratio (1 - synchronous reads / gets)",
+                       scale=alt.Scale(zero=False)))
+    if several:   # one colour per stream (the totals too), one dash per setting
+        enc["color"] = alt.Color("stream:N", title="stream")
+        if len(series):
+            enc["strokeDash"] = alt.StrokeDash("setting:N", title=None)
+    else:
+        enc["color"] = alt.Color("setting:N", title=None)
+    c = alt.Chart(d, title="Hit ratio by pool size").mark_line(point=True).encode(**enc)
     _save_chart(c, chart, staged)
 
 
@@ -455,21 +483,80 @@ def _cmd_mrc(args) -> int:
 # --------------------------------------------------------------------------------------
 # advise
 # --------------------------------------------------------------------------------------
+def _targets(text: str):
+    """``--target-hit``: ``0.99`` (every protected stream) or ``NAME=H,...`` (per stream)."""
+    def one(what, v):
+        try:
+            x = float(v)
+        except ValueError:
+            raise UsageError(f"--target-hit: {what}{v!r} is not a number") from None
+        if not 0 < x <= 1:
+            raise UsageError(f"--target-hit: {what}{v} is out of range; allowed: (0, 1]")
+        return x
+    if "=" not in text:
+        return one("", text)
+    out = {}
+    for part in text.split(","):
+        name, _, v = part.partition("=")
+        if not name.strip() or not v.strip():
+            raise UsageError(f"--target-hit: {part!r} must be NAME=H (e.g. oltp=0.99)")
+        out[name.strip()] = one(f"{name.strip()}=", v.strip())
+    return out
+
+
 def _cmd_advise(args) -> int:
     from .advise import advise
     from .config import preset
     out = _check_output(args.output, (".md", ".html"), inputs=[args.trace])
+    if args.jobs is not None and args.executor is not None:
+        raise UsageError("--jobs and --executor exclude each other (the cluster decides)")
+    targets = _targets(args.target_hit) if args.target_hit else None
+    protect = [x.strip() for x in args.protect.split(",") if x.strip()] if args.protect else None
+    current = None
+    if args.pool:
+        from .sweeps import parse_sizes
+        try:
+            sizes = parse_sizes(args.pool, "--pool")
+        except ValueError as e:
+            raise UsageError(str(e)) from None
+        if len(sizes) != 1:
+            raise UsageError(f"--pool: give one size (the pool you have now), got {args.pool!r}")
+        current = sizes[0]
+    address = _check_executor(args.executor, args.executor_timeout) if args.executor else None
     trace = _load(args)
     _compile_notice([preset(args.preset)])
-    report = advise(trace, target_hit=args.target_hit, threads=args.threads, cores=args.cores,
-                    preset=args.preset, device=args.device or "ssd", shards=args.shards,
-                    gets_per_txn=args.gets_per_txn, trace_label=args.trace)
+    executor = _executor(address, args.executor_timeout) if address else None
+    try:
+        report = advise(trace, margin=args.margin, protect=protect, target_hit=targets,
+                        threads=args.threads, cores=args.cores, preset=args.preset,
+                        device=args.device or "ssd", current_pages=current,
+                        criterion=args.criterion, shards=args.shards,
+                        gets_per_txn=args.gets_per_txn, trace_label=args.trace,
+                        executor=executor, jobs=args.jobs, progress=not args.no_progress)
+    except ValueError as e:
+        raise UsageError(str(e)) from None
+    finally:
+        if executor is not None:
+            executor.close()
     if out is None:
         sys.stdout.write(report.markdown())
-    else:
-        text = report.html() if out.suffix.lower() == ".html" else report.markdown()
-        paths.atomic_write(out, lambda p: p.write_text(text))
-        print(f"wrote {out}", file=sys.stderr)
+        return 0
+    from .outputs import Staged
+    written = [out]
+    with Staged() as staged:   # the report and its figures, together or neither
+        if out.suffix.lower() == ".html":
+            text = report.html()
+        else:
+            # figures beside the report: STEM-curves.png/.svg, STEM-instances.png/.svg
+            scratch = staged.folder(out)
+            files = report.render_figures(scratch, stem=out.stem)
+            text = report.markdown({k: v.name for k, v in files.items()})
+            for v in files.values():
+                for x in (v, v.with_suffix(".svg")):
+                    staged.move(x, out.parent / x.name)
+                    written.append(out.parent / x.name)
+        staged.file(out).write_text(text)
+    print("wrote " + ", ".join(str(x) for x in written), file=sys.stderr)
     return 0
 
 
@@ -658,30 +745,54 @@ def _parser() -> argparse.ArgumentParser:
     p.set_defaults(func=_cmd_mrc)
 
     p = commands.add_parser("advise", help="recommend a pool size, old_blocks_time and "
-                            "instances for a trace",
-                            description="A short report: the pool size at the knee of the "
-                            "miss-ratio curve and the size reaching --target-hit, the effect of "
-                            "old_blocks_time (replays at 0 and 1000 at the recommended size), "
-                            "and the number of instances from the contention model, with every "
-                            "assumption stated.")
+                            "instances for a trace, per thread",
+                            description="A report from InnoDB replays of the trace: which "
+                            "streams (threads) bear latency and why, the smallest pool size "
+                            "where their synchronous reads are within --margin of what the "
+                            "whole footprint gives them, old_blocks_time 0 vs 1000 there and "
+                            "below, and the number of instances from the contention model when "
+                            "there is evidence of concurrency, with every assumption stated.")
     _add_trace_args(p)
-    p.add_argument("--target-hit", type=_float("--target-hit", 0.0, 1.0, lo_open=True),
-                   default=0.99, metavar="H", help="hit ratio to reach (default 0.99)")
-    p.add_argument("--threads", type=_int("--threads", 1, 10_000), default=32, metavar="N",
-                   help="concurrent user threads for the contention model (default 32)")
-    p.add_argument("--cores", type=_int("--cores", 1, 4096), default=16, metavar="C",
-                   help="CPU cores of the server for the contention model (default 16)")
+    p.add_argument("--margin", type=_float("--margin", 0.0, 1.0, lo_open=True), default=0.05,
+                   metavar="M", help="allowed excess of a protected stream's reads over the "
+                   "footprint's (default 0.05)")
+    p.add_argument("--criterion", choices=("reads", "wait"), default="reads",
+                   help="what --margin bounds: a protected stream's synchronous reads "
+                   "(default), or its I/O wait as a share of its virtual elapsed time")
+    p.add_argument("--protect", metavar="THREAD,...", help="streams to protect (default: "
+                   "those classified latency-bound)")
+    p.add_argument("--target-hit", metavar="H|NAME=H,...", help="hit ratio every protected "
+                   "stream must reach, or per stream (e.g. oltp=0.99)")
+    p.add_argument("--threads", type=_int("--threads", 1, 10_000), default=None, metavar="N",
+                   help="concurrent user threads for the contention model (default: the "
+                   "trace's threads; a one-thread trace without --threads/--cores is not "
+                   "assessed)")
+    p.add_argument("--cores", type=_int("--cores", 1, 4096), default=None, metavar="C",
+                   help="CPU cores of the server for the contention model (default: one per "
+                   "thread)")
     p.add_argument("--gets-per-txn", type=_int("--gets-per-txn", 1), default=None, metavar="G",
                    help="page gets per transaction when the trace has no statement marks "
                         "(default 100)")
-    from .versions import CONTENTION_PRESETS
-    p.add_argument("--preset", default="mysql57", choices=list(CONTENTION_PRESETS),
+    p.add_argument("--preset", default="mysql57", choices=list(PRESETS),
                    help="server version (default mysql57)")
     p.add_argument("--device", choices=DEVICES, help="I/O device model (default ssd)")
+    p.add_argument("--pool", metavar="SIZE", help="the pool you have now (e.g. 512M): "
+                   "replayed too and shown in the old_blocks_time section")
     p.add_argument("--shards", type=_float("--shards", 0.0, 1.0, lo_open=True), metavar="RATE",
-                   help="use a SHARDS-sampled curve (default: exact)")
-    p.add_argument("-o", "--output", metavar="REPORT", help="write REPORT (.md or .html) "
-                   "instead of printing Markdown")
+                   help="SHARDS-sample the per-stream LRU curves that choose where to replay "
+                   "(default: exact)")
+    p.add_argument("--jobs", type=_int("--jobs", 1, 4096), metavar="N",
+                   help="worker processes for the replays (default: every core; 1 serially)")
+    p.add_argument("--executor", metavar="dask://HOST:PORT",
+                   help="run the replays on a dask.distributed scheduler")
+    p.add_argument("--executor-timeout", type=_float("--executor-timeout", 0.0, 3600.0,
+                                                     lo_open=True),
+                   default=10.0, metavar="S",
+                   help="seconds allowed to reach the scheduler and read its handshake "
+                        "(checked before any work; default 10)")
+    p.add_argument("--no-progress", action="store_true", help="no progress bars")
+    p.add_argument("-o", "--output", metavar="REPORT", help="write REPORT (.md, with its "
+                   "figures beside it, or .html with them inside) instead of printing Markdown")
     p.set_defaults(func=_cmd_advise)
 
     p = commands.add_parser("convert", help="convert a block-I/O trace to a page trace")

@@ -50,7 +50,7 @@ from .policies._state import (
     K_ACTIVITY, K_AHI, K_CLEANER, K_COST_CLOCK, K_COST_EVICT, K_COST_MISS, K_COST_YOUNG,
     K_DEV_RAND, K_DEV_SEQ, K_DEV_WRITE, K_NINST, K_OLDTIME, K_POLICY, K_RATHRESH,
     K_RATIO, K_SCANDEPTH, K_FREE_SCAN, N_C, N_G, N_I, N_K, N_S, N_T, NS_PER_S, P_OLD, P_WHERE,
-    S_DENSE, T_CLOCK,
+    S_DENSE, T_CLOCK, T_RA,
     T_CPU, T_END, T_EVENTS, T_GETS, T_IOWAIT, T_MISSES, T_POS,
     G_AREA, G_DEVFREE, G_FTOP, G_LEFT, G_MID, G_NLOCAL, I_DROP, P_NEXT, P_PAGE, P_PREV, hash_slot,
     dense_of, is_edge, local_of, register, space_pos,
@@ -59,7 +59,7 @@ from .policies._state import (
     K_DEV_EXPIRE, K_DEV_IDLE, K_DEV_SCHED, K_DEV_SKIP, K_DEV_SLICE, SCHED_CODES, SKIP_CODES,
     C_DIRTIED, C_WRITE_REQ, K_DIRTY_LWM, K_FLUSH, K_IO_CAPACITY, K_MAX_DIRTY, LF_HEAD, LF_LEN, LF_TAIL,
     C_AHI, C_NOT_YOUNG, C_RA_EVICTED, C_YOUNG, FLAG_AHI, FLAG_MODIFY, FLAG_SHORTCUT,
-    OLD_MIN_LEN, P_READY, P_STAMP, PM_FFREE, PM_FMAP,
+    OLD_MIN_LEN, P_READY, P_STAMP, PM_FFREE, PM_FMAP, PM_SMISS,
     STAMP_MASK, PREFETCH_AHEAD, K_MASTER_FLUSH, K_RA_ZERO_OFF, K_RA_NEXT_AREA,
     K_RA_FAIL_EARLY, K_FREE_UNUSED, K_REFILL_DEMAND, K_BATCH_UNBOUNDED, K_LRU_FLOOR_SMALL,
     K_TEMP_UNLOGGED, prefetch, ix,
@@ -105,6 +105,7 @@ def _generic_get(pst, stat, ist, cnt, sst, glob, cfg, pm, code, p, fl, k, t_ns):
     else:
         f = take_frame(pst, glob, fmap, ffree, p)
     sst[k, T_MISSES] += 1
+    pm[PM_SMISS][space_pos(stat, pm, p)] += 1
     cnt[i, C_READS] += 1
     cnt[i, C_READ] += 1
     ist[i, I_DROP] = -1
@@ -506,6 +507,7 @@ def _innodb_fast(pages, counts, cpus, flags, pst, stat, ist, cnt, sst, glob, cfg
             young_now = False   # a read made young at its first access, in one step
             if not resident:
                 d_misses += 1
+                pm[PM_SMISS][space_pos(stat, pm, p)] += 1
                 # init_for_read -> get_free_block
                 if free > 0:
                     top -= 1
@@ -898,6 +900,7 @@ def _lru_get(p, fmap, ffree, prv, nxt, where, page, stat, pm, head, tail, length
             head, tail = _lru_to_head(f, prv, nxt, head, tail)
     else:
         n_miss += 1
+        pm[PM_SMISS][space_pos(stat, pm, p)] += 1
         if length >= cap:                  # evict the tail, reuse its frame
             f = tail
             tail = prv[ix(f)]
@@ -1250,6 +1253,9 @@ class PoolState:
         self._space_ids = np.array(tablespaces.space_ids, dtype=np.int64)
         self.space_base = np.array(tablespaces.space_base, dtype=np.int64)
         self.space_size = np.array(tablespaces.space_size, dtype=np.int64)
+        # per tablespace: synchronous reads (the kernels') and gets (counted as fed)
+        self.space_misses = np.zeros(len(self.space_base), dtype=np.int64)
+        self.space_gets = np.zeros(len(self.space_base), dtype=np.int64)
         # pages that hold no data, freed after a MariaDB 10.11 read-ahead reads them (§13)
         self._unused = np.array(tablespaces.unused_dense, dtype=np.int64)
         self._links = tuple(np.array(a, dtype=np.int64) for a in tablespaces.leaf_link_table)
@@ -1331,7 +1337,8 @@ class PoolState:
     def _pm(self):
         """The page map tuple of the kernels (``PM_*`` in :mod:`bufsim.policies._state`)."""
         return (self.fmap, self.ffree, self.hk, self.hv, self.space_base,
-                self.space_size, self._space_ids, self._unused) + self._links + (self.edge,)
+                self.space_size, self._space_ids, self._unused) + self._links + \
+            (self.edge, self.space_misses)
 
     def local_ids(self, dense) -> np.ndarray:
         """The kernels' ids of dense pages: the pages themselves with dense keys,
@@ -1411,6 +1418,11 @@ class PoolState:
         # (a cut event's remaining count is glob[G_LEFT]); pages become the kernels' ids
         new = (self.local_ids(page), _kernel_array(chunk.count, np.int64), cpu,
                _kernel_array(chunk.flags, np.uint8))
+        if len(page):   # gets per tablespace, as NUMBER_PAGES_GET counts them (no re-latch)
+            w = np.where((new[3] & FLAG_RELATCH) == 0, new[1], 0)
+            sp = np.searchsorted(self.space_base, page, side="right") - 1
+            self.space_gets += np.bincount(sp, weights=w,
+                                           minlength=len(self.space_gets)).astype(np.int64)
         if self.n_streams == 1 and self.sst[0, T_POS] >= self.sst[0, T_END]:
             # one stream, its buffer used up: the chunk's arrays are the kernel's
             self._arrays = new
@@ -1510,15 +1522,16 @@ class PoolState:
 
     def stream_totals(self, stream: int = 0) -> dict:
         """A stream's cumulative ``clock_ns``, ``cpu_ns``, ``io_wait_ns``, ``gets``,
-        ``misses`` and ``events``, and the device's ``busy_ns`` (all streams)."""
+        ``misses``, ``events`` and ``read_ahead`` (pages its gets made linear read-ahead
+        bring in), and the device's ``busy_ns`` (all streams)."""
         s = self.sst[stream]
         return dict(clock_ns=int(s[T_CLOCK]), cpu_ns=int(s[T_CPU]), io_wait_ns=int(s[T_IOWAIT]),
                     gets=int(s[T_GETS]), misses=int(s[T_MISSES]), events=int(s[T_EVENTS]),
-                    busy_ns=int(self.glob[G_DEVBUSY]))
+                    read_ahead=int(s[T_RA]), busy_ns=int(self.glob[G_DEVBUSY]))
 
     #: the arrays that hold the whole mutable state (:meth:`copy_arrays`)
     STATE_ARRAYS = ("pst", "ffree", "stat", "fmap", "edge", "hk", "hv", "ist", "cnt",
-                    "sst", "glob", "cfg", "exhausted")
+                    "sst", "glob", "cfg", "exhausted", "space_misses", "space_gets")
 
     def copy_arrays(self) -> dict:
         """A copy of every state array (lists, flags, counters, clocks, device, settings)."""
@@ -1618,7 +1631,23 @@ class PoolState:
             "stream": np.arange(len(s)), "name": self.stream_names, "start_ns": self.start_ns,
             "end_ns": s[:, T_CLOCK], "elapsed_ns": s[:, T_CLOCK] - self.start_ns, "cpu_ns": s[:, T_CPU],
             "io_wait_ns": s[:, T_IOWAIT], "gets": s[:, T_GETS], "misses": s[:, T_MISSES],
-            "events": s[:, T_EVENTS]})
+            "events": s[:, T_EVENTS], "read_ahead": s[:, T_RA],
+            "hit_ratio": np.where(s[:, T_GETS] > 0,
+                                  1 - s[:, T_MISSES] / np.maximum(s[:, T_GETS], 1), np.nan)})
+
+    def spaces(self) -> pd.DataFrame:
+        """Per tablespace: ``space_id``, ``name``, ``gets`` (as NUMBER_PAGES_GET counts
+        them, AHI lookups once), ``misses`` (synchronous reads), ``hit_ratio`` (1 - misses
+        / gets) and ``pages`` resident now."""
+        ts = self.tablespaces
+        pages, _ = self.group_counts()
+        res = np.bincount(np.asarray(ts.group_space, dtype=np.int64), weights=pages,
+                          minlength=ts.n_spaces).astype(np.int64)
+        g, m = self.space_gets, self.space_misses
+        return pd.DataFrame({
+            "space_id": np.asarray(ts.space_ids), "name": list(ts.space_names), "gets": g.copy(),
+            "misses": m.copy(), "hit_ratio": np.where(g > 0, 1 - m / np.maximum(g, 1), np.nan),
+            "pages": res})
 
     def group_counts(self) -> tuple[np.ndarray, np.ndarray]:
         """Resident and old pages per group (index), counted from the frames."""
@@ -1687,9 +1716,14 @@ class ReplayResult:
         recomputed from the sums.
     streams
         Per stream: name, start and end of its virtual time, elapsed time, CPU,
-        I/O wait, gets, misses, events.
+        I/O wait, gets, misses (synchronous reads: gets that waited for their page),
+        events, ``read_ahead`` (pages linear read-ahead brought in because of this
+        stream's gets) and ``hit_ratio`` (1 - misses / gets).
     contents
         Resident, old and young pages per index at the end.
+    spaces
+        Per tablespace: gets, synchronous reads (misses), hit ratio and resident pages
+        at the end (:meth:`PoolState.spaces`).
     timeline
         One row per sample (``sample_every_ns``): time, per-index resident (and
         old) pages, the cumulative counters, and per stream ``s`` the cumulative
@@ -1710,6 +1744,7 @@ class ReplayResult:
     device_busy_ns: int = 0
     cleaner_passes: int = 0
     memory: dict = field(default_factory=dict)
+    spaces: pd.DataFrame = field(default_factory=pd.DataFrame)
 
     @property
     def hit_ratio(self) -> float:
@@ -1879,7 +1914,8 @@ def replay(trace, config: PoolConfig | str | None = None, *, sample_every_ns: in
                           contents=state.contents(),
                           timeline=pd.DataFrame(samples) if samples else pd.DataFrame(),
                           device_busy_ns=int(state.glob[G_DEVBUSY]),
-                          cleaner_passes=int(state.glob[G_TICKS]), memory=state.nbytes())
+                          cleaner_passes=int(state.glob[G_TICKS]), memory=state.nbytes(),
+                          spaces=state.spaces())
     if key is not None:
         _cache.store(key, result)
     return result

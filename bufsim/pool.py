@@ -105,7 +105,8 @@ class Pool:
         pandas.DataFrame
             One row: the counters' increments over this run (as :meth:`delta`, which
             it does not reset), plus ``elapsed_ns``, ``cpu_ns``, ``io_wait_ns``,
-            ``gets`` and ``misses`` of the stream and the device's ``device_busy_ns``.
+            ``gets``, ``misses`` and ``read_ahead`` of the stream and the device's
+            ``device_busy_ns``.
         """
         sources, _, _ = trace_sources(trace)
         if len(sources) != 1:
@@ -162,7 +163,7 @@ class Pool:
         row = self._frame(self._cumulative() - before)
         s1 = st.stream_totals(0)
         row["elapsed_ns"] = s1["clock_ns"] - s0["clock_ns"]
-        for k in ("cpu_ns", "io_wait_ns", "gets", "misses"):
+        for k in ("cpu_ns", "io_wait_ns", "gets", "misses", "read_ahead"):
             row[k] = s1[k] - s0[k]
         row["device_busy_ns"] = s1["busy_ns"] - s0["busy_ns"]
         return row
@@ -238,7 +239,8 @@ class Pool:
 
     def totals(self) -> dict:
         """The stream's cumulative ``clock_ns``, ``cpu_ns``, ``io_wait_ns``, ``gets``,
-        ``misses``, ``events`` and the device's ``busy_ns`` since the pool was created."""
+        ``misses``, ``events``, ``read_ahead`` (pages its gets made linear read-ahead bring
+        in) and the device's ``busy_ns`` since the pool was created."""
         return self._state.stream_totals(0)
 
     def stats(self) -> pd.DataFrame:

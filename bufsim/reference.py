@@ -265,6 +265,7 @@ class RefStream:
         self.io_wait = 0
         self.gets = 0
         self.misses = 0
+        self.read_ahead = 0
 
 
 class ReferencePool:
@@ -291,6 +292,8 @@ class ReferencePool:
             s.sid = i
         space = tablespaces.page_space_idx
         self.device = RefDevice(config.device, lambda p: (int(space[p]), int(p)))
+        #: synchronous reads per tablespace (position in the tablespaces)
+        self.space_misses = np.zeros(tablespaces.n_spaces, dtype=np.int64)
         self.next_tick = 1_000_000_000
         self.active = False
         self.ticks = 0
@@ -461,6 +464,7 @@ class ReferencePool:
         self.fixed = p
         if not resident:
             st.misses += 1
+            self.space_misses[self.ts.page_space_idx[p]] += 1
             inst.count("Innodb_buffer_pool_reads")
             t = self._read(p, st, t)
             done = self.device_read(p, t, st)
@@ -569,6 +573,7 @@ class ReferencePool:
             if cfg.server.free_unused_after_read_ahead and q in self._unused:  # §13: a page with no data is freed at once
                 self.inst[self.inst_of[q]].evict(q)
         inst.count("NUMBER_PAGES_READ_AHEAD", n)
+        st.read_ahead += n
         return t
 
     def _twin_get(self, p, flags, st, t):
@@ -579,6 +584,7 @@ class ReferencePool:
         if hit:
             return t
         st.misses += 1
+        self.space_misses[self.ts.page_space_idx[p]] += 1
         inst.count("Innodb_buffer_pool_reads")
         inst.count("NUMBER_PAGES_READ")
         if victim >= 0:
@@ -604,7 +610,7 @@ class ReferencePool:
         return [] if isinstance(inst, _TwinInstance) else list(inst.flush)
 
     def stream_table(self) -> np.ndarray:
-        return np.array([[s.clock, s.cpu, s.io_wait, s.gets, s.misses, s.pos]
+        return np.array([[s.clock, s.cpu, s.io_wait, s.gets, s.misses, s.pos, s.read_ahead]
                          for s in self.streams], dtype=np.int64)
 
 

@@ -41,7 +41,7 @@ from ._validation import check_int
 from .config import PAGE_SIZE, PRESETS, PoolConfig, preset as make_preset
 
 __all__ = ["sweep", "parse_sizes", "parse_values", "expand_grid", "trace_sha256",
-           "load_trace", "provenance", "RESULT_COUNTERS"]
+           "load_trace", "provenance", "RESULT_COUNTERS", "STREAM_MEASURES", "stream_rows"]
 
 #: Fields a grid may vary: every PoolConfig field except the cost and device objects,
 #: plus ``preset`` and ``device`` (a device preset name).
@@ -342,8 +342,14 @@ def _worker_trace(path: str, read_kw: tuple):
         _WORKER_TRACE.clear()
         kw = dict(read_kw)
         cols = kw.get("columns")
-        _WORKER_TRACE[key] = load_trace(path, columns=dict(cols) if cols else None,
-                                        format=kw.get("format"))
+        t = load_trace(path, columns=dict(cols) if cols else None, format=kw.get("format"))
+        if not t.is_materialized and len(t.streams()) > 1:
+            # replay() splits only an in-memory trace into its streams: hold the chunks,
+            # as the parent's Trace does, so that a worker replays the same streams
+            from .trace import Trace
+            t = Trace(list(t), t.tablespaces, t.name, stream_names=t.stream_names,
+                      stream_start_ns=t.stream_start_ns)
+        _WORKER_TRACE[key] = t
     return _WORKER_TRACE[key]
 
 
@@ -373,13 +379,35 @@ def result_row(res) -> dict:
     return row
 
 
-def _run_point(source, read_kw: tuple, point: dict, preset: str) -> dict:
+#: Per-stream measures of :func:`stream_rows` (and of the ``all`` row of a per-stream sweep).
+STREAM_MEASURES = ("gets", "misses", "read_ahead", "hit_ratio", "io_wait_ns", "elapsed_ns")
+
+
+def stream_rows(res) -> list[dict]:
+    """Per stream of a :class:`bufsim.ReplayResult`: ``stream`` (its name), ``gets``,
+    ``misses`` (synchronous reads), ``read_ahead`` (pages read ahead because of its
+    gets), ``hit_ratio`` (1 - misses / gets), ``io_wait_ns`` and ``elapsed_ns``."""
+    out = []
+    for r in res.streams.itertuples(index=False):
+        g = int(r.gets)
+        out.append({"stream": str(r.name), "gets": g, "misses": int(r.misses),
+                    "read_ahead": int(r.read_ahead),
+                    "hit_ratio": 1 - int(r.misses) / g if g else float("nan"),
+                    "io_wait_ns": int(r.io_wait_ns), "elapsed_ns": int(r.elapsed_ns)})
+    return out
+
+
+def _run_point(source, read_kw: tuple, point: dict, preset: str, streams: bool = False) -> dict:
     """Replay one configuration; never raises (the error goes in the row)."""
     from .engine import replay
     try:
         cfg = make_config(point, preset)
         trace = _worker_trace(source, read_kw) if isinstance(source, str) else source
-        return {**result_row(replay(trace, cfg)), "error": None}
+        res = replay(trace, cfg)
+        row = {**result_row(res), "error": None}
+        if streams:
+            row["_streams"] = stream_rows(res)
+        return row
     except Exception as e:  # recorded, the sweep goes on
         return {"error": f"{type(e).__name__}: {e}"}
 
@@ -407,7 +435,7 @@ def _as_completed(futures):
 
 def sweep(trace, grid, *, executor=None, jobs: int | None = None, preset: str = "mysql56",
           columns: Mapping[str, str] | None = None, format: str | None = None,
-          progress: bool = False) -> pd.DataFrame:
+          progress: bool = False, streams: bool = False) -> pd.DataFrame:
     """Replay a trace once per configuration of a grid, in parallel.
 
     Parameters
@@ -434,6 +462,11 @@ def sweep(trace, grid, *, executor=None, jobs: int | None = None, preset: str = 
         Passed to :func:`bufsim.read_trace` when ``trace`` is a path.
     progress : bool
         Show a tqdm bar over configurations (total and ETA).
+    streams : bool
+        One row per configuration *and* stream: a ``stream`` column, ``'all'`` for
+        the totals row (which keeps every counter) then one row per stream (its
+        name) with :data:`STREAM_MEASURES` (the InnoDB counters are pool-wide and
+        missing there); ``gets`` and ``read_ahead`` columns are added.
 
     Returns
     -------
@@ -499,7 +532,7 @@ def sweep(trace, grid, *, executor=None, jobs: int | None = None, preset: str = 
         if serial:
             bar = start_bar()
             for i, p in enumerate(points):
-                rows[i] = _run_point(source, read_kw, p, preset)
+                rows[i] = _run_point(source, read_kw, p, preset, streams)
                 if bar is not None:
                     bar.update(1)
         else:
@@ -514,7 +547,8 @@ def sweep(trace, grid, *, executor=None, jobs: int | None = None, preset: str = 
                 tmp = Path(tmpdir.name) / "trace.npy"
                 trace.save(tmp)
                 source = str(tmp)
-            futures = [executor.submit(_run_point, source, read_kw, p, preset) for p in points]
+            futures = [executor.submit(_run_point, source, read_kw, p, preset, streams)
+                       for p in points]
             bar = start_bar()
             index = {id(f): i for i, f in enumerate(futures)}
             for f in _as_completed(futures):
@@ -544,20 +578,32 @@ def sweep(trace, grid, *, executor=None, jobs: int | None = None, preset: str = 
     for p, r in zip(points, rows):
         row = {k: v for k, v in p.items()}
         row.setdefault("preset", preset)
-        row.update(r or {"error": "no result"})
+        r = dict(r or {"error": "no result"})
+        per_stream = r.pop("_streams", [])
+        row.update(r)
         row.update(prov)
         row["trace"] = label
         row["params"] = json.dumps({"preset": preset, **p}, sort_keys=True, default=str)
+        if streams:
+            row["stream"] = "all"
+            if r.get("error") is None:
+                row["gets"] = sum(x["gets"] for x in per_stream)
+                row["read_ahead"] = sum(x["read_ahead"] for x in per_stream)
         out.append(row)
+        for x in per_stream:
+            out.append({**{k: v for k, v in row.items() if k not in RESULT_COUNTERS},
+                        **x})
     df = pd.DataFrame(out)
-    for c in RESULT_COUNTERS + _MEASURES + ("error",):
+    measures = _MEASURES + (("gets", "read_ahead") if streams else ())
+    for c in RESULT_COUNTERS + measures + ("error",):
         if c not in df.columns:
             df[c] = None
-    for c in RESULT_COUNTERS + _MEASURES[1:]:
+    for c in RESULT_COUNTERS + measures[1:]:
         df[c] = pd.array(df[c], dtype="Int64")
     df["hit_ratio"] = pd.to_numeric(df["hit_ratio"], errors="coerce").astype(float)
     lead = list(dict.fromkeys([k for p in points for k in p] + ["preset"]))
-    order = lead + list(RESULT_COUNTERS + _MEASURES) + ["error"] + list(_PROVENANCE)
+    order = lead + (["stream"] if streams else []) + list(RESULT_COUNTERS + measures) + \
+        ["error"] + list(_PROVENANCE)
     return df[order + [c for c in df.columns if c not in order]]
 
 

@@ -220,7 +220,13 @@ def test_sweep_writes_the_grid_a_chart_and_matches_serial(csv, tmp_path):
             "mysql55", "-o", out, "--jobs", "2")
     assert p.returncode == 0, p.stderr
     assert "6/6" in p.stderr                         # the bar's total
-    df = pd.read_parquet(out)
+    both = pd.read_parquet(out)
+    df = both[both["stream"] == "all"].reset_index(drop=True)
+    # one row per configuration and stream: a single-thread CSV has one stream besides 'all'
+    per = both[both["stream"] != "all"].reset_index(drop=True)
+    assert len(per) == len(df) and (per["gets"] == df["gets"]).all()
+    assert (per["misses"] == df["misses"]).all() and (per["read_ahead"] == df["read_ahead"]).all()
+    assert df["read_ahead"].tolist() == df["NUMBER_PAGES_READ_AHEAD"].tolist()
     assert df[["pool_pages", "old_blocks_time_ms"]].values.tolist() == [
         [s, t] for s in (320, 640, 1280) for t in (0, 1000)]
     assert df["error"].isna().all()
@@ -292,28 +298,36 @@ def test_mrc_bad_input(csv, tmp_path, inproc):
 # ---- advise ----------------------------------------------------------------------------
 def test_advise_markdown_and_html(csv, tmp_path, inproc):
     trace = bufsim.read_trace(csv)
-    rep = advise(trace, target_hit=0.6, threads=8, cores=4, preset="mysql56", trace_label=str(csv))
+    rep = advise(trace, threads=8, cores=4, preset="mysql55", trace_label=str(csv), jobs=1)
     md = tmp_path / "r.md"
-    p = run("advise", csv, "--target-hit", "0.6", "--threads", "8", "--cores", "4",
-            "--preset", "mysql56", "-o", md)
+    p = run("advise", csv, "--threads", "8", "--cores", "4", "--preset", "mysql55", "-o", md,
+            "--jobs", "1")
     assert p.returncode == 0, p.stderr
     text = md.read_text()
-    assert text == rep.markdown()
+    # the figures are written beside the report and linked from it
+    assert text == rep.markdown({"curves": "r-curves.png", "instances": "r-instances.png"})
+    assert sorted(listing(tmp_path)) == ["r-curves.png", "r-curves.svg", "r-instances.png",
+                                         "r-instances.svg", "r.md"]
     pages = rep.recommended_pages
-    assert f"recommended: **{pages / 64:,.0f} MiB** ({pages:,} pages" in text
-    assert "| 0 |" in text and "| 1000 |" in text and "Assumptions" in text
-    h = inproc("advise", csv, "--target-hit", "0.6", "--threads", "8", "--cores", "4",
-            "--preset", "mysql56", "-o", tmp_path / "r.html")
+    assert text.startswith(f"- **innodb_buffer_pool_size = {pages / 64:,.0f} MiB** "
+                           f"({pages:,} pages")
+    assert "![curves](r-curves.png)" in text and "Assumptions" in text
+    h = inproc("advise", csv, "--threads", "8", "--cores", "4", "--preset", "mariadb1011",
+               "-o", tmp_path / "r.html", "--jobs", "1")
     assert h.returncode == 0, h.stderr
     html = (tmp_path / "r.html").read_text()
     assert html.startswith("<!DOCTYPE html>") and "<table>" in html and "<h2>Instances</h2>" in html
+    assert "single buffer pool" in html and html.count("data:image/png;base64,") == 1
 
 
 def test_advise_bad_input(csv, tmp_path, inproc):
     one_error_line(run("advise", csv, "--target-hit", "1.5"), "--target-hit", "out of range")
     one_error_line(inproc("advise", csv, "--threads", "many"), "--threads", "not an integer")
     one_error_line(inproc("advise", csv, "-o", tmp_path / "r.pdf"), "must end with .md, .html")
-    one_error_line(inproc("advise", csv, "--preset", "mariadb105"), "--preset", "invalid choice")
+    one_error_line(inproc("advise", csv, "--preset", "mysql80"), "--preset", "invalid choice")
+    one_error_line(inproc("advise", csv, "--protect", "nope"), "stream 'nope'", "allowed:")
+    one_error_line(inproc("advise", csv, "--target-hit", "x=2"), "--target-hit: x=2",
+                   "out of range")
     one_error_line(inproc("advise", _empty_trace(tmp_path)), "no data rows")
     assert listing(tmp_path) == ["empty.csv"]
 

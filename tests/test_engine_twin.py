@@ -19,13 +19,13 @@ from bufsim.engine import PoolState
 from bufsim.pages import SpaceSpec, Tablespaces
 from bufsim.policies._state import (
     COUNTER_NAMES, C_RA, C_YOUNG, I_CAP,
-    I_CLOCK, I_FREE, LF_LEN, P_DIRTY, P_OLD, T_CLOCK, T_CPU, T_EVENTS, T_GETS, T_IOWAIT, T_MISSES,
+    I_CLOCK, I_FREE, LF_LEN, P_DIRTY, P_OLD, T_CLOCK, T_CPU, T_EVENTS, T_GETS, T_IOWAIT, T_MISSES, T_RA,
 )
 from bufsim.reference import ReferencePool
 from bufsim.trace import Chunk
 
 FULL_EVERY = 10
-STREAM_COLS = [T_CLOCK, T_CPU, T_IOWAIT, T_GETS, T_MISSES, T_EVENTS]
+STREAM_COLS = [T_CLOCK, T_CPU, T_IOWAIT, T_GETS, T_MISSES, T_EVENTS, T_RA]
 
 
 def run_both(config, tablespaces, streams):
@@ -45,6 +45,8 @@ def run_both(config, tablespaces, streams):
         np.testing.assert_array_equal(state.cnt, ref.counters(), err_msg=f"counters after event {n}")
         np.testing.assert_array_equal(state.sst[:, STREAM_COLS], ref.stream_table(),
                                       err_msg=f"streams after event {n}")
+        np.testing.assert_array_equal(state.space_misses, ref.space_misses,
+                                      err_msg=f"reads per tablespace after event {n}")
         if n % FULL_EVERY == 0:
             compare_lists(state, ref, n)
     assert state.run(max_events=1) == 0, "the kernel has events the reference does not"
@@ -286,6 +288,7 @@ def test_innodb_fast_loop_matches_general_kernel_and_reference(case, pool, budge
         n += 1
     np.testing.assert_array_equal(fast.cnt, ref.counters())
     np.testing.assert_array_equal(fast.sst[:, STREAM_COLS], ref.stream_table())
+    np.testing.assert_array_equal(fast.space_misses, ref.space_misses)
     compare_lists(fast, ref, n)
 
 

@@ -11,12 +11,12 @@ import bufsim
 from bufsim import Pool
 from bufsim.config import DeviceModel, PoolConfig
 from bufsim.pages import SpaceSpec, Tablespaces
-from bufsim.policies._state import T_CLOCK, T_CPU, T_EVENTS, T_GETS, T_IOWAIT, T_MISSES
+from bufsim.policies._state import T_CLOCK, T_CPU, T_EVENTS, T_GETS, T_IOWAIT, T_MISSES, T_RA
 from bufsim.reference import ReferencePool
 from bufsim.trace import FLAG_AHI, FLAG_MODIFY, FLAG_RELATCH, Chunk, Trace
 
 SPACES = Tablespaces([SpaceSpec(1, 900, "t1"), SpaceSpec(2, 700, "t2")])
-STREAM_COLS = [T_CLOCK, T_CPU, T_IOWAIT, T_GETS, T_MISSES, T_EVENTS]
+STREAM_COLS = [T_CLOCK, T_CPU, T_IOWAIT, T_GETS, T_MISSES, T_EVENTS, T_RA]
 
 
 def events(seed, n=400, hot=700):
@@ -43,6 +43,8 @@ def check(pool, ref, what):
     np.testing.assert_array_equal(st.cnt, ref.counters(), err_msg=f"counters after {what}")
     np.testing.assert_array_equal(st.sst[:, STREAM_COLS], ref.stream_table(),
                                   err_msg=f"stream after {what}")
+    np.testing.assert_array_equal(st.space_misses, ref.space_misses,
+                                  err_msg=f"reads per tablespace after {what}")
     for i in range(pool.config.instances):
         assert st.lru(i) == ref.lists(i)[0], f"list of instance {i} after {what}"
         if pool.config.policy == "innodb":

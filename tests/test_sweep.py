@@ -210,6 +210,42 @@ def test_dask_local_cluster_gives_identical_results(trace, csv_trace, tmp_path):
                      "--no-progress"]) == 0
     pd.testing.assert_frame_equal(df, serial)
     by_cli = pd.read_csv(out)
+    by_cli = by_cli[by_cli["stream"] == "all"]
     local = sweep(csv_trace, GRID, jobs=1)
     assert by_cli["NUMBER_PAGES_READ"].tolist() == local["NUMBER_PAGES_READ"].tolist()
     assert by_cli["hit_ratio"].tolist() == local["hit_ratio"].tolist()
+
+
+def test_per_stream_rows_are_the_replays_streams():
+    # two threads: a hot point-lookup stream and a sequential scan of a larger table
+    rng = np.random.default_rng(11)
+    hot = rng.integers(0, 400, 3000)
+    scan = 1000 + np.arange(3000)
+    page = np.empty(6000, dtype=np.int64)
+    page[0::2], page[1::2] = hot, scan
+    stream = np.tile([0, 1], 3000)
+    ts = bufsim.Tablespaces([bufsim.SpaceSpec(1, 1000, "small"), bufsim.SpaceSpec(2, 4000, "big")])
+    tr = bufsim.Trace.from_arrays(page, stream=stream, cpu_ns=1000, tablespaces=ts, name="two")
+    tr.stream_names = ("oltp", "scan")
+    df = sweep(tr, {"pool_pages": [320, 640]}, jobs=1, preset="mysql56", streams=True)
+    assert df["stream"].tolist() == ["all", "oltp", "scan"] * 2
+    for size, g in df.groupby("pool_pages", sort=False):
+        res = bufsim.replay(tr, bufsim.mysql56(pool_pages=int(size)))
+        per = g.set_index("stream")
+        for s in res.streams.itertuples():
+            for k in ("gets", "misses", "read_ahead", "io_wait_ns", "elapsed_ns"):
+                assert per.loc[s.name, k] == getattr(s, k), (size, s.name, k)
+        assert per.loc["all", "gets"] == per.loc[["oltp", "scan"], "gets"].sum() == 6000
+        assert per.loc["all", "read_ahead"] == int(res.totals["NUMBER_PAGES_READ_AHEAD"])
+        # each thread reads its own tablespace: per space, that thread's gets and reads
+        sp = res.spaces.set_index("name")
+        assert sp.loc["small", "gets"] == per.loc["oltp", "gets"]
+        assert sp.loc["small", "misses"] == per.loc["oltp", "misses"]
+        assert sp.loc["big", "misses"] == per.loc["scan", "misses"]
+        assert sp["pages"].sum() == int(res.contents["pages"].sum())
+        # the scan's gets trigger most of the linear read-ahead
+        assert per.loc["scan", "read_ahead"] > 10 * per.loc["oltp", "read_ahead"]
+        assert per.loc["oltp", "NUMBER_PAGES_READ"] is pd.NA
+    # worker processes replay the same two streams (the saved trace is split again)
+    pd.testing.assert_frame_equal(
+        sweep(tr, {"pool_pages": [320, 640]}, jobs=2, preset="mysql56", streams=True), df)

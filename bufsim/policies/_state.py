@@ -148,7 +148,9 @@ T_CLOCK, T_CPU, T_IOWAIT, T_GETS, T_MISSES, T_EVENTS, T_POS, T_END = range(8)
 # the device scheduler's per-stream state (bufsim.policies.device): the stream's last
 # page read + 1 (0: none yet) and its seek history (one bit per read, newest lowest)
 T_DEVLAST, T_SEEKS = range(8, 10)
-N_T = 10
+# pages linear read-ahead brought in on behalf of the stream (its get triggered the area)
+T_RA = 10
+N_T = 11
 # ---- global state ----------------------------------------------------------------------
 G_DEVFREE, G_DEVLAST, G_NEXT_TICK, G_ACTIVE, G_FIXED, G_DEVBUSY, G_TICKS, G_FTOP, G_NLOCAL, \
     G_MID, G_LEFT, G_AREA = range(12)
@@ -395,9 +397,10 @@ def hash_slot(hk, d):
 #: space the offset of its own leaf links in ``PM_LPREV``/``PM_LNEXT`` (-1: page n's
 #: neighbours are n - 1 and n + 1), and those links as page numbers (-1: none); per page
 #: (local id) 1 if it is the first or last page of its read-ahead area of
-#: ``glob[G_AREA]`` pages (a compact copy of one fact; empty with dense keys)
+#: ``glob[G_AREA]`` pages (a compact copy of one fact; empty with dense keys); per space
+#: the synchronous reads (misses) of its pages, int64, written by the kernels
 (PM_FMAP, PM_FFREE, PM_HK, PM_HV, PM_BASE, PM_SIZE, PM_SIDS, PM_UNUSED, PM_LOFF,
- PM_LPREV, PM_LNEXT, PM_EDGE) = range(12)
+ PM_LPREV, PM_LNEXT, PM_EDGE, PM_SMISS) = range(13)
 
 
 @njit(_nrt=False, cache=True, inline="always")

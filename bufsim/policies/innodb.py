@@ -38,10 +38,10 @@ from ._state import (
     K_REFILL_DEMAND, K_TEMP_UNLOGGED, SCAN_DEPTH, SCAN_TENTH,
     LRU_MIN_LEN, NON_OLD_MIN_LEN, NS_PER_MS, NS_PER_S, OLD_MIN_LEN, OLD_TOLERANCE, P_ACCESS,
     P_DIRTY, P_NEXT, P_OLD, P_PAGE, P_PREV, P_READY, P_STAMP, P_WHERE, RATIO_DIV,
-    S_INST, STAMP_MASK, T_CPU, T_IOWAIT,
+    S_INST, STAMP_MASK, T_CPU, T_IOWAIT, T_RA,
     T_MISSES, G_FTOP, FLAG_AHI, FLAG_MODIFY, FLAG_RELATCH,
     FLAG_SHORTCUT, FLAG_TEMP, TEMP_DIRTY, TEMP_WRITTEN,
-    PM_BASE, PM_FFREE, PM_FMAP, PM_SIZE, PM_UNUSED, dense_of, hash_add, is_edge, leaf_links,
+    PM_BASE, PM_FFREE, PM_FMAP, PM_SIZE, PM_SMISS, PM_UNUSED, dense_of, hash_add, is_edge, leaf_links,
     local_of, insert_after, ix, page_no, push_head, space_pos, unlink,
 )
 import numpy as np
@@ -612,6 +612,7 @@ def read_ahead_linear(pst, stat, ist, cnt, sst, glob, cfg, pm, p, k, t_ns):
                 evict_page(pst, stat, ist, cnt, glob, cfg, fmap, ffree,
                            instance_of(stat, cfg, q), f)
     cnt[i, C_RA] += count
+    sst[k, T_RA] += count
     return t_ns
 
 
@@ -662,6 +663,7 @@ def get(pst, stat, ist, cnt, sst, glob, cfg, pm, p, flags, k, t_ns):
     glob[G_FIXED] = f
     if not resident:
         sst[k, T_MISSES] += 1
+        pm[PM_SMISS][space_pos(stat, pm, p)] += 1
         cnt[i, C_READS] += 1
         t_ns = init_for_read(pst, stat, ist, cnt, sst, glob, cfg, fmap, ffree, p, k, t_ns)
         f = fmap[p]
