@@ -595,7 +595,7 @@ def distinct_pages(trace_or_chunks) -> int:
     3
     """
     ids = PageIds()
-    for p, _ in _iter_events(trace_or_chunks):
+    for p, _ in iter_events(trace_or_chunks):
         ids(p)
     return int(ids.st[0])
 
