@@ -117,9 +117,12 @@ def read_trace(path: str | os.PathLike, *, columns: Mapping[str, str] | None = N
         time of its first access relative to the earliest thread (None without
         a time column).  With one thread the trace is lazy: every iteration
         re-reads the file in chunks, so memory does not grow with the trace.
-        With several threads the events are held in memory (run-length
-        encoded, 41 bytes per event), because :func:`bufsim.replay` splits such
-        a trace by stream.
+        With several threads the events are held in memory, per thread and
+        run-length encoded in narrow dtypes (about 9-18 bytes per event: page
+        index, run length, CPU time, flags, and a stream id for the file order);
+        iterating the trace yields its chunks in file order, and
+        :func:`bufsim.replay` (or ``trace.split_streams()``) takes each thread's
+        events as they are held, one stream per thread.
 
     Raises
     ------
@@ -195,7 +198,7 @@ def read_trace(path: str | os.PathLike, *, columns: Mapping[str, str] | None = N
 
     def events():
         again = _Rows(src, tablespaces)
-        ev = _Events(src, ts, cpu_ns_per_get, chunk_size, single=rows.n_threads <= 1)
+        ev = _Events(src, ts, cpu_ns_per_get, chunk_size)
         for block in src.blocks():
             yield from ev.add(again.add(block))
         yield from ev.finish()
@@ -1085,20 +1088,19 @@ _EV = ("space", "page", "th", "count", "t0", "t1", "flags", "ss")
 
 
 class _Events:
-    """Run-length encodes parsed blocks into chunks of at most ``chunk_size`` events.
+    """Run-length encodes parsed blocks of one thread into chunks of at most
+    ``chunk_size`` events (several threads: :class:`_ThreadEvents`).
 
     An event's CPU time and statement end depend on its thread's next event.  With
     one thread that is the next event, so all but the last event of the buffer are
-    emitted after each block; with several threads events are kept until the end.
+    emitted after each block.
     """
 
-    def __init__(self, src: _Source, ts: Tablespaces, cpu_ns_per_get: int, chunk_size: int,
-                 single: bool):
+    def __init__(self, src: _Source, ts: Tablespaces, cpu_ns_per_get: int, chunk_size: int):
         self.src, self.ts, self.cpu, self.chunk_size = src, ts, cpu_ns_per_get, chunk_size
-        self.single = single
         self.has_time = src.time_col is not None
         self.has_stmt = src.has("statement")
-        self.buf = None   # dict of arrays (single thread) or dict of lists of arrays
+        self.buf = None   # dict of arrays
 
     def add(self, r):
         if r is None:
@@ -1120,44 +1122,34 @@ class _Events:
                   ss=ss_rows[starts] if ss_rows is not None else np.zeros(len(starts), bool))
         b = self.buf
         if b is not None:
-            last = {k: (b[k][-1] if self.single else b[k][-1][-1]) for k in _EV}
+            last = {k: b[k][-1] for k in _EV}
             if (last["th"] == ev["th"][0] and last["space"] == ev["space"][0]
                     and last["page"] == ev["page"][0] and last["flags"] == ev["flags"][0]
                     and not (last["flags"] & FLAG_STMT_END) and not ev["ss"][0]):
-                tgt = b if self.single else {k: b[k][-1] for k in _EV}
-                tgt["count"][-1] += ev["count"][0]
-                tgt["t1"][-1] = ev["t1"][0]
+                b["count"][-1] += ev["count"][0]
+                b["t1"][-1] = ev["t1"][0]
                 ev = {k: v[1:] for k, v in ev.items()}
-        if self.single:
-            self.buf = ev if b is None else {k: np.concatenate([b[k], ev[k]]) for k in _EV}
-            k = len(self.buf["th"]) - 1   # the last event waits for the next block
-            if k > 0:
-                out = self._resolve({key: v[:k + 1] for key, v in self.buf.items()}, done=False)
-                self.buf = {key: v[k:].copy() for key, v in self.buf.items()}
-                yield from out
-        else:
-            if b is None:
-                self.buf = b = {k: [] for k in _EV}
-            for key in _EV:
-                if len(ev[key]):
-                    b[key].append(np.array(ev[key]))
+        self.buf = ev if b is None else {k: np.concatenate([b[k], ev[k]]) for k in _EV}
+        k = len(self.buf["th"]) - 1   # the last event waits for the next block
+        if k > 0:
+            out = self._resolve({key: v[:k + 1] for key, v in self.buf.items()}, done=False)
+            self.buf = {key: v[k:].copy() for key, v in self.buf.items()}
+            yield from out
 
     def finish(self):
         b = self.buf
         if b is None:
             return
-        if not self.single:
-            b = {k: np.concatenate(v) for k, v in b.items()}
         yield from self._resolve(b, done=True)
         self.buf = None
 
     def _resolve(self, ev, done: bool):
         """Chunks of the events of ``ev``; without ``done`` its last event is only the
-        next event of the others (single thread) and is not emitted."""
+        next event of the others and is not emitted."""
         th, count, t0, t1, ss = ev["th"], ev["count"], ev["t0"], ev["t1"], ev["ss"]
         n = len(th)
         flags = ev["flags"].copy()
-        order = np.argsort(th, kind="stable") if not self.single else np.arange(n)
+        order = np.arange(n)   # one thread: its events in order
         th_s = th[order]
         last = np.ones(n, dtype=bool)
         last[:-1] = th_s[1:] != th_s[:-1]
