@@ -330,8 +330,11 @@ class Trace:
             name = "+".join(t.name for t in traces)
         names = {t.stream_names for t in traces}
         sn = names.pop() if len(names) == 1 else None
-        if all(t.is_materialized for t in traces):
-            return cls([c for t in traces for c in t._chunks], ts, name, stream_names=sn)
+        if all(t.is_materialized or t._by_stream is not None for t in traces):
+            # in memory: the result is too (a trace held split by stream is gathered in
+            # file order), so that replay splits it by stream as before
+            return cls([c for t in traces for c in (t._chunks if t.is_materialized else t)], ts,
+                       name, stream_names=sn)
 
         def gen():
             for t in traces:
