@@ -7,23 +7,25 @@ block, flags uint8, plus one uint8 stream id per event for the file order, about
 9 bytes per event for the files below (page 4, count 1, CPU time 2, flags 1, stream
 id 1); replay reads the per-thread arrays as they are.  The reader used to hold every
 event in int64 buffers, concatenate them and split them into Chunks (33 bytes per
-event in int64) and the engine split them again: 190-243 bytes per row.
+event in int64) and the engine split them again: 160-243 bytes per row.
 
 The files: ``space,page,time_ns,thread`` rows, pages drawn uniformly from 1,000,000
 (so runs rarely merge: events ~ rows), 1-1999 ns between rows, two threads ``t1``
 and ``t2`` drawn at random per row (seeded).
 
-Measured on the 2-core development machine (peak RSS of a fresh interpreter, baseline
-``import bufsim, pandas, numba, pyarrow`` 262 MB; replay: ``bufsim.replay`` with the
-5.6 preset and 8192 pages, i.e. ``bufsim replay FILE --pool 128M``):
+Measured on the 2-core development machine (peak RSS of a fresh interpreter, Numba
+cache warm; ``import bufsim, pandas, numba, pyarrow`` alone is 262 MB): ``read`` is
+``read_trace`` and one pass over it, ``replay`` adds ``bufsim.replay`` with the 5.6
+preset and 8192 pages, ``CLI`` is ``bufsim replay FILE --pool 128M`` (``/usr/bin/time``):
 
-=========  =====================  =====================
-rows       before                 after
-=========  =====================  =====================
-2 x 10**6  read 784 MB            read 528 MB
-           replay 1090 MB         replay 533 MB
-2 x 10**7  replay 3.79 GB (issue)  see the report
-=========  =====================  =====================
+* 2 x 10**6 rows, previous reader: read 779 MB, replay 839 MB, CLI 1.13 GB
+* 2 x 10**6 rows, now: read 539 MB, replay 540 MB, CLI 563 MB
+* 2 x 10**7 rows, previous reader: read 4.01 GB, replay 4.02 GB, CLI 4.11 GB
+* 2 x 10**7 rows, now: read 696 MB, replay 749 MB, CLI 779 MB (wall time 26-30 s)
+
+Of the ~540 MB at 2 x 10**6 rows, ~270 MB above the imports is one block of 2**20 rows
+being parsed (pandas text columns), the same for any length; beyond it a row costs
+~9 bytes (8.3 measured by the first test; the previous reader: 160).
 """
 from __future__ import annotations
 
