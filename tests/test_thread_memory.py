@@ -115,3 +115,33 @@ def test_a_two_thread_2e7_row_csv_replays_in_under_1_gb(tmp_path, run_child):
         p.unlink()
     assert out["gets"] == rows and out["streams"] == 2
     assert out["peak_rss_bytes"] < 1_000_000_000, out
+
+
+# ---- the per-thread events are the file-order events, split -------------------------------
+def test_held_threads_replay_as_their_file_order_chunks_split_by_stream(tmp_path):
+    import pandas as pd
+    import bufsim
+    rng = np.random.default_rng(3)
+    n = 3000
+    idx = np.repeat(np.arange(n), rng.integers(1, 3, n))     # some rows repeat: runs
+    df = pd.DataFrame(dict(space=rng.integers(1, 3, n), page=rng.integers(0, 700, n),
+                           time_ns=np.cumsum(rng.integers(0, 50, n)),
+                           thread=rng.choice(["a", "b", "c"], n, p=[.6, .3, .1]),
+                           statement=rng.choice(["q1", "q2"], n, p=[.9, .1]),
+                           count=rng.integers(1, 4, n), flags=rng.choice([0, 2, 8], n))).loc[idx]
+    p = tmp_path / "t.csv"
+    df.to_csv(p, index=False)
+    t = bufsim.read_trace(p, chunk_size=100, cpu_ns_per_get=7)
+    held = bufsim.Trace(list(t), t.tablespaces, t.name, stream_names=t.stream_names,
+                        stream_start_ns=t.stream_start_ns)   # file-order chunks, in memory
+    assert held.is_materialized and [len(c) for c in held][:-1] == [100] * (len(held._chunks) - 1)
+    c = held.materialize()
+    assert c.n_gets == int(df["count"].sum())
+    for s, part in enumerate(t.split_streams()):
+        mine, theirs = part.materialize(), c.take(c.stream == s)
+        assert mine == theirs, s
+    cfg = bufsim.mysql56(pool_pages=512)
+    r1, r2 = bufsim.replay(t, cfg), bufsim.replay(held, cfg)
+    assert r1.streams["gets"].tolist() == r2.streams["gets"].tolist() and len(r1.streams) == 3
+    pd.testing.assert_series_equal(r1.totals, r2.totals)
+    pd.testing.assert_frame_equal(r1.streams, r2.streams)
