@@ -1771,6 +1771,11 @@ def trace_sources(trace) -> tuple[list, list[int], list[str]]:
     if not isinstance(trace, Trace):
         raise ValueError(f"trace must be a bufsim.Trace or a list of them (one per stream), "
                          f"got {describe(trace)}")
+    if trace._by_stream is not None:   # already split (read_trace of several threads)
+        starts, names = trace.stream_start_ns, trace.stream_names
+        return (list(trace._by_stream),
+                [int(starts[s]) if starts is not None else 0 for s in range(len(trace._by_stream))],
+                [names[s] if names else str(s) for s in range(len(trace._by_stream))])
     if trace.is_materialized:
         ids = trace.streams()
         if len(ids) > 1:

@@ -258,6 +258,11 @@ class Trace:
     (4, 3)
     """
 
+    #: One trace per stream id (0, 1, ...), when the trace already holds its events
+    #: split by stream (:func:`bufsim.read_trace` of several threads); replay and
+    #: :meth:`split_streams` use them instead of splitting again.
+    _by_stream: list | None = None
+
     def __init__(self, chunks: Sequence[Chunk] | Chunk | Callable[[], Iterator[Chunk]],
                  tablespaces: Tablespaces, name: str = "", *, stream_names=None,
                  stream_start_ns=None):
@@ -325,8 +330,11 @@ class Trace:
             name = "+".join(t.name for t in traces)
         names = {t.stream_names for t in traces}
         sn = names.pop() if len(names) == 1 else None
-        if all(t.is_materialized for t in traces):
-            return cls([c for t in traces for c in t._chunks], ts, name, stream_names=sn)
+        if all(t.is_materialized or t._by_stream is not None for t in traces):
+            # in memory: the result is too (a trace held split by stream is gathered in
+            # file order), so that replay splits it by stream as before
+            return cls([c for t in traces for c in (t._chunks if t.is_materialized else t)], ts,
+                       name, stream_names=sn)
 
         def gen():
             for t in traces:
@@ -362,12 +370,18 @@ class Trace:
 
     def streams(self) -> np.ndarray:
         """Distinct stream ids, ascending (one pass)."""
+        if self._by_stream is not None:
+            return np.arange(len(self._by_stream), dtype=np.int64)
         seen = [c.stream[:1] if _one_value(c.stream) else np.unique(c.stream)
                 for c in self if len(c)]
         return np.unique(np.concatenate(seen)) if seen else np.zeros(0, dtype=np.int64)
 
     def split_streams(self) -> list[Trace]:
-        """One in-memory trace per stream id, ascending; stream ids are kept."""
+        """One trace per stream id, ascending; stream ids are kept.  In memory, except
+        for a trace that holds its streams already split (a :func:`bufsim.read_trace` of
+        several threads): its per-stream traces, which read the held arrays."""
+        if self._by_stream is not None:
+            return list(self._by_stream)
         c = self.materialize()
         out = []
         for s in np.unique(c.stream):

@@ -280,7 +280,10 @@ def test_npz_arrays_must_agree(tmp_path):
         read_trace(p)
     np.savez(p, page=np.array([1, 2]), thread=np.array(["a", "b"]))
     t = read_trace(p)
-    assert t.stream_names == ("a", "b") and t.is_materialized  # several threads: in memory
+    # several threads: held in memory (the file is not read again), split by thread
+    assert t.stream_names == ("a", "b") and len(t.split_streams()) == 2
+    p.unlink()
+    assert t.n_events() == 2 and [x.n_events() for x in t.split_streams()] == [1, 1]
 
 
 # ---- streaming ----------------------------------------------------------------------------
@@ -416,7 +419,7 @@ def test_streamed_events_equal_the_in_memory_ones(tmp_path, rows, chunk_size):
                               thread=["b"]))
     pd.concat([df, extra]).to_csv(q, index=False)
     two = read_trace(q, chunk_size=chunk_size, cpu_ns_per_get=3)
-    assert two.is_materialized
+    assert len(two.split_streams()) == 2   # several threads: in memory, split by thread
     c1, c2 = one.materialize(), two.materialize()
     a = c2.take(c2.stream == 0)
     for col in ("count", "cpu_ns", "flags"):
