@@ -682,6 +682,16 @@ def _cache_switch(off: bool):
 # --------------------------------------------------------------------------------------
 # the parser
 # --------------------------------------------------------------------------------------
+def _add_executor_args(p, what: str) -> None:
+    """``--executor`` (doing ``what``) and ``--executor-timeout``."""
+    p.add_argument("--executor", metavar="dask://HOST:PORT", help=what)
+    p.add_argument("--executor-timeout", type=_float("--executor-timeout", 0.0, 3600.0,
+                                                     lo_open=True),
+                   default=10.0, metavar="S",
+                   help="seconds allowed to reach the scheduler and read its handshake "
+                        "(checked before any work; default 10)")
+
+
 def _parser() -> argparse.ArgumentParser:
     from . import __version__
     parser = _Parser(prog="bufsim", description="bufsim: buffer-pool modelling suite. "
@@ -713,13 +723,7 @@ def _parser() -> argparse.ArgumentParser:
     _add_config_args(p, multi=True)
     p.add_argument("--jobs", type=_int("--jobs", 1, 4096), metavar="N",
                    help="worker processes (default: every core; 1 runs serially)")
-    p.add_argument("--executor", metavar="dask://HOST:PORT",
-                   help="run on a dask.distributed scheduler instead of local processes")
-    p.add_argument("--executor-timeout", type=_float("--executor-timeout", 0.0, 3600.0,
-                                                     lo_open=True),
-                   default=10.0, metavar="S",
-                   help="seconds allowed to reach the scheduler and read its handshake "
-                        "(checked before any work; default 10)")
+    _add_executor_args(p, "run on a dask.distributed scheduler instead of local processes")
     p.add_argument("-o", "--output", required=True, metavar="OUT",
                    help="results table, .parquet or .csv")
     p.add_argument("--chart", metavar="PNG",
@@ -783,13 +787,7 @@ def _parser() -> argparse.ArgumentParser:
                    "(default: exact)")
     p.add_argument("--jobs", type=_int("--jobs", 1, 4096), metavar="N",
                    help="worker processes for the replays (default: every core; 1 serially)")
-    p.add_argument("--executor", metavar="dask://HOST:PORT",
-                   help="run the replays on a dask.distributed scheduler")
-    p.add_argument("--executor-timeout", type=_float("--executor-timeout", 0.0, 3600.0,
-                                                     lo_open=True),
-                   default=10.0, metavar="S",
-                   help="seconds allowed to reach the scheduler and read its handshake "
-                        "(checked before any work; default 10)")
+    _add_executor_args(p, "run the replays on a dask.distributed scheduler")
     p.add_argument("--no-progress", action="store_true", help="no progress bars")
     p.add_argument("-o", "--output", metavar="REPORT", help="write REPORT (.md, with its "
                    "figures beside it, or .html with them inside) instead of printing Markdown")

@@ -1087,6 +1087,19 @@ class _Rows:
 _EV = ("space", "page", "th", "count", "t0", "t1", "flags", "ss")
 
 
+def _run_starts(r) -> np.ndarray:
+    """Rows of block ``r`` that start an event: a run is consecutive rows of one thread
+    on one page with the same flags, cut after a statement end and before a marked
+    statement start."""
+    th, space, page, flags = r["th"], r["space"], r["page"], r["flags"]
+    new = np.ones(len(th), dtype=bool)
+    new[1:] = ((th[1:] != th[:-1]) | (space[1:] != space[:-1]) | (page[1:] != page[:-1])
+               | (flags[1:] != flags[:-1]) | ((flags[:-1] & FLAG_STMT_END) != 0))
+    if r["stmt_start"] is not None:
+        new[1:] |= r["stmt_start"][1:]
+    return np.flatnonzero(new)
+
+
 class _Events:
     """Run-length encodes parsed blocks of one thread into chunks of at most
     ``chunk_size`` events (several threads: :class:`_ThreadEvents`).
@@ -1108,18 +1121,13 @@ class _Events:
         th, space, page, flags, cnt = r["th"], r["space"], r["page"], r["flags"], r["count"]
         t = r["t"] if r["t"] is not None else np.zeros(len(th), dtype=np.int64)
         n = len(th)
-        new = np.ones(n, dtype=bool)
-        new[1:] = ((th[1:] != th[:-1]) | (space[1:] != space[:-1]) | (page[1:] != page[:-1])
-                   | (flags[1:] != flags[:-1]) | ((flags[:-1] & FLAG_STMT_END) != 0))
-        ss_rows = r["stmt_start"]
-        if ss_rows is not None:
-            new[1:] |= ss_rows[1:]
-        starts = np.flatnonzero(new)
+        starts = _run_starts(r)
         ends = np.append(starts[1:], n)
         ev = dict(space=space[starts], page=page[starts], th=th[starts],
                   count=np.add.reduceat(cnt, starts), t0=t[starts], t1=t[ends - 1],
                   flags=flags[starts],
-                  ss=ss_rows[starts] if ss_rows is not None else np.zeros(len(starts), bool))
+                  ss=r["stmt_start"][starts] if r["stmt_start"] is not None
+                  else np.zeros(len(starts), bool))
         b = self.buf
         if b is not None:
             last = {k: b[k][-1] for k in _EV}
@@ -1236,19 +1244,13 @@ class _ThreadEvents:
         th, space, page, flags, cnt = r["th"], r["space"], r["page"], r["flags"], r["count"]
         t = r["t"] if r["t"] is not None else np.zeros(len(th), dtype=np.int64)
         n = len(th)
-        new = np.ones(n, dtype=bool)
-        new[1:] = ((th[1:] != th[:-1]) | (space[1:] != space[:-1]) | (page[1:] != page[:-1])
-                   | (flags[1:] != flags[:-1]) | ((flags[:-1] & FLAG_STMT_END) != 0))
-        ss_rows = r["stmt_start"]
-        if ss_rows is not None:
-            new[1:] |= ss_rows[1:]
-        starts = np.flatnonzero(new)
-        del new
+        starts = _run_starts(r)
         ends = np.append(starts[1:], n)
         ev = dict(th=th[starts], space=space[starts], page=page[starts],
                   count=np.add.reduceat(cnt, starts), t0=t[starts], t1=t[ends - 1],
                   flags=flags[starts],
-                  ss=ss_rows[starts] if ss_rows is not None else np.zeros(len(starts), bool))
+                  ss=r["stmt_start"][starts] if r["stmt_start"] is not None
+                  else np.zeros(len(starts), bool))
         del starts, ends
         p = self.pend.get(self.last_th)
         if p is not None:   # the block goes on the last event's run

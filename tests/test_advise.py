@@ -188,7 +188,7 @@ def test_protect_and_target_hit_override_the_classification(mix):
 def test_bad_arguments(mix):
     for kw, msg in (({"margin": 0}, "margin=0 is out of range"),
                     ({"threads": 0}, "threads=0 is out of range"),
-                    ({"preset": "mysql80"}, "preset='mysql80' is unknown; allowed: mysql55"),
+                    ({"preset": "mysql99"}, "preset='mysql99' is unknown; allowed: mysql55"),
                     ({"protect": ["nope"]}, "stream 'nope' .* allowed: oltp, scan"),
                     ({"target_hit": {"oltp": 1.5}}, r"target_hit\['oltp'\]=1.5 is out of range"),
                     ({"current_pages": 64}, "current_pages=64 is out of range"),
