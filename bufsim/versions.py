@@ -11,7 +11,7 @@ here and its tests.
 Sources are cited as ``file: function`` or ``file: sysvar`` of the server's tree
 (``storage/innobase/`` omitted): MySQL's ``mysql/mysql-server`` (branches 5.5, 5.6, 5.7,
 8.0, 8.4) and ``MariaDB/server`` (10.5, 10.11, 11.4); ``spec §n`` is
-``shared/design/innodb-buffer-pool.md``; ``docs/guide-versions.md`` has the table of
+``docs/semantics.md`` (its section numbers); ``docs/guide-versions.md`` has the table of
 every preset's defaults and what was and was not checked.
 
 >>> record("5.5").page_cleaner, record("8.4").adaptive_hash_index
