@@ -51,8 +51,8 @@ _POOL_SIZE_RULES = (None, "instance_chunk", "chunks", "extents")
 class ServerVersion:
     """What one server version does, field by field (module docstring).
 
-    Identity
-    --------
+    Attributes
+    ----------
     key
         The value of :attr:`bufsim.PoolConfig.version` (``"5.6"``, ``"mariadb10.11"``).
     preset
