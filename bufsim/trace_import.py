@@ -1100,6 +1100,19 @@ def _run_starts(r) -> np.ndarray:
     return np.flatnonzero(new)
 
 
+def _run_events(r) -> dict:
+    """Block ``r`` run-length encoded (:func:`_run_starts`): per event its thread, space,
+    page, flags, gets, the first and last row's time, and whether a statement starts."""
+    starts = _run_starts(r)
+    ends = np.append(starts[1:], len(r["th"]))
+    t = r["t"] if r["t"] is not None else np.zeros(len(r["th"]), dtype=np.int64)
+    ss = r["stmt_start"]
+    return dict(th=r["th"][starts], space=r["space"][starts], page=r["page"][starts],
+                count=np.add.reduceat(r["count"], starts), t0=t[starts], t1=t[ends - 1],
+                flags=r["flags"][starts],
+                ss=ss[starts] if ss is not None else np.zeros(len(starts), bool))
+
+
 class _Events:
     """Run-length encodes parsed blocks of one thread into chunks of at most
     ``chunk_size`` events (several threads: :class:`_ThreadEvents`).
@@ -1118,16 +1131,7 @@ class _Events:
     def add(self, r):
         if r is None:
             return
-        th, space, page, flags, cnt = r["th"], r["space"], r["page"], r["flags"], r["count"]
-        t = r["t"] if r["t"] is not None else np.zeros(len(th), dtype=np.int64)
-        n = len(th)
-        starts = _run_starts(r)
-        ends = np.append(starts[1:], n)
-        ev = dict(space=space[starts], page=page[starts], th=th[starts],
-                  count=np.add.reduceat(cnt, starts), t0=t[starts], t1=t[ends - 1],
-                  flags=flags[starts],
-                  ss=r["stmt_start"][starts] if r["stmt_start"] is not None
-                  else np.zeros(len(starts), bool))
+        ev = _run_events(r)
         b = self.buf
         if b is not None:
             last = {k: b[k][-1] for k in _EV}
@@ -1241,17 +1245,7 @@ class _ThreadEvents:
     def add(self, r) -> None:
         if r is None:
             return
-        th, space, page, flags, cnt = r["th"], r["space"], r["page"], r["flags"], r["count"]
-        t = r["t"] if r["t"] is not None else np.zeros(len(th), dtype=np.int64)
-        n = len(th)
-        starts = _run_starts(r)
-        ends = np.append(starts[1:], n)
-        ev = dict(th=th[starts], space=space[starts], page=page[starts],
-                  count=np.add.reduceat(cnt, starts), t0=t[starts], t1=t[ends - 1],
-                  flags=flags[starts],
-                  ss=r["stmt_start"][starts] if r["stmt_start"] is not None
-                  else np.zeros(len(starts), bool))
-        del starts, ends
+        ev = _run_events(r)
         p = self.pend.get(self.last_th)
         if p is not None:   # the block goes on the last event's run
             _, sp, pg, _, c, t0, _, fl, _ = p
