@@ -55,7 +55,13 @@ from ..workloads.plans import CpuCost
 
 __all__ = ["Dbt3Cpu", "VARIANTS", "CLEANER_ACTIVITY", "pool_config", "repeated_runs", "protocol_mean",
            "measure_query", "q18_mysql55_seconds", "claims_table", "NO_CPU",
-           "reref_distances", "distance_summary", "skip_pricing_recheck"]
+           "reref_distances", "distance_summary", "skip_pricing_recheck", "family_ranges",
+           "MIN_RANDOM_READ_NS"]
+
+#: the shortest mean time one 7200 rpm disk can give a random 16 KiB read that its cache does
+#: not serve: no seek at all, half a rotation (4.17 ms) and the transfer (0.11 ms), the
+#: :meth:`bufsim.DeviceModel.hdd7200` figures without the 8.5 ms seek
+MIN_RANDOM_READ_NS = 4_170_000 + 110_000
 
 #: variant label -> (Dbt3 plan variant, version)
 VARIANTS = {"5.5": ("plain", "5.5"), "5.6.5": ("plain", "5.6"),
@@ -328,6 +334,63 @@ def claims_table(claims: pd.DataFrame, measured: pd.DataFrame,
                          holds=bool(holds) if sim == sim else False, claim=c.claim))
     return pd.DataFrame(rows)
 
+
+
+def family_ranges(table: pd.DataFrame, measured: pd.DataFrame, *, cpu: Dbt3Cpu = Dbt3Cpu(),
+                  seq_read_ns: int = 110_000, min_random_read_ns: int = MIN_RANDOM_READ_NS,
+                  resolution: float = 0.01) -> pd.DataFrame:
+    """For each claim of :func:`claims_table` that does not hold, the range every
+    parameter choice of the model family gives, and whether the document's figure
+    lies outside it (``document_excludes``, with ``computed_range`` beside it).
+
+    * CPU-bound ``faster`` claims: with every page a hit (``pages_read`` = 0) a run's
+      time is ``rows * row_ns + gets * get_ns + extra``, ``extra`` =
+      :meth:`Dbt3Cpu.extra_ns` (>= 0), and BKA / DS-MRR make the nested loop's gets
+      over its rows up to a few (they reorder them).  Over every ``Dbt3Cpu`` (all fields
+      >= 0) the ratio's lowest value is ``min(gets ratio, rows ratio)`` (no extra CPU,
+      all the cost on the count that shrank most); rows are recovered from ``cpu_ns``
+      with ``cpu``'s ``row_ns`` and ``get_ns``.  "Faster" is taken as below
+      ``1 - resolution`` (1%: the smallest step the document's relative-time charts
+      show); ``document_excludes`` when the lowest value is above that.
+    * ``max_seconds`` (Q18 5.6.5 under 45 minutes, disk-bound): with the replayed
+      plan's reads, the random-read time at which the run would take the document's
+      time, ``(seconds - CPU - seq_reads * seq_read_ns) / random_reads``, against
+      ``min_random_read_ns``, the least a disk can take for a read its cache does not
+      serve (:data:`MIN_RANDOM_READ_NS`).
+
+    Other rows get ``document_excludes`` False and an empty ``computed_range``.
+    """
+    out = table.copy()
+    excl, ranges = [], []
+    for r in table.itertuples(index=False):
+        ok = r.holds is True or r.holds == "holds"
+        e, txt = False, ""
+        if not ok and r.setting == "cpu" and r.kind == "faster":
+            m = measured[(measured.setting == "cpu") & (measured["query"] == r.query)].set_index("variant")
+            a, b = m.loc[r.numerator], m.loc[r.denominator]
+            if a.pages_read == 0 and b.pages_read == 0 and cpu.row_ns > 0:
+                rows_a = (a.cpu_ns - cpu.get_ns * a.gets) / cpu.row_ns
+                rows_b = (b.cpu_ns - cpu.get_ns * b.gets) / cpu.row_ns
+                low = float(min(a.gets / b.gets, rows_a / rows_b))
+                e = low > 1.0 - resolution
+                txt = (f"every Dbt3Cpu >= 0 gives {low:.4f} .. inf ({int(a.gets):,} vs {int(b.gets):,} gets, "
+                       f"{rows_a:,.0f} vs {rows_b:,.0f} rows, no read; extra CPU {a.extra_cpu_ns / 1e6:.1f} "
+                       f"vs {b.extra_cpu_ns / 1e6:.1f} ms, >= 0); 'faster' needs < {1 - resolution:g}")
+        elif not ok and r.kind == "max_seconds":
+            m = measured[(measured.setting == r.setting) & (measured["query"] == r.query)
+                         & (measured.variant == r.numerator)]
+            if len(m) and m.random_reads.iloc[0] > 0:
+                row = m.iloc[0]
+                need = (r.reported * 1e9 - row.cpu_total_ns - row.seq_reads * seq_read_ns) / row.random_reads
+                e = need < min_random_read_ns
+                txt = (f"{r.reported:g} s needs {need / 1e6:.2f} ms per random read "
+                       f"({row.random_reads:,.0f} random, {row.seq_reads:,.0f} sequential reads); "
+                       f"one disk takes >= {min_random_read_ns / 1e6:.2f} ms (half a rotation + transfer)")
+        excl.append(bool(e))
+        ranges.append(txt)
+    out["document_excludes"] = excl
+    out["computed_range"] = ranges
+    return out
 
 
 # ---- forward skips priced by distance -----------------------------------------------------

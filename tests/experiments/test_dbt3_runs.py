@@ -160,3 +160,35 @@ def test_skip_pricing_recheck_runs_both_pricings(d):
     assert (t["distance"] < t["adjacent"]).all()
     with pytest.raises(ValueError, match="pricings"):
         R.skip_pricing_recheck(d, {"disk": (*_pool(), 2, 1)}, queries=(11,), pricings=("near",))
+
+
+def test_family_ranges_cpu_bound_mrr_cannot_be_faster(d):
+    """CPU-bound, DS-MRR and BKA only reorder the page gets of the nested loop, so their
+    time exceeds it by Dbt3Cpu.extra_ns (>= 0 for every Dbt3Cpu): the family's range of
+    the ratio starts at 1, and the document's "faster" lies outside it.  With the extra
+    CPU zeroed (Dbt3Cpu(1000, 100, 0, 0)) the two variants take the same time."""
+    claims = pd.read_csv(paths.data_dir() / "dbt3_claims.csv")
+    claims = claims[claims.claim_id == "cpu_mrr_q4"]
+    proto = {"cpu": (196_608, 0, 3, 1)}
+    m = R.measure_query(d, 4, proto, variants=("5.6.5", "5.6.5 mrr+bka"))
+    t = R.family_ranges(R.claims_table(claims, m), m)
+    row = t.iloc[0]
+    assert not row.holds and row.document_excludes
+    assert row.computed_range.startswith("every Dbt3Cpu >= 0 gives 1.0000 .. inf")   # same gets and rows
+    z = R.measure_query(d, 4, proto, variants=("5.6.5", "5.6.5 mrr+bka"), cpu=R.Dbt3Cpu(1000, 100, 0, 0))
+    assert z.time_ns.iloc[0] == z.time_ns.iloc[1] and z.gets.iloc[0] == z.gets.iloc[1]
+
+
+def test_family_ranges_q18_needs_a_random_read_faster_than_a_disk():
+    """The 45-minute bound against a replayed plan's reads: the random-read time at
+    which the run would take 2,700 s, against half a rotation + transfer (4.28 ms)."""
+    claims = pd.read_csv(paths.data_dir() / "dbt3_claims.csv")
+    claims = claims[claims.claim_id == "disk_q18_565_time"]
+    m = pd.DataFrame([dict(query=18, setting="disk", variant="5.6.5", time_ns=14_141e9,
+                           cpu_total_ns=60e9, seq_reads=100_000, random_reads=1_100_000,
+                           gets=1, pages_read=1_200_000, extra_cpu_ns=0)])
+    t = R.family_ranges(R.claims_table(claims, m), m)
+    need = (2700e9 - 60e9 - 100_000 * 110_000) / 1_100_000 / 1e6          # 2.39 ms
+    assert t.document_excludes.iloc[0] and f"needs {need:.2f} ms" in t.computed_range.iloc[0]
+    m2 = m.assign(random_reads=400_000)                                   # 6.57 ms: a disk can
+    assert not R.family_ranges(R.claims_table(claims, m2), m2).document_excludes.iloc[0]
