@@ -358,6 +358,13 @@ def family_ranges(table: pd.DataFrame, measured: pd.DataFrame, *, cpu: Dbt3Cpu =
       ``min_random_read_ns``, the least a disk can take for a read its cache does not
       serve (:data:`MIN_RANDOM_READ_NS`).
 
+    * Disk-bound ``slower`` claims (Q11 with BKA): the pages each plan reads are fixed by
+      the plan, the pool and the join buffer; only the device's prices vary.  With
+      skips priced ``'adjacent'``, a run costs ``random_reads * random + seq_reads *
+      sequential + CPU``; the ratio's highest value over ``random >= min_random_read_ns``
+      and ``0 <= sequential <= random`` lies at a corner of that box (the ratio is
+      monotone in each price), and ``document_excludes`` when it is <= 1.
+
     Other rows get ``document_excludes`` False and an empty ``computed_range``.
     """
     out = table.copy()
@@ -376,6 +383,25 @@ def family_ranges(table: pd.DataFrame, measured: pd.DataFrame, *, cpu: Dbt3Cpu =
                 txt = (f"every Dbt3Cpu >= 0 gives {low:.4f} .. inf ({int(a.gets):,} vs {int(b.gets):,} gets, "
                        f"{rows_a:,.0f} vs {rows_b:,.0f} rows, no read; extra CPU {a.extra_cpu_ns / 1e6:.1f} "
                        f"vs {b.extra_cpu_ns / 1e6:.1f} ms, >= 0); 'faster' needs < {1 - resolution:g}")
+        elif not ok and r.setting == "disk" and r.kind == "slower":
+            m = measured[(measured.setting == "disk") & (measured["query"] == r.query)].set_index("variant")
+            a, b = m.loc[r.numerator], m.loc[r.denominator]
+            if all(x == x for x in (a.seq_reads, b.seq_reads)) and a.pages_read == a.seq_reads + a.random_reads:
+                rmin = min_random_read_ns
+
+                def ratio(rr, k):      # every random read rr, every sequential one k * rr
+                    ta = (a.random_reads + k * a.seq_reads) * rr + a.cpu_total_ns
+                    tb = (b.random_reads + k * b.seq_reads) * rr + b.cpu_total_ns
+                    return ta / tb
+                corners = [ratio(rr, k) for rr in (rmin, 1e3 * rmin) for k in (0.0, 1.0)]
+                corners += [(a.random_reads + k * a.seq_reads) / (b.random_reads + k * b.seq_reads)
+                            for k in (0.0, 1.0)]             # the random read time -> infinity
+                high = float(max(corners))
+                e = high <= 1.0
+                txt = (f"every device with random >= {rmin / 1e6:.2f} ms and 0 <= sequential <= random "
+                       f"(adjacent pricing) gives at most {high:.3f}: {a.pages_read:,.0f} vs "
+                       f"{b.pages_read:,.0f} pages read (fixed by plan, pool and join buffer), "
+                       f"CPU {a.cpu_total_ns / 1e9:.1f} vs {b.cpu_total_ns / 1e9:.1f} s; 'slower' needs > 1")
         elif not ok and r.kind == "max_seconds":
             m = measured[(measured.setting == r.setting) & (measured["query"] == r.query)
                          & (measured.variant == r.numerator)]

@@ -192,3 +192,26 @@ def test_family_ranges_q18_needs_a_random_read_faster_than_a_disk():
     assert t.document_excludes.iloc[0] and f"needs {need:.2f} ms" in t.computed_range.iloc[0]
     m2 = m.assign(random_reads=400_000)                                   # 6.57 ms: a disk can
     assert not R.family_ranges(R.claims_table(claims, m2), m2).document_excludes.iloc[0]
+
+
+def test_family_ranges_disk_slower_needs_more_reads():
+    """Q11 disk-bound at SF1 (notebook 05): BKA reads 44,522 pages (28,202 of them
+    sequential) against the nested loop's 45,320 random ones.  Priced anywhere in
+    random >= 4.28 ms, 0 <= sequential <= random, BKA is at most 0.983x: 'slower' is
+    outside.  With more pages read than the nested loop (quick scale) it is not."""
+    claims = pd.read_csv(paths.data_dir() / "dbt3_claims.csv")
+    claims = claims[claims.claim_id == "disk_bka_q11"]
+
+    def rows(b_seq, b_rand):
+        return pd.DataFrame([
+            dict(query=11, setting="disk", variant="5.6.5", pages_read=45_320, seq_reads=0,
+                 random_reads=45_320, cpu_total_ns=0.3e9, time_ns=579.5e9, gets=1, extra_cpu_ns=0),
+            dict(query=11, setting="disk", variant="5.6.5 mrr+bka", pages_read=b_seq + b_rand,
+                 seq_reads=b_seq, random_reads=b_rand, cpu_total_ns=0.4e9, time_ns=212e9, gets=1,
+                 extra_cpu_ns=0)])
+    m = rows(28_202, 16_320)
+    t = R.family_ranges(R.claims_table(claims, m), m).iloc[0]
+    high = (44_522 * 4.28e6 + 0.4e9) / (45_320 * 4.28e6 + 0.3e9)
+    assert t.document_excludes and f"at most {high:.3f}" in t.computed_range
+    m = rows(40_000, 20_000)                  # more reads than the nested loop
+    assert not R.family_ranges(R.claims_table(claims, m), m).document_excludes.iloc[0]
