@@ -17,6 +17,11 @@ scaled dump takes about ``1/scale`` of the time.
 Calibration (:func:`bufsim.analytic.solve_monotone`, ``ftol=1e-3``): the sysbench CPU per statement (``query_ns``) is
 fitted to the reported rate of sysbench alone, the device's sequential read time to
 the reported time of the dump alone.  Everything concurrent is predicted.
+
+The document's "req/sec" is read as sysbench *transactions* per second
+(``SideLoad.request``): :func:`request_unit_check` shows that its dump times (95 s
+alone, 180 s beside 2 req/s on one disk) exclude the other reading, statements per
+second.
 """
 from __future__ import annotations
 
