@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..pages import SpaceSpec, Tablespaces
 from ..trace import FLAG_MODIFY, FLAG_RELATCH, FLAG_STMT_END, Chunk, Trace
 from ..workloads.plans import (FETCH_CACHE_THRESHOLD, FETCH_ROWS_PER_CALL, FETCH_ROWS_PER_CALL_ICP,
                                RANGE_DIVE_PAGES)
@@ -48,14 +49,42 @@ def _parse_tuple(text):
 from .errors import LiveError
 from .geometry import LiveGeometry, LiveIndex
 
-__all__ = ["Compiler", "CompiledStatement", "Events"]
+__all__ = ["Compiler", "CompiledStatement", "Events", "TRX_UNDO_GETS", "ROW_UNDO_GETS",
+           "UNDO_SPACE_ID", "UNDO_PAGES"]
+
+#: Page gets of a write transaction's undo log bookkeeping beyond its rows (assigning an
+#: undo log from a rollback segment, and at commit marking it finished and adding it to
+#: the history list: rollback-segment header, undo segment header, undo log pages).
+#: MEASURED on MariaDB 10.11 (not derived from the source): an UPDATE of one row by
+#: primary key counts 8 read requests where its read counts 2, and of n rows 5 + n more
+#: (n = 2, 3, 6, 10); the same 5 + n holds for DELETE and INSERT, which were not used to
+#: measure it (tests/live/test_compile.py).
+TRX_UNDO_GETS = 5
+#: Page gets per changed row beyond its B-tree pages: the undo page its undo record is
+#: written to (trx_undo_report_row_operation).  Measured as TRX_UNDO_GETS.
+ROW_UNDO_GETS = 1
+#: The tablespace the undo gets are put on (the system tablespace, id 0): pages 0..4 for
+#: the transaction's bookkeeping, page 5 for the rows' undo records.
+UNDO_SPACE_ID = 0
+UNDO_PAGES = 6
+
+
+def with_undo_space(ts: Tablespaces) -> Tablespaces:
+    """``ts`` with the modelled undo tablespace (UNDO_SPACE_ID, UNDO_PAGES pages, no leaf
+    links so no read-ahead) appended: the tables' dense pages do not move."""
+    if UNDO_SPACE_ID in set(int(s.space_id) for s in ts.spaces):
+        raise LiveError(f"space id {UNDO_SPACE_ID} is a table's; cannot add the undo space")
+    none = np.full(UNDO_PAGES, -1)
+    return Tablespaces(list(ts.spaces) + [SpaceSpec(UNDO_SPACE_ID, UNDO_PAGES, "undo (modelled)",
+                                                     leaf_links=(none, none))])
 
 
 class Events:
     """Page accesses of one statement, in order: page numbers per table, flags."""
 
-    def __init__(self, geo: LiveGeometry):
+    def __init__(self, geo: LiveGeometry, undo_base: int):
         self.geo = geo
+        self.undo_base = undo_base
         self.pages: list = []
         self.flags: list = []
 
@@ -64,6 +93,11 @@ class Events:
         if p.size:
             self.pages.append(self.geo.dense(table, p))
             self.flags.append(np.full(p.size, flag, dtype=np.uint8))
+
+    def undo(self, page_no) -> None:
+        p = np.atleast_1d(np.asarray(page_no, dtype=np.int64))
+        self.pages.append(p + self.undo_base)
+        self.flags.append(np.full(p.size, FLAG_MODIFY, dtype=np.uint8))
 
     def mark(self) -> int:
         return len(self.pages)
@@ -205,6 +239,8 @@ class Compiler:
         self.conn = conn
         self.schema = schema
         self.geo = geometry if geometry is not None else conn.geometry(schema)
+        self.tablespaces = with_undo_space(self.geo.tablespaces)
+        self._undo_base = int(self.tablespaces.space_base[-1])
         self._indexes: dict = {}
         self._rank_cache: dict = {}
         self._pk_rank: dict = {}
@@ -307,7 +343,7 @@ class Compiler:
         tuples and the values of the ``extra`` SQL expressions (over ``alias``)."""
         pk = self._indexes[table]["PRIMARY"][0].columns
         order = self._order(table, ix)
-        sel = [f"{_q(alias)}.{_q(c)}" for c in pk] + [f"({e})" for e in extra]
+        sel = [f"{_q(alias)}.{_q(c)}" for c in pk] + [f"({e})".replace("%", "%%") for e in extra]
         sql = (f"SELECT {', '.join(sel)} FROM {_q(table)} AS {_q(alias)} FORCE INDEX ({_q(ix.name)}) "
                f"ORDER BY {', '.join(f'{_q(alias)}.{_q(c)}' for c in order)} LIMIT %s OFFSET %s")
         rows = self.conn.query(sql, (int(n), int(first)), doing=f"reading entries of {table}.{ix.name}")
@@ -331,11 +367,13 @@ class Compiler:
     def compile(self, sql: str) -> CompiledStatement:
         """The page accesses of ``sql`` (or the reason it is not modelled)."""
         out = CompiledStatement(sql)
+        self._sql = sql
         try:
             doc, tr = self.explain(sql)
             plan = parse_plan(doc, tr, sql)
             out.plan = plan
-            ev = Events(self.geo)
+            ev = Events(self.geo, self._undo_base)
+            self._ev = ev
             self._emit(plan, ev)
             out.pages, out.flags = ev.arrays()
         except Unsupported as exc:
@@ -359,7 +397,12 @@ class Compiler:
         return out
 
     def _emit(self, plan: Plan, ev: Events) -> None:
+        if plan.kind == "insert":
+            self._insert(plan, ev)
+            return
         if plan.impossible:
+            for table in plan.const_tables:
+                self._const(plan, table, self._const_access(plan, table), ev, False)
             for d in plan.dives:
                 self._dive(d, ev)
             return
@@ -406,15 +449,32 @@ class Compiler:
             out.append(vals[0])
         return tuple(out)
 
+    def _const_access(self, plan: Plan, table: str) -> TableAccess:
+        """The const access of a table the plan does not list (an impossible WHERE found
+        after reading it): the first unique index whose every column has a constant."""
+        node = f"table {table} const"
+        if table not in self.geo.tables:
+            raise Unsupported(node, "not a table of the schema")
+        have = {(u[1], str(u[2]).lower()) for u in plan.key_uses if u[0] == table}
+        ixs = sorted(self._indexes.get(table, {}).values(), key=lambda v: v[0].name != "PRIMARY")
+        for ix, _ in ixs:
+            if ix.unique and all((ix.name, c.lower()) in have for c in ix.columns):
+                return TableAccess(alias=table, access="const", key=ix.name,
+                                   used_key_parts=ix.columns, ref=("const",) * len(ix.columns))
+        raise Unsupported(node, "no unique index with a constant for every column in the trace")
+
     def _const(self, plan: Plan, table: str, t: TableAccess, ev: Events, modify: bool) -> None:
         node = f"table {t.alias} const"
         ix = self._index(table, t.key, node)
         vals = self._key_values(plan, t, node)
-        first = self._below(table, ix, ix.columns, Bound(vals, True), True)
-        n = self._count(table, ix, "", ()) 
+        b = Bound(vals, True)
+        first = self._below(table, ix, ix.columns, b, True)
+        end = self._below(table, ix, ix.columns, b, False)
         gix = self.geo.table(table).index(t.key)
-        if first >= n:
-            raise Unsupported(node, "the const row does not exist")
+        if end <= first:                 # no such row: the search lands where it would be
+            self._segment(ev, table, gix, first, first, past_end=True, from_start=False,
+                          per_call=FETCH_ROWS_PER_CALL)
+            return
         self._unique(ev, table, ix, gix, first, t.covering, modify)
 
     def _unique(self, ev: Events, table: str, ix: _Index, gix: LiveIndex, entry: int,
@@ -443,10 +503,14 @@ class Compiler:
     # ---- a scan of entries [first, end) of one index ----------------------------------------
     def _segment(self, ev: Events, table: str, gix: LiveIndex, first: int, end: int, *,
                  past_end: bool, from_start: bool, per_call: int, pks=None, on_row=None,
-                 modify: bool = False) -> None:
+                 modify: bool = False, stop_row: int | None = None) -> bool:
         """A descent to ``first`` (to the leftmost leaf when ``from_start``), the entries up to
         ``end``, the entry past the end when ``past_end``; per entry the clustered lookup
-        of ``pks[j]`` (None: covering) and ``on_row(j)`` (the join's probes)."""
+        of ``pks[j]`` (None: covering) and ``on_row(j)`` (the join's probes).
+
+        ``stop_row``: the SQL layer stops after the ``stop_row``-th entry (a LIMIT met);
+        InnoDB has read to the end of that row's handler call (its prefetch).  Returns
+        True when the scan stopped there."""
         st = _starts(gix)
         total = int(st[-1])
         cur = 0 if from_start else _search_leaf(gix, first)
@@ -454,6 +518,12 @@ class Compiler:
         relatch = FLAG_RELATCH
         thr = FETCH_CACHE_THRESHOLD
         n = end - first
+        stopped = False
+        if stop_row is not None and stop_row < n:
+            j = stop_row
+            last = j if j < thr else min(n - 1, thr + ((j - thr) // per_call + 1) * per_call - 1)
+            if last < n - 1 or not past_end:
+                n, end, stopped = last + 1, first + last + 1, True
         mflag = FLAG_MODIFY if modify and gix.index_id == self.geo.table(table).clustered.index_id else 0
 
         def step_to(lf):
@@ -473,6 +543,8 @@ class Compiler:
                 self._clustered(ev, table, [pks[j]], modify)
             if on_row is not None:
                 on_row(j)
+        if stopped:
+            return True
         if n:
             s = max(k for k in range(n) if k < thr or (k - thr) % per_call == 0)
             full = n - s == (1 if s < thr else per_call)
@@ -484,6 +556,7 @@ class Compiler:
             step_to(_leaf(gix, end))
         if n and not full:
             ev.add(table, gix.leaves[cur:cur + 1], relatch)
+        return False
 
     # ---- the nested loop ---------------------------------------------------------------------
     def _refs(self, t: TableAccess, aliases: list, node: str) -> list:
@@ -644,10 +717,23 @@ class Compiler:
                           per_call=per_call(t), pks=pks, on_row=on_row)
 
         t0, table0 = acc[0], names[0]
+        dml = self._dml_setup(plan, table0, t0, extra) if modify else None
+        want_rows = None
+        if plan.limit is not None:
+            if len(acc) > 1:
+                raise Unsupported("statement LIMIT", "a LIMIT over a join (rows counted after "
+                                                     "the join) is not modelled")
+            want_rows = plan.limit[0] + plan.limit[1]
+            if t0.condition:
+                extra[0] = extra[0] + (f"COALESCE(({t0.condition}), 0) <> 0",)
+        sent = 0
         for ix, first, end, past, from_start, unique_eq in self._driving(plan, table0, t0):
+            if want_rows is not None and sent >= want_rows:
+                break
             gix = self.geo.table(table0).index(ix.name)
             secondary = ix.name != "PRIMARY" and not t0.covering
-            want = secondary or len(acc) > 1
+            want = (secondary or len(acc) > 1 or (want_rows is not None and t0.condition)
+                    or dml is not None)
             pks, xs = (self._rows(table0, t0.alias, ix, first, end - first, extra[0])
                        if want and end > first else (None, None))
             if unique_eq:
@@ -656,15 +742,199 @@ class Compiler:
                                  pk=pks[0] if pks else None)
                     if len(acc) > 1 and hand_on(0, xs[0]):
                         probe(1)
+                    if dml is not None:
+                        dml(pks[0], xs[0])
                 else:
                     self._segment(ev, table0, gix, first, first, past_end=True, from_start=False,
                                   per_call=per_call(t0))
                 continue
 
-            def on_row(k, xs=xs):
+            def on_row(k, xs=xs, pks=pks):
                 if len(acc) > 1 and hand_on(0, xs[k]):
                     probe(1)
+                if dml is not None:
+                    dml(pks[k], xs[k])
 
+            stop = None
+            if want_rows is not None:
+                ok = (np.array([bool(x[-1]) for x in xs], dtype=bool) if t0.condition
+                      else np.ones(end - first, dtype=bool))
+                passed = np.cumsum(ok) + sent
+                hit = np.flatnonzero(passed >= want_rows)
+                stop = int(hit[0]) if hit.size else None
+                sent = int(passed[-1]) if passed.size else sent
+                if want_rows == 0:
+                    raise Unsupported("statement LIMIT 0", "reads no row")
             self._segment(ev, table0, gix, first, end, past_end=past, from_start=from_start,
                           per_call=per_call(t0), pks=pks if secondary else None, on_row=on_row,
-                          modify=modify)
+                          modify=modify, stop_row=stop)
+        if dml is not None and dml.changed:
+            ev.undo(np.arange(TRX_UNDO_GETS) % (UNDO_PAGES - 1))     # commit
+
+    # ---- UPDATE / DELETE / INSERT -----------------------------------------------------------
+    def _secondaries(self, table: str) -> list:
+        out = []
+        for name, (ix, prefix) in self._indexes[table].items():
+            if name == "PRIMARY":
+                continue
+            if prefix:
+                raise Unsupported(f"table {table} index {name}", "a column-prefix index")
+            out.append(ix)
+        return out
+
+    def _entry_leaf_path(self, table: str, ix: _Index, values: tuple, search: bool) -> np.ndarray:
+        """The root-to-leaf path to the entry (index columns + primary key) ``values``:
+        its own leaf, or where a new entry goes (``search``: the leaf of the entry before it)."""
+        gix = self.geo.table(table).index(ix.name)
+        cols = self._order(table, ix)
+        rank = self._below(table, ix, cols, Bound(tuple(values), True), True)
+        lf = _search_leaf(gix, rank) if search else _leaf(gix, rank)
+        return _path(gix, lf)
+
+    def _dml_setup(self, plan: Plan, table: str, t: TableAccess, extra: list):
+        """The per-row work of an UPDATE/DELETE (the callable gets the row's primary key and
+        its extra values): the undo record's get, the secondary-index changes."""
+        import re
+        sql = self._sql
+        node = f"statement {plan.kind.upper()}"
+        pk_cols = self._indexes[table]["PRIMARY"][0].columns
+        sets = {}
+        if plan.kind == "update":
+            m = re.match(r"\s*update\s+\S+\s+set\s+(.*?)(?:\s+where\s+.*)?$", sql, re.I | re.S)
+            if not m:
+                raise Unsupported(node, "cannot read the SET clause")
+            for a in _split_top(m.group(1)):
+                col, _, expr = a.partition("=")
+                col = col.strip().strip("`").split(".")[-1].strip("`")
+                if not expr.strip():
+                    raise Unsupported(node, f"cannot read the assignment {a!r}")
+                sets[col.lower()] = expr.strip()
+            if any(c.lower() in sets for c in pk_cols):
+                raise Unsupported(node, "an UPDATE of the primary key (a delete and an insert)")
+        secs = self._secondaries(table)
+        touched = [ix for ix in secs
+                   if plan.kind == "delete" or any(c.lower() in sets for c in ix.columns)]
+        cols = []
+        for ix in touched:
+            for c in ix.columns:
+                cols.append(f"{_q(t.alias)}.{_q(c)}")
+                if plan.kind == "update":
+                    cols.append(sets.get(c.lower(), f"{_q(t.alias)}.{_q(c)}"))
+        cond = (f"COALESCE(({t.condition}), 0) <> 0",) if t.condition else ()
+        base = len(extra[0])
+        extra[0] = extra[0] + tuple(cols) + cond
+        state = _DmlState()
+
+        def row(pk, xs):
+            vals = xs[base:]
+            if cond and not vals[-1]:
+                return
+            state.changed += 1
+            ev.undo([UNDO_PAGES - 1] * ROW_UNDO_GETS)
+            at = 0
+            for ix in touched:
+                k = len(ix.columns)
+                if plan.kind == "update":
+                    old = vals[at:at + 2 * k:2]
+                    new = vals[at + 1:at + 2 * k:2]
+                    at += 2 * k
+                    ev.add(table, self._entry_leaf_path(table, ix, tuple(old) + tuple(pk), False)[:-1])
+                    ev.add(table, self._entry_leaf_path(table, ix, tuple(old) + tuple(pk), False)[-1:],
+                           FLAG_MODIFY)
+                    path = self._entry_leaf_path(table, ix, tuple(new) + tuple(pk), True)
+                else:
+                    old = vals[at:at + k]
+                    at += k
+                    path = self._entry_leaf_path(table, ix, tuple(old) + tuple(pk), False)
+                ev.add(table, path[:-1])
+                ev.add(table, path[-1:], FLAG_MODIFY)
+
+        ev = self._ev
+        return _DmlCall(state, row)
+
+    def _insert(self, plan: Plan, ev: Events) -> None:
+        """INSERT ... VALUES: per row a descent of the clustered index to where the row goes
+        and one of every secondary index, the undo record's get; the transaction's."""
+        import re
+        sql = self._sql
+        node = "statement INSERT"
+        m = re.match(r"\s*insert\s+(?:into\s+)?`?(\w+)`?\s*\(([^)]*)\)\s*values\s*(.*?)\s*;?\s*$",
+                     sql, re.I | re.S)
+        if not m or re.search(r"\bon\s+duplicate\b|\bselect\b", sql, re.I):
+            raise Unsupported(node, "only INSERT INTO t (columns) VALUES (...), ... is modelled")
+        table, cols, values = m.group(1), [c.strip(" `") for c in m.group(2).split(",")], m.group(3)
+        if table not in self.geo.tables:
+            raise Unsupported(node, f"table {table} is not in the schema")
+        pk_cols = self._indexes[table]["PRIMARY"][0].columns if "PRIMARY" in self._indexes.get(
+            table, {}) else None
+        if pk_cols is None:
+            raise Unsupported(node, f"table {table} has no PRIMARY KEY")
+        secs = self._secondaries(table)
+        if any(ix.unique for ix in secs):
+            raise Unsupported(node, "a unique secondary index (its duplicate check is not modelled)")
+        lower = [c.lower() for c in cols]
+        need = list(pk_cols) + [c for ix in secs for c in ix.columns]
+        missing = [c for c in need if c.lower() not in lower]
+        if missing:
+            raise Unsupported(node, f"columns {missing} take defaults (not modelled)")
+        rows = self.conn.query(f"SELECT * FROM (VALUES {values}) AS v".replace("%", "%%"),
+                               doing="reading the INSERT's rows")
+        cl = self.geo.table(table).clustered
+        pk_ix = self._indexes[table]["PRIMARY"][0]
+        for r in rows:
+            val = {c: r[i] for i, c in enumerate(lower)}
+            pk = tuple(val[c.lower()] for c in pk_cols)
+            rank = self._below(table, pk_ix, pk_cols, Bound(pk, True), True)
+            path = _path(cl, _search_leaf(cl, rank))
+            ev.add(table, path[:-1])
+            ev.add(table, path[-1:], FLAG_MODIFY)
+            for ix in secs:
+                p = self._entry_leaf_path(table, ix, tuple(val[c.lower()] for c in ix.columns) + pk,
+                                          True)
+                ev.add(table, p[:-1])
+                ev.add(table, p[-1:], FLAG_MODIFY)
+            ev.undo([UNDO_PAGES - 1] * ROW_UNDO_GETS)
+        if rows:
+            ev.undo(np.arange(TRX_UNDO_GETS) % (UNDO_PAGES - 1))
+
+
+class _DmlState:
+    def __init__(self):
+        self.changed = 0
+
+
+class _DmlCall:
+    def __init__(self, state, fn):
+        self.state = state
+        self.fn = fn
+
+    @property
+    def changed(self):
+        return self.state.changed
+
+    def __call__(self, pk, xs):
+        self.fn(pk, xs)
+
+
+def _split_top(text: str) -> list:
+    """``text`` split at commas outside quotes and parentheses."""
+    out, depth, quote, cur = [], 0, None, []
+    for ch in text:
+        if quote:
+            cur.append(ch)
+            if ch == quote:
+                quote = None
+            continue
+        if ch in "'\"":
+            quote = ch
+        elif ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth -= 1
+        elif ch == "," and depth == 0:
+            out.append("".join(cur))
+            cur = []
+            continue
+        cur.append(ch)
+    out.append("".join(cur))
+    return [x.strip() for x in out if x.strip()]

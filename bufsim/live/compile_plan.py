@@ -29,7 +29,7 @@ import re
 from dataclasses import dataclass, field
 
 __all__ = ["TableAccess", "Dive", "Plan", "Unsupported", "parse_plan", "parse_range",
-           "Bound", "ACCESS_TYPES", "statement_kind"]
+           "Bound", "ACCESS_TYPES", "statement_kind", "statement_limit"]
 
 #: access types the page-get model follows
 ACCESS_TYPES = ("const", "system", "eq_ref", "ref", "range", "index", "ALL")
@@ -100,6 +100,8 @@ class Plan:
     impossible: bool = False            # "Impossible WHERE" and the like: reads no table
     notes: tuple = field(default=())
     key_uses: tuple = ()                 # (table, index, field, equals) of the optimizer trace
+    const_tables: tuple = ()             # tables the optimiser read as const (by the trace)
+    limit: tuple | None = None           # (offset, count) of a top-level LIMIT
 
 
 _KIND = re.compile(r"^\s*(select|update|delete|insert|replace|with|explain|show|set)\b", re.I)
@@ -226,6 +228,40 @@ def _key_uses(trace) -> tuple:
     return tuple(out)
 
 
+def _const_tables(trace) -> tuple:
+    """Tables whose ``rows_estimation`` says ``table_type: const`` (or system)."""
+    out = []
+
+    def walk(o):
+        if isinstance(o, dict):
+            if o.get("table_type") in ("const", "system") and isinstance(o.get("table"), str):
+                out.append(o["table"])
+            for v in o.values():
+                walk(v)
+        elif isinstance(o, list):
+            for v in o:
+                walk(v)
+
+    walk(trace)
+    return tuple(dict.fromkeys(out))
+
+
+_LIMIT = re.compile(r"\blimit\s+(\d+)(?:\s*(,|offset)\s*(\d+))?\s*;?\s*$", re.I)
+
+
+def statement_limit(sql: str):
+    """(offset, count) of a LIMIT that ends the statement, or None."""
+    m = _LIMIT.search(sql or "")
+    if not m:
+        return None
+    a, sep, b = m.groups()
+    if sep is None:
+        return 0, int(a)
+    if sep == ",":
+        return int(a), int(b)
+    return int(b), int(a)
+
+
 def _chosen_ranges(trace) -> dict:
     """Per table, the ranges of the range access the optimiser chose."""
     out = {}
@@ -283,6 +319,18 @@ def _table_access(node: dict, where: str, chosen: dict) -> TableAccess:
         rows_estimate=node.get("rows"))
 
 
+#: plan messages of a statement that reads no table beyond its const lookups and dives
+_EMPTY_MESSAGES = ("Impossible WHERE", "Impossible WHERE noticed after reading const tables",
+                   "no matching row in const table", "No tables used",
+                   "Impossible HAVING", "Impossible HAVING noticed after reading const tables")
+
+
+def _message(msg: str, where: str) -> None:
+    if msg not in _EMPTY_MESSAGES:
+        raise Unsupported(f"{where} message", f"{msg!r} (only {', '.join(_EMPTY_MESSAGES[:3])} "
+                                              "are modelled)")
+
+
 def parse_plan(explain, trace=None, sql: str = "") -> Plan:
     """Map ``EXPLAIN FORMAT=JSON`` (and the optimizer trace of that EXPLAIN) onto a Plan.
 
@@ -296,7 +344,11 @@ def parse_plan(explain, trace=None, sql: str = "") -> Plan:
     kind = statement_kind(sql) if sql else "select"
     if kind not in ("select", "update", "delete", "insert"):
         raise Unsupported("statement", f"{kind.upper()} is not modelled")
+    if re.search(r"\border\s+by\b[^()]*\bdesc\b", sql or "", re.I):
+        raise Unsupported("statement ORDER BY ... DESC", "a backward index scan is not modelled")
     qb = doc.get("query_block")
+    if kind == "insert":
+        return Plan("insert", (), limit=None)
     if not isinstance(qb, dict):
         raise Unsupported("plan", "no query_block in EXPLAIN FORMAT=JSON")
     for k in qb:
@@ -307,9 +359,13 @@ def parse_plan(explain, trace=None, sql: str = "") -> Plan:
                       "duplicates_removal": "semi-join duplicate removal"}.get(
                 k, f"plan key {k!r} is not modelled")
             raise Unsupported(f"query_block {qb.get('select_id', 1)} {k}", reason)
-    if "message" in qb.get("table", {}) or ("message" in qb and "table" not in qb
-                                            and "nested_loop" not in qb):
-        return Plan(kind, (), _trace_dives(tr), impossible=True, key_uses=_key_uses(tr))
+    common = dict(key_uses=_key_uses(tr), const_tables=_const_tables(tr),
+                  limit=statement_limit(sql))
+    msg = qb.get("table", {}).get("message") if isinstance(qb.get("table"), dict) else None
+    msg = msg or (qb.get("message") if "table" not in qb and "nested_loop" not in qb else None)
+    if msg is not None:
+        _message(msg, f"query_block {qb.get('select_id', 1)}")
+        return Plan(kind, (), _trace_dives(tr), impossible=True, notes=(msg,), **common)
     chosen = _chosen_ranges(tr)
     where = f"query_block {qb.get('select_id', 1)}"
     if "table" in qb:
@@ -330,9 +386,10 @@ def parse_plan(explain, trace=None, sql: str = "") -> Plan:
     tables = []
     for node in nodes:
         if "message" in node and "access_type" not in node:
+            _message(node["message"], where)
             return Plan(kind, (), _trace_dives(tr), impossible=True, notes=(node["message"],),
-                        key_uses=_key_uses(tr))
+                        **common)
         tables.append(_table_access(node, where, chosen))
     if kind != "select" and len(tables) != 1:
         raise Unsupported(where, f"multi-table {kind.upper()}")
-    return Plan(kind, tuple(tables), _trace_dives(tr), key_uses=_key_uses(tr))
+    return Plan(kind, tuple(tables), _trace_dives(tr), **common)
