@@ -376,7 +376,8 @@ def compile_workload(compiler, workload: Workload, *, get_ns: int = 0, progress=
             if progress is not None:
                 progress(done, total)
     name = Path(workload.source).stem if workload.source else "live workload"
-    return Trace(chunks, compiler.tablespaces, name), pd.DataFrame(
+    streams = [f"thread {k}" for k in range(len(drawn))]
+    return Trace(chunks, compiler.tablespaces, name, stream_names=streams), pd.DataFrame(
         rows, columns=["stream", "template", "sql", "gets", "unsupported"])
 
 
