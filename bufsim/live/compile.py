@@ -41,15 +41,12 @@ from ..trace import FLAG_MODIFY, FLAG_RELATCH, FLAG_STMT_END, Chunk, Trace
 from ..workloads.plans import (FETCH_CACHE_THRESHOLD, FETCH_ROWS_PER_CALL, FETCH_ROWS_PER_CALL_ICP,
                                RANGE_DIVE_PAGES)
 from .compile_plan import Bound, Plan, TableAccess, Unsupported, parse_plan, parse_range
-from .compile_plan import _values
-
-
-def _parse_tuple(text):
-    return _values(text, 0)
+from .compile_plan import parse_tuple
 from .errors import LiveError
 from .geometry import LiveGeometry, LiveIndex
 
-__all__ = ["Compiler", "CompiledStatement", "Events", "TRX_UNDO_GETS", "ROW_UNDO_GETS",
+__all__ = ["Compiler", "CompiledStatement", "Events", "search_leaf", "dive_pages",
+           "unique_lookup_pages", "with_undo_space", "TRX_UNDO_GETS", "ROW_UNDO_GETS",
            "UNDO_SPACE_ID", "UNDO_PAGES"]
 
 #: Page gets of a write transaction's undo log bookkeeping beyond its rows (assigning an
@@ -154,7 +151,7 @@ def _leaf(ix: LiveIndex, entry: int) -> int:
     return int(min(ix.leaf_of_entry(int(entry)), n - 1))
 
 
-def _search_leaf(ix: LiveIndex, entry: int) -> int:
+def search_leaf(ix: LiveIndex, entry: int) -> int:
     """The leaf a search for the position just before ``entry`` lands on: the leaf of
     ``entry``, or the previous leaf where ``entry`` is the first record of a leaf (node
     pointers hold a leaf's first key; the search takes the last one below it)."""
@@ -434,7 +431,7 @@ class Compiler:
                                                                 f"table {table} range {d.index}")
             if unique_eq:
                 continue                       # no records-in-range estimate for it
-            ev.add(table, dive_pages(gix, _search_leaf(gix, first), _search_leaf(gix, end)))
+            ev.add(table, dive_pages(gix, search_leaf(gix, first), search_leaf(gix, end)))
 
     # ---- const: a unique lookup read while optimising ---------------------------------------
     def _key_values(self, plan: Plan, t: TableAccess, node: str) -> tuple:
@@ -448,7 +445,7 @@ class Compiler:
             if eq is None:
                 raise Unsupported(node, f"no constant for key part {part} in the optimizer trace")
             try:
-                vals, _ = _parse_tuple("(" + eq + ")")
+                vals = parse_tuple("(" + eq + ")")
             except ValueError:
                 raise Unsupported(node, f"key part {part} = {eq}: not a constant") from None
             out.append(vals[0])
@@ -518,7 +515,7 @@ class Compiler:
         True when the scan stopped there."""
         st = _starts(gix)
         total = int(st[-1])
-        cur = 0 if from_start else _search_leaf(gix, first)
+        cur = 0 if from_start else search_leaf(gix, first)
         ev.add(table, _path(gix, cur))
         relatch = FLAG_RELATCH
         thr = FETCH_CACHE_THRESHOLD
@@ -793,7 +790,7 @@ class Compiler:
         gix = self.geo.table(table).index(ix.name)
         cols = self._order(table, ix)
         rank = self._below(table, ix, cols, Bound(tuple(values), True), True)
-        lf = _search_leaf(gix, rank) if search else _leaf(gix, rank)
+        lf = search_leaf(gix, rank) if search else _leaf(gix, rank)
         return _path(gix, lf)
 
     def _dml_setup(self, plan: Plan, table: str, t: TableAccess, extra: list):
@@ -896,7 +893,7 @@ class Compiler:
             val = {c: r[i] for i, c in enumerate(lower)}
             pk = tuple(val[c.lower()] for c in pk_cols)
             rank = self._below(table, pk_ix, pk_cols, Bound(pk, True), True)
-            path = _path(cl, _search_leaf(cl, rank))
+            path = _path(cl, search_leaf(cl, rank))
             ev.add(table, path[:-1])
             ev.add(table, path[-1:], FLAG_MODIFY)
             for ix in secs:

@@ -29,7 +29,7 @@ import re
 from dataclasses import dataclass, field
 
 __all__ = ["TableAccess", "Dive", "Plan", "Unsupported", "parse_plan", "parse_range",
-           "Bound", "ACCESS_TYPES", "statement_kind", "statement_limit"]
+           "Bound", "ACCESS_TYPES", "statement_kind", "statement_limit", "parse_tuple"]
 
 #: access types the page-get model follows
 ACCESS_TYPES = ("const", "system", "eq_ref", "ref", "range", "index", "ALL")
@@ -143,6 +143,11 @@ def _values(text: str, pos: int):
         pos = m.end()
         if sep == ")":
             return tuple(out), pos
+
+
+def parse_tuple(text: str) -> tuple:
+    """The values of a parenthesised tuple as the optimizer trace prints it: ``(5, 'a', NULL)``."""
+    return _values(text.strip(), 0)[0]
 
 
 def parse_range(text: str):

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from bufsim.cli import main
-from bufsim.live.compile import dive_pages, unique_lookup_pages, _search_leaf
+from bufsim.live.compile import dive_pages, unique_lookup_pages, search_leaf
 from bufsim.live.compile_plan import Unsupported, parse_plan, parse_range, statement_limit
 from bufsim.live.compile_workload import WorkloadError, read_workload
 from bufsim.live.geometry import LiveIndex
@@ -143,9 +143,9 @@ def test_locking_lookup_does_not_step_past_the_last_record():
     assert unique_lookup_pages(small_index(), 2, step_past=False).tolist() == [3, 4]
 
 
-def test_search_leaf_and_dive():
+def testsearch_leaf_and_dive():
     ix = small_index()
-    assert [_search_leaf(ix, e) for e in range(11)] == [0, 0, 0, 0, 1, 1, 2, 2, 2, 2, 3]
+    assert [search_leaf(ix, e) for e in range(11)] == [0, 0, 0, 0, 1, 1, 2, 2, 2, 2, 3]
     assert dive_pages(ix, 0, 0).tolist() == [3, 4]           # shared path: root and leaf once
     assert dive_pages(ix, 0, 3).tolist() == [3, 4, 5, 6, 7]   # both borders and the pages between
 
