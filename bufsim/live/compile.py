@@ -36,73 +36,17 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..pages import SpaceSpec, Tablespaces
-from ..trace import FLAG_MODIFY, FLAG_RELATCH, FLAG_STMT_END, Chunk, Trace
-from ..workloads.plans import (FETCH_CACHE_THRESHOLD, FETCH_ROWS_PER_CALL, FETCH_ROWS_PER_CALL_ICP,
-                               RANGE_DIVE_PAGES)
-from .compile_plan import Bound, Plan, TableAccess, Unsupported, parse_plan, parse_range
-from .compile_plan import parse_tuple
+from ..trace import FLAG_MODIFY, FLAG_RELATCH, FLAG_STMT_END, Chunk
+from ..workloads.plans import FETCH_CACHE_THRESHOLD, FETCH_ROWS_PER_CALL, FETCH_ROWS_PER_CALL_ICP
+from .compile_btree import (TRX_UNDO_GETS, UNDO_PAGES, Events, IndexColumns, dive_pages, entry_starts,
+                            leaf_of, path_of, quote_ident, search_leaf, unique_lookup_pages,
+                            with_undo_space)
+from .compile_dml import DmlMixin
+from .compile_plan import Bound, Plan, TableAccess, Unsupported, parse_plan, parse_range, parse_tuple
 from .errors import LiveError
 from .geometry import LiveGeometry, LiveIndex
 
-__all__ = ["Compiler", "CompiledStatement", "Events", "search_leaf", "dive_pages",
-           "unique_lookup_pages", "with_undo_space", "TRX_UNDO_GETS", "ROW_UNDO_GETS",
-           "UNDO_SPACE_ID", "UNDO_PAGES"]
-
-#: Page gets of a write transaction's undo log bookkeeping beyond its rows (assigning an
-#: undo log from a rollback segment, and at commit marking it finished and adding it to
-#: the history list: rollback-segment header, undo segment header, undo log pages).
-#: MEASURED on MariaDB 10.11 (not derived from the source): an UPDATE of one row by
-#: primary key counts 8 read requests where its read counts 2, and of n rows 5 + n more
-#: (n = 2, 3, 6, 10); the same 5 + n holds for DELETE and INSERT, which were not used to
-#: measure it (tests/live/test_compile.py).
-TRX_UNDO_GETS = 5
-#: Page gets per changed row beyond its B-tree pages: the undo page its undo record is
-#: written to (trx_undo_report_row_operation).  Measured as TRX_UNDO_GETS.
-ROW_UNDO_GETS = 1
-#: The tablespace the undo gets are put on (the system tablespace, id 0): pages 0..4 for
-#: the transaction's bookkeeping, page 5 for the rows' undo records.
-UNDO_SPACE_ID = 0
-UNDO_PAGES = 6
-
-
-def with_undo_space(ts: Tablespaces) -> Tablespaces:
-    """``ts`` with the modelled undo tablespace (UNDO_SPACE_ID, UNDO_PAGES pages, no leaf
-    links so no read-ahead) appended: the tables' dense pages do not move."""
-    if UNDO_SPACE_ID in set(int(s.space_id) for s in ts.spaces):
-        raise LiveError(f"space id {UNDO_SPACE_ID} is a table's; cannot add the undo space")
-    none = np.full(UNDO_PAGES, -1)
-    return Tablespaces(list(ts.spaces) + [SpaceSpec(UNDO_SPACE_ID, UNDO_PAGES, "undo (modelled)",
-                                                     leaf_links=(none, none))])
-
-
-class Events:
-    """Page accesses of one statement, in order: page numbers per table, flags."""
-
-    def __init__(self, geo: LiveGeometry, undo_base: int):
-        self.geo = geo
-        self.undo_base = undo_base
-        self.pages: list = []
-        self.flags: list = []
-
-    def add(self, table: str, page_no, flag: int = 0) -> None:
-        p = np.atleast_1d(np.asarray(page_no, dtype=np.int64))
-        if p.size:
-            self.pages.append(self.geo.dense(table, p))
-            self.flags.append(np.full(p.size, flag, dtype=np.uint8))
-
-    def undo(self, page_no) -> None:
-        p = np.atleast_1d(np.asarray(page_no, dtype=np.int64))
-        self.pages.append(p + self.undo_base)
-        self.flags.append(np.full(p.size, FLAG_MODIFY, dtype=np.uint8))
-
-    def mark(self) -> int:
-        return len(self.pages)
-
-    def arrays(self):
-        if not self.pages:
-            return np.empty(0, np.int64), np.empty(0, np.uint8)
-        return np.concatenate(self.pages), np.concatenate(self.flags)
+__all__ = ["Compiler", "CompiledStatement"]
 
 
 @dataclass
@@ -137,96 +81,8 @@ class CompiledStatement:
         return f"unsupported: {s[:100]!r}: {self.unsupported}"
 
 
-# ---- B-tree arithmetic over a LiveIndex ---------------------------------------------------
-def _starts(ix: LiveIndex) -> np.ndarray:
-    c = getattr(ix, "_start_cache", None)
-    if c is None:
-        c = np.concatenate([[0], np.cumsum(ix.leaf_recs)]).astype(np.int64)
-        object.__setattr__(ix, "_start_cache", c)
-    return c
 
-
-def _leaf(ix: LiveIndex, entry: int) -> int:
-    n = len(ix.leaves)
-    return int(min(ix.leaf_of_entry(int(entry)), n - 1))
-
-
-def search_leaf(ix: LiveIndex, entry: int) -> int:
-    """The leaf a search for the position just before ``entry`` lands on: the leaf of
-    ``entry``, or the previous leaf where ``entry`` is the first record of a leaf (node
-    pointers hold a leaf's first key; the search takes the last one below it)."""
-    st = _starts(ix)
-    total = int(st[-1])
-    if entry <= 0:
-        return 0
-    if entry >= total:
-        return len(ix.leaves) - 1
-    lf = _leaf(ix, entry)
-    return lf - 1 if lf > 0 and st[lf] == entry else lf
-
-
-def _path(ix: LiveIndex, leaf: int) -> np.ndarray:
-    return ix._paths()[leaf]
-
-
-def dive_pages(ix: LiveIndex, lo_leaf: int, hi_leaf: int) -> np.ndarray:
-    """Pages a records-in-range estimate reads between two border leaves (page numbers).
-
-    Both borders' paths from the root, level by level: a page once where they share it;
-    where they differ, the left page, up to RANGE_DIVE_PAGES pages between them on that
-    level, then the right page (btr_estimate_n_rows_in_range, MariaDB 10.11 btr0cur.cc;
-    the rule :mod:`bufsim.live.workload` checks against the server)."""
-    paths = ix._paths()
-    p1, p2 = paths[lo_leaf], paths[hi_leaf]
-    h = p1.size
-    out = []
-    for d in range(h):
-        if p1[d] == p2[d]:
-            out.append(p1[d])
-            continue
-        level = ix.levels[h - 1 - d]
-        a = int(np.flatnonzero(level == p1[d])[0])
-        b = int(np.flatnonzero(level == p2[d])[0])
-        out.append(p1[d])
-        out.extend(level[a + 1:min(b, a + 1 + RANGE_DIVE_PAGES)])
-        out.append(p2[d])
-    return np.asarray(out, dtype=np.int64)
-
-
-def unique_lookup_pages(ix: LiveIndex, entry: int, step_past: bool = True) -> np.ndarray:
-    """Page numbers of a unique exact-match lookup of the ``entry``-th record (see the
-    module docstring; :func:`bufsim.live.workload.exact_lookup_pages` for the clustered
-    index).
-
-    ``step_past`` False: no step onto the next leaf after a leaf's last record, as in
-    the locking read of an UPDATE or DELETE (measured on MariaDB 10.11: ``UPDATE ...
-    WHERE id = v`` of a leaf's last record counts 8 read requests where ``SELECT``'s
-    consistent read of it counts 3 and the UPDATE of the next row 9)."""
-    st = _starts(ix)
-    lf = _leaf(ix, entry)
-    path = _path(ix, lf)
-    out = list(path[:-1])
-    if lf > 0 and entry == st[lf]:
-        out.append(ix.leaves[lf - 1])
-    out.append(path[-1])
-    if step_past and lf < len(ix.leaves) - 1 and entry == st[lf + 1] - 1:
-        out.append(ix.leaves[lf + 1])
-    return np.asarray(out, dtype=np.int64)
-
-
-# ---- the compiler ---------------------------------------------------------------------------
-@dataclass(frozen=True)
-class _Index:
-    name: str
-    columns: tuple
-    unique: bool
-
-
-def _q(name: str) -> str:
-    return "`" + str(name).replace("`", "``") + "`"
-
-
-class Compiler:
+class Compiler(DmlMixin):
     """Compile statements against one schema of a live server (only read).
 
     Parameters
@@ -246,7 +102,7 @@ class Compiler:
         self._indexes: dict = {}
         self._rank_cache: dict = {}
         self._pk_rank: dict = {}
-        conn.execute(f"USE {_q(schema)}", doing=f"selecting schema {schema!r}")
+        conn.execute(f"USE {quote_ident(schema)}", doing=f"selecting schema {schema!r}")
         rows = conn.query(
             "SELECT TABLE_NAME, INDEX_NAME, SEQ_IN_INDEX, COLUMN_NAME, NON_UNIQUE, SUB_PART "
             "FROM INFORMATION_SCHEMA.STATISTICS WHERE TABLE_SCHEMA = %s "
@@ -258,11 +114,11 @@ class Compiler:
             cols[(t, i)]["cols"].append(c)
             cols[(t, i)]["prefix"] |= sub is not None
         for (t, i), d in cols.items():
-            self._indexes.setdefault(t, {})[i] = (_Index(i, tuple(d["cols"]), d["unique"]),
+            self._indexes.setdefault(t, {})[i] = (IndexColumns(i, tuple(d["cols"]), d["unique"]),
                                                   d["prefix"])
 
     # ---- metadata ----------------------------------------------------------------------
-    def _index(self, table: str, name: str, node: str) -> _Index:
+    def _index(self, table: str, name: str, node: str) -> IndexColumns:
         ixs = self._indexes.get(table, {})
         if "PRIMARY" not in ixs:
             raise Unsupported(node, f"table {table} has no PRIMARY KEY (rows ordered by a "
@@ -275,14 +131,14 @@ class Compiler:
             raise Unsupported(node, f"index {table}.{name} has a column prefix")
         return ix
 
-    def _order(self, table: str, ix: _Index) -> tuple:
+    def _order(self, table: str, ix: IndexColumns) -> tuple:
         """The columns that order ``ix``'s entries: its own, then the primary key's."""
         pk = self._indexes[table]["PRIMARY"][0].columns
         return ix.columns + tuple(c for c in pk if c not in ix.columns)
 
     # ---- ranks by SQL --------------------------------------------------------------------
-    def _count(self, table: str, ix: _Index, where: str, args) -> int:
-        sql = (f"SELECT COUNT(*) FROM {_q(table)} FORCE INDEX ({_q(ix.name)})"
+    def _count(self, table: str, ix: IndexColumns, where: str, args) -> int:
+        sql = (f"SELECT COUNT(*) FROM {quote_ident(table)} FORCE INDEX ({quote_ident(ix.name)})"
                + (f" WHERE {where}" if where else ""))
         key = (sql, tuple(args))
         if key not in self._rank_cache:
@@ -290,7 +146,7 @@ class Compiler:
                                                         doing=f"ranking keys of {table}.{ix.name}")[0][0])
         return self._rank_cache[key]
 
-    def _below(self, table: str, ix: _Index, cols: tuple, bound: Bound, lower: bool) -> int:
+    def _below(self, table: str, ix: IndexColumns, cols: tuple, bound: Bound, lower: bool) -> int:
         """Entries of ``ix`` before the bound: the rank where a range from (``lower``) or
         up to the bound starts or ends."""
         vals = bound.values
@@ -299,19 +155,19 @@ class Compiler:
             if len(vals) != 1:
                 raise Unsupported(f"{table}.{ix.name}", "a NULL in a multi-part range bound")
             # NULLs sort first; "(NULL) < (c)" starts after them, "(c) < (NULL)" is empty
-            nulls = self._count(table, ix, f"{_q(cols[0])} IS NULL", ())
+            nulls = self._count(table, ix, f"{quote_ident(cols[0])} IS NULL", ())
             return nulls if (lower != bound.inclusive) or not lower else 0
-        lhs = "(" + ", ".join(_q(c) for c in cols) + ")"
+        lhs = "(" + ", ".join(quote_ident(c) for c in cols) + ")"
         rhs = "(" + ", ".join(["%s"] * len(vals)) + ")"
         # a lower bound "v <= c" starts at the first entry >= v: count entries < v;
         # "v < c" starts after the entries <= v; an upper bound "c <= v" ends after
         # the entries <= v, "c < v" before the first >= v
         op = "<" if (lower and bound.inclusive) or (not lower and not bound.inclusive) else "<="
-        nn = " AND ".join(f"{_q(c)} IS NOT NULL" for c in cols)
-        nulls = self._count(table, ix, " OR ".join(f"{_q(c)} IS NULL" for c in cols), ())
+        nn = " AND ".join(f"{quote_ident(c)} IS NOT NULL" for c in cols)
+        nulls = self._count(table, ix, " OR ".join(f"{quote_ident(c)} IS NULL" for c in cols), ())
         return nulls + self._count(table, ix, f"{nn} AND {lhs} {op} {rhs}", vals)
 
-    def _range_entries(self, table: str, ix: _Index, rng: str, node: str):
+    def _range_entries(self, table: str, ix: IndexColumns, rng: str, node: str):
         try:
             lo, hi, cols = parse_range(rng)
         except ValueError as exc:
@@ -334,20 +190,20 @@ class Compiler:
         """Primary key value (tuple) -> clustered rank, for the clustered lookups of rows."""
         if table not in self._pk_rank:
             pk = self._indexes[table]["PRIMARY"][0].columns
-            rows = self.conn.query(f"SELECT {', '.join(_q(c) for c in pk)} FROM {_q(table)} "
-                                   f"FORCE INDEX (PRIMARY) ORDER BY {', '.join(_q(c) for c in pk)}",
+            rows = self.conn.query(f"SELECT {', '.join(quote_ident(c) for c in pk)} FROM {quote_ident(table)} "
+                                   f"FORCE INDEX (PRIMARY) ORDER BY {', '.join(quote_ident(c) for c in pk)}",
                                    doing=f"reading the primary keys of {table}")
             self._pk_rank[table] = {tuple(r): k for k, r in enumerate(rows)}
         return self._pk_rank[table]
 
-    def _rows(self, table: str, alias: str, ix: _Index, first: int, n: int, extra=()):
+    def _rows(self, table: str, alias: str, ix: IndexColumns, first: int, n: int, extra=()):
         """The ``n`` entries of ``ix`` from rank ``first``, in index order: primary key
         tuples and the values of the ``extra`` SQL expressions (over ``alias``)."""
         pk = self._indexes[table]["PRIMARY"][0].columns
         order = self._order(table, ix)
-        sel = [f"{_q(alias)}.{_q(c)}" for c in pk] + [f"({e})".replace("%", "%%") for e in extra]
-        sql = (f"SELECT {', '.join(sel)} FROM {_q(table)} AS {_q(alias)} FORCE INDEX ({_q(ix.name)}) "
-               f"ORDER BY {', '.join(f'{_q(alias)}.{_q(c)}' for c in order)} LIMIT %s OFFSET %s")
+        sel = [f"{quote_ident(alias)}.{quote_ident(c)}" for c in pk] + [f"({e})".replace("%", "%%") for e in extra]
+        sql = (f"SELECT {', '.join(sel)} FROM {quote_ident(table)} AS {quote_ident(alias)} FORCE INDEX ({quote_ident(ix.name)}) "
+               f"ORDER BY {', '.join(f'{quote_ident(alias)}.{quote_ident(c)}' for c in order)} LIMIT %s OFFSET %s")
         rows = self.conn.query(sql, (int(n), int(first)), doing=f"reading entries of {table}.{ix.name}")
         k = len(pk)
         return [tuple(r[:k]) for r in rows], [tuple(r[k:]) for r in rows]
@@ -479,13 +335,13 @@ class Compiler:
             return
         self._unique(ev, table, ix, gix, first, t.covering, modify)
 
-    def _unique(self, ev: Events, table: str, ix: _Index, gix: LiveIndex, entry: int,
+    def _unique(self, ev: Events, table: str, ix: IndexColumns, gix: LiveIndex, entry: int,
                 covering: bool, modify: bool, pk=None) -> None:
         pages = unique_lookup_pages(gix, entry, step_past=not modify)
         if ix.name == "PRIMARY" or covering:
             flags = np.zeros(pages.size, np.uint8)
             if modify and ix.name == "PRIMARY":
-                flags[pages == gix.leaves[_leaf(gix, entry)]] = FLAG_MODIFY
+                flags[pages == gix.leaves[leaf_of(gix, entry)]] = FLAG_MODIFY
             for p, f in zip(pages, flags):
                 ev.add(table, [p], int(f))
             return
@@ -498,7 +354,7 @@ class Compiler:
         ranks = self._pk_ranks(table)
         cl = self.geo.table(table).clustered
         for pk in pks:
-            path = _path(cl, _leaf(cl, ranks[tuple(pk)]))
+            path = path_of(cl, leaf_of(cl, ranks[tuple(pk)]))
             ev.add(table, path[:-1])
             ev.add(table, path[-1:], FLAG_MODIFY if modify else 0)
 
@@ -513,10 +369,10 @@ class Compiler:
         ``stop_row``: the SQL layer stops after the ``stop_row``-th entry (a LIMIT met);
         InnoDB has read to the end of that row's handler call (its prefetch).  Returns
         True when the scan stopped there."""
-        st = _starts(gix)
+        st = entry_starts(gix)
         total = int(st[-1])
         cur = 0 if from_start else search_leaf(gix, first)
-        ev.add(table, _path(gix, cur))
+        ev.add(table, path_of(gix, cur))
         relatch = FLAG_RELATCH
         thr = FETCH_CACHE_THRESHOLD
         n = end - first
@@ -539,7 +395,7 @@ class Compiler:
             r = first + j
             if j > 0 and (j < thr or (j - thr) % per_call == 0):
                 ev.add(table, gix.leaves[prev_leaf:prev_leaf + 1], relatch)
-            step_to(_leaf(gix, r))
+            step_to(leaf_of(gix, r))
             prev_leaf = cur
             if pks is not None:
                 self._clustered(ev, table, [pks[j]], modify)
@@ -555,7 +411,7 @@ class Compiler:
         if n and full:
             ev.add(table, gix.leaves[cur:cur + 1], relatch)
         if past_end and end < total:
-            step_to(_leaf(gix, end))
+            step_to(leaf_of(gix, end))
         if n and not full:
             ev.add(table, gix.leaves[cur:cur + 1], relatch)
         return False
@@ -583,22 +439,22 @@ class Compiler:
                 raise Unsupported(node, f"condition on {t.alias} refers to table {a} "
                                         "(only a table's own columns are evaluated)")
 
-    def _key_ranks(self, table: str, ix: _Index, nparts: int) -> dict:
+    def _key_ranks(self, table: str, ix: IndexColumns, nparts: int) -> dict:
         """Key prefix (tuple) -> (first rank, entries) over ``ix``'s first ``nparts`` columns."""
         key = ("keyranks", table, ix.name, nparts)
         if key not in self._rank_cache:
-            cols = ", ".join(_q(c) for c in ix.columns[:nparts])
-            rows = self.conn.query(f"SELECT {cols}, COUNT(*) FROM {_q(table)} FORCE INDEX "
-                                   f"({_q(ix.name)}) GROUP BY {cols} ORDER BY {cols}",
+            cols = ", ".join(quote_ident(c) for c in ix.columns[:nparts])
+            rows = self.conn.query(f"SELECT {cols}, COUNT(*) FROM {quote_ident(table)} FORCE INDEX "
+                                   f"({quote_ident(ix.name)}) GROUP BY {cols} ORDER BY {cols}",
                                    doing=f"counting the keys of {table}.{ix.name}")
             out, at = {}, 0
             for r in rows:
                 out[tuple(r[:nparts])] = (at, int(r[nparts]))
                 at += int(r[nparts])
-            self._rank_cache[key] = (out, np.array(sorted(v[0] for v in out.values())))
+            self._rank_cache[key] = out
         return self._rank_cache[key]
 
-    def _all_rows(self, table: str, alias: str, ix: _Index, extra: tuple):
+    def _all_rows(self, table: str, alias: str, ix: IndexColumns, extra: tuple):
         key = ("rows", table, alias, ix.name, extra)
         if key not in self._rank_cache:
             self._rank_cache[key] = self._rows(table, alias, ix, 0, self._count(table, ix, "", ()),
@@ -651,7 +507,7 @@ class Compiler:
                     need[a].append(c)
         extra = []
         for j, t in enumerate(acc):
-            e = tuple(f"{_q(t.alias)}.{_q(c)}" for c in need[t.alias])
+            e = tuple(f"{quote_ident(t.alias)}.{quote_ident(c)}" for c in need[t.alias])
             cond = t.condition if (t.condition and j < len(acc) - 1) else None
             extra.append(e + ((f"COALESCE(({cond}), 0) <> 0",) if cond else ()))
         consts = {j: self._key_values(plan, t, f"table {t.alias}") if j and "const" in t.ref else ()
@@ -686,13 +542,12 @@ class Compiler:
                     probe(j + 1)                         # the kept row goes on
                 return
             last_key[j] = key
-            ranks, firsts = self._key_ranks(table, ix, len(key))
+            ranks = self._key_ranks(table, ix, len(key))
             hit = ranks.get(key)
             rows_pk, rows_x = (self._all_rows(table, t.alias, ix, extra[j])
                                if (j < len(acc) - 1 or (ix.name != "PRIMARY" and not t.covering))
                                else (None, None))
             if hit is None:
-                at = int(np.searchsorted(firsts, 0)) if False else None
                 # a key that is not there: the search lands where it would be
                 first = self._below(table, ix, ix.columns, Bound(key, True), True)
                 self._segment(ev, table, gix, first, first, past_end=True, from_start=False,
@@ -774,175 +629,3 @@ class Compiler:
             ev.undo(np.arange(TRX_UNDO_GETS) % (UNDO_PAGES - 1))     # commit
 
     # ---- UPDATE / DELETE / INSERT -----------------------------------------------------------
-    def _secondaries(self, table: str) -> list:
-        out = []
-        for name, (ix, prefix) in self._indexes[table].items():
-            if name == "PRIMARY":
-                continue
-            if prefix:
-                raise Unsupported(f"table {table} index {name}", "a column-prefix index")
-            out.append(ix)
-        return out
-
-    def _entry_leaf_path(self, table: str, ix: _Index, values: tuple, search: bool) -> np.ndarray:
-        """The root-to-leaf path to the entry (index columns + primary key) ``values``:
-        its own leaf, or where a new entry goes (``search``: the leaf of the entry before it)."""
-        gix = self.geo.table(table).index(ix.name)
-        cols = self._order(table, ix)
-        rank = self._below(table, ix, cols, Bound(tuple(values), True), True)
-        lf = search_leaf(gix, rank) if search else _leaf(gix, rank)
-        return _path(gix, lf)
-
-    def _dml_setup(self, plan: Plan, table: str, t: TableAccess, extra: list):
-        """The per-row work of an UPDATE/DELETE (the callable gets the row's primary key and
-        its extra values): the undo record's get, the secondary-index changes."""
-        import re
-        sql = self._sql
-        node = f"statement {plan.kind.upper()}"
-        pk_cols = self._indexes[table]["PRIMARY"][0].columns
-        sets = {}
-        if plan.kind == "update":
-            m = re.match(r"\s*update\s+\S+\s+set\s+(.*?)(?:\s+where\s+.*)?$", sql, re.I | re.S)
-            if not m:
-                raise Unsupported(node, "cannot read the SET clause")
-            for a in _split_top(m.group(1)):
-                col, _, expr = a.partition("=")
-                col = col.strip().strip("`").split(".")[-1].strip("`")
-                if not expr.strip():
-                    raise Unsupported(node, f"cannot read the assignment {a!r}")
-                sets[col.lower()] = expr.strip()
-            if any(c.lower() in sets for c in pk_cols):
-                raise Unsupported(node, "an UPDATE of the primary key (a delete and an insert)")
-        secs = self._secondaries(table)
-        touched = [ix for ix in secs
-                   if plan.kind == "delete" or any(c.lower() in sets for c in ix.columns)]
-        cols = []
-        for ix in touched:
-            for c in ix.columns:
-                cols.append(f"{_q(t.alias)}.{_q(c)}")
-                if plan.kind == "update":
-                    cols.append(sets.get(c.lower(), f"{_q(t.alias)}.{_q(c)}"))
-        cond = (f"COALESCE(({t.condition}), 0) <> 0",) if t.condition else ()
-        if sets:
-            # a row whose new values equal its old ones is not written (no undo record)
-            cond = cond + (" OR ".join(f"NOT ({_q(t.alias)}.{_q(c)} <=> ({e}))"
-                                       for c, e in sets.items()),)
-        base = len(extra[0])
-        extra[0] = extra[0] + tuple(cols) + cond
-        state = _DmlState()
-
-        def row(pk, xs):
-            vals = xs[base:]
-            if any(not v for v in vals[len(vals) - len(cond):]) if cond else False:
-                return
-            state.changed += 1
-            ev.undo([UNDO_PAGES - 1] * ROW_UNDO_GETS)
-            at = 0
-            for ix in touched:
-                k = len(ix.columns)
-                if plan.kind == "update":
-                    old = vals[at:at + 2 * k:2]
-                    new = vals[at + 1:at + 2 * k:2]
-                    at += 2 * k
-                    if tuple(old) == tuple(new):
-                        continue                      # the index's key is unchanged
-                    ev.add(table, self._entry_leaf_path(table, ix, tuple(old) + tuple(pk), False)[:-1])
-                    ev.add(table, self._entry_leaf_path(table, ix, tuple(old) + tuple(pk), False)[-1:],
-                           FLAG_MODIFY)
-                    path = self._entry_leaf_path(table, ix, tuple(new) + tuple(pk), True)
-                else:
-                    old = vals[at:at + k]
-                    at += k
-                    path = self._entry_leaf_path(table, ix, tuple(old) + tuple(pk), False)
-                ev.add(table, path[:-1])
-                ev.add(table, path[-1:], FLAG_MODIFY)
-
-        ev = self._ev
-        return _DmlCall(state, row)
-
-    def _insert(self, plan: Plan, ev: Events) -> None:
-        """INSERT ... VALUES: per row a descent of the clustered index to where the row goes
-        and one of every secondary index, the undo record's get; the transaction's."""
-        import re
-        sql = self._sql
-        node = "statement INSERT"
-        m = re.match(r"\s*insert\s+(?:into\s+)?`?(\w+)`?\s*\(([^)]*)\)\s*values\s*(.*?)\s*;?\s*$",
-                     sql, re.I | re.S)
-        if not m or re.search(r"\bon\s+duplicate\b|\bselect\b", sql, re.I):
-            raise Unsupported(node, "only INSERT INTO t (columns) VALUES (...), ... is modelled")
-        table, cols, values = m.group(1), [c.strip(" `") for c in m.group(2).split(",")], m.group(3)
-        if table not in self.geo.tables:
-            raise Unsupported(node, f"table {table} is not in the schema")
-        pk_cols = self._indexes[table]["PRIMARY"][0].columns if "PRIMARY" in self._indexes.get(
-            table, {}) else None
-        if pk_cols is None:
-            raise Unsupported(node, f"table {table} has no PRIMARY KEY")
-        secs = self._secondaries(table)
-        if any(ix.unique for ix in secs):
-            raise Unsupported(node, "a unique secondary index (its duplicate check is not modelled)")
-        lower = [c.lower() for c in cols]
-        need = list(pk_cols) + [c for ix in secs for c in ix.columns]
-        missing = [c for c in need if c.lower() not in lower]
-        if missing:
-            raise Unsupported(node, f"columns {missing} take defaults (not modelled)")
-        rows = self.conn.query(f"SELECT * FROM (VALUES {values}) AS v".replace("%", "%%"),
-                               doing="reading the INSERT's rows")
-        cl = self.geo.table(table).clustered
-        pk_ix = self._indexes[table]["PRIMARY"][0]
-        for r in rows:
-            val = {c: r[i] for i, c in enumerate(lower)}
-            pk = tuple(val[c.lower()] for c in pk_cols)
-            rank = self._below(table, pk_ix, pk_cols, Bound(pk, True), True)
-            path = _path(cl, search_leaf(cl, rank))
-            ev.add(table, path[:-1])
-            ev.add(table, path[-1:], FLAG_MODIFY)
-            for ix in secs:
-                p = self._entry_leaf_path(table, ix, tuple(val[c.lower()] for c in ix.columns) + pk,
-                                          True)
-                ev.add(table, p[:-1])
-                ev.add(table, p[-1:], FLAG_MODIFY)
-            ev.undo([UNDO_PAGES - 1] * ROW_UNDO_GETS)
-        if rows:
-            ev.undo(np.arange(TRX_UNDO_GETS) % (UNDO_PAGES - 1))
-
-
-class _DmlState:
-    def __init__(self):
-        self.changed = 0
-
-
-class _DmlCall:
-    def __init__(self, state, fn):
-        self.state = state
-        self.fn = fn
-
-    @property
-    def changed(self):
-        return self.state.changed
-
-    def __call__(self, pk, xs):
-        self.fn(pk, xs)
-
-
-def _split_top(text: str) -> list:
-    """``text`` split at commas outside quotes and parentheses."""
-    out, depth, quote, cur = [], 0, None, []
-    for ch in text:
-        if quote:
-            cur.append(ch)
-            if ch == quote:
-                quote = None
-            continue
-        if ch in "'\"":
-            quote = ch
-        elif ch == "(":
-            depth += 1
-        elif ch == ")":
-            depth -= 1
-        elif ch == "," and depth == 0:
-            out.append("".join(cur))
-            cur = []
-            continue
-        cur.append(ch)
-    out.append("".join(cur))
-    return [x.strip() for x in out if x.strip()]

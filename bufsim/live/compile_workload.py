@@ -32,7 +32,7 @@ the allowed values and the file's row and column.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
