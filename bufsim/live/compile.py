@@ -247,26 +247,33 @@ class Compiler(DmlMixin):
                 raise
         return out
 
+    def _table_of(self, plan: Plan, alias: str) -> str:
+        """The schema's table a plan's ``alias`` names (the optimizer trace's expanded
+        query maps aliases to tables)."""
+        name = plan.aliases.get(alias, alias)
+        if "." in name:
+            db, name = name.split(".", 1)
+            if db != self.schema:
+                raise Unsupported(f"table {alias}", f"table {db}.{name} is outside the schema "
+                                                    f"{self.schema}")
+        if name not in self.geo.tables:
+            raise Unsupported(f"table {alias}", f"{name} is not an InnoDB table of {self.schema}")
+        return name
+
     def _alias_tables(self, plan: Plan) -> dict:
-        """alias -> table name: the plan names aliases; the schema's tables by name."""
-        out = {}
-        for t in plan.tables:
-            if t.alias in self.geo.tables:
-                out[t.alias] = t.alias
-            else:
-                raise Unsupported(f"table {t.alias}", "a table alias (use the table's own "
-                                                      "name) or a table outside the schema")
-        return out
+        """alias -> table name of every table of the plan."""
+        return {t.alias: self._table_of(plan, t.alias) for t in plan.tables}
 
     def _emit(self, plan: Plan, ev: Events) -> None:
         if plan.kind == "insert":
             self._insert(plan, ev)
             return
         if plan.impossible:
-            for table in plan.const_tables:
-                self._const(plan, table, self._const_access(plan, table), ev, False)
+            for alias in plan.const_tables:
+                self._const(plan, self._table_of(plan, alias), self._const_access(plan, alias),
+                            ev, False)
             for d in plan.dives:
-                self._dive(d, ev)
+                self._dive(plan, d, ev)
             return
         names = self._alias_tables(plan)
         # const tables are read while optimising, before the other tables' dives
@@ -274,16 +281,14 @@ class Compiler(DmlMixin):
             if t.access == "const":
                 self._const(plan, names[t.alias], t, ev, plan.kind != "select")
         for d in plan.dives:
-            self._dive(d, ev)
+            self._dive(plan, d, ev)
         rest = [t for t in plan.tables if t.access != "const"]
         if not rest:
             return
         self._nested_loop(plan, [names[t.alias] for t in rest], rest, ev)
 
-    def _dive(self, d, ev: Events) -> None:
-        table = d.table
-        if table not in self.geo.tables:
-            raise Unsupported(f"table {table}", "not a table of the schema")
+    def _dive(self, plan: Plan, d, ev: Events) -> None:
+        table = self._table_of(plan, d.table)
         ix = self._index(table, d.index, f"table {table} dive")
         gix = self.geo.table(table).index(d.index)
         for rng in d.ranges:
@@ -311,17 +316,16 @@ class Compiler(DmlMixin):
             out.append(vals[0])
         return tuple(out)
 
-    def _const_access(self, plan: Plan, table: str) -> TableAccess:
+    def _const_access(self, plan: Plan, alias: str) -> TableAccess:
         """The const access of a table the plan does not list (an impossible WHERE found
         after reading it): the first unique index whose every column has a constant."""
-        node = f"table {table} const"
-        if table not in self.geo.tables:
-            raise Unsupported(node, "not a table of the schema")
-        have = {(u[1], str(u[2]).lower()) for u in plan.key_uses if u[0] == table}
+        node = f"table {alias} const"
+        table = self._table_of(plan, alias)
+        have = {(u[1], str(u[2]).lower()) for u in plan.key_uses if u[0] == alias}
         ixs = sorted(self._indexes.get(table, {}).values(), key=lambda v: v[0].name != "PRIMARY")
         for ix, _ in ixs:
             if ix.unique and all((ix.name, c.lower()) in have for c in ix.columns):
-                return TableAccess(alias=table, access="const", key=ix.name,
+                return TableAccess(alias=alias, access="const", key=ix.name,
                                    used_key_parts=ix.columns, ref=("const",) * len(ix.columns))
         raise Unsupported(node, "no unique index with a constant for every column in the trace")
 

@@ -29,7 +29,7 @@ import re
 from dataclasses import dataclass, field
 
 __all__ = ["TableAccess", "Dive", "Plan", "Unsupported", "parse_plan", "parse_range",
-           "Bound", "ACCESS_TYPES", "statement_kind", "statement_limit", "parse_tuple"]
+           "Bound", "ACCESS_TYPES", "statement_kind", "statement_limit", "parse_tuple", "table_aliases"]
 
 #: access types the page-get model follows
 ACCESS_TYPES = ("const", "system", "eq_ref", "ref", "range", "index", "ALL")
@@ -102,6 +102,7 @@ class Plan:
     key_uses: tuple = ()                 # (table, index, field, equals) of the optimizer trace
     const_tables: tuple = ()             # tables the optimiser read as const (by the trace)
     limit: tuple | None = None           # (offset, count) of a top-level LIMIT
+    aliases: dict = field(default_factory=dict)   # alias -> [schema.]table, from the trace
 
 
 _KIND = re.compile(r"^\s*(select|update|delete|insert|replace|with|explain|show|set)\b", re.I)
@@ -231,6 +232,47 @@ def _key_uses(trace) -> tuple:
 
     walk(trace)
     return tuple(out)
+
+
+_NOT_ALIAS = {"join", "on", "left", "right", "inner", "outer", "straight_join", "cross",
+              "natural", "use", "force", "ignore", "where", "using", "group", "order", "having",
+              "limit", "semi", "for", "lock", "window", "union"}
+_FROM_ITEM = re.compile(r"(?:\bfrom\b|\b(?:straight_)?join\b|,)\s*\(*\s*((?:`?\w+`?\.)?`?\w+`?)"
+                        r"(?:\s+(?:as\s+)?`?(\w+)`?)?", re.I)
+
+
+def table_aliases(trace) -> dict:
+    """alias -> table (``schema.table`` where the query names a schema) of the first query
+    block, read from the optimizer trace's ``expanded_query`` (``... from (sbtest t join
+    dates d on(...))``).  A table without an alias maps to itself."""
+    q = None
+
+    def walk(o):
+        nonlocal q
+        if q is not None:
+            return
+        if isinstance(o, dict):
+            if isinstance(o.get("expanded_query"), str):
+                q = o["expanded_query"]
+                return
+            for v in o.values():
+                walk(v)
+        elif isinstance(o, list):
+            for v in o:
+                walk(v)
+
+    walk(trace)
+    out = {}
+    at = re.search(r"\sfrom\s", q or "", re.I)
+    if not at:
+        return out
+    for name, alias in _FROM_ITEM.findall(q[at.start():]):
+        name = name.replace("`", "")
+        if alias and alias.lower() not in _NOT_ALIAS:
+            out[alias] = name
+        else:
+            out.setdefault(name.split(".")[-1], name)
+    return out
 
 
 def _const_tables(trace) -> tuple:
@@ -365,7 +407,7 @@ def parse_plan(explain, trace=None, sql: str = "") -> Plan:
                 k, f"plan key {k!r} is not modelled")
             raise Unsupported(f"query_block {qb.get('select_id', 1)} {k}", reason)
     common = dict(key_uses=_key_uses(tr), const_tables=_const_tables(tr),
-                  limit=statement_limit(sql))
+                  limit=statement_limit(sql), aliases=table_aliases(tr))
     msg = qb.get("table", {}).get("message") if isinstance(qb.get("table"), dict) else None
     msg = msg or (qb.get("message") if "table" not in qb and "nested_loop" not in qb else None)
     if msg is not None:

@@ -62,6 +62,8 @@ STAR = (
     ("limit", "SELECT lo_orderkey FROM lineorder WHERE lo_discount = 3 LIMIT 40"),
     ("full scan", "SELECT SUM(lo_revenue) FROM lineorder"),
     ("missing key", "SELECT d_year FROM dates WHERE d_datekey = 20300101"),
+    ("aliases", "SELECT COUNT(*), SUM(l.lo_tax) FROM dates d, lineorder l WHERE "
+                "l.lo_orderdate = d.d_datekey AND d.d_yearmonthnum BETWEEN 199601 AND 199603"),
     ("group by", "SELECT d_year, SUM(lo_revenue) FROM lineorder STRAIGHT_JOIN dates "
                  "ON lo_orderdate = d_datekey GROUP BY d_year"),
 )

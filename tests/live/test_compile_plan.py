@@ -9,7 +9,8 @@ import pytest
 
 from bufsim.cli import main
 from bufsim.live.compile import dive_pages, unique_lookup_pages, search_leaf
-from bufsim.live.compile_plan import Unsupported, parse_plan, parse_range, statement_limit
+from bufsim.live.compile_plan import (Unsupported, parse_plan, parse_range, statement_limit,
+                                      table_aliases)
 from bufsim.live.compile_workload import WorkloadError, read_workload
 from bufsim.live.geometry import LiveIndex
 
@@ -118,6 +119,19 @@ def test_ranges_as_the_trace_prints_them(text, lo, hi, cols):
 ])
 def test_limit_of_the_statement(sql, limit):
     assert statement_limit(sql) == limit
+
+
+@pytest.mark.parametrize("query,aliases", [
+    ("select sum(l.lo_revenue) AS `SUM(l.lo_revenue)` from (lineorder l straight_join dates d "
+     "on(l.lo_orderdate = d.d_datekey)) where d.d_year = 1993", {"l": "lineorder", "d": "dates"}),
+    ("select count(0) AS `COUNT(*)` from dates dd join lineorder lo where lo.x = dd.y",
+     {"dd": "dates", "lo": "lineorder"}),
+    ("select sbtest.c AS c from sbtest where sbtest.`id` < 5", {"sbtest": "sbtest"}),
+    ("select x.c AS c from other.sbtest x where x.k = 1", {"x": "other.sbtest"}),
+])
+def test_aliases_from_the_expanded_query(query, aliases):
+    trace = {"steps": [{"join_preparation": {"select_id": 1, "steps": [{"expanded_query": query}]}}]}
+    assert table_aliases(trace) == aliases
 
 
 # ---- B-tree arithmetic on a hand-made index ------------------------------------------------
