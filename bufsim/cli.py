@@ -604,17 +604,25 @@ def _cmd_live_trace(args) -> int:
     """Compile a workload of SQL statements into a trace over a live server's geometry
     (:mod:`bufsim.live.compile`); the server is only read."""
     from .live.compile_workload import WorkloadError, read_workload
-    out = _check_output(args.output, (".parquet", ".npy"), inputs=[args.workload])
-    report = _check_output(args.report, (".csv",), "--report", inputs=[args.workload])
+    if (args.workload is None) == (not args.from_history):
+        raise UsageError("give exactly one of --workload FILE or --from-history")
+    inputs = [args.workload] if args.workload else []
+    out = _check_output(args.output, (".parquet", ".npy"), inputs=inputs)
+    report = _check_output(args.report, (".csv",), "--report", inputs=inputs)
     if report is not None and out is not None and Path(report).resolve() == Path(out).resolve():
         raise UsageError("--report and -o name the same file")
     if (args.socket is None) == (args.host is None):
         raise UsageError("give exactly one of --socket PATH or --host 127.0.0.1")
-    try:
-        workload = read_workload(args.workload, threads=args.threads,
-                                 statements=args.statements, seed=args.seed)
-    except (WorkloadError, FileNotFoundError) as e:
-        raise UsageError(str(e)) from None
+    workload = None
+    if args.workload is not None:
+        try:
+            workload = read_workload(args.workload, threads=args.threads,
+                                     statements=args.statements, seed=args.seed)
+        except (WorkloadError, FileNotFoundError) as e:
+            raise UsageError(str(e)) from None
+    elif args.threads is not None or args.statements is not None or args.seed is not None:
+        raise UsageError("--threads, --statements and --seed shape a --workload file; the "
+                         "history has its own threads and statements")
     from .live import LiveError, connect
     from .live.compile import Compiler
     from .live.compile_workload import compile_workload
@@ -629,6 +637,15 @@ def _cmd_live_trace(args) -> int:
         if args.schema not in have:
             raise UsageError(f"--schema: no schema {args.schema!r} on {conn.where}; "
                              f"schemas: {', '.join(sorted(have))}")
+        if workload is None:
+            from .live.compile_workload import read_history
+            workload, truncated = read_history(conn, args.schema)
+            n = sum(len(x) for x in workload.scripts)
+            if n == 0:
+                raise UsageError(f"--from-history: no SELECT/INSERT/UPDATE/DELETE of schema "
+                                 f"{args.schema!r} in performance_schema's statement history")
+            print(f"{n:,} statements of {len(workload.scripts)} thread(s) from the history "
+                  f"({truncated:,} left out: their text was truncated)", file=sys.stderr)
         print(f"reading the geometry of {args.schema} on {conn.where}", file=sys.stderr)
         compiler = Compiler(conn, args.schema)
 
@@ -901,8 +918,12 @@ def _parser() -> argparse.ArgumentParser:
     lt.add_argument("--user", default="root", help="needs SELECT, PROCESS and RELOAD (for "
                     "FLUSH TABLES ... FOR EXPORT)")
     lt.add_argument("--schema", required=True, help="the schema the statements use")
-    lt.add_argument("--workload", required=True, metavar="FILE",
+    lt.add_argument("--workload", metavar="FILE",
                     help="a .sql script or a .toml template mix (docs/guide-live-trace.md)")
+    lt.add_argument("--from-history", action="store_true",
+                    help="instead of --workload: the statements the server ran in --schema, "
+                    "from performance_schema.events_statements_history_long (one stream per "
+                    "client thread)")
     lt.add_argument("-o", "--output", required=True, metavar="OUT.parquet",
                     help="the trace (.parquet, or .npy with a tablespaces sidecar)")
     lt.add_argument("--report", metavar="STATEMENTS.csv",

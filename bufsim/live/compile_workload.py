@@ -38,10 +38,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from .._validation import check_int
 from ..trace import Chunk, Trace
 
 __all__ = ["Template", "Param", "Workload", "read_workload", "WorkloadError",
-           "compile_workload", "DISTRIBUTIONS"]
+           "compile_workload", "DISTRIBUTIONS", "read_history", "HISTORY_CONSUMER"]
 
 DISTRIBUTIONS = ("uniform", "zipf", "sequential", "choice")
 #: largest key range a zipf parameter may span (its cumulative table is held in memory)
@@ -83,9 +84,12 @@ class Workload:
     seed: int = 0
     script: bool = False                 # a .sql file: every statement once, in order
     source: str = ""
+    scripts: tuple = ()                  # per thread, (label, SQL) pairs (a server's history)
 
     def draw(self) -> list:
         """Per thread, the list of (template name, SQL text) it runs (deterministic)."""
+        if self.scripts:
+            return [list(s) for s in self.scripts]
         if self.script:
             return [[(t.name, t.sql) for t in self.templates]]
         rng = np.random.default_rng(self.seed)
@@ -415,3 +419,63 @@ def check_against_server(conn, schema: str, statements, *, progress=None) -> pd.
         if progress is not None:
             progress(k + 1, len(statements))
     return pd.DataFrame(rows, columns=["template", "sql", "compiled", "server", "unsupported"])
+
+
+#: the performance_schema consumer that keeps the statement history read by :func:`read_history`
+HISTORY_CONSUMER = "events_statements_history_long"
+_KINDS = ("select", "insert", "update", "delete")
+
+
+def read_history(conn, schema: str, *, limit: int = 100_000) -> tuple:
+    """The statements the server ran in ``schema``, as a :class:`Workload` of one script per
+    client thread (``performance_schema.events_statements_history_long``, oldest first),
+    and the number of statements left out because the server truncated their text.
+
+    Only SELECT, INSERT, UPDATE and DELETE are kept; this connection's own statements are
+    left out.  The history is a ring of ``performance_schema_events_statements_history_long_size``
+    statements: read it soon after the window of interest.
+
+    Raises
+    ------
+    LiveError
+        If performance_schema or the consumer is off, naming how to turn it on.
+    """
+    from .errors import LiveError
+    limit = check_int("limit", limit, 1, MAX_STATEMENTS)
+    on = conn.query("SELECT @@performance_schema", doing="reading @@performance_schema")
+    if not on or not int(on[0][0]):
+        raise LiveError(f"the statement history needs performance_schema: start the server with "
+                        f"performance_schema=ON, performance_schema_consumer_events_statements_current=ON "
+                        f"and performance_schema_consumer_{HISTORY_CONSUMER}=ON")
+    for consumer in ("events_statements_current", HISTORY_CONSUMER):
+        # the history is fed from the current events: both consumers must be on
+        enabled = conn.query("SELECT ENABLED FROM performance_schema.setup_consumers "
+                             "WHERE NAME = %s", (consumer,),
+                             doing="reading performance_schema.setup_consumers")
+        if not enabled or str(enabled[0][0]).upper() != "YES":
+            raise LiveError(f"the consumer {consumer} is off: UPDATE performance_schema."
+                            f"setup_consumers SET ENABLED = 'YES' WHERE NAME = '{consumer}' "
+                            f"(or start the server with performance_schema_consumer_{consumer}"
+                            "=ON), then run the workload")
+    max_len = int(conn.query("SELECT @@performance_schema_max_sql_text_length",
+                             doing="reading performance_schema_max_sql_text_length")[0][0])
+    rows = conn.query(
+        "SELECT h.THREAD_ID, h.EVENT_ID, h.SQL_TEXT FROM performance_schema."
+        f"{HISTORY_CONSUMER} h LEFT JOIN performance_schema.threads t ON t.THREAD_ID = h.THREAD_ID "
+        "WHERE h.CURRENT_SCHEMA = %s AND h.SQL_TEXT IS NOT NULL "
+        "AND (t.PROCESSLIST_ID IS NULL OR t.PROCESSLIST_ID <> CONNECTION_ID()) "
+        "ORDER BY h.TIMER_START, h.EVENT_ID LIMIT %s", (schema, int(limit)),
+        doing=f"reading performance_schema.{HISTORY_CONSUMER}")
+    threads: dict = {}
+    truncated = 0
+    for tid, eid, text in rows:
+        sql = str(text).strip().rstrip(";")
+        if not sql or sql.split(None, 1)[0].lower() not in _KINDS:
+            continue
+        if len(str(text)) >= max_len:
+            truncated += 1
+            continue
+        threads.setdefault(int(tid), []).append((f"thread {tid} event {eid}", sql))
+    scripts = tuple(tuple(v) for _, v in sorted(threads.items()))
+    return Workload(templates=(), threads=max(1, len(scripts)), statements=1, seed=0,
+                    source=f"{schema} history", scripts=scripts), truncated

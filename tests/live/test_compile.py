@@ -115,3 +115,36 @@ def test_oltp_mix_page_gets_equal_the_servers(server):
     exact = (writes.compiled == writes.server).mean()
     assert exact >= 0.9, writes
     assert (writes.server >= writes.compiled).all(), writes
+
+
+def test_cli_compiles_the_servers_statement_history(server, tmp_path):
+    history = {"performance_schema": "ON",
+               "performance_schema_consumer_events_statements_current": "ON",
+               "performance_schema_consumer_events_statements_history_long": "ON"}
+    server.restart(**history)
+    try:
+        run = ["SELECT c FROM sbtest WHERE id = 17", "SELECT SUM(k) FROM sbtest WHERE id "
+               "BETWEEN 10 AND 80", "SELECT d_year FROM dates WHERE d_datekey = 19940203"]
+        other = ["SELECT c FROM sbtest WHERE id = 18"]
+        with server.connect(database=W.SCHEMA) as a, server.connect(database=W.SCHEMA) as b:
+            for sql in run:
+                a.query(sql)
+            for sql in other:
+                b.query(sql)
+        out, rep = tmp_path / "history.parquet", tmp_path / "history.csv"
+        assert main(["live", "trace", "--socket", server.socket, "--schema", W.SCHEMA,
+                     "--from-history", "-o", str(out), "--report", str(rep),
+                     "--no-progress"]) == 0
+        import pandas as pd
+        report = pd.read_csv(rep, keep_default_na=False)
+        by_stream = report.groupby("stream").sql.apply(list).tolist()
+        assert sorted(by_stream) == sorted([run, other])          # one stream per thread
+        with server.connect(database=W.SCHEMA) as conn:
+            comp = Compiler(conn, W.SCHEMA)
+            assert report.gets.tolist() == [comp.compile(s).gets for s in report.sql]
+    finally:
+        server.restart(performance_schema="OFF",
+                       performance_schema_consumer_events_statements_current="OFF",
+                       performance_schema_consumer_events_statements_history_long="OFF")
+    assert main(["live", "trace", "--socket", server.socket, "--schema", W.SCHEMA,
+                 "--from-history", "-o", str(tmp_path / "none.parquet")]) == 1
