@@ -645,7 +645,7 @@ def _save_seconds(out_dir: Path, runs: Iterable[NotebookRun]) -> None:
 
 
 #: notebooks that run against a MariaDB server started by the notebook (bufsim.live)
-LIVE_NOTEBOOKS = frozenset({"07_live_server_validation"})
+LIVE_NOTEBOOKS = frozenset({"07_live_server_validation", "09_live_trace"})
 
 
 def _can_sudo() -> bool:

@@ -156,7 +156,8 @@ CASES = {
 
 def test_every_notebook_has_a_case():
     assert {p.stem for p in NOTEBOOKS} - {"00_quickstart"} <= set(CASES) | {
-        p.stem for p in NOTEBOOKS if p.stem.startswith("07_")}, "add a case for the new notebook"
+        p.stem for p in NOTEBOOKS if p.stem.startswith(("07_", "09_"))}, \
+        "add a case for the new notebook"
 
 
 @pytest.mark.parametrize("stem", sorted(CASES))
@@ -257,3 +258,33 @@ def test_bad_live_parameter_stops_notebook_07(tmp_path, monkeypatch):
     runs = notebooks.run_notebooks(["07_live_server_validation"], quick=True, progress=False,
                                    parameters={"grid": "huge"})
     assert not runs[0].ok and "grid" in runs[0].error and "'quick'" in runs[0].error
+
+
+@pytest.mark.live
+def test_live_trace_notebook_writes_rows_that_hold(tmp_path, monkeypatch):
+    """09 against a private MariaDB server (quick mode): per-statement gets of the compiled
+    SQL beside the server's, and the compiled reads replayed at two pool sizes; every row
+    holds, and both figures follow the house rules."""
+    from tests._live import require_server
+
+    require_server()
+    out = tmp_path / "out"
+    monkeypatch.setenv(paths.FIGURES_ENV_VAR, str(tmp_path / "never-figures"))
+    monkeypatch.setenv(paths.BUILD_ENV_VAR, str(tmp_path / "build"))
+    runs = notebooks.run_notebooks(["09_live_trace"], quick=True, progress=False,
+                                   parameters={"output_dir": str(out), "pool_sizes": ["6M", "10M"]})
+    assert [r.ok for r in runs] == [True], runs[0].error
+    charts = _check_outputs(runs[0].output, out / "figures", "09_live_trace")
+    assert set(_rows(charts["09_live_trace_pools"]).pool) == {"6M", "10M"}
+    rows = pd.read_csv(out / "results" / "09_live_trace.csv")
+    assert rows.holds.dtype == bool and rows.holds.all(), rows[~rows.holds]
+    assert not rows.fitted.any() and len(rows) >= 10
+    assert rows.metric.str.contains("point_select page gets").any()
+    assert rows.metric.str.startswith("replay NUMBER_PAGES_READ").sum() == 2
+
+
+def test_bad_parameter_stops_notebook_09(tmp_path, monkeypatch):
+    monkeypatch.setenv(paths.BUILD_ENV_VAR, str(tmp_path / "build"))
+    runs = notebooks.run_notebooks(["09_live_trace"], quick=True, progress=False,
+                                   parameters={"statements": 0})
+    assert not runs[0].ok and "statements" in runs[0].error

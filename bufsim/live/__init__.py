@@ -6,6 +6,12 @@
   table geometry over PyMySQL (:mod:`bufsim.live.client`, :mod:`bufsim.live.geometry`).
 * :mod:`bufsim.live.workload` generates small SSB-like and sysbench-like tables, loads
   them, runs scans and index plans cold and warm, and builds the matching traces.
+* :mod:`bufsim.live.compile` turns a user's SQL into a trace: the server's plan
+  (EXPLAIN FORMAT=JSON, the optimizer trace) over the live geometry
+  (:mod:`bufsim.live.compile_plan`, :mod:`bufsim.live.compile_btree`,
+  :mod:`bufsim.live.compile_dml`); :mod:`bufsim.live.compile_workload` reads workload
+  files (``bufsim live trace``); :mod:`bufsim.live.compile_validation` is notebook 09's
+  driver.
 """
 from .client import COUNTERS, GAUGES, Connection, ServerSettings, connect, delta
 from .server import (DEFAULT_SETTINGS, TIMING_SETTINGS, LiveError, MariaDBServer, find_binary,

@@ -1,0 +1,170 @@
+"""B-tree arithmetic over a live index, and the statement's event list, for the compiler.
+
+Key-order ranks -> leaves -> root-to-leaf paths of a :class:`bufsim.live.geometry.LiveIndex`;
+the pages a records-in-range estimate and a unique lookup read (the rules of
+:mod:`bufsim.live.compile`); :class:`Events`, the page accesses of one statement; the
+modelled undo tablespace that carries a write transaction's undo-log gets.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..pages import SpaceSpec, Tablespaces
+from ..trace import FLAG_MODIFY
+from ..workloads.plans import RANGE_DIVE_PAGES
+from .errors import LiveError
+from .geometry import LiveGeometry, LiveIndex
+
+__all__ = ["Events", "IndexColumns", "quote_ident", "entry_starts", "leaf_of", "search_leaf",
+           "path_of", "dive_pages", "unique_lookup_pages", "with_undo_space", "TRX_UNDO_GETS",
+           "ROW_UNDO_GETS", "UNDO_SPACE_ID", "UNDO_PAGES"]
+
+#: Page gets of a write transaction's undo log bookkeeping beyond its rows (assigning an
+#: undo log from a rollback segment, and at commit marking it finished and adding it to
+#: the history list: rollback-segment header, undo segment header, undo log pages).
+#: MEASURED on MariaDB 10.11 (not derived from the source): an UPDATE of one row by
+#: primary key counts 8 read requests where its read counts 2, and of n rows 5 + n more
+#: (n = 2, 3, 6, 10); the same 5 + n holds for DELETE and INSERT, which were not used to
+#: measure it (tests/live/test_compile.py).
+TRX_UNDO_GETS = 5
+#: Page gets per changed row beyond its B-tree pages: the undo page its undo record is
+#: written to (trx_undo_report_row_operation).  Measured as TRX_UNDO_GETS.
+ROW_UNDO_GETS = 1
+#: The tablespace the undo gets are put on (the system tablespace, id 0): pages 0..4 for
+#: the transaction's bookkeeping, page 5 for the rows' undo records.
+UNDO_SPACE_ID = 0
+UNDO_PAGES = 6
+
+
+def with_undo_space(ts: Tablespaces) -> Tablespaces:
+    """``ts`` with the modelled undo tablespace (UNDO_SPACE_ID, UNDO_PAGES pages, no leaf
+    links so no read-ahead) appended: the tables' dense pages do not move."""
+    if UNDO_SPACE_ID in set(int(s.space_id) for s in ts.spaces):
+        raise LiveError(f"space id {UNDO_SPACE_ID} is a table's; cannot add the undo space")
+    none = np.full(UNDO_PAGES, -1)
+    return Tablespaces(list(ts.spaces) + [SpaceSpec(UNDO_SPACE_ID, UNDO_PAGES, "undo (modelled)",
+                                                     leaf_links=(none, none))])
+
+
+class Events:
+    """Page accesses of one statement, in order: page numbers per table, flags."""
+
+    def __init__(self, geo: LiveGeometry, undo_base: int):
+        self.geo = geo
+        self.undo_base = undo_base
+        self.pages: list = []
+        self.flags: list = []
+
+    def add(self, table: str, page_no, flag: int = 0) -> None:
+        p = np.atleast_1d(np.asarray(page_no, dtype=np.int64))
+        if p.size:
+            self.pages.append(self.geo.dense(table, p))
+            self.flags.append(np.full(p.size, flag, dtype=np.uint8))
+
+    def undo(self, page_no) -> None:
+        p = np.atleast_1d(np.asarray(page_no, dtype=np.int64))
+        self.pages.append(p + self.undo_base)
+        self.flags.append(np.full(p.size, FLAG_MODIFY, dtype=np.uint8))
+
+    def mark(self) -> int:
+        return len(self.pages)
+
+    def arrays(self):
+        if not self.pages:
+            return np.empty(0, np.int64), np.empty(0, np.uint8)
+        return np.concatenate(self.pages), np.concatenate(self.flags)
+
+
+def entry_starts(ix: LiveIndex) -> np.ndarray:
+    """Key-order rank of each leaf's first record, and the total (cached on the index)."""
+    c = getattr(ix, "_start_cache", None)
+    if c is None:
+        c = np.concatenate([[0], np.cumsum(ix.leaf_recs)]).astype(np.int64)
+        object.__setattr__(ix, "_start_cache", c)
+    return c
+
+
+def leaf_of(ix: LiveIndex, entry: int) -> int:
+    """Key-order position of the leaf holding the ``entry``-th record."""
+    n = len(ix.leaves)
+    return int(min(ix.leaf_of_entry(int(entry)), n - 1))
+
+
+def search_leaf(ix: LiveIndex, entry: int) -> int:
+    """The leaf a search for the position just before ``entry`` lands on: the leaf of
+    ``entry``, or the previous leaf where ``entry`` is the first record of a leaf (node
+    pointers hold a leaf's first key; the search takes the last one below it)."""
+    st = entry_starts(ix)
+    total = int(st[-1])
+    if entry <= 0:
+        return 0
+    if entry >= total:
+        return len(ix.leaves) - 1
+    lf = leaf_of(ix, entry)
+    return lf - 1 if lf > 0 and st[lf] == entry else lf
+
+
+def path_of(ix: LiveIndex, leaf: int) -> np.ndarray:
+    """Root-to-leaf page numbers of leaf ``leaf``."""
+    return ix._paths()[leaf]
+
+
+def dive_pages(ix: LiveIndex, lo_leaf: int, hi_leaf: int) -> np.ndarray:
+    """Pages a records-in-range estimate reads between two border leaves (page numbers).
+
+    Both borders' paths from the root, level by level: a page once where they share it;
+    where they differ, the left page, up to RANGE_DIVE_PAGES pages between them on that
+    level, then the right page (btr_estimate_n_rows_in_range, MariaDB 10.11 btr0cur.cc;
+    the rule :mod:`bufsim.live.workload` checks against the server)."""
+    paths = ix._paths()
+    p1, p2 = paths[lo_leaf], paths[hi_leaf]
+    h = p1.size
+    out = []
+    for d in range(h):
+        if p1[d] == p2[d]:
+            out.append(p1[d])
+            continue
+        level = ix.levels[h - 1 - d]
+        a = int(np.flatnonzero(level == p1[d])[0])
+        b = int(np.flatnonzero(level == p2[d])[0])
+        out.append(p1[d])
+        out.extend(level[a + 1:min(b, a + 1 + RANGE_DIVE_PAGES)])
+        out.append(p2[d])
+    return np.asarray(out, dtype=np.int64)
+
+
+def unique_lookup_pages(ix: LiveIndex, entry: int, step_past: bool = True) -> np.ndarray:
+    """Page numbers of a unique exact-match lookup of the ``entry``-th record (see the
+    module docstring; :func:`bufsim.live.workload.exact_lookup_pages` for the clustered
+    index).
+
+    ``step_past`` False: no step onto the next leaf after a leaf's last record, as in
+    the locking read of an UPDATE or DELETE (measured on MariaDB 10.11: ``UPDATE ...
+    WHERE id = v`` of a leaf's last record counts 8 read requests where ``SELECT``'s
+    consistent read of it counts 3 and the UPDATE of the next row 9)."""
+    st = entry_starts(ix)
+    lf = leaf_of(ix, entry)
+    path = path_of(ix, lf)
+    out = list(path[:-1])
+    if lf > 0 and entry == st[lf]:
+        out.append(ix.leaves[lf - 1])
+    out.append(path[-1])
+    if step_past and lf < len(ix.leaves) - 1 and entry == st[lf + 1] - 1:
+        out.append(ix.leaves[lf + 1])
+    return np.asarray(out, dtype=np.int64)
+
+
+@dataclass(frozen=True)
+class IndexColumns:
+    """An index's name, its columns in order, whether it is unique."""
+
+    name: str
+    columns: tuple
+    unique: bool
+
+
+def quote_ident(name: str) -> str:
+    """``name`` as a quoted SQL identifier."""
+    return "`" + str(name).replace("`", "``") + "`"

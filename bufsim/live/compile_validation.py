@@ -1,0 +1,173 @@
+"""Notebook 09's driver: a user's SQL compiled to a trace, held against a live MariaDB server.
+
+On a private server (:class:`bufsim.live.MariaDBServer`) loaded with
+:mod:`bufsim.live.workload`'s tables:
+
+* **per statement** (:func:`statement_check`): the star-schema statements of
+  :data:`STAR` and a sysbench-like OLTP template mix (``tests/data/live/oltp.toml``)
+  are compiled (:mod:`bufsim.live.compile`) and run one by one; each statement's
+  compiled page gets are set beside the server's ``Innodb_buffer_pool_read_requests``
+  delta.  Reads must be exact; writes exact but where the server's undo log takes a new
+  segment (not modelled: it only adds gets), so the rows of writes hold within 1 % in
+  sum per template.
+* **replayed at other pool sizes** (:func:`pool_check`): the read-only statements
+  compiled once, the server restarted with each pool size (a cold pool), the
+  statements run, the counter deltas set beside a replay of the compiled trace through
+  the ``mariadb1011`` preset with the server's settings (tolerances of
+  :func:`bufsim.live.validation.holds`).
+
+Nothing is fitted: the compiler's rules come from the server's source and from
+single-statement measurements listed in :mod:`bufsim.live.compile_btree`.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from .._validation import check_int
+from ..config import DeviceModel, preset as make_preset
+from ..engine import replay
+from ..trace import Chunk, Trace
+from . import workload as W
+from .client import delta
+from .compile import Compiler
+from .compile_workload import check_against_server, read_workload
+from .server import MariaDBServer
+from .validation import COMPARED, holds
+
+__all__ = ["STAR", "OLTP_WORKLOAD", "statement_check", "pool_check", "results_rows",
+           "QUICK_SCALE"]
+
+#: the OLTP template mix shipped with the tests
+OLTP_WORKLOAD = Path(__file__).resolve().parents[2] / "tests" / "data" / "live" / "oltp.toml"
+#: the tables of the quick mode (the live tests' size)
+QUICK_SCALE = W.Scale(orders=8_000, sbtest_rows=8_000, point_selects=10, krange_rows=10)
+
+#: star-schema statements over ``lineorder`` and ``dates``: (name, SQL)
+STAR = (
+    ("q1.1 scan join", "SELECT SUM(lo_extendedprice * lo_discount) FROM lineorder "
+                       "STRAIGHT_JOIN dates ON lo_orderdate = d_datekey WHERE d_year = 1993 "
+                       "AND lo_discount BETWEEN 1 AND 3 AND lo_quantity < 25"),
+    ("dates -> lineorder ref", "SELECT COUNT(*) FROM dates STRAIGHT_JOIN lineorder "
+                               "ON lo_orderdate = d_datekey WHERE d_yearmonthnum = 199402"),
+    ("range join eq_ref", "SELECT SUM(lo_revenue), MAX(d_year) FROM lineorder STRAIGHT_JOIN dates "
+                          "ON lo_orderdate = d_datekey WHERE lo_orderkey BETWEEN 100 AND 900"),
+    ("covering range", "SELECT COUNT(*) FROM lineorder WHERE lo_orderdate BETWEEN 19940101 "
+                       "AND 19940331"),
+    ("ref with rows", "SELECT SUM(lo_tax) FROM lineorder WHERE lo_orderdate = 19950704"),
+    ("pk prefix", "SELECT * FROM lineorder WHERE lo_orderkey = 77"),
+    ("in list", "SELECT d_year FROM dates WHERE d_datekey IN (19920101, 19930615, 19981231)"),
+    ("limit", "SELECT lo_orderkey FROM lineorder WHERE lo_discount = 3 LIMIT 40"),
+    ("full scan", "SELECT SUM(lo_revenue) FROM lineorder"),
+    ("missing key", "SELECT d_year FROM dates WHERE d_datekey = 20300101"),
+    ("aliases", "SELECT COUNT(*), SUM(l.lo_tax) FROM dates d, lineorder l WHERE "
+                "l.lo_orderdate = d.d_datekey AND d.d_yearmonthnum BETWEEN 199601 AND 199603"),
+    ("group by", "SELECT d_year, SUM(lo_revenue) FROM lineorder STRAIGHT_JOIN dates "
+                 "ON lo_orderdate = d_datekey GROUP BY d_year"),
+)
+
+_TABLES = ("dates", "lineorder", "sbtest")
+
+
+def _is_read(sql: str) -> bool:
+    return sql.lstrip()[:6].lower() == "select"
+
+
+def statement_check(server: MariaDBServer, *, statements: int = 60, seed: int = 7,
+                    workload: str | Path = OLTP_WORKLOAD, progress=None) -> pd.DataFrame:
+    """Compile and run the STAR statements, then the OLTP mix (``statements`` per thread,
+    ``seed``), one by one on ``server`` (whose schema :func:`prepare` loaded).
+
+    Returns
+    -------
+    pandas.DataFrame
+        :func:`bufsim.live.compile_workload.check_against_server`'s columns plus
+        ``set`` ("star" or "oltp") and ``kind`` ("read" or "write").
+    """
+    check_int("statements", statements, 1, 100_000)
+    w = read_workload(workload, statements=statements, seed=seed)
+    oltp = [s for thread in w.draw() for s in thread]
+    with server.connect() as conn:
+        star = check_against_server(conn, W.SCHEMA, STAR)
+        mix = check_against_server(conn, W.SCHEMA, oltp, progress=progress)
+    out = pd.concat([star.assign(set="star"), mix.assign(set="oltp")], ignore_index=True)
+    out["kind"] = np.where(out.sql.map(_is_read), "read", "write")
+    return out
+
+
+def prepare(server: MariaDBServer, scale: W.Scale, seed: int) -> None:
+    """Load :mod:`bufsim.live.workload`'s tables (drawn from ``seed``) into ``server``."""
+    with server.connect() as conn:
+        W.load(conn, W.generate(scale, seed))
+
+
+def pool_check(server: MariaDBServer, pools=("6M", "20M"), *, statements: int = 60,
+               seed: int = 7, workload: str | Path = OLTP_WORKLOAD,
+               preset: str = "mariadb1011") -> pd.DataFrame:
+    """The read-only statements (STAR's and the OLTP mix's supported SELECTs) compiled once
+    and replayed at each pool size beside the server restarted with it.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per pool and counter of :data:`bufsim.live.validation.COMPARED`:
+        ``pool``, ``pool_pages`` (the server's POOL_SIZE), ``metric``, ``reported``,
+        ``simulated``, ``holds``.
+    """
+    w = read_workload(workload, statements=statements, seed=seed)
+    sqls = [sql for _, sql in STAR] + [sql for thread in w.draw() for _, sql in thread]
+    sqls = [s for s in sqls if _is_read(s)]
+    rows = []
+    for pool in pools:
+        server.restart(innodb_buffer_pool_size=pool)
+        with server.connect() as conn:
+            comp = Compiler(conn, W.SCHEMA)
+            compiled = [comp.compile(s) for s in sqls]
+            run = [(s, c) for s, c in zip(sqls, compiled) if c.ok]
+            info = conn.settings()
+        server.restart()                                   # cold, after the compile's reads
+        with server.connect(database=W.SCHEMA) as conn:
+            for t in _TABLES:
+                conn.query(f"SELECT * FROM `{W.SCHEMA}`.`{t}` LIMIT 0", doing="opening tables")
+            before = conn.counters()
+            for s, _ in run:
+                conn.query(s, doing="running the compiled statements")
+            real = delta(before, conn.counters())
+        cfg = make_preset(preset, device=DeviceModel.ssd(), **info.preset_overrides())
+        geo = comp.geo
+        roots = [geo.dense(t, [geo.table(t).clustered.root])[0] for t in _TABLES]
+        prep = Trace(Chunk.from_arrays(np.array(roots, dtype=np.int64)), comp.tablespaces, "open")
+        body = Trace([c.chunk(0) for _, c in run], comp.tablespaces, "statements")
+        t0 = replay(prep, cfg).totals
+        t1 = replay(Trace.concat([prep, body]), cfg).totals
+        sim = t1 - t0
+        for m in COMPARED:
+            rows.append(dict(pool=pool, pool_pages=info.pool_pages, metric=m,
+                             reported=float(real[m]), simulated=float(sim[m]),
+                             holds=holds(m, float(real[m]), float(sim[m])),
+                             statements=len(run)))
+    return pd.DataFrame(rows)
+
+
+def results_rows(per_statement: pd.DataFrame, pools: pd.DataFrame,
+                 experiment: str = "SQL -> trace, live MariaDB 10.11") -> list[dict]:
+    """Rows for :func:`bufsim.results.write_results`: per statement set, template and kind
+    the summed gets (reads: every statement exact; writes: the sum within 1 %), and per
+    pool and counter the replay beside the server."""
+    out = []
+    ok = per_statement[per_statement.unsupported == ""]
+    for (st, tmpl, kind), g in ok.groupby(["set", "template", "kind"], sort=False):
+        rep, sim = float(g.server.sum()), float(g.compiled.sum())
+        good = bool((g.compiled == g.server).all()) if kind == "read" else bool(
+            abs(sim - rep) <= 0.01 * rep)
+        out.append(dict(experiment=experiment, metric=f"{st} {tmpl} page gets",
+                        config=f"{len(g)} statement(s), {kind}", reported=rep, simulated=sim,
+                        fitted=False, holds=good))
+    for r in pools.itertuples(index=False):
+        out.append(dict(experiment=experiment, metric=f"replay {r.metric}",
+                        config=f"pool={r.pool} ({r.pool_pages} pages), {r.statements} reads",
+                        reported=r.reported, simulated=r.simulated, fitted=False,
+                        holds=bool(r.holds)))
+    return out
