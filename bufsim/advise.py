@@ -335,14 +335,24 @@ def _replays(trace, points, *, preset, executor, jobs, progress) -> pd.DataFrame
 
 
 def _candidate(tab: pd.DataFrame, protected, margin, targets, ref,
-               criterion: str = "reads") -> tuple[int | None, dict]:
-    """Smallest size of ``tab`` (one old_blocks_time, one pct) where every protected
-    stream's misses are at most ``(1 + margin) * ref[stream]`` (criterion ``'reads'``), or
-    its I/O wait at most ``ref_wait + margin * ref_elapsed`` (``'wait'``; ``ref`` then maps
-    a stream to ``(wait, elapsed)``), or its hit ratio reaches its target.  Returns
-    (size or None, {stream: (limit kind, limit)})."""
+               criterion: str = "knee", ref_at: int | None = None) -> tuple[int | None, dict]:
+    """Smallest size of ``tab`` (one old_blocks_time, one pct) meeting the rule for every
+    protected stream (module docstring, point 2):
+
+    ``'knee'``
+        the knee of the protected streams' synchronous reads (summed) over the sizes from
+        the smallest to ``ref_at`` (:func:`knee`: past it, each doubling of the pool saves
+        them fewer reads than the average doubling up to ``ref_at``);
+    ``'reads'``
+        misses at most ``(1 + margin) * ref[stream]``;
+    ``'wait'``
+        I/O wait at most ``ref_wait + margin * ref_elapsed`` (``ref`` then maps a stream to
+        ``(wait, elapsed)``);
+
+    a stream with a reachable target in ``targets`` must reach that hit ratio instead.
+    Returns (size or None, {stream: (limit kind, limit)}); for ``'knee'`` the limit is
+    the streams' reads at the knee."""
     sizes = np.sort(tab["pool_pages"].unique())
-    top = sizes[-1]
     m = tab.set_index(["pool_pages", "stream"])
     limits = {}
     for st in protected:
@@ -352,20 +362,45 @@ def _candidate(tab: pd.DataFrame, protected, margin, targets, ref,
         elif criterion == "wait":
             w, el = ref[st]
             limits[st] = ("wait", w + margin * el)
-        else:
+        elif criterion == "reads":
             limits[st] = ("misses", (1 + margin) * int(ref[st]))
+    knee_at = None
+    rest = [st for st in protected if st not in limits]
+    if criterion == "knee" and rest:
+        span = sizes[sizes <= (ref_at if ref_at is not None else sizes[-1])]
+        reads = np.array([sum(int(m.loc[(s, st), "misses"]) for st in rest) for s in span],
+                         dtype=float)
+        knee_at = int(span[knee(span, -reads)])
+        for st in rest:
+            limits[st] = ("knee", int(m.loc[(knee_at, st), "misses"]))
     for s in sizes:
+        if knee_at is not None and s < knee_at:
+            continue
         ok = True
         for st, (kind, lim) in limits.items():
             if kind == "hit":
                 ok &= float(m.loc[(s, st), "hit_ratio"]) >= lim - 1e-12
             elif kind == "wait":
                 ok &= int(m.loc[(s, st), "io_wait_ns"]) <= lim
-            else:
+            elif kind == "misses":
                 ok &= int(m.loc[(s, st), "misses"]) <= lim
         if ok:
+            if knee_at is not None and s != knee_at:   # a target asks for more: its reads there
+                for st in rest:
+                    limits[st] = ("knee", int(m.loc[(s, st), "misses"]))
             return int(s), limits
     return None, limits
+
+
+def _envelope(tab: pd.DataFrame, protected) -> pd.DataFrame:
+    """Per size, the rows of the old_blocks_time that gives the ``protected`` streams the
+    fewest synchronous reads together (ties: the smaller setting)."""
+    p = tab[tab["stream"].isin(protected)]
+    tot = p.groupby(["pool_pages", "old_blocks_time_ms"])["misses"].sum().reset_index()
+    best = tot.sort_values(["pool_pages", "misses", "old_blocks_time_ms"]).groupby(
+        "pool_pages").first()["old_blocks_time_ms"]
+    keep = tab["old_blocks_time_ms"].to_numpy() == best.reindex(tab["pool_pages"]).to_numpy()
+    return tab[keep]
 
 
 def _scan_only_candidate(tab: pd.DataFrame, margin: float, fp: int) -> int:
@@ -381,7 +416,7 @@ def _scan_only_candidate(tab: pd.DataFrame, margin: float, fp: int) -> int:
 
 def advise(trace, *, margin: float = 0.05, protect=None, target_hit=None,
            threads: int | None = None, cores: int | None = None, preset: str = "mysql57",
-           device: str = "ssd", current_pages: int | None = None, criterion: str = "reads",
+           device: str = "ssd", current_pages: int | None = None, criterion: str = "knee",
            shards: float | None = None,
            seed: int = 0, gets_per_txn: int | None = None, trace_label: str | None = None,
            executor=None, jobs: int | None = None, progress: bool = False) -> Report:
@@ -451,8 +486,8 @@ def advise(trace, *, margin: float = 0.05, protect=None, target_hit=None,
     # ---- arguments ------------------------------------------------------------------------
     if not (isinstance(margin, (int, float)) and 0 < margin < 1):
         raise ValueError(f"margin={margin!r} is out of range; allowed: (0, 1)")
-    if criterion not in ("reads", "wait"):
-        raise ValueError(f"criterion={criterion!r} is unknown; allowed: reads, wait")
+    if criterion not in ("knee", "reads", "wait"):
+        raise ValueError(f"criterion={criterion!r} is unknown; allowed: knee, reads, wait")
     if preset not in PRESETS:
         raise ValueError(f"preset={preset!r} is unknown; allowed: {', '.join(PRESETS)}")
     base = make_preset(preset, device=device)          # validates the device
@@ -579,17 +614,29 @@ def advise(trace, *, margin: float = 0.05, protect=None, target_hit=None,
         else:
             ref = big.groupby("stream")["misses"].min().to_dict()
         cand, limits = {}, {}
+        base_pct = tab[tab["old_blocks_pct"] == base.old_blocks_pct]
         for t in OBT_VALUES:
-            sub = tab[(tab["old_blocks_time_ms"] == t) & (tab["old_blocks_pct"] == base.old_blocks_pct)]
+            sub = base_pct[base_pct["old_blocks_time_ms"] == t]
             if protected:
                 cand[t], limits[t] = _candidate(sub, protected, margin, per_stream_targets, ref,
-                                                criterion)
+                                                criterion, at)
             else:
                 cand[t], limits[t] = _scan_only_candidate(sub, margin, fp), {}
+        if criterion == "knee" and protected:
+            # the knee of what the better old_blocks_time gives the protected streams at
+            # each size (the lower envelope of the two curves)
+            env = _envelope(base_pct, protected)
+            cand["best"], limits["best"] = _candidate(env, protected, margin, per_stream_targets,
+                                                      ref, criterion, at)
         return cand, limits
 
+    def recommended(cand):
+        if "best" in cand and cand["best"] is not None:
+            return cand["best"]
+        return min(v for k, v in cand.items() if v is not None and k != "best")
+
     cand, limits = choose(tab)
-    rec = min(v for v in cand.values() if v is not None)
+    rec = recommended(cand)
     grid = sorted(tab["pool_pages"].unique())
     below = [g for g in grid if g < rec]
     if below:
@@ -601,7 +648,7 @@ def advise(trace, *, margin: float = 0.05, protect=None, target_hit=None,
             more["old_blocks_pct"] = base.old_blocks_pct
             tab = pd.concat([tab, more], ignore_index=True)
             cand, limits = choose(tab)
-            rec = min(v for v in cand.values() if v is not None)
+            rec = recommended(cand)
     grid = sorted(tab["pool_pages"].unique())
 
     # ---- 2. old_blocks_time --------------------------------------------------------------------
@@ -613,13 +660,17 @@ def advise(trace, *, margin: float = 0.05, protect=None, target_hit=None,
 
     at_rec = {t: sum(val(rec, t, st) for st in protected) for t in OBT_VALUES} if protected \
         else {t: val(rec, t, "all") for t in OBT_VALUES}
-    if cand[0] != cand[1000] and None not in cand.values():
+    knee_rule = "best" in cand
+    if knee_rule or (cand[0] == cand[1000] and cand[0] is not None):
+        # the knee is of the better setting at each size; a tie within the margin: the default
+        lo_t, hi_t = sorted(OBT_VALUES, key=lambda t: at_rec[t])
+        obt = lo_t if at_rec[hi_t] > (1 + margin) * at_rec[lo_t] else default_obt
+    elif cand[0] != cand[1000] and None not in cand.values():
         obt = 0 if cand[0] < cand[1000] else 1000
     elif cand[0] is None or cand[1000] is None:
         obt = 1000 if cand[0] is None else 0
     else:
-        lo_t, hi_t = sorted(OBT_VALUES, key=lambda t: at_rec[t])
-        obt = lo_t if at_rec[hi_t] > (1 + margin) * at_rec[lo_t] else default_obt
+        obt = default_obt
     i = grid.index(rec)
     obt_sizes = [grid[j] for j in (i, i - 1, i - 2) if j >= 0]
     if current_pages is not None and current_pages not in obt_sizes:
@@ -711,9 +762,11 @@ def advise(trace, *, margin: float = 0.05, protect=None, target_hit=None,
     if protected:
         lim_txt = []
         for st in protected:
-            kind, lim = limits[obt][st] if obt in limits and st in limits[obt] else ("misses", 0)
+            lk = "best" if knee_rule else obt
+            kind, lim = limits[lk][st] if lk in limits and st in limits[lk] else ("misses", 0)
             lim_txt.append(f"`{st}` reaches hit ratio {lim:g}" if kind == "hit" else
                            f"`{st}` waits for I/O at most {lim / 1e9:,.2f} s" if kind == "wait"
+                           else f"`{st}` reads {lim:,.0f} pages" if kind == "knee"
                            else f"`{st}` reads at most {lim:,.0f} pages")
         ref_at = ref_note[0]
         ref_what = (f"the largest size below the footprint, {_mib(ref_at)}" if ref_at != top
@@ -723,15 +776,33 @@ def advise(trace, *, margin: float = 0.05, protect=None, target_hit=None,
                   if criterion == "reads" else
                   f"at most {margin:.0%} of its virtual elapsed time more I/O wait than at "
                   f"{ref_what.split(', ')[-1]} with the better old_blocks_time")
-        size_reason = (f"the smallest replayed size where {' and '.join(lim_txt)} with "
-                       f"old_blocks_time {obt} ({within}); "
-                       f"protected streams: {prot_txt} ({how})")
+        if knee_rule:
+            kinds = {limits["best"][st][0] for st in protected if st in limits["best"]}
+            them = "its" if len(protected) == 1 else "their"
+            size_reason = (
+                f"the knee of {them} synchronous reads with the better old_blocks_time at each "
+                f"size, from {_mib(MIN_POOL_PAGES)} to {ref_what}: past it each doubling of the "
+                f"pool saves {'it' if len(protected) == 1 else 'them'} fewer reads than the "
+                f"average doubling does; there {' and '.join(lim_txt)} with old_blocks_time "
+                f"{obt}" + (" (a hit-ratio target asked for at least this size)"
+                            if "hit" in kinds else "")
+                + f"; protected streams: {prot_txt} ({how})")
+        else:
+            size_reason = (f"the smallest replayed size where {' and '.join(lim_txt)} with "
+                           f"old_blocks_time {obt} ({within}); "
+                           f"protected streams: {prot_txt} ({how})")
     else:
         size_reason = (f"no stream is latency-bound, so the size is the smallest whose total "
                        f"reads are within {margin:.0%} of the fewest below the footprint: a "
                        "scan's cliff at the footprint is not worth buying")
     other = 1000 if obt == 0 else 0
-    if cand[0] != cand[1000]:
+    if knee_rule and obt != default_obt or knee_rule and at_rec[other] > (1 + margin) * at_rec[obt]:
+        obt_reason = (f"at {_mib(rec)} it gives the protected streams {at_rec[obt]:,} reads "
+                      f"against {at_rec[other]:,} with {other} ms ({_pct(at_rec[obt], at_rec[other])})")
+    elif knee_rule:
+        obt_reason = (f"the version default: at {_mib(rec)} 0 and 1000 ms differ by less than "
+                      f"{margin:.0%} for the protected streams")
+    elif cand[0] != cand[1000]:
         alt_txt = (f"with {other} ms the same rule needs "
                    + (_mib(cand[other]) if cand[other] is not None else "more than the footprint"))
         obt_reason = f"it lets the pool be {_mib(rec)}; {alt_txt}"
@@ -783,8 +854,12 @@ def advise(trace, *, margin: float = 0.05, protect=None, target_hit=None,
     if lru_rows:
         b.append(("table", pd.DataFrame(lru_rows)))
     cand_txt = "; ".join(f"with {t} ms: " + (_mib(v) if v is not None else "none")
-                         for t, v in cand.items())
-    b.append(("p", f"Smallest size meeting the rule — {cand_txt}."))
+                         for t, v in cand.items() if t != "best")
+    if knee_rule:
+        b.append(("p", f"The knee of the protected streams' reads — {cand_txt}; with the better "
+                       f"setting at each size: {_mib(rec)}."))
+    else:
+        b.append(("p", f"Smallest size meeting the rule — {cand_txt}."))
     b.append(("figure", "curves"))
     piv = tab[tab["stream"] != "all"].pivot_table(index="pool_pages",
                                                   columns=["stream", "old_blocks_time_ms"],
@@ -847,7 +922,10 @@ def advise(trace, *, margin: float = 0.05, protect=None, target_hit=None,
         f"one buffer-pool instance, the {preset} preset's other settings, device `{device}`",
         "streams interleave by their own virtual clocks as the trace gives them (start times, "
         "CPU per get); the device is shared",
-        f"margin {margin:.0%}: a protected stream's reads may exceed the footprint's by this much",
+        (f"margin {margin:.0%}: the largest change of a protected stream's reads that "
+         "counts as none (old_blocks_time, old_blocks_pct)" if knee_rule else
+         f"margin {margin:.0%}: a protected stream's reads may exceed the reference's by this "
+         "much"),
         "scan/batch when sequential, one-touch or read-ahead share reaches "
         "50%; latency-bound otherwise",
     ]))
@@ -858,7 +936,8 @@ def advise(trace, *, margin: float = 0.05, protect=None, target_hit=None,
     return Report(recommended_pages=int(rec), recommended_old_blocks_time=int(obt),
                   recommended_instances=None if rec_n is None else int(rec_n),
                   streams=streams, curve=curve, old_blocks_time=obt_tab, instances=inst,
-                  candidates=dict(cand), blocks=b, figures=figs)
+                  candidates={k: v for k, v in cand.items() if k != "best"}, blocks=b,
+                  figures=figs)
 
 
 def _instances(trace, rec, obt, threads, cores, base, preset, device, gets, stmt_ends,

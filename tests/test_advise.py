@@ -12,11 +12,13 @@ from bufsim.advise_profile import classify, stream_profile
 from bufsim.examples import example_trace_frame, example_trace_path
 
 
-def oltp_and_scan(hot=640, big=6400, n_oltp=60_000, passes=2, rows=20, seed=1,
-                  oltp_cpu_ns=20_000, scan_cpu_ns=2_000, scan_at_s=0.5, pause_s=0.5):
-    """Two threads: ``oltp`` reads uniformly from a hot set of ``hot`` pages (space 1);
-    ``scan`` starts at ``scan_at_s`` and reads a table of ``big`` pages (space 2) in order,
-    ``rows`` gets per page, ``passes`` times with a pause of ``pause_s`` between passes."""
+def oltp_and_scan(hot=640, big=6400, n_oltp=150_000, passes=3, rows=20, seed=1,
+                  oltp_cpu_ns=40_000, scan_cpu_ns=2_000, scan_at_s=2.0, pause_s=0.5):
+    """Two threads: ``oltp`` reads uniformly from a hot set of ``hot`` pages (space 1), one
+    get every ``oltp_cpu_ns`` (by default for 6 s); ``scan`` starts at ``scan_at_s`` (after
+    the hot set has been in the pool longer than old_blocks_time 1000) and reads a table of
+    ``big`` pages (space 2) in order, ``rows`` gets per page, ``passes`` times with a pause
+    of ``pause_s`` between passes (by default 2.0-7.3 s)."""
     rng = np.random.default_rng(seed)
     ts = bufsim.Tablespaces([bufsim.SpaceSpec(1, hot, "hot"), bufsim.SpaceSpec(2, big, "big")])
     scan = np.tile(hot + np.arange(big), passes)
@@ -93,7 +95,10 @@ def _misses(curve, size, obt, stream, pct=37):
     return int(c["misses"].iloc[0])
 
 
-def test_the_pool_size_follows_the_rule_on_the_replays(mix, rep):
+def test_the_pool_size_is_the_knee_of_the_protected_streams_replays(mix, rep):
+    """The acceptance of issue 36 on a mix whose hot set is known (640 pages): the
+    recommendation is within 25% of it, with old_blocks_time 1000, which the report says
+    cuts the OLTP stream's reads there."""
     s = rep.streams.set_index("name")
     assert s.loc["oltp", "kind"] == "latency-bound" and s.loc["oltp", "protected"]
     assert s.loc["scan", "kind"] == "scan/batch" and not s.loc["scan", "protected"]
@@ -102,16 +107,19 @@ def test_the_pool_size_follows_the_rule_on_the_replays(mix, rep):
     sizes = sorted(c[c["old_blocks_pct"] == 37]["pool_pages"].unique())
     assert sizes[0] == 320 and sizes[-1] == 7040        # 5 MiB .. the footprint, in whole MiB
     assert 960 in sizes                                 # the current pool is replayed
-    # the reference: the oltp stream's reads at the largest size below the footprint
-    ref = min(_misses(c, sizes[-2], t, "oltp") for t in (0, 1000))
     rec, obt = rep.recommended_pages, rep.recommended_old_blocks_time
-    assert _misses(c, rec, obt, "oltp") <= 1.05 * ref
-    for t in (0, 1000):
-        cand = rep.candidates[t]
-        ok = [s for s in sizes if _misses(c, s, t, "oltp") <= 1.05 * ref]
-        assert cand == (ok[0] if ok else None)
-    assert rec == min(v for v in rep.candidates.values() if v is not None)
-    assert rec < sizes[-1]                              # not the scan's cliff
+    # the knee of the better setting's reads at each size, the footprint (the scan's cliff)
+    # left out
+    span = sizes[:-1]
+    best = [min(_misses(c, x, t, "oltp") for t in (0, 1000)) for x in span]
+    assert rec == span[knee(span, -np.array(best, dtype=float))]
+    assert abs(rec - 640) <= 0.25 * 640
+    # old_blocks_time 1000 is what protects the OLTP stream there
+    r0, r1 = _misses(c, rec, 0, "oltp"), _misses(c, rec, 1000, "oltp")
+    assert obt == 1000 and r1 < 0.8 * r0
+    md = rep.markdown()
+    assert f"old_blocks_time 1000 protects `oltp` at {rec // 64} MiB" in md
+    assert f"{r1:,} reads against {r0:,} with 0 ms" in md.splitlines()[1]
     # the replays are bufsim.replay's, stream by stream
     res = bufsim.replay(mix, bufsim.mysql55(pool_pages=rec, old_blocks_time_ms=obt, device="ssd",
                                            instances=1))
@@ -123,11 +131,28 @@ def test_the_pool_size_follows_the_rule_on_the_replays(mix, rep):
     assert shown["pages"].unique().tolist()[:3] == [sizes[j] for j in (i, i - 1, i - 2)]
     assert 960 in shown["pages"].tolist()
     row = shown[(shown["pages"] == rec) & (shown["stream"] == "oltp")].iloc[0]
-    assert row["reads 0 ms"] == _misses(c, rec, 0, "oltp")
-    assert row["reads 1000 ms"] == _misses(c, rec, 1000, "oltp")
+    assert (row["reads 0 ms"], row["reads 1000 ms"]) == (r0, r1)
 
 
-def test_the_wait_criterion_bounds_io_wait_by_a_share_of_the_elapsed_time(mix, rep):
+def test_the_reads_criterion_bounds_reads_by_the_margin(mix):
+    rep = advise(mix, preset="mysql55", jobs=1, criterion="reads")
+    c = rep.curve
+    sizes = sorted(c[c["old_blocks_pct"] == 37]["pool_pages"].unique())
+    # the reference: the oltp stream's reads at the largest size below the footprint
+    ref = min(_misses(c, sizes[-2], t, "oltp") for t in (0, 1000))
+    rec, obt = rep.recommended_pages, rep.recommended_old_blocks_time
+    assert _misses(c, rec, obt, "oltp") <= 1.05 * ref
+    for t in (0, 1000):
+        cand = rep.candidates[t]
+        ok = [s for s in sizes if _misses(c, s, t, "oltp") <= 1.05 * ref]
+        assert cand == (ok[0] if ok else None)
+    assert rec == min(v for v in rep.candidates.values() if v is not None)
+    assert rec < sizes[-1]                              # not the scan's cliff
+    assert "within 5% of what the largest size below the footprint" in \
+        rep.markdown().splitlines()[0]
+
+
+def test_the_wait_criterion_bounds_io_wait_by_a_share_of_the_elapsed_time(mix):
     w = advise(mix, preset="mysql55", jobs=1, criterion="wait")
     c = w.curve[(w.curve["stream"] == "oltp") & (w.curve["old_blocks_pct"] == 37)]
     sizes = sorted(c["pool_pages"].unique())
@@ -136,8 +161,6 @@ def test_the_wait_criterion_bounds_io_wait_by_a_share_of_the_elapsed_time(mix, r
     for t in (0, 1000):
         ok = c[(c["old_blocks_time_ms"] == t) & (c["io_wait_ns"] <= lim)]["pool_pages"]
         assert w.candidates[t] == (ok.min() if len(ok) else None)
-    # a bound on the thread's time is looser than one on its reads here
-    assert w.recommended_pages <= rep.recommended_pages
     assert "of its virtual elapsed time more I/O wait" in w.markdown().splitlines()[0]
 
 
@@ -192,7 +215,7 @@ def test_bad_arguments(mix):
                     ({"protect": ["nope"]}, "stream 'nope' .* allowed: oltp, scan"),
                     ({"target_hit": {"oltp": 1.5}}, r"target_hit\['oltp'\]=1.5 is out of range"),
                     ({"current_pages": 64}, "current_pages=64 is out of range"),
-                    ({"criterion": "time"}, "criterion='time' is unknown; allowed: reads")):
+                    ({"criterion": "time"}, "criterion='time' is unknown; allowed: knee, reads")):
         with pytest.raises(ValueError, match=msg):
             advise(mix, jobs=1, **kw)
 
