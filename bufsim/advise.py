@@ -21,24 +21,45 @@ HTML) comes from the trace.
    profile calls latency-bound, the size where *its own* exact LRU curve has its
    knee and where its LRU misses come within the margin of its footprint's (the
    LRU curve chooses where to replay, it never gives the answer), plus
-   ``current_pages``.  For each ``old_blocks_time`` the candidate size is the
-   smallest grid size where every protected stream's synchronous reads are at
-   most ``(1 + margin)`` times its *reference* (or its hit ratio reaches its
-   ``target_hit``).  The reference is the stream's fewest reads of the two
-   settings at the largest size; when the trace has a scan/batch stream, at the
-   largest size *below* the footprint, since at the footprint itself nothing is
-   ever evicted and that step is the scan's cliff.  The recommended size is the smaller of the two
-   candidates; the grid is then refined (three sizes between the grid size below
-   it and it) and the rule applied again.  With no protected stream, the answer
-   is the smallest size whose total synchronous reads are within the margin of
-   the fewest any size below the footprint gives: a knee at the footprint made by
-   a scan is never the answer.
+   ``current_pages``.  The *reference* size is the largest replayed size; when
+   the trace has a scan/batch stream, the largest *below* the footprint, since at
+   the footprint nothing is ever evicted and that step is the scan's cliff.
+
+   The rule (``criterion``):
+
+   ``'knee'`` (default)
+       At each size take the setting (0 or 1000 ms) that gives the protected
+       streams the fewest synchronous reads; the answer is the knee (:func:`knee`,
+       Kneedle on a log2 size axis [1]_) of those reads from 5 MiB to the
+       reference size: past it, each doubling of the pool saves the protected
+       streams fewer reads than the average doubling does.  For a stream whose
+       gets fall on a hot set beside a scan, that is where the hot set stays in
+       the pool, which old_blocks_time 1000 makes possible; a margin on the
+       reads left at a large size would instead chase the misses that keep
+       falling slowly until the scan's table fits (the hot pages a scan pushes
+       out of the old sublist), and land several times higher.
+   ``'reads'``
+       The smallest size where every protected stream's synchronous reads are at
+       most ``(1 + margin)`` times its fewest of the two settings at the
+       reference size (per setting; the smaller of the two sizes).
+   ``'wait'``
+       Likewise with its I/O wait, at most the reference's plus ``margin`` times
+       its virtual elapsed time.
+
+   A stream given a ``target_hit`` must reach that hit ratio instead (the size
+   is then at least the smallest that reaches it).  The grid is then refined
+   (three sizes between the grid size below the answer and it) and the rule
+   applied again.  With no protected stream, the answer is the smallest size
+   whose total synchronous reads are within the margin of the fewest any size
+   below the footprint gives: a knee at the footprint made by a scan is never
+   the answer.
 
 3. **old_blocks_time.** At the recommended size and one and two grid steps below
    it (and ``current_pages``), the report gives every stream's reads and I/O wait
-   with 0 and 1000 ms.  The recommendation is the value whose candidate size was
-   the smaller (a tie: the one with fewer protected reads at the recommended size
-   when they differ by more than the margin, else the version default).
+   with 0 and 1000 ms.  The recommendation is the value with fewer protected reads
+   at the recommended size when they differ by more than the margin, else the
+   version default (with ``'reads'`` and ``'wait'``: the value whose candidate
+   size was the smaller, a tie as with ``'knee'``).
    ``old_blocks_pct`` 20 and 50 are replayed at the recommended size; they are
    reported when they move a protected stream's reads by more than the margin.
 
@@ -314,16 +335,20 @@ def _mib_round(pages: float) -> int:
     return max(MIN_POOL_PAGES, int(round(pages / _MIB_PAGES)) * _MIB_PAGES)
 
 
-def _replays(trace, points, *, preset, executor, jobs, progress) -> pd.DataFrame:
-    """Per-stream rows of a sweep over ``points``; raises if any replay failed."""
+def _replays(trace, points, *, preset, executor, jobs, progress,
+             per_instance: bool = False) -> pd.DataFrame:
+    """Per-stream rows of a sweep over ``points``; raises if any replay failed.  With
+    ``per_instance``, the ``instances`` and ``per_instance`` columns too."""
     from .sweeps import sweep
     df = sweep(trace, points, preset=preset, executor=executor, jobs=jobs, progress=progress,
-               streams=True)
+               streams=True, per_instance=per_instance)
     bad = df[df["error"].notna()]
     if len(bad):
         raise RuntimeError(f"replay of {bad['params'].iloc[0]} failed: {bad['error'].iloc[0]}")
     keep = ["pool_pages", "old_blocks_time_ms", "old_blocks_pct", "stream", "gets", "misses",
             "read_ahead", "hit_ratio", "io_wait_ns", "elapsed_ns"]
+    if per_instance:
+        keep += ["instances", "per_instance"]
     for c in ("old_blocks_pct",):
         if c not in df.columns:
             df[c] = np.nan
@@ -428,8 +453,9 @@ def advise(trace, *, margin: float = 0.05, protect=None, target_hit=None,
         A trace with one or several streams (threads); an in-memory trace is
         split by its stream ids, as :func:`bufsim.replay` does.
     margin : float
-        In (0, 1): a protected stream's synchronous reads may exceed what the
-        largest size gives it by this fraction (default 5%).
+        In (0, 1), default 5%: the smallest change of the protected streams' reads
+        that counts (old_blocks_time and old_blocks_pct); with ``criterion``
+        ``'reads'`` or ``'wait'``, the allowed excess over the reference.
     protect : sequence of str, optional
         Stream names to protect instead of the streams classified latency-bound.
     target_hit : float or mapping, optional
@@ -446,11 +472,14 @@ def advise(trace, *, margin: float = 0.05, protect=None, target_hit=None,
     device : str
         Device model of the replays (``'ssd'``, ``'hdd7200'``, ``'fs_cache'``,
         ``'instant'``).
-    criterion : {'reads', 'wait'}
-        What the margin bounds for a protected stream: ``'reads'``, its synchronous
-        reads, at most ``(1 + margin)`` times the reference's; ``'wait'``, its I/O
-        wait, at most the reference's plus ``margin`` times the reference's virtual
-        elapsed time (the reads that cost the thread under ``margin`` of its time).
+    criterion : {'knee', 'reads', 'wait'}
+        How the size is chosen (module docstring, point 2): ``'knee'``, the knee of
+        the protected streams' synchronous reads with the better old_blocks_time at
+        each size; ``'reads'``, the smallest size where each one's synchronous reads
+        are at most ``(1 + margin)`` times the reference's; ``'wait'``, where its
+        I/O wait is at most the reference's plus ``margin`` times the reference's
+        virtual elapsed time (the reads that cost the thread under ``margin`` of
+        its time).
     current_pages : int, optional
         The pool the user has now (pages, >= 320): replayed too, and shown in the
         old_blocks_time section.
@@ -695,22 +724,7 @@ def advise(trace, *, margin: float = 0.05, protect=None, target_hit=None,
             if r1 < r0 and (r0 - r1) > margin * max(r0, 1):
                 protects.append((s, st, r0, r1))
 
-    # ---- old_blocks_pct -------------------------------------------------------------------------
-    pct_sizes = [rec]
-    pct_tab = _replays(trace, [{**p} for pct in OLD_PCT_ALTERNATIVES
-                               for p in points(pct_sizes, (obt,), pct)], **rkw)
-    pct_moves = []
-    for r in pct_tab.itertuples(index=False):
-        if r.stream not in protected:
-            continue
-        ref = val(int(r.pool_pages), obt, r.stream)
-        if abs(int(r.misses) - ref) > margin * max(ref, 1):
-            pct_moves.append((int(r.pool_pages), int(r.old_blocks_pct), r.stream, ref,
-                              int(r.misses)))
-    curve = pd.concat([tab, pct_tab], ignore_index=True).sort_values(
-        ["old_blocks_pct", "old_blocks_time_ms", "pool_pages", "stream"], ignore_index=True)
-
-    # ---- 3. instances ---------------------------------------------------------------------------
+    # ---- instances: does the model run? (its replays go with old_blocks_pct's) ----------------
     n_threads = len(names)
     evidence = threads is not None or cores is not None or n_threads > 1
     version = base.version
@@ -719,6 +733,7 @@ def advise(trace, *, margin: float = 0.05, protect=None, target_hit=None,
     inst_note = ""
     assumptions: list[str] = []
     server = base.server
+    inst_counts: list[int] = []
     if server.single_pool:
         inst_note = (f"**1**: {server.server} has a single buffer pool "
                      "(innodb_buffer_pool_instances is ignored from 10.5 on), so there is "
@@ -737,10 +752,37 @@ def advise(trace, *, margin: float = 0.05, protect=None, target_hit=None,
                      "were given, so there is no evidence of concurrency to model; give them "
                      "to run the contention model.")
     else:
+        inst_counts = [n for n in INSTANCE_COUNTS if rec // n >= MIN_POOL_PAGES]
+
+    # ---- old_blocks_pct and the instance counts: one sweep ---------------------------------------
+    pct_sizes = [rec]
+    inst_points = [{"pool_pages": int(rec), "instances": int(n), "old_blocks_time_ms": int(obt),
+                    "device": device} for n in inst_counts]
+    last = _replays(trace, [{**p} for pct in OLD_PCT_ALTERNATIVES
+                            for p in points(pct_sizes, (obt,), pct)] + inst_points, **rkw,
+                    per_instance=True)
+    n_pct = len(OLD_PCT_ALTERNATIVES) * len(pct_sizes)
+    first = last.groupby(last["stream"].eq("all").cumsum()).ngroup()  # the point of each row
+    pct_tab = last[first < n_pct].drop(columns=["instances", "per_instance"])
+    per_n = {int(r.instances): pd.DataFrame(r.per_instance)
+             for r in last[(first >= n_pct) & (last["stream"] == "all")].itertuples()}
+    pct_moves = []
+    for r in pct_tab.itertuples(index=False):
+        if r.stream not in protected:
+            continue
+        ref = val(int(r.pool_pages), obt, r.stream)
+        if abs(int(r.misses) - ref) > margin * max(ref, 1):
+            pct_moves.append((int(r.pool_pages), int(r.old_blocks_pct), r.stream, ref,
+                              int(r.misses)))
+    curve = pd.concat([tab, pct_tab], ignore_index=True).sort_values(
+        ["old_blocks_pct", "old_blocks_time_ms", "pool_pages", "stream"], ignore_index=True)
+
+    # ---- 3. instances ---------------------------------------------------------------------------
+    if inst_counts:
         th = threads if threads is not None else n_threads
         co = cores if cores is not None else th
-        inst, rec_n, assumptions = _instances(trace, rec, obt, th, co, base, preset, device,
-                                              gets, stmt_ends, gets_per_txn)
+        inst, rec_n, assumptions = _instances(trace, per_n, th, co, base, gets, stmt_ends,
+                                              gets_per_txn)
         src_t = "given" if threads is not None else f"the trace's {n_threads} threads"
         src_c = "given" if cores is not None else "assumed one per thread"
         assumptions.insert(0, f"{th} closed-loop user threads ({src_t}) on {co} cores "
@@ -940,11 +982,10 @@ def advise(trace, *, margin: float = 0.05, protect=None, target_hit=None,
                   figures=figs)
 
 
-def _instances(trace, rec, obt, threads, cores, base, preset, device, gets, stmt_ends,
-               gets_per_txn):
-    """The contention model at ``rec`` pages (module docstring, point 4)."""
+def _instances(trace, per_n, threads, cores, base, gets, stmt_ends, gets_per_txn):
+    """The contention model (module docstring, point 4); ``per_n`` maps an instance count to
+    the per-instance counters of its replay at the recommended size."""
     from .contention import Costs, instance_demand, instances_for_fraction
-    from .engine import replay
     costs = Costs()
     version = base.version
     server = base.server
@@ -961,14 +1002,9 @@ def _instances(trace, rec, obt, threads, cores, base, preset, device, gets, stmt
                     "transactions")
     hold = costs.hold(g_txn, 1.0)
     rows = []
-    for n in INSTANCE_COUNTS:
-        if rec // n < MIN_POOL_PAGES:
-            break
-        cfg = make_preset(preset, pool_pages=rec, instances=n, old_blocks_time_ms=obt,
-                          device=device)
-        r = replay(trace, cfg)
+    for n, stats in sorted(per_n.items()):
         d = instance_demand(trace, n_instances=n, version=version, hold=hold,
-                            n_transactions=n_txn, replay=r)
+                            n_transactions=n_txn, replay=stats)
         net = d.network(cores, 0.0)
         m = net.mva(threads)
         u = m.utilization[-1]
