@@ -808,7 +808,10 @@ def advise(trace, *, margin: float = 0.05, protect=None, target_hit=None,
             kind, lim = limits[lk][st] if lk in limits and st in limits[lk] else ("misses", 0)
             lim_txt.append(f"`{st}` reaches hit ratio {lim:g}" if kind == "hit" else
                            f"`{st}` waits for I/O at most {lim / 1e9:,.2f} s" if kind == "wait"
-                           else f"`{st}` reads {lim:,.0f} pages" if kind == "knee"
+                           else f"`{st}` reads {lim:,.0f} pages (I/O wait "
+                           f"{val(rec, obt, st, 'io_wait_ns') / 1e9:,.2f} s of "
+                           f"{val(rec, obt, st, 'elapsed_ns') / 1e9:,.2f} s elapsed)"
+                           if kind == "knee"
                            else f"`{st}` reads at most {lim:,.0f} pages")
         ref_at = ref_note[0]
         ref_what = (f"the largest size below the footprint, {_mib(ref_at)}" if ref_at != top
