@@ -30,9 +30,11 @@ HTML) comes from the trace.
    ``'knee'`` (default)
        At each size take the setting (0 or 1000 ms) that gives the protected
        streams the fewest synchronous reads; the answer is the knee (:func:`knee`,
-       Kneedle on a log2 size axis [1]_) of those reads from 5 MiB to the
-       reference size: past it, each doubling of the pool saves the protected
-       streams fewer reads than the average doubling does.  For a stream whose
+       Kneedle [1]_ on log2 size and log reads) of those reads from 5 MiB to the
+       reference size: past it, each doubling of the pool cuts the protected
+       streams' reads by a smaller factor than the average doubling does.  (On
+       linear reads the knee is the foot of the cliff where the hot set starts to
+       fit, where the stream may still read twice what one more step gives it.)  For a stream whose
        gets fall on a hot set beside a scan, that is where the hot set stays in
        the pool, which old_blocks_time 1000 makes possible; a margin on the
        reads left at a large size would instead chase the misses that keep
@@ -365,9 +367,10 @@ def _candidate(tab: pd.DataFrame, protected, margin, targets, ref,
     protected stream (module docstring, point 2):
 
     ``'knee'``
-        the knee of the protected streams' synchronous reads (summed) over the sizes from
-        the smallest to ``ref_at`` (:func:`knee`: past it, each doubling of the pool saves
-        them fewer reads than the average doubling up to ``ref_at``);
+        the knee of the logarithm of the protected streams' synchronous reads (summed)
+        over the sizes from the smallest to ``ref_at`` (:func:`knee`: past it, each
+        doubling of the pool cuts their reads by a smaller factor than the average
+        doubling up to ``ref_at``);
     ``'reads'``
         misses at most ``(1 + margin) * ref[stream]``;
     ``'wait'``
@@ -395,7 +398,8 @@ def _candidate(tab: pd.DataFrame, protected, margin, targets, ref,
         span = sizes[sizes <= (ref_at if ref_at is not None else sizes[-1])]
         reads = np.array([sum(int(m.loc[(s, st), "misses"]) for st in rest) for s in span],
                          dtype=float)
-        knee_at = int(span[knee(span, -reads)])
+        # on log scales: a doubling is judged by the factor it cuts the reads by
+        knee_at = int(span[knee(span, -np.log(reads + 1.0))])
         for st in rest:
             limits[st] = ("knee", int(m.loc[(knee_at, st), "misses"]))
     for s in sizes:
@@ -827,8 +831,8 @@ def advise(trace, *, margin: float = 0.05, protect=None, target_hit=None,
             size_reason = (
                 f"the knee of {them} synchronous reads with the better old_blocks_time at each "
                 f"size, from {_mib(MIN_POOL_PAGES)} to {ref_what}: past it each doubling of the "
-                f"pool saves {'it' if len(protected) == 1 else 'them'} fewer reads than the "
-                f"average doubling does; there {' and '.join(lim_txt)} with old_blocks_time "
+                f"pool cuts {them} reads by a smaller factor than the average doubling does; "
+                f"there {' and '.join(lim_txt)} with old_blocks_time "
                 f"{obt}" + (" (a hit-ratio target asked for at least this size)"
                             if "hit" in kinds else "")
                 + f"; protected streams: {prot_txt} ({how})")
