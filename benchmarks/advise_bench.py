@@ -9,6 +9,10 @@ many passes as the gets allow.  Half the gets are the OLTP thread's.  Columns
 
 Timed: ``bufsim.cli.main(["advise", CSV, "--no-progress", "-o", REPORT.md])`` in this
 process, reading the CSV included (the replays run in worker processes, one per core).
+Besides the wall time, the CPU time of this process and of its finished workers (user +
+system, ``resource.getrusage``) and the load average before and after: on a shared
+machine the wall time says little, while ``cpu_seconds`` / cores bounds what an idle
+machine would take from below.
 """
 from __future__ import annotations
 
@@ -55,13 +59,24 @@ def run(n_gets: int = 15_000_000, root: Path | None = None) -> dict:
     if not csv.exists():
         write_csv(csv, n_gets)
     out = csv.with_suffix(".md")
+    import resource
+
+    def cpu():
+        a, b = (resource.getrusage(w) for w in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN))
+        return a.ru_utime + a.ru_stime, b.ru_utime + b.ru_stime
     buf = io.StringIO()
+    load0 = os.getloadavg()[0]
+    c0 = cpu()
     t0 = time.perf_counter()
     with contextlib.redirect_stderr(buf):
         code = main(["advise", str(csv), "--no-progress", "-o", str(out)])
     secs = time.perf_counter() - t0
+    c1 = cpu()
     first = out.read_text().splitlines()[:3] if code == 0 else []
     return dict(n_gets=n_gets, seconds=secs, exit_code=code, cores=os.cpu_count(),
+                cpu_seconds_main=round(c1[0] - c0[0], 1),
+                cpu_seconds_workers=round(c1[1] - c0[1], 1),
+                load_average=(round(load0, 1), round(os.getloadavg()[0], 1)),
                 target_seconds=90.0, answer=first)
 
 

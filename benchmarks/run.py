@@ -180,8 +180,11 @@ def warm_first_replay_seconds():
 def advise_report(adv: dict) -> str:
     """One line for the advise row."""
     return (f"advise: {adv['n_gets']:,} gets, two threads: {adv['seconds']:.1f} s wall on "
-            f"{adv['cores']} cores (target < {adv['target_seconds']:.0f} s), exit "
-            f"{adv['exit_code']}")
+            f"{adv['cores']} cores (target < {adv['target_seconds']:.0f} s; CPU "
+            f"{adv.get('cpu_seconds_main', float('nan')):.0f} s here + "
+            f"{adv.get('cpu_seconds_workers', float('nan')):.0f} s in workers, load average "
+            f"{adv.get('load_average', ('?', '?'))[0]} -> {adv.get('load_average', ('?', '?'))[1]}"
+            f"), exit {adv['exit_code']}")
 
 
 def main(argv=None):

@@ -21,24 +21,47 @@ HTML) comes from the trace.
    profile calls latency-bound, the size where *its own* exact LRU curve has its
    knee and where its LRU misses come within the margin of its footprint's (the
    LRU curve chooses where to replay, it never gives the answer), plus
-   ``current_pages``.  For each ``old_blocks_time`` the candidate size is the
-   smallest grid size where every protected stream's synchronous reads are at
-   most ``(1 + margin)`` times its *reference* (or its hit ratio reaches its
-   ``target_hit``).  The reference is the stream's fewest reads of the two
-   settings at the largest size; when the trace has a scan/batch stream, at the
-   largest size *below* the footprint, since at the footprint itself nothing is
-   ever evicted and that step is the scan's cliff.  The recommended size is the smaller of the two
-   candidates; the grid is then refined (three sizes between the grid size below
-   it and it) and the rule applied again.  With no protected stream, the answer
-   is the smallest size whose total synchronous reads are within the margin of
-   the fewest any size below the footprint gives: a knee at the footprint made by
-   a scan is never the answer.
+   ``current_pages``.  The *reference* size is the largest replayed size; when
+   the trace has a scan/batch stream, the largest *below* the footprint, since at
+   the footprint nothing is ever evicted and that step is the scan's cliff.
+
+   The rule (``criterion``):
+
+   ``'knee'`` (default)
+       At each size take the setting (0 or 1000 ms) that gives the protected
+       streams the fewest synchronous reads; the answer is the knee (:func:`knee`,
+       Kneedle [1]_ on log2 size and log reads) of those reads from 5 MiB to the
+       reference size: past it, each doubling of the pool cuts the protected
+       streams' reads by a smaller factor than the average doubling does.  (On
+       linear reads the knee is the foot of the cliff where the hot set starts to
+       fit, where the stream may still read twice what one more step gives it.)  For a stream whose
+       gets fall on a hot set beside a scan, that is where the hot set stays in
+       the pool, which old_blocks_time 1000 makes possible; a margin on the
+       reads left at a large size would instead chase the misses that keep
+       falling slowly until the scan's table fits (the hot pages a scan pushes
+       out of the old sublist), and land several times higher.
+   ``'reads'``
+       The smallest size where every protected stream's synchronous reads are at
+       most ``(1 + margin)`` times its fewest of the two settings at the
+       reference size (per setting; the smaller of the two sizes).
+   ``'wait'``
+       Likewise with its I/O wait, at most the reference's plus ``margin`` times
+       its virtual elapsed time.
+
+   A stream given a ``target_hit`` must reach that hit ratio instead (the size
+   is then at least the smallest that reaches it).  The grid is then refined
+   (three sizes between the grid size below the answer and it) and the rule
+   applied again.  With no protected stream, the answer is the smallest size
+   whose total synchronous reads are within the margin of the fewest any size
+   below the footprint gives: a knee at the footprint made by a scan is never
+   the answer.
 
 3. **old_blocks_time.** At the recommended size and one and two grid steps below
    it (and ``current_pages``), the report gives every stream's reads and I/O wait
-   with 0 and 1000 ms.  The recommendation is the value whose candidate size was
-   the smaller (a tie: the one with fewer protected reads at the recommended size
-   when they differ by more than the margin, else the version default).
+   with 0 and 1000 ms.  The recommendation is the value with fewer protected reads
+   at the recommended size when they differ by more than the margin, else the
+   version default (with ``'reads'`` and ``'wait'``: the value whose candidate
+   size was the smaller, a tie as with ``'knee'``).
    ``old_blocks_pct`` 20 and 50 are replayed at the recommended size; they are
    reported when they move a protected stream's reads by more than the margin.
 
@@ -314,16 +337,20 @@ def _mib_round(pages: float) -> int:
     return max(MIN_POOL_PAGES, int(round(pages / _MIB_PAGES)) * _MIB_PAGES)
 
 
-def _replays(trace, points, *, preset, executor, jobs, progress) -> pd.DataFrame:
-    """Per-stream rows of a sweep over ``points``; raises if any replay failed."""
+def _replays(trace, points, *, preset, executor, jobs, progress,
+             per_instance: bool = False) -> pd.DataFrame:
+    """Per-stream rows of a sweep over ``points``; raises if any replay failed.  With
+    ``per_instance``, the ``instances`` and ``per_instance`` columns too."""
     from .sweeps import sweep
     df = sweep(trace, points, preset=preset, executor=executor, jobs=jobs, progress=progress,
-               streams=True)
+               streams=True, per_instance=per_instance)
     bad = df[df["error"].notna()]
     if len(bad):
         raise RuntimeError(f"replay of {bad['params'].iloc[0]} failed: {bad['error'].iloc[0]}")
     keep = ["pool_pages", "old_blocks_time_ms", "old_blocks_pct", "stream", "gets", "misses",
             "read_ahead", "hit_ratio", "io_wait_ns", "elapsed_ns"]
+    if per_instance:
+        keep += ["instances", "per_instance"]
     for c in ("old_blocks_pct",):
         if c not in df.columns:
             df[c] = np.nan
@@ -335,14 +362,25 @@ def _replays(trace, points, *, preset, executor, jobs, progress) -> pd.DataFrame
 
 
 def _candidate(tab: pd.DataFrame, protected, margin, targets, ref,
-               criterion: str = "reads") -> tuple[int | None, dict]:
-    """Smallest size of ``tab`` (one old_blocks_time, one pct) where every protected
-    stream's misses are at most ``(1 + margin) * ref[stream]`` (criterion ``'reads'``), or
-    its I/O wait at most ``ref_wait + margin * ref_elapsed`` (``'wait'``; ``ref`` then maps
-    a stream to ``(wait, elapsed)``), or its hit ratio reaches its target.  Returns
-    (size or None, {stream: (limit kind, limit)})."""
+               criterion: str = "knee", ref_at: int | None = None) -> tuple[int | None, dict]:
+    """Smallest size of ``tab`` (one old_blocks_time, one pct) meeting the rule for every
+    protected stream (module docstring, point 2):
+
+    ``'knee'``
+        the knee of the logarithm of the protected streams' synchronous reads (summed)
+        over the sizes from the smallest to ``ref_at`` (:func:`knee`: past it, each
+        doubling of the pool cuts their reads by a smaller factor than the average
+        doubling up to ``ref_at``);
+    ``'reads'``
+        misses at most ``(1 + margin) * ref[stream]``;
+    ``'wait'``
+        I/O wait at most ``ref_wait + margin * ref_elapsed`` (``ref`` then maps a stream to
+        ``(wait, elapsed)``);
+
+    a stream with a reachable target in ``targets`` must reach that hit ratio instead.
+    Returns (size or None, {stream: (limit kind, limit)}); for ``'knee'`` the limit is
+    the streams' reads at the knee."""
     sizes = np.sort(tab["pool_pages"].unique())
-    top = sizes[-1]
     m = tab.set_index(["pool_pages", "stream"])
     limits = {}
     for st in protected:
@@ -352,20 +390,46 @@ def _candidate(tab: pd.DataFrame, protected, margin, targets, ref,
         elif criterion == "wait":
             w, el = ref[st]
             limits[st] = ("wait", w + margin * el)
-        else:
+        elif criterion == "reads":
             limits[st] = ("misses", (1 + margin) * int(ref[st]))
+    knee_at = None
+    rest = [st for st in protected if st not in limits]
+    if criterion == "knee" and rest:
+        span = sizes[sizes <= (ref_at if ref_at is not None else sizes[-1])]
+        reads = np.array([sum(int(m.loc[(s, st), "misses"]) for st in rest) for s in span],
+                         dtype=float)
+        # on log scales: a doubling is judged by the factor it cuts the reads by
+        knee_at = int(span[knee(span, -np.log(reads + 1.0))])
+        for st in rest:
+            limits[st] = ("knee", int(m.loc[(knee_at, st), "misses"]))
     for s in sizes:
+        if knee_at is not None and s < knee_at:
+            continue
         ok = True
         for st, (kind, lim) in limits.items():
             if kind == "hit":
                 ok &= float(m.loc[(s, st), "hit_ratio"]) >= lim - 1e-12
             elif kind == "wait":
                 ok &= int(m.loc[(s, st), "io_wait_ns"]) <= lim
-            else:
+            elif kind == "misses":
                 ok &= int(m.loc[(s, st), "misses"]) <= lim
         if ok:
+            if knee_at is not None and s != knee_at:   # a target asks for more: its reads there
+                for st in rest:
+                    limits[st] = ("knee", int(m.loc[(s, st), "misses"]))
             return int(s), limits
     return None, limits
+
+
+def _envelope(tab: pd.DataFrame, protected) -> pd.DataFrame:
+    """Per size, the rows of the old_blocks_time that gives the ``protected`` streams the
+    fewest synchronous reads together (ties: the smaller setting)."""
+    p = tab[tab["stream"].isin(protected)]
+    tot = p.groupby(["pool_pages", "old_blocks_time_ms"])["misses"].sum().reset_index()
+    best = tot.sort_values(["pool_pages", "misses", "old_blocks_time_ms"]).groupby(
+        "pool_pages").first()["old_blocks_time_ms"]
+    keep = tab["old_blocks_time_ms"].to_numpy() == best.reindex(tab["pool_pages"]).to_numpy()
+    return tab[keep]
 
 
 def _scan_only_candidate(tab: pd.DataFrame, margin: float, fp: int) -> int:
@@ -381,7 +445,7 @@ def _scan_only_candidate(tab: pd.DataFrame, margin: float, fp: int) -> int:
 
 def advise(trace, *, margin: float = 0.05, protect=None, target_hit=None,
            threads: int | None = None, cores: int | None = None, preset: str = "mysql57",
-           device: str = "ssd", current_pages: int | None = None, criterion: str = "reads",
+           device: str = "ssd", current_pages: int | None = None, criterion: str = "knee",
            shards: float | None = None,
            seed: int = 0, gets_per_txn: int | None = None, trace_label: str | None = None,
            executor=None, jobs: int | None = None, progress: bool = False) -> Report:
@@ -393,8 +457,9 @@ def advise(trace, *, margin: float = 0.05, protect=None, target_hit=None,
         A trace with one or several streams (threads); an in-memory trace is
         split by its stream ids, as :func:`bufsim.replay` does.
     margin : float
-        In (0, 1): a protected stream's synchronous reads may exceed what the
-        largest size gives it by this fraction (default 5%).
+        In (0, 1), default 5%: the smallest change of the protected streams' reads
+        that counts (old_blocks_time and old_blocks_pct); with ``criterion``
+        ``'reads'`` or ``'wait'``, the allowed excess over the reference.
     protect : sequence of str, optional
         Stream names to protect instead of the streams classified latency-bound.
     target_hit : float or mapping, optional
@@ -411,11 +476,14 @@ def advise(trace, *, margin: float = 0.05, protect=None, target_hit=None,
     device : str
         Device model of the replays (``'ssd'``, ``'hdd7200'``, ``'fs_cache'``,
         ``'instant'``).
-    criterion : {'reads', 'wait'}
-        What the margin bounds for a protected stream: ``'reads'``, its synchronous
-        reads, at most ``(1 + margin)`` times the reference's; ``'wait'``, its I/O
-        wait, at most the reference's plus ``margin`` times the reference's virtual
-        elapsed time (the reads that cost the thread under ``margin`` of its time).
+    criterion : {'knee', 'reads', 'wait'}
+        How the size is chosen (module docstring, point 2): ``'knee'``, the knee of
+        the protected streams' synchronous reads with the better old_blocks_time at
+        each size; ``'reads'``, the smallest size where each one's synchronous reads
+        are at most ``(1 + margin)`` times the reference's; ``'wait'``, where its
+        I/O wait is at most the reference's plus ``margin`` times the reference's
+        virtual elapsed time (the reads that cost the thread under ``margin`` of
+        its time).
     current_pages : int, optional
         The pool the user has now (pages, >= 320): replayed too, and shown in the
         old_blocks_time section.
@@ -451,8 +519,8 @@ def advise(trace, *, margin: float = 0.05, protect=None, target_hit=None,
     # ---- arguments ------------------------------------------------------------------------
     if not (isinstance(margin, (int, float)) and 0 < margin < 1):
         raise ValueError(f"margin={margin!r} is out of range; allowed: (0, 1)")
-    if criterion not in ("reads", "wait"):
-        raise ValueError(f"criterion={criterion!r} is unknown; allowed: reads, wait")
+    if criterion not in ("knee", "reads", "wait"):
+        raise ValueError(f"criterion={criterion!r} is unknown; allowed: knee, reads, wait")
     if preset not in PRESETS:
         raise ValueError(f"preset={preset!r} is unknown; allowed: {', '.join(PRESETS)}")
     base = make_preset(preset, device=device)          # validates the device
@@ -579,17 +647,29 @@ def advise(trace, *, margin: float = 0.05, protect=None, target_hit=None,
         else:
             ref = big.groupby("stream")["misses"].min().to_dict()
         cand, limits = {}, {}
+        base_pct = tab[tab["old_blocks_pct"] == base.old_blocks_pct]
         for t in OBT_VALUES:
-            sub = tab[(tab["old_blocks_time_ms"] == t) & (tab["old_blocks_pct"] == base.old_blocks_pct)]
+            sub = base_pct[base_pct["old_blocks_time_ms"] == t]
             if protected:
                 cand[t], limits[t] = _candidate(sub, protected, margin, per_stream_targets, ref,
-                                                criterion)
+                                                criterion, at)
             else:
                 cand[t], limits[t] = _scan_only_candidate(sub, margin, fp), {}
+        if criterion == "knee" and protected:
+            # the knee of what the better old_blocks_time gives the protected streams at
+            # each size (the lower envelope of the two curves)
+            env = _envelope(base_pct, protected)
+            cand["best"], limits["best"] = _candidate(env, protected, margin, per_stream_targets,
+                                                      ref, criterion, at)
         return cand, limits
 
+    def recommended(cand):
+        if "best" in cand and cand["best"] is not None:
+            return cand["best"]
+        return min(v for k, v in cand.items() if v is not None and k != "best")
+
     cand, limits = choose(tab)
-    rec = min(v for v in cand.values() if v is not None)
+    rec = recommended(cand)
     grid = sorted(tab["pool_pages"].unique())
     below = [g for g in grid if g < rec]
     if below:
@@ -601,7 +681,7 @@ def advise(trace, *, margin: float = 0.05, protect=None, target_hit=None,
             more["old_blocks_pct"] = base.old_blocks_pct
             tab = pd.concat([tab, more], ignore_index=True)
             cand, limits = choose(tab)
-            rec = min(v for v in cand.values() if v is not None)
+            rec = recommended(cand)
     grid = sorted(tab["pool_pages"].unique())
 
     # ---- 2. old_blocks_time --------------------------------------------------------------------
@@ -613,13 +693,17 @@ def advise(trace, *, margin: float = 0.05, protect=None, target_hit=None,
 
     at_rec = {t: sum(val(rec, t, st) for st in protected) for t in OBT_VALUES} if protected \
         else {t: val(rec, t, "all") for t in OBT_VALUES}
-    if cand[0] != cand[1000] and None not in cand.values():
+    knee_rule = "best" in cand
+    if knee_rule or (cand[0] == cand[1000] and cand[0] is not None):
+        # the knee is of the better setting at each size; a tie within the margin: the default
+        lo_t, hi_t = sorted(OBT_VALUES, key=lambda t: at_rec[t])
+        obt = lo_t if at_rec[hi_t] > (1 + margin) * at_rec[lo_t] else default_obt
+    elif cand[0] != cand[1000] and None not in cand.values():
         obt = 0 if cand[0] < cand[1000] else 1000
     elif cand[0] is None or cand[1000] is None:
         obt = 1000 if cand[0] is None else 0
     else:
-        lo_t, hi_t = sorted(OBT_VALUES, key=lambda t: at_rec[t])
-        obt = lo_t if at_rec[hi_t] > (1 + margin) * at_rec[lo_t] else default_obt
+        obt = default_obt
     i = grid.index(rec)
     obt_sizes = [grid[j] for j in (i, i - 1, i - 2) if j >= 0]
     if current_pages is not None and current_pages not in obt_sizes:
@@ -644,22 +728,7 @@ def advise(trace, *, margin: float = 0.05, protect=None, target_hit=None,
             if r1 < r0 and (r0 - r1) > margin * max(r0, 1):
                 protects.append((s, st, r0, r1))
 
-    # ---- old_blocks_pct -------------------------------------------------------------------------
-    pct_sizes = [rec]
-    pct_tab = _replays(trace, [{**p} for pct in OLD_PCT_ALTERNATIVES
-                               for p in points(pct_sizes, (obt,), pct)], **rkw)
-    pct_moves = []
-    for r in pct_tab.itertuples(index=False):
-        if r.stream not in protected:
-            continue
-        ref = val(int(r.pool_pages), obt, r.stream)
-        if abs(int(r.misses) - ref) > margin * max(ref, 1):
-            pct_moves.append((int(r.pool_pages), int(r.old_blocks_pct), r.stream, ref,
-                              int(r.misses)))
-    curve = pd.concat([tab, pct_tab], ignore_index=True).sort_values(
-        ["old_blocks_pct", "old_blocks_time_ms", "pool_pages", "stream"], ignore_index=True)
-
-    # ---- 3. instances ---------------------------------------------------------------------------
+    # ---- instances: does the model run? (its replays go with old_blocks_pct's) ----------------
     n_threads = len(names)
     evidence = threads is not None or cores is not None or n_threads > 1
     version = base.version
@@ -668,6 +737,7 @@ def advise(trace, *, margin: float = 0.05, protect=None, target_hit=None,
     inst_note = ""
     assumptions: list[str] = []
     server = base.server
+    inst_counts: list[int] = []
     if server.single_pool:
         inst_note = (f"**1**: {server.server} has a single buffer pool "
                      "(innodb_buffer_pool_instances is ignored from 10.5 on), so there is "
@@ -686,10 +756,37 @@ def advise(trace, *, margin: float = 0.05, protect=None, target_hit=None,
                      "were given, so there is no evidence of concurrency to model; give them "
                      "to run the contention model.")
     else:
+        inst_counts = [n for n in INSTANCE_COUNTS if rec // n >= MIN_POOL_PAGES]
+
+    # ---- old_blocks_pct and the instance counts: one sweep ---------------------------------------
+    pct_sizes = [rec]
+    inst_points = [{"pool_pages": int(rec), "instances": int(n), "old_blocks_time_ms": int(obt),
+                    "device": device} for n in inst_counts]
+    last = _replays(trace, [{**p} for pct in OLD_PCT_ALTERNATIVES
+                            for p in points(pct_sizes, (obt,), pct)] + inst_points, **rkw,
+                    per_instance=True)
+    n_pct = len(OLD_PCT_ALTERNATIVES) * len(pct_sizes)
+    first = last.groupby(last["stream"].eq("all").cumsum()).ngroup()  # the point of each row
+    pct_tab = last[first < n_pct].drop(columns=["instances", "per_instance"])
+    per_n = {int(r.instances): pd.DataFrame(r.per_instance)
+             for r in last[(first >= n_pct) & (last["stream"] == "all")].itertuples()}
+    pct_moves = []
+    for r in pct_tab.itertuples(index=False):
+        if r.stream not in protected:
+            continue
+        ref = val(int(r.pool_pages), obt, r.stream)
+        if abs(int(r.misses) - ref) > margin * max(ref, 1):
+            pct_moves.append((int(r.pool_pages), int(r.old_blocks_pct), r.stream, ref,
+                              int(r.misses)))
+    curve = pd.concat([tab, pct_tab], ignore_index=True).sort_values(
+        ["old_blocks_pct", "old_blocks_time_ms", "pool_pages", "stream"], ignore_index=True)
+
+    # ---- 3. instances ---------------------------------------------------------------------------
+    if inst_counts:
         th = threads if threads is not None else n_threads
         co = cores if cores is not None else th
-        inst, rec_n, assumptions = _instances(trace, rec, obt, th, co, base, preset, device,
-                                              gets, stmt_ends, gets_per_txn)
+        inst, rec_n, assumptions = _instances(trace, per_n, th, co, base, gets, stmt_ends,
+                                              gets_per_txn)
         src_t = "given" if threads is not None else f"the trace's {n_threads} threads"
         src_c = "given" if cores is not None else "assumed one per thread"
         assumptions.insert(0, f"{th} closed-loop user threads ({src_t}) on {co} cores "
@@ -711,9 +808,14 @@ def advise(trace, *, margin: float = 0.05, protect=None, target_hit=None,
     if protected:
         lim_txt = []
         for st in protected:
-            kind, lim = limits[obt][st] if obt in limits and st in limits[obt] else ("misses", 0)
+            lk = "best" if knee_rule else obt
+            kind, lim = limits[lk][st] if lk in limits and st in limits[lk] else ("misses", 0)
             lim_txt.append(f"`{st}` reaches hit ratio {lim:g}" if kind == "hit" else
                            f"`{st}` waits for I/O at most {lim / 1e9:,.2f} s" if kind == "wait"
+                           else f"`{st}` reads {lim:,.0f} pages (I/O wait "
+                           f"{val(rec, obt, st, 'io_wait_ns') / 1e9:,.2f} s of "
+                           f"{val(rec, obt, st, 'elapsed_ns') / 1e9:,.2f} s elapsed)"
+                           if kind == "knee"
                            else f"`{st}` reads at most {lim:,.0f} pages")
         ref_at = ref_note[0]
         ref_what = (f"the largest size below the footprint, {_mib(ref_at)}" if ref_at != top
@@ -723,15 +825,33 @@ def advise(trace, *, margin: float = 0.05, protect=None, target_hit=None,
                   if criterion == "reads" else
                   f"at most {margin:.0%} of its virtual elapsed time more I/O wait than at "
                   f"{ref_what.split(', ')[-1]} with the better old_blocks_time")
-        size_reason = (f"the smallest replayed size where {' and '.join(lim_txt)} with "
-                       f"old_blocks_time {obt} ({within}); "
-                       f"protected streams: {prot_txt} ({how})")
+        if knee_rule:
+            kinds = {limits["best"][st][0] for st in protected if st in limits["best"]}
+            them = "its" if len(protected) == 1 else "their"
+            size_reason = (
+                f"the knee of {them} synchronous reads with the better old_blocks_time at each "
+                f"size, from {_mib(MIN_POOL_PAGES)} to {ref_what}: past it each doubling of the "
+                f"pool cuts {them} reads by a smaller factor than the average doubling does; "
+                f"there {' and '.join(lim_txt)} with old_blocks_time "
+                f"{obt}" + (" (a hit-ratio target asked for at least this size)"
+                            if "hit" in kinds else "")
+                + f"; protected streams: {prot_txt} ({how})")
+        else:
+            size_reason = (f"the smallest replayed size where {' and '.join(lim_txt)} with "
+                           f"old_blocks_time {obt} ({within}); "
+                           f"protected streams: {prot_txt} ({how})")
     else:
         size_reason = (f"no stream is latency-bound, so the size is the smallest whose total "
                        f"reads are within {margin:.0%} of the fewest below the footprint: a "
                        "scan's cliff at the footprint is not worth buying")
     other = 1000 if obt == 0 else 0
-    if cand[0] != cand[1000]:
+    if knee_rule and obt != default_obt or knee_rule and at_rec[other] > (1 + margin) * at_rec[obt]:
+        obt_reason = (f"at {_mib(rec)} it gives the protected streams {at_rec[obt]:,} reads "
+                      f"against {at_rec[other]:,} with {other} ms ({_pct(at_rec[obt], at_rec[other])})")
+    elif knee_rule:
+        obt_reason = (f"the version default: at {_mib(rec)} 0 and 1000 ms differ by less than "
+                      f"{margin:.0%} for the protected streams")
+    elif cand[0] != cand[1000]:
         alt_txt = (f"with {other} ms the same rule needs "
                    + (_mib(cand[other]) if cand[other] is not None else "more than the footprint"))
         obt_reason = f"it lets the pool be {_mib(rec)}; {alt_txt}"
@@ -783,8 +903,12 @@ def advise(trace, *, margin: float = 0.05, protect=None, target_hit=None,
     if lru_rows:
         b.append(("table", pd.DataFrame(lru_rows)))
     cand_txt = "; ".join(f"with {t} ms: " + (_mib(v) if v is not None else "none")
-                         for t, v in cand.items())
-    b.append(("p", f"Smallest size meeting the rule — {cand_txt}."))
+                         for t, v in cand.items() if t != "best")
+    if knee_rule:
+        b.append(("p", f"The knee of the protected streams' reads — {cand_txt}; with the better "
+                       f"setting at each size: {_mib(rec)}."))
+    else:
+        b.append(("p", f"Smallest size meeting the rule — {cand_txt}."))
     b.append(("figure", "curves"))
     piv = tab[tab["stream"] != "all"].pivot_table(index="pool_pages",
                                                   columns=["stream", "old_blocks_time_ms"],
@@ -847,7 +971,10 @@ def advise(trace, *, margin: float = 0.05, protect=None, target_hit=None,
         f"one buffer-pool instance, the {preset} preset's other settings, device `{device}`",
         "streams interleave by their own virtual clocks as the trace gives them (start times, "
         "CPU per get); the device is shared",
-        f"margin {margin:.0%}: a protected stream's reads may exceed the footprint's by this much",
+        (f"margin {margin:.0%}: the largest change of a protected stream's reads that "
+         "counts as none (old_blocks_time, old_blocks_pct)" if knee_rule else
+         f"margin {margin:.0%}: a protected stream's reads may exceed the reference's by this "
+         "much"),
         "scan/batch when sequential, one-touch or read-ahead share reaches "
         "50%; latency-bound otherwise",
     ]))
@@ -858,14 +985,14 @@ def advise(trace, *, margin: float = 0.05, protect=None, target_hit=None,
     return Report(recommended_pages=int(rec), recommended_old_blocks_time=int(obt),
                   recommended_instances=None if rec_n is None else int(rec_n),
                   streams=streams, curve=curve, old_blocks_time=obt_tab, instances=inst,
-                  candidates=dict(cand), blocks=b, figures=figs)
+                  candidates={k: v for k, v in cand.items() if k != "best"}, blocks=b,
+                  figures=figs)
 
 
-def _instances(trace, rec, obt, threads, cores, base, preset, device, gets, stmt_ends,
-               gets_per_txn):
-    """The contention model at ``rec`` pages (module docstring, point 4)."""
+def _instances(trace, per_n, threads, cores, base, gets, stmt_ends, gets_per_txn):
+    """The contention model (module docstring, point 4); ``per_n`` maps an instance count to
+    the per-instance counters of its replay at the recommended size."""
     from .contention import Costs, instance_demand, instances_for_fraction
-    from .engine import replay
     costs = Costs()
     version = base.version
     server = base.server
@@ -882,14 +1009,9 @@ def _instances(trace, rec, obt, threads, cores, base, preset, device, gets, stmt
                     "transactions")
     hold = costs.hold(g_txn, 1.0)
     rows = []
-    for n in INSTANCE_COUNTS:
-        if rec // n < MIN_POOL_PAGES:
-            break
-        cfg = make_preset(preset, pool_pages=rec, instances=n, old_blocks_time_ms=obt,
-                          device=device)
-        r = replay(trace, cfg)
+    for n, stats in sorted(per_n.items()):
         d = instance_demand(trace, n_instances=n, version=version, hold=hold,
-                            n_transactions=n_txn, replay=r)
+                            n_transactions=n_txn, replay=stats)
         net = d.network(cores, 0.0)
         m = net.mva(threads)
         u = m.utilization[-1]

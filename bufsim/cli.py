@@ -834,18 +834,21 @@ def _parser() -> argparse.ArgumentParser:
     p = commands.add_parser("advise", help="recommend a pool size, old_blocks_time and "
                             "instances for a trace, per thread",
                             description="A report from InnoDB replays of the trace: which "
-                            "streams (threads) bear latency and why, the smallest pool size "
-                            "where their synchronous reads are within --margin of what the "
-                            "whole footprint gives them, old_blocks_time 0 vs 1000 there and "
+                            "streams (threads) bear latency and why, the pool size at the "
+                            "knee of their synchronous reads (InnoDB replays with the better "
+                            "old_blocks_time at each size), old_blocks_time 0 vs 1000 there and "
                             "below, and the number of instances from the contention model when "
                             "there is evidence of concurrency, with every assumption stated.")
     _add_trace_args(p)
     p.add_argument("--margin", type=_float("--margin", 0.0, 1.0, lo_open=True), default=0.05,
-                   metavar="M", help="allowed excess of a protected stream's reads over the "
-                   "footprint's (default 0.05)")
-    p.add_argument("--criterion", choices=("reads", "wait"), default="reads",
-                   help="what --margin bounds: a protected stream's synchronous reads "
-                   "(default), or its I/O wait as a share of its virtual elapsed time")
+                   metavar="M", help="the smallest change of a protected stream's reads "
+                   "that counts (old_blocks_time, old_blocks_pct); with --criterion reads or "
+                   "wait, the allowed excess over the reference (default 0.05)")
+    p.add_argument("--criterion", choices=("knee", "reads", "wait"), default="knee",
+                   help="how the pool size is chosen: the knee of the protected streams' "
+                   "synchronous reads (default); the smallest size where their reads are "
+                   "within --margin of the largest size's below the footprint (reads); or "
+                   "where their I/O wait is, as a share of their elapsed time (wait)")
     p.add_argument("--protect", metavar="THREAD,...", help="streams to protect (default: "
                    "those classified latency-bound)")
     p.add_argument("--target-hit", metavar="H|NAME=H,...", help="hit ratio every protected "

@@ -397,7 +397,14 @@ def stream_rows(res) -> list[dict]:
     return out
 
 
-def _run_point(source, read_kw: tuple, point: dict, preset: str, streams: bool = False) -> dict:
+#: Per-instance counters of a sweep row with ``per_instance=True`` (what
+#: :func:`bufsim.contention.instance_demand` reads from a replay).
+INSTANCE_COLUMNS = ("NUMBER_PAGES_READ", "PAGES_MADE_YOUNG", "flush_list_inserts",
+                    "NUMBER_PAGES_WRITTEN")
+
+
+def _run_point(source, read_kw: tuple, point: dict, preset: str, streams: bool = False,
+               per_instance: bool = False) -> dict:
     """Replay one configuration; never raises (the error goes in the row)."""
     from .engine import replay
     try:
@@ -407,6 +414,9 @@ def _run_point(source, read_kw: tuple, point: dict, preset: str, streams: bool =
         row = {**result_row(res), "error": None}
         if streams:
             row["_streams"] = stream_rows(res)
+        if per_instance:
+            row["per_instance"] = {c: res.stats[c].astype(np.int64).tolist()
+                                   for c in INSTANCE_COLUMNS if c in res.stats.columns}
         return row
     except Exception as e:  # recorded, the sweep goes on
         return {"error": f"{type(e).__name__}: {e}"}
@@ -435,7 +445,8 @@ def _as_completed(futures):
 
 def sweep(trace, grid, *, executor=None, jobs: int | None = None, preset: str = "mysql56",
           columns: Mapping[str, str] | None = None, format: str | None = None,
-          progress: bool = False, streams: bool = False) -> pd.DataFrame:
+          progress: bool = False, streams: bool = False,
+          per_instance: bool = False) -> pd.DataFrame:
     """Replay a trace once per configuration of a grid, in parallel.
 
     Parameters
@@ -467,6 +478,10 @@ def sweep(trace, grid, *, executor=None, jobs: int | None = None, preset: str = 
         the totals row (which keeps every counter) then one row per stream (its
         name) with :data:`STREAM_MEASURES` (the InnoDB counters are pool-wide and
         missing there); ``gets`` and ``read_ahead`` columns are added.
+    per_instance : bool
+        A ``per_instance`` column: per configuration, ``{counter: [one value per
+        instance]}`` of :data:`INSTANCE_COLUMNS` (the input of
+        :func:`bufsim.contention.instance_demand`).
 
     Returns
     -------
@@ -532,7 +547,7 @@ def sweep(trace, grid, *, executor=None, jobs: int | None = None, preset: str = 
         if serial:
             bar = start_bar()
             for i, p in enumerate(points):
-                rows[i] = _run_point(source, read_kw, p, preset, streams)
+                rows[i] = _run_point(source, read_kw, p, preset, streams, per_instance)
                 if bar is not None:
                     bar.update(1)
         else:
@@ -547,8 +562,8 @@ def sweep(trace, grid, *, executor=None, jobs: int | None = None, preset: str = 
                 tmp = Path(tmpdir.name) / "trace.npy"
                 trace.save(tmp)
                 source = str(tmp)
-            futures = [executor.submit(_run_point, source, read_kw, p, preset, streams)
-                       for p in points]
+            futures = [executor.submit(_run_point, source, read_kw, p, preset, streams,
+                                       per_instance) for p in points]
             bar = start_bar()
             index = {id(f): i for i, f in enumerate(futures)}
             for f in _as_completed(futures):
