@@ -91,6 +91,18 @@ def test_grid_labels_and_settings():
         V.run_grid(preset="nope")
 
 
+@pytest.mark.parametrize("kwargs, message", [
+    (dict(workers=0), "workers=0 is out of range"),
+    (dict(workers=9), "workers=9 is out of range"),
+    (dict(plans=("scan", "nope")), r"names unknown plans \['nope'\]; allowed: one or more of scan"),
+    (dict(settings=()), "settings is empty"),
+    (dict(load=False), "load=False needs a server="),
+])
+def test_run_grid_refuses_bad_arguments_before_starting_a_server(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        V.run_grid(**kwargs)
+
+
 def _page(page_no, typ, prev=FIL_NULL, nxt=FIL_NULL, level=0, n_recs=0, index_id=0, size=16384):
     b = bytearray(size)
     b[4:8] = page_no.to_bytes(4, "big")
