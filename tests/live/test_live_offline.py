@@ -82,7 +82,13 @@ def test_explanations_name_a_mechanism():
 
 
 def test_grid_labels_and_settings():
-    assert len(V.FULL_GRID) == 96 and len({s.label for s in V.FULL_GRID}) == 96
+    assert len(V.FULL_GRID) == 98 and len({s.label for s in V.FULL_GRID}) == 98
+    assert set(V.grid()) < set(V.FULL_GRID) and set(V.RESIDUAL_SETTINGS) <= set(V.FULL_GRID)
+    # issue 38's residuals: a scan depth above the pool's pages (6 MiB: 379, 20 MiB: 1,260),
+    # old_blocks_pct 5 with read-ahead on
+    assert {(r.pool, r.lru_scan_depth) for r in V.RESIDUAL_SETTINGS
+            if r.lru_scan_depth and r.lru_scan_depth > 1536} == {("20M", 2048)}
+    assert any(r.old_blocks_pct == 5 and r.read_ahead for r in V.QUICK_GRID)
     pools = {s.pool for s in V.QUICK_GRID}
     assert pools == {"6M", "10M", "20M"}
     s = V.Setting("6M", 5, 0, False, None).server_settings()
