@@ -533,6 +533,15 @@ _MECH = {
                "server starts the run holding its startup pages and evicts them first "
                "(run_grid(startup=True) replays them)"),
     "executor": "the executor model (§14) misses some page gets of this plan",
+    "cycle": ("the LRU's length at a phase's end is where the cleaner's cycle stands (issue "
+              "38, a gauge, not a count): with innodb_lru_scan_depth above the free list a "
+              "pool can hold, every block a thread takes leaving fewer than lru_scan_depth / 2 "
+              "free, with more than 256 LRU pages, wakes the cleaner (buf_LRU_get_free_block), "
+              "whose batch evicts down to buf_lru_min_len = min(pool / 20 - 1, 256) pages "
+              "(buf_flush_LRU_list_batch), and the LRU grows again from there; the replay "
+              "runs the batch at the wake-up, the server beside the query thread (a read-ahead "
+              "takes up to 64 blocks before it runs), so where a run ends in the cycle moves "
+              "from run to run (see the residual check's spread in notebook 07)"),
 }
 
 
@@ -563,4 +572,6 @@ def explain(row) -> str:
         out.append(_MECH["warmup"])
     elif m == "NUMBER_PAGES_GET":
         out.append(_MECH["executor"])
+    elif m in GAUGES_COMPARED:
+        out.append(_MECH["cycle"])
     return "; ".join(dict.fromkeys(out)) or "not explained by a listed mechanism"

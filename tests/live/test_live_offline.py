@@ -79,6 +79,10 @@ def test_explanations_name_a_mechanism():
     row.update(metric="PAGES_MADE_YOUNG", reported=7.0, simulated=0.0)
     assert V.explain(row).startswith("old_blocks_time is real time")
     assert V.explain(dict(row, holds=True)) == "holds"
+    # issue 38's phase-end gauges: where the cleaner's cycle stands, not a count
+    for gauge in V.GAUGES_COMPARED:
+        why = V.explain(dict(row, metric=gauge, config="pool=6M pct=5 time=1000 ra=on lsd=1024"))
+        assert why.startswith("the LRU's length at a phase's end") and "buf_lru_min_len" in why
 
 
 def test_grid_labels_and_settings():
