@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import itertools
 from contextlib import contextmanager
+from functools import lru_cache
 import queue
 import threading
 from dataclasses import dataclass
@@ -232,6 +233,20 @@ def _worker(srv: MariaDBServer, jobs: "queue.Queue", done: "queue.Queue",
         done.put(exc)
 
 
+def _rows(scale: W.Scale, seed: int) -> dict:
+    """:func:`bufsim.live.workload.generate`, drawn once per scale and seed in a process
+    (the loaded server, the grid and the repeat checks use the same rows; 2-4 s each at
+    the full scale).  Callers must not modify the frames."""
+    if not isinstance(scale, W.Scale) or not isinstance(seed, int):
+        return W.generate(scale, seed)             # its own checks name a bad value
+    return _rows_cached(scale, seed)
+
+
+@lru_cache(maxsize=2)
+def _rows_cached(scale: W.Scale, seed: int) -> dict:
+    return W.generate(scale, seed)
+
+
 @contextmanager
 def loaded_server(scale: W.Scale = W.QUICK, seed: int = 0, *, timing: bool = False):
     """A private server holding the tables of ``scale`` and ``seed``, for several
@@ -244,7 +259,7 @@ def loaded_server(scale: W.Scale = W.QUICK, seed: int = 0, *, timing: bool = Fal
                              **(TIMING_SETTINGS if timing else {}))).start()
     try:
         with srv.connect() as conn:
-            W.load(conn, W.generate(scale, seed))
+            W.load(conn, _rows(scale, seed))
         yield srv
     finally:
         srv.close()
@@ -325,7 +340,7 @@ def run_grid(settings=QUICK_GRID, *, scale: W.Scale = W.QUICK, seed: int = 0,
         if srv.proc is None or srv.proc.poll() is not None:
             srv.start()
         conn = srv.connect()
-        data = W.generate(scale, seed)
+        data = _rows(scale, seed)
         if load:
             W.load(conn, data)
         geo = conn.geometry(W.SCHEMA)
