@@ -155,6 +155,26 @@ def test_folder_is_bounded_least_recently_used_first(on, monkeypatch):
     assert cache.clear() == 3 and not list(on.glob("*/*.pkl"))
 
 
+def test_a_store_prunes_once_the_bound_would_be_passed_without_listing_each_time(on, monkeypatch):
+    """store() keeps the folder within the bound: it lists the folder at its first store and
+    when the total it knows of would pass the bound (or every SCAN_EVERY stores), not at
+    every store (a listing per store made a notebook's stores quadratic)."""
+    payload = b"y" * 10_000
+    keys = [cache.digest("scan", k) for k in range(6)]
+    cache.store(keys[0], payload)
+    size = cache._entry(keys[0]).stat().st_size
+    monkeypatch.setenv(cache.BYTES_ENV_VAR, str(3 * size))
+    scans = []
+    real = cache._entries
+    monkeypatch.setattr(cache, "_entries", lambda: scans.append(1) or real())
+    for j, k in enumerate(keys[1:], start=1):
+        cache.store(k, payload)
+        os.utime(cache._entry(k), (2_000_000 + j, 2_000_000 + j))
+    left = [k for k in keys if cache._entry(k).exists()]
+    assert len(left) <= 3 and keys[-1] in left          # bounded, the newest kept
+    assert 0 < len(scans) < len(keys) - 1, scans         # scanned, but not at every store
+
+
 def test_an_unreadable_entry_is_a_miss(on):
     k = cache.digest("broken", 1)
     cache.store(k, 1)

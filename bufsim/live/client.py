@@ -82,11 +82,14 @@ class ServerSettings:
 class Connection:
     """A live connection (see module docstring).  Use :func:`connect` to open one."""
 
-    def __init__(self, conn, where: str, user: str, server=None):
+    def __init__(self, conn, where: str, user: str, server=None, multi_statements: bool = False):
         self._conn = conn
         self.where = where
         self.user = user
         self.server = server
+        #: whether the connection was opened with ``multi_statements=True``
+        #: (:meth:`query_many` then sends a batch in one round trip)
+        self.multi_statements = bool(multi_statements)
 
     # ---- plumbing -----------------------------------------------------------------
     def _fail(self, exc, doing: str):
@@ -110,6 +113,33 @@ class Connection:
                 return list(cur.fetchall())
         except pymysql.err.MySQLError as exc:
             self._fail(exc, doing or f"running {sql.split()[0].upper()} {sql[:60]!r}")
+
+    def query_many(self, statements, *, doing: str | None = None) -> list[tuple]:
+        """Run ``statements`` (SQL strings without parameters) in order; the last one's rows.
+
+        On a connection opened with ``multi_statements=True`` they go to the server as
+        one batch (``;``-separated, one round trip, the server runs each statement as
+        it would alone); otherwise one round trip each.  A failing statement raises
+        :class:`LiveError` naming ``doing``; the statements before it have run.
+        """
+        import pymysql
+        statements = [str(s).strip().rstrip(";") for s in statements]
+        if not statements:
+            return []
+        if not self.multi_statements or len(statements) == 1:
+            out = None
+            for sql in statements:
+                out = self.query(sql, doing=doing)
+            return out
+        try:
+            with self._conn.cursor() as cur:
+                cur.execute(";\n".join(statements))
+                rows = list(cur.fetchall())
+                while cur.nextset():
+                    rows = list(cur.fetchall())
+                return rows
+        except pymysql.err.MySQLError as exc:
+            self._fail(exc, doing or f"running a batch of {len(statements)} statements")
 
     def frame(self, sql: str, args=None, *, doing: str | None = None) -> pd.DataFrame:
         """Run one query; its rows as a DataFrame with the column names."""
@@ -274,8 +304,11 @@ def delta(before, after) -> pd.DataFrame | pd.Series:
 
 def connect(*, socket: str | None = None, host: str | None = None, port: int = 3306,
             user: str = "root", password: str = "", database: str | None = None,
-            connect_timeout: float = 10, server=None) -> Connection:
+            connect_timeout: float = 10, server=None, multi_statements: bool = False) -> Connection:
     """Open a :class:`Connection` by unix ``socket`` or TCP on ``host`` (loopback only).
+
+    ``multi_statements`` (default False): let :meth:`Connection.query_many` send many
+    statements in one round trip (the client flag ``CLIENT_MULTI_STATEMENTS``).
 
     Raises
     ------
@@ -292,8 +325,10 @@ def connect(*, socket: str | None = None, host: str | None = None, port: int = 3
         raise ValueError(f"host={host!r} is not a loopback address; allowed: 127.0.0.1, ::1, localhost")
     where = f"socket {socket}" if socket is not None else f"{host}:{port}"
     try:
+        from pymysql.constants import CLIENT
         kw = dict(user=user, password=password, database=database, autocommit=True,
-                  connect_timeout=connect_timeout, local_infile=True)
+                  connect_timeout=connect_timeout, local_infile=True,
+                  client_flag=CLIENT.MULTI_STATEMENTS if multi_statements else 0)
         if socket is not None:
             conn = pymysql.connect(unix_socket=str(socket), **kw)
         else:
@@ -303,4 +338,4 @@ def connect(*, socket: str | None = None, host: str | None = None, port: int = 3
         if code in _PRIVILEGE:
             raise LiveError(f"connecting to {where} as {user!r}: access denied ({exc.args[-1]})") from None
         raise LiveError(f"connecting to {where}: no MySQL/MariaDB server answers there ({exc})") from None
-    return Connection(conn, where, user, server)
+    return Connection(conn, where, user, server, multi_statements=multi_statements)

@@ -246,7 +246,7 @@ class MariaDBServer:
                     return
                 except pymysql.err.MySQLError as exc:
                     last = exc
-            time.sleep(0.1)
+            time.sleep(0.02)
         raise LiveError(f"mariadbd (pid {self.proc.pid}) did not accept connections on "
                         f"{self.socket} within {self.start_timeout:.0f} s (last error: {last}); "
                         f"error log: {self._log_tail()}")
@@ -287,6 +287,34 @@ class MariaDBServer:
         self.stop()
         self.settings.update(settings)
         return self.start()
+
+    def clone(self, **settings) -> "MariaDBServer":
+        """A second private server over a copy of this one's data directory (not started).
+
+        This server must be stopped (a running server's files are not a consistent
+        copy).  The copy gets a temporary directory, socket and error log of its own,
+        this server's settings updated with ``settings``, and the same binaries and
+        bounds; closing it removes only its own directory.  A copy of a loaded data
+        directory is how two servers run the same tables side by side without loading
+        them twice (``cp -a`` of a ~130 MiB directory takes well under a second).
+        """
+        if self.tmpdir is None:
+            raise LiveError("clone: this server has no data directory yet: call start() first")
+        if self.proc is not None and self.proc.poll() is None:
+            raise LiveError(f"clone: the server is running (pid {self.proc.pid}); stop() it first")
+        other = MariaDBServer(dict(self.settings, **settings), mariadbd=self.mariadbd,
+                              install_db=self.install_db, start_timeout=self.start_timeout,
+                              stop_timeout=self.stop_timeout, keep=self.keep)
+        tmp = Path(tempfile.mkdtemp(prefix="bufsim-mariadb-"))
+        try:
+            if os.geteuid() == 0:
+                os.chmod(tmp, 0o755)
+            shutil.copytree(self.datadir, tmp / "data", symlinks=True)
+        except BaseException:
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise
+        other.tmpdir = tmp
+        return other
 
     def _remove_dir(self) -> None:
         if self.tmpdir is not None and not self.keep:

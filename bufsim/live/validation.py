@@ -15,6 +15,10 @@ under 200), NUMBER_PAGES_GET within 2 %.
 from __future__ import annotations
 
 import itertools
+from contextlib import contextmanager
+from functools import lru_cache
+import queue
+import threading
 from dataclasses import dataclass
 
 import numpy as np
@@ -29,15 +33,22 @@ from . import workload as W
 from .client import delta
 from .server import TIMING_SETTINGS, MariaDBServer
 
-__all__ = ["Setting", "QUICK_GRID", "FULL_GRID", "COMPARED", "holds", "run_grid", "explain",
+__all__ = ["Setting", "QUICK_GRID", "FULL_GRID", "RESIDUAL_SETTINGS", "LOAD_POOL",
+           "loaded_server", "COMPARED", "GAUGES_COMPARED", "holds", "run_grid", "explain",
            "results_rows", "grid", "REPEAT_SETTINGS", "repeat_runs", "repeatability",
            "one_count_holds_all", "tolerance_band"]
 
 #: the counters compared, in INNODB_BUFFER_POOL_STATS names
 COMPARED = ("NUMBER_PAGES_READ", "NUMBER_PAGES_GET", "PAGES_MADE_YOUNG", "PAGES_NOT_MADE_YOUNG")
-#: relative tolerance, and the absolute one below ``small`` reported pages (issue 16)
+#: gauges compared at the end of each phase with ``run_grid(gauges=True)`` (issue 38):
+#: the pages in the LRU the run leaves (after the cleaner's last batch), and how many of
+#: them are in its old sublist (0: none exists)
+GAUGES_COMPARED = ("DATABASE_PAGES", "OLD_DATABASE_PAGES")
+#: relative tolerance, and the absolute one below ``small`` reported pages (issue 16; the
+#: gauges take made young's: 10 %, or 50 pages where the server's count is under 200)
 TOLERANCE = {"NUMBER_PAGES_READ": (0.05, None), "NUMBER_PAGES_GET": (0.02, None),
-             "PAGES_MADE_YOUNG": (0.10, 50), "PAGES_NOT_MADE_YOUNG": (0.10, 50)}
+             "PAGES_MADE_YOUNG": (0.10, 50), "PAGES_NOT_MADE_YOUNG": (0.10, 50),
+             "DATABASE_PAGES": (0.10, 50), "OLD_DATABASE_PAGES": (0.10, 50)}
 SMALL = 200
 
 
@@ -69,13 +80,28 @@ class Setting:
         return s
 
 
+#: issue 38's MariaDB 10.11 residuals: innodb_lru_scan_depth above the pool's page
+#: count (1024 > 379 pages at 6 MiB, 2048 > 1,260 at 20 MiB: how many LRU pages the
+#: cleaner leaves, and whether an old sublist exists afterwards), and old_blocks_pct 5
+#: with read-ahead on a scan.  Run with the phase-end gauges (``run_grid(gauges=True)``)
+#: and repeated (:func:`repeat_runs`) in notebook 07; the first two are in the full
+#: grid too, the last two are grid settings already.
+RESIDUAL_SETTINGS = (
+    Setting("6M", 5, 1000, True, 1024),
+    Setting("20M", 37, 0, False, 2048),
+    Setting("10M", 5, 1000, True, None),
+    Setting("20M", 5, 0, True, 100),
+)
+
 #: a short grid for CI and the notebook's quick mode: every pool of about 6/10/20 MiB,
-#: every old_blocks_pct and old_blocks_time, read-ahead on and off, both scan depths
+#: every old_blocks_pct and old_blocks_time, read-ahead on and off, both scan depths,
+#: and a scan depth above the pool's page count with old_blocks_pct 5 and read-ahead
 QUICK_GRID = (
     Setting("6M", 37, 1000, True, None),
     Setting("10M", 5, 0, False, 100),
     Setting("20M", 95, 1000, True, 100),
     Setting("20M", 37, 0, False, None),
+    RESIDUAL_SETTINGS[0],
 )
 
 
@@ -85,8 +111,9 @@ def grid(pools=("6M", "10M", "20M", "1G"), pcts=(5, 37, 95), times=(0, 1000),
     return tuple(Setting(*c) for c in itertools.product(pools, pcts, times, read_ahead, depths))
 
 
-#: the notebook's full grid
-FULL_GRID = grid()
+#: the notebook's full grid: :func:`grid`'s 96 settings and the residual settings
+#: that are not among them (98)
+FULL_GRID = grid() + tuple(r for r in RESIDUAL_SETTINGS if r not in grid())
 
 
 def holds(metric: str, reported: float, simulated: float) -> bool:
@@ -146,11 +173,108 @@ def _totals(traces, cfg) -> pd.Series:
     return replay(Trace.concat(traces), cfg).totals
 
 
+#: the pool the server loads the tables with when :func:`run_grid` starts it (the runs
+#: restart with their own pools): a 6 MiB pool would write and read the tables page by
+#: page during the load
+LOAD_POOL = "128M"
+
+
+@dataclass
+class _Run:
+    """What one server run of :func:`run_grid` measured (a cold and a warm phase)."""
+
+    k: int
+    plan: str
+    info: object
+    resident0: int
+    created0: int
+    real: list
+    ms: list
+
+
+def _measure(srv: MariaDBServer, k: int, st: Setting, plan, timing: bool) -> _Run:
+    """One run: restart ``srv`` with ``st`` (a cold pool), open the tables, run ``plan``
+    cold then warm, and take the counter deltas of each phase."""
+    srv.restart(**st.server_settings())
+    conn = srv.connect(multi_statements=True)
+    try:
+        info = conn.settings()
+        for t in ("dates", "lineorder", "sbtest"):
+            conn.query(f"SELECT * FROM `{W.SCHEMA}`.`{t}` LIMIT 0", doing="opening tables")
+        real, ms = [], []
+        for _phase in ("cold", "warm"):
+            before = conn.counters()
+            if not real:
+                resident0 = int(before["DATABASE_PAGES"])
+                created0 = int(before["NUMBER_PAGES_CREATED"])
+            ns0 = conn.statement_ns() if timing else 0
+            plan.run(conn)
+            ms.append((conn.statement_ns() - ns0) / 1e6 if timing else float("nan"))
+            real.append(delta(before, conn.counters()))
+    finally:
+        conn.close()
+    return _Run(k, plan.name, info, resident0, created0, real, ms)
+
+
+def _worker(srv: MariaDBServer, jobs: "queue.Queue", done: "queue.Queue",
+            stop: threading.Event, timing: bool) -> None:
+    """Take (k, setting, plan) jobs until none is left (or ``stop``); put each
+    :class:`_Run`, or the exception that ended the worker, on ``done``.  The server is
+    left running with its last run's setting."""
+    try:
+        while not stop.is_set():
+            try:
+                k, st, plan = jobs.get_nowait()
+            except queue.Empty:
+                break
+            done.put(_measure(srv, k, st, plan, timing))
+    except BaseException as exc:          # handed to the caller's thread, which raises it
+        stop.set()
+        done.put(exc)
+
+
+def _rows(scale: W.Scale, seed: int) -> dict:
+    """:func:`bufsim.live.workload.generate`, drawn once per scale and seed in a process
+    (the loaded server, the grid and the repeat checks use the same rows; 2-4 s each at
+    the full scale).  Callers must not modify the frames."""
+    if not isinstance(scale, W.Scale) or not isinstance(seed, int):
+        return W.generate(scale, seed)             # its own checks name a bad value
+    return _rows_cached(scale, seed)
+
+
+@lru_cache(maxsize=2)
+def _rows_cached(scale: W.Scale, seed: int) -> dict:
+    return W.generate(scale, seed)
+
+
+@contextmanager
+def loaded_server(scale: W.Scale = W.QUICK, seed: int = 0, *, timing: bool = False):
+    """A private server holding the tables of ``scale`` and ``seed``, for several
+    :func:`run_grid` / :func:`repeat_runs` calls with ``server=`` and ``load=False`` (one
+    load for all of them); stopped and removed on exit.  It loads with a
+    :data:`LOAD_POOL` pool; each run restarts it with its own setting.  ``timing``:
+    performance_schema on (:data:`bufsim.live.TIMING_SETTINGS`), as ``run_grid(timing=True)``
+    needs."""
+    srv = MariaDBServer(dict(innodb_buffer_pool_size=LOAD_POOL,
+                             **(TIMING_SETTINGS if timing else {}))).start()
+    try:
+        with srv.connect() as conn:
+            W.load(conn, _rows(scale, seed))
+        yield srv
+    finally:
+        srv.close()
+
+
 def run_grid(settings=QUICK_GRID, *, scale: W.Scale = W.QUICK, seed: int = 0,
              plans=("scan", "star", "point", "krange"), server: MariaDBServer | None = None,
              preset: str = "mariadb1011", startup: bool = True, timing: bool = False,
-             progress=None) -> pd.DataFrame:
+             progress=None, load: bool = True, workers: int = 1,
+             gauges: bool = False) -> pd.DataFrame:
     """Run the grid on a private server (started here unless given) and replay each run.
+
+    Every run restarts the server with its setting (a cold pool), opens the tables and
+    runs one plan twice (``cold``, then ``warm``); a plan's statements go to the server
+    in one batch (:meth:`bufsim.live.Connection.query_many`).
 
     ``preset`` names the bufsim preset of the replay (``mariadb1011`` by default, with
     the §13 mechanisms; ``mariadb105`` to see what they change); it gets the server's
@@ -169,80 +293,141 @@ def run_grid(settings=QUICK_GRID, *, scale: W.Scale = W.QUICK, seed: int = 0,
     time the server spent in the plan's statements, client round trips excluded.  It is
     reported, not fed to the replay.
 
+    ``load`` (default True): generate the tables from ``scale`` and ``seed`` and load
+    them; False: a given ``server`` holds them already (loaded by an earlier call with
+    the same scale and seed), so only the rows are generated again, for the plans.
+
+    ``gauges`` (default False): also compare :data:`GAUGES_COMPARED` at the end of each
+    phase (the LRU's pages, and its old sublist's), beside the replay's at the same point.
+
+    ``workers`` (default 1, at most 8): servers running the grid side by side, each on
+    a copy of the loaded data directory (:meth:`MariaDBServer.clone`), taking the runs
+    in turn; each run still restarts its own server, and the replays run in the calling
+    thread meanwhile.  A given ``server`` is left running, with the setting of the last
+    run it took.  A restart is mostly waiting (for the server's files and threads,
+    0.05-0.07 s of its CPU in 0.4-0.6 s), which a second server fills.
+
     Returns
     -------
     pandas.DataFrame
         One row per configuration, plan, phase and counter: ``config``, ``plan``,
         ``phase``, ``metric``, ``reported`` (the server's delta), ``simulated`` (the
         replay's), ``holds``, the server's POOL_SIZE as ``pool_pages``, and ``server_ms``
-        (NaN unless ``timing``).
+        (NaN unless ``timing``), in the order of ``settings``, then ``plans``.
     """
     if preset not in PRESETS:
         raise ValueError(f"preset={preset!r} is unknown; allowed: {', '.join(PRESETS)}")
+    workers = check_int("workers", workers, 1, 8)
+    settings = tuple(settings)
+    if not settings:
+        raise ValueError("settings is empty; allowed: one or more Setting")
+    plans = tuple(plans)
+    unknown = [p for p in plans if p not in PLANS]
+    if unknown or not plans:
+        raise ValueError(f"plans={plans!r} names unknown plans {unknown}; allowed: "
+                         f"one or more of {', '.join(PLANS)}")
+    if not load and server is None:
+        raise ValueError("load=False needs a server= that holds the tables already")
     own = server is None
-    first = dict(settings[0].server_settings(), **(TIMING_SETTINGS if timing else {}))
-    srv = server or MariaDBServer(first).start()
-    rows = []
+    extra = TIMING_SETTINGS if timing else {}
+    srv = server or MariaDBServer(dict(settings[0].server_settings(),
+                                       innodb_buffer_pool_size=LOAD_POOL, **extra))
+    servers = [srv]
+    rows: dict = {}
+    stop = threading.Event()
+    threads = []
     try:
+        if srv.proc is None or srv.proc.poll() is not None:
+            srv.start()
         conn = srv.connect()
-        data = W.generate(scale, seed)
-        W.load(conn, data)
+        data = _rows(scale, seed)
+        if load:
+            W.load(conn, data)
+        geo = conn.geometry(W.SCHEMA)
         conn.close()
-        geo = None
+        all_plans = W.plans(geo, data, scale, seed)
+        srv.stop()
+        servers += [srv.clone() for _ in range(workers - 1)]
+        jobs: queue.Queue = queue.Queue()
         for k, st in enumerate(settings):
-            srv.restart(**st.server_settings())
-            conn = srv.connect()
-            if geo is None:
-                geo = conn.geometry(W.SCHEMA)
-                all_plans = W.plans(geo, data, scale, seed)
-            info = conn.settings()
-            conn.close()
-            cfg = make_preset(preset, device=DeviceModel.ssd(), **info.preset_overrides())
             for name in plans:
-                plan = all_plans[name]
-                if k or name != plans[0]:
-                    srv.restart()
-                conn = srv.connect()
-                for t in ("dates", "lineorder", "sbtest"):
-                    conn.query(f"SELECT * FROM `{W.SCHEMA}`.`{t}` LIMIT 0", doing="opening tables")
-                real, ms = [], []
-                for _phase in ("cold", "warm"):
-                    before = conn.counters()
-                    if not real:
-                        resident0 = int(before["DATABASE_PAGES"])
-                        created0 = int(before["NUMBER_PAGES_CREATED"])
-                    ns0 = conn.statement_ns() if timing else 0
-                    plan.run(conn)
-                    ms.append((conn.statement_ns() - ns0) / 1e6 if timing else float("nan"))
-                    real.append(delta(before, conn.counters()))
-                conn.close()
-                prep = _prep_trace(geo, ("dates", "lineorder", "sbtest"))
-                tr = plan.trace(geo)
-                if startup:
-                    # the pool as the server starts the run: its startup pages, then the
-                    # tables' roots (the count is the server's, not fitted)
-                    n_roots = int(replay(prep, cfg).stats["DATABASE_PAGES"].sum())
-                    n_sys = min(max(resident0 - n_roots, 0), SYSTEM_PAGES)
-                    ts = _with_system_space(geo.tablespaces)
-                    prep = Trace.concat([_startup_trace(ts, n_sys, min(created0, n_sys)),
-                                         _rebase(prep, ts)]) if n_sys else _rebase(prep, ts)
-                    tr = _rebase(tr, ts)
-                t0 = _totals([prep], cfg)
-                t1 = _totals([prep, tr], cfg)
-                t2 = _totals([prep, tr, tr], cfg)
-                for phase, r, s, t in (("cold", real[0], t1 - t0, ms[0]),
-                                       ("warm", real[1], t2 - t1, ms[1])):
-                    for m in COMPARED:
-                        rows.append(dict(config=st.label, plan=name, phase=phase, metric=m,
-                                         reported=float(r[m]), simulated=float(s[m]),
-                                         holds=holds(m, float(r[m]), float(s[m])),
-                                         pool_pages=info.pool_pages, server_ms=t))
-            if progress is not None:
-                progress(k + 1, len(settings))
+                jobs.put((k, st, all_plans[name]))
+        done: queue.Queue = queue.Queue()
+        threads = [threading.Thread(target=_worker, args=(s, jobs, done, stop, timing),
+                                    name=f"bufsim-live-{i}", daemon=True)
+                   for i, s in enumerate(servers)]
+        for t in threads:
+            t.start()
+        prep0 = _prep_trace(geo, ("dates", "lineorder", "sbtest"))
+        memo: dict = {}
+        left = {k: len(plans) for k in range(len(settings))}
+        finished = 0
+        for _ in range(len(settings) * len(plans)):
+            run = done.get()
+            if isinstance(run, BaseException):
+                raise run
+            rows[(run.k, plans.index(run.plan))] = _replay_rows(
+                run, settings[run.k], all_plans[run.plan], geo, prep0, preset, startup, memo,
+                gauges)
+            left[run.k] -= 1
+            if progress is not None and not left[run.k]:
+                finished += 1
+                progress(finished, len(settings))
     finally:
+        stop.set()
+        for t in threads:
+            t.join()
+        for s in servers[1:]:
+            s.close()
         if own:
             srv.close()
-    return pd.DataFrame(rows)
+    return pd.DataFrame([r for key in sorted(rows) for r in rows[key]])
+
+
+#: the plans of :func:`bufsim.live.workload.plans`, by name
+PLANS = ("scan", "star", "point", "krange")
+
+
+def _replay_rows(run: _Run, st: Setting, plan, geo, prep: Trace, preset: str,
+                 startup: bool, memo: dict, gauges: bool = False) -> list[dict]:
+    """The rows of one run: the server's deltas beside the replay's.
+
+    ``memo`` keeps what does not change from run to run (a plan's trace over the
+    geometry, the system tablespace), built at the first run that needs it."""
+    info = run.info
+    cfg = make_preset(preset, device=DeviceModel.ssd(), **info.preset_overrides())
+    if plan.name not in memo:
+        memo[plan.name] = plan.trace(geo)
+    tr = memo[plan.name]
+    if startup:
+        # the pool as the server starts the run: its startup pages, then the
+        # tables' roots (the count is the server's, not fitted)
+        n_roots = int(replay(prep, cfg).stats["DATABASE_PAGES"].sum())
+        n_sys = min(max(run.resident0 - n_roots, 0), SYSTEM_PAGES)
+        if "system space" not in memo:
+            ts = memo["system space"] = _with_system_space(geo.tablespaces)
+            memo["rebased prep"] = _rebase(prep, ts)
+        ts = memo["system space"]
+        prep = Trace.concat([_startup_trace(ts, n_sys, min(run.created0, n_sys)),
+                             memo["rebased prep"]]) if n_sys else memo["rebased prep"]
+        if ("rebased", plan.name) not in memo:
+            memo[("rebased", plan.name)] = _rebase(tr, ts)
+        tr = memo[("rebased", plan.name)]
+    t0 = _totals([prep], cfg)
+    t1 = _totals([prep, tr], cfg)
+    t2 = _totals([prep, tr, tr], cfg)
+    out = []
+    for phase, r, s, end, t in (("cold", run.real[0], t1 - t0, t1, run.ms[0]),
+                                ("warm", run.real[1], t2 - t1, t2, run.ms[1])):
+        # counters: the phase's delta; gauges: the value at the phase's end
+        pairs = [(m, r[m], s[m]) for m in COMPARED]
+        pairs += [(m, r[m], end[m]) for m in (GAUGES_COMPARED if gauges else ())]
+        for m, real, sim in pairs:
+            out.append(dict(config=st.label, plan=run.plan, phase=phase, metric=m,
+                            reported=float(real), simulated=float(sim),
+                            holds=holds(m, float(real), float(sim)),
+                            pool_pages=info.pool_pages, server_ms=t))
+    return out
 
 
 #: the settings whose server counts issue 16's repeat check runs again: 20 MiB,
@@ -363,6 +548,15 @@ _MECH = {
                "server starts the run holding its startup pages and evicts them first "
                "(run_grid(startup=True) replays them)"),
     "executor": "the executor model (§14) misses some page gets of this plan",
+    "cycle": ("the LRU's length at a phase's end is where the cleaner's cycle stands (issue "
+              "38, a gauge, not a count): with innodb_lru_scan_depth above the free list a "
+              "pool can hold, every block a thread takes leaving fewer than lru_scan_depth / 2 "
+              "free, with more than 256 LRU pages, wakes the cleaner (buf_LRU_get_free_block), "
+              "whose batch evicts down to buf_lru_min_len = min(pool / 20 - 1, 256) pages "
+              "(buf_flush_LRU_list_batch), and the LRU grows again from there; the replay "
+              "runs the batch at the wake-up, the server beside the query thread (a read-ahead "
+              "takes up to 64 blocks before it runs), so where a run ends in the cycle moves "
+              "from run to run (see the residual check's spread in notebook 07)"),
 }
 
 
@@ -393,4 +587,6 @@ def explain(row) -> str:
         out.append(_MECH["warmup"])
     elif m == "NUMBER_PAGES_GET":
         out.append(_MECH["executor"])
+    elif m in GAUGES_COMPARED:
+        out.append(_MECH["cycle"])
     return "; ".join(dict.fromkeys(out)) or "not explained by a listed mechanism"

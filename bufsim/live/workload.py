@@ -192,11 +192,14 @@ class LivePlan:
     description: str = ""
 
     def run(self, conn) -> list:
-        """Run the statements; the last statement's rows."""
-        out = None
-        for sql in self.statements:
-            out = conn.query(sql, doing=f"running plan {self.name!r}")
-        return out
+        """Run the statements; the last statement's rows.
+
+        On a connection opened with ``multi_statements=True`` (:func:`bufsim.live.connect`)
+        the statements go to the server in one batch (``Connection.query_many``): the
+        server runs each as it would alone, the same page gets, without a client round
+        trip between them (2,000 point selects took 7-8 s of round trips on a loaded
+        2-core machine, against 0.4-0.7 s of server time)."""
+        return conn.query_many(self.statements, doing=f"running plan {self.name!r}")
 
 
 def _descent(geo: LiveGeometry, table: str, index: str | None, leaf_pos) -> np.ndarray:

@@ -229,3 +229,64 @@ def test_server_timer_measures_each_run(server, loaded):
     per_run = frame.groupby(["plan", "phase"]).server_ms.first()
     assert (per_run > 0).all() and (per_run < 60_000).all(), per_run
     assert b > a
+
+
+def test_a_batch_runs_every_statement_as_one_by_one_does(server, loaded):
+    """Plan statements sent as one batch (multi_statements) are the same statements:
+    the same page gets as one round trip each, and the last one's rows."""
+    data, geo = loaded
+    plan = W.plans(geo, data, SMALL, seed=3)["point"]
+    gets = []
+    for multi in (False, True):
+        with server.connect(multi_statements=multi) as conn:
+            assert conn.multi_statements is multi
+            plan.run(conn)                                  # warm the pool: gets only below
+            before = conn.counters()
+            rows = plan.run(conn)
+            gets.append(delta(before, conn.counters())["NUMBER_PAGES_GET"])
+            assert rows == conn.query(plan.statements[-1])
+    assert gets[0] == gets[1] == W.counted_gets(plan.trace(geo)), gets
+    with server.connect(multi_statements=True) as conn:
+        with pytest.raises(LiveError, match="running the batch test"):
+            conn.query_many(["SELECT 1", "SELECT * FROM no_such_table", "SELECT 2"],
+                            doing="running the batch test")
+        assert conn.query("SELECT 3") == [(3,)]           # the connection is usable after it
+
+
+def test_a_clone_runs_the_same_tables_in_its_own_directory(server, loaded):
+    with pytest.raises(LiveError, match="stop\\(\\) it first"):
+        server.clone()
+    server.stop()
+    try:
+        twin = server.clone(innodb_old_blocks_pct=5)
+    finally:
+        server.start()
+    try:
+        assert twin.tmpdir != server.tmpdir and twin.socket != server.socket
+        with twin.start().connect() as conn:
+            assert conn.settings().old_blocks_pct == 5
+            n = conn.query(f"SELECT COUNT(*) FROM `{W.SCHEMA}`.sbtest")[0][0]
+        with server.connect() as conn:                        # both run side by side
+            assert conn.query(f"SELECT COUNT(*) FROM `{W.SCHEMA}`.sbtest")[0][0] == n > 0
+    finally:
+        tmp = twin.tmpdir
+        twin.close()
+    assert not tmp.exists() and server.datadir.exists()
+
+
+def test_two_workers_give_every_row_in_grid_order(server, loaded):
+    """run_grid(workers=2): two servers take the runs in turn; the frame has every row, in
+    the order of the settings then the plans, and the given server is left running."""
+    settings = (V.Setting("10M", 37, 0, False, 100), V.Setting("6M", 5, 1000, True, None))
+    frame = V.run_grid(settings, scale=SMALL, seed=3, plans=("point", "scan"), server=server,
+                       load=False, workers=2, gauges=True)
+    per_run = len(V.COMPARED) + len(V.GAUGES_COMPARED)
+    assert len(frame) == 2 * 2 * 2 * per_run
+    keys = frame[["config", "plan"]].drop_duplicates().apply(tuple, axis=1).tolist()
+    assert keys == [(s.label, p) for s in settings for p in ("point", "scan")]
+    gets = frame[frame.metric == "NUMBER_PAGES_GET"]
+    assert gets["holds"].all(), gets
+    lru = frame[frame.metric == "DATABASE_PAGES"]
+    assert (lru.reported > 0).all() and (lru.reported <= lru.pool_pages).all(), lru
+    with server.connect() as conn:
+        assert conn.query("SELECT 1") == [(1,)]

@@ -79,16 +79,38 @@ def test_explanations_name_a_mechanism():
     row.update(metric="PAGES_MADE_YOUNG", reported=7.0, simulated=0.0)
     assert V.explain(row).startswith("old_blocks_time is real time")
     assert V.explain(dict(row, holds=True)) == "holds"
+    # issue 38's phase-end gauges: where the cleaner's cycle stands, not a count
+    for gauge in V.GAUGES_COMPARED:
+        why = V.explain(dict(row, metric=gauge, config="pool=6M pct=5 time=1000 ra=on lsd=1024"))
+        assert why.startswith("the LRU's length at a phase's end") and "buf_lru_min_len" in why
 
 
 def test_grid_labels_and_settings():
-    assert len(V.FULL_GRID) == 96 and len({s.label for s in V.FULL_GRID}) == 96
+    assert len(V.FULL_GRID) == 98 and len({s.label for s in V.FULL_GRID}) == 98
+    assert set(V.grid()) < set(V.FULL_GRID) and set(V.RESIDUAL_SETTINGS) <= set(V.FULL_GRID)
+    # issue 38's residuals: a scan depth above the pool's pages (6 MiB: 379, 20 MiB: 1,260),
+    # old_blocks_pct 5 with read-ahead on
+    assert {(r.pool, r.lru_scan_depth) for r in V.RESIDUAL_SETTINGS
+            if r.lru_scan_depth and r.lru_scan_depth > 1536} == {("20M", 2048)}
+    assert any(r.old_blocks_pct == 5 and r.read_ahead for r in V.QUICK_GRID)
     pools = {s.pool for s in V.QUICK_GRID}
     assert pools == {"6M", "10M", "20M"}
     s = V.Setting("6M", 5, 0, False, None).server_settings()
     assert s["innodb_read_ahead_threshold"] == 0 and s["innodb_lru_scan_depth"] == 1536
     with pytest.raises(ValueError, match="preset='nope' is unknown"):
         V.run_grid(preset="nope")
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    (dict(workers=0), "workers=0 is out of range"),
+    (dict(workers=9), "workers=9 is out of range"),
+    (dict(plans=("scan", "nope")), r"names unknown plans \['nope'\]; allowed: one or more of scan"),
+    (dict(settings=()), "settings is empty"),
+    (dict(load=False), "load=False needs a server="),
+])
+def test_run_grid_refuses_bad_arguments_before_starting_a_server(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        V.run_grid(**kwargs)
 
 
 def _page(page_no, typ, prev=FIL_NULL, nxt=FIL_NULL, level=0, n_recs=0, index_id=0, size=16384):
