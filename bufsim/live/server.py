@@ -181,7 +181,7 @@ class MariaDBServer:
         self.datadir.mkdir()
         cmd = [self.install_db, "--no-defaults", f"--datadir={self.datadir}",
                "--auth-root-authentication-method=normal", "--skip-test-db",
-               "--skip-name-resolve", *self._user_args()]
+               "--skip-name-resolve", f"--tmpdir={self.tmpdir}", *self._user_args()]
         basedir = Path(self.mariadbd).resolve().parent.parent
         cmd.append(f"--basedir={basedir}")
         try:
