@@ -13,10 +13,10 @@ from numba import njit
 import bufsim
 from bufsim import engine
 from bufsim.config import CostModel, DeviceModel, PoolConfig
-from bufsim.engine import PoolState
+from bufsim._pool_state import PoolState
 from bufsim.pages import SpaceSpec, Tablespaces
 from bufsim.policies._state import (
-    G_AREA, N_G, dense_of, is_edge, leaf_links, page_no, prefetch, space_pos,
+    G_AREA, N_G, T_GETS, dense_of, is_edge, leaf_links, page_no, prefetch, space_pos,
 )
 from bufsim.policies.innodb import instance_of
 from bufsim.reference import ReferencePool
@@ -260,7 +260,7 @@ def test_clock_overflow_is_an_error_naming_the_field():
 def test_feed_checks_pages_and_cpu_before_any_work(policy):
     """A Trace checks its chunks against its tablespaces; PoolState.feed checks again
     (with span(), one pass) since the kernels index by page without bounds checks."""
-    from bufsim.engine import PoolState
+    from bufsim._pool_state import PoolState
     ts = Tablespaces.single(100)
     state = PoolState(PoolConfig(policy=policy, pool_pages=320), ts, start_ns=[2**62])
     with pytest.raises(ValueError, match=r"'page' row 1: page index 100 .*allowed 0\.\.99"):
@@ -303,7 +303,7 @@ def test_relatch_against_the_reference(config):
         assert state.run(max_events=1) in (0, -2)
         np.testing.assert_array_equal(state.cnt, ref.counters(), err_msg=f"event {k}")
     relatched = sum(c for _, c, _, f in ev if f & FLAG_RELATCH)
-    assert int(state.sst[0, engine.T_GETS]) == sum(c for _, c, _, _ in ev) - relatched
+    assert int(state.sst[0, T_GETS]) == sum(c for _, c, _, _ in ev) - relatched
     assert relatched > 0
     for i in range(config.instances):
         assert state.lru(i) == ref.lists(i)[0]
