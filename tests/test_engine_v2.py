@@ -11,7 +11,7 @@ import pytest
 from numba import njit
 
 import bufsim
-from bufsim import engine
+from bufsim import _pool_state
 from bufsim.config import CostModel, DeviceModel, PoolConfig
 from bufsim._pool_state import PoolState
 from bufsim.pages import SpaceSpec, Tablespaces
@@ -114,9 +114,9 @@ def test_events_split_across_calls_give_the_same_result(monkeypatch, policy):
     cfg = PoolConfig(policy=policy, pool_pages=320, device=DeviceModel.ssd())
     for traces_ in (traces[:1], traces):
         whole = bufsim.replay(traces_, cfg, sample_every_ns=50_000_000)
-        monkeypatch.setattr(engine, "GETS_PER_CALL", 7)
+        monkeypatch.setattr(_pool_state, "GETS_PER_CALL", 7)
         split = bufsim.replay(traces_, cfg, sample_every_ns=50_000_000)
-        monkeypatch.setattr(engine, "GETS_PER_CALL", 2_000_000)
+        monkeypatch.setattr(_pool_state, "GETS_PER_CALL", 2_000_000)
         assert _totals(split) == _totals(whole)
         assert split.timeline.equals(whole.timeline)
         assert int(whole.totals["NUMBER_PAGES_GET"]) > 0
@@ -151,7 +151,7 @@ def test_pages_carry_the_tablespaces_facts(monkeypatch, dense_keys):
     whether the kernels read them from ``stat`` (local ids) or compute them (dense
     keys)."""
     if not dense_keys:
-        monkeypatch.setattr(engine, "DENSE_MAP_MAX_PAGES", 0)
+        monkeypatch.setattr(_pool_state, "DENSE_MAP_MAX_PAGES", 0)
     n = 256
     order = np.random.default_rng(3).permutation(n)  # a B-tree whose leaves are shuffled
     prev = np.full(n, -1)
@@ -190,7 +190,7 @@ def test_hash_page_map_equals_dense_page_map(monkeypatch):
     tr = Trace([Chunk.from_arrays(page, count, cpu, 0, flags)], SPACES)
     cfg = bufsim.mysql56(pool_pages=320, device="ssd", instances=1)
     dense = bufsim.replay(tr, cfg)
-    monkeypatch.setattr(engine, "DENSE_MAP_MAX_PAGES", 0)
+    monkeypatch.setattr(_pool_state, "DENSE_MAP_MAX_PAGES", 0)
     hashed = bufsim.replay(tr, cfg)
     assert _totals(hashed) == _totals(dense)
     assert int(dense.totals["NUMBER_PAGES_READ_AHEAD"]) > 0
