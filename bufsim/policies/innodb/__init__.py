@@ -58,5 +58,6 @@ from .free import (  # noqa: F401
 from .read import IBUF_BITMAP_PERIOD, init_for_read, is_ibuf_bitmap, read_ahead_linear, read_in  # noqa: F401
 from .get import get, modify  # noqa: F401
 from .general import run_general  # noqa: F401
-from .fast import DEEP_FRAMES, FRAME_AHEAD, fast_loop  # noqa: F401
+from .fast import fast_loop  # noqa: F401
+from .fast_steps import DEEP_FRAMES, FRAME_AHEAD  # noqa: F401
 from .kernel import run  # noqa: F401

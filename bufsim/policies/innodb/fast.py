@@ -1,84 +1,29 @@
 """The InnoDB kernel's fast loop: the common case of :func:`run_general` (one stream,
 one instance, a FIFO device) with the instance's list ends, old pointer, free count,
-clock, counters, device queue and stream clock in locals; every step is the one of the
-modules beside it (lists, free, read, get) named in its comment."""
+clock, counters, device queue and stream clock in locals; its steps are the named ones of
+:mod:`bufsim.policies.innodb.fast_steps`, each the fast form of the step of the modules
+beside it (lists, free, read, get) that it is named after."""
 import numpy as np
 from numba import njit
 
 from ..flush import note_modification
 from .._state import (
-    C_AHI, C_EVICT, C_GETS, C_NOT_YOUNG, C_RA_EVICTED, C_READ, C_READS, C_YOUNG, FLAG_ACTIVITY,
-    FLAG_AHI, FLAG_MODIFY, FLAG_RELATCH, FLAG_SHORTCUT, G_ACTIVE, G_DEVBUSY, G_DEVFREE, G_DEVLAST,
-    G_FIXED, G_FTOP, G_LEFT, G_MID, G_NEXT_TICK, G_NLOCAL, I_CAP, I_CLOCK, I_FREE, I_OLD, I_OLDLEN,
-    I_W, K_ACTIVITY, K_AHI, K_CLEANER, K_COST_CLOCK, K_COST_EVICT, K_COST_MISS, K_COST_YOUNG,
-    K_DEV_RAND, K_DEV_SEQ, K_FLUSH, K_OLDTIME, K_RATIO, L1_HEAD, L1_LEN, L1_TAIL, NS_PER_MS,
-    OLD_MIN_LEN, PM_FFREE, PM_FMAP, PM_SMISS, PREFETCH_AHEAD, P_ACCESS, P_DIRTY, P_NEXT, P_OLD,
-    P_PAGE, P_PREV, P_READY, P_STAMP, P_WHERE, STAMP_MASK, T_CLOCK, T_CPU, T_END, T_EVENTS, T_GETS,
-    T_IOWAIT, T_MISSES, T_POS, is_edge, ix, prefetch, space_pos,
+    FLAG_ACTIVITY, FLAG_AHI, FLAG_MODIFY, FLAG_RELATCH, FLAG_SHORTCUT, G_ACTIVE, G_DEVBUSY,
+    G_DEVFREE, G_DEVLAST, G_FTOP, G_LEFT, G_MID, G_NEXT_TICK, G_NLOCAL, I_CAP, I_CLOCK, I_FREE,
+    I_OLD, I_OLDLEN, I_W, K_ACTIVITY, K_AHI, K_CLEANER, K_COST_CLOCK, K_COST_EVICT, K_COST_MISS,
+    K_COST_YOUNG, K_DEV_RAND, K_DEV_SEQ, K_FLUSH, K_OLDTIME, K_RATIO, L1_HEAD, L1_LEN, L1_TAIL,
+    NS_PER_MS, OLD_MIN_LEN, PM_FFREE, PM_FMAP, PM_SMISS, PREFETCH_AHEAD, P_ACCESS, P_DIRTY, P_NEXT,
+    P_OLD, P_PAGE, P_PREV, P_READY, P_STAMP, P_WHERE, T_CLOCK, T_END, T_POS, is_edge, ix, prefetch,
+    space_pos,
 )
 from ..loop import CLOCK_OVERFLOW, DONE, FALLBACK, ONLY, STOP_TIME, YIELD, fifo_read
-from .lists import old_adjust, old_bounds, old_clamp, old_walk
-from .read import read_ahead_linear
 
 
-@njit(_nrt=False, cache=True, inline="always")
-def unpin_old(f, prv, isold, old, oldlen):
-    """remove_block's first step for frame f about to leave the LRU: if f is LRU_old, the
-    pointer moves to f's predecessor, which becomes old; the new (old, oldlen)."""
-    if f == old:
-        old = prv[ix(f)]
-        isold[ix(old)] = 1
-        oldlen += 1
-    return old, oldlen
-
-
-@njit(_nrt=False, cache=True, inline="always")
-def stays_put(f, where, access, ready, isold, stamp, t, clock, oldtime, window):
-    """Whether a plain get of frame ``f`` (< 0: none) at time ``t`` is one that every step
-    of :func:`bufsim.policies.innodb.get` would only count, the old sublist being set: the
-    page is resident, accessed and landed, and needs no old_blocks_time check and is still
-    in the young window (or nothing has been evicted yet)."""
-    return f >= 0 and where[ix(f)] == 1 and access[ix(f)] != 0 and ready[ix(f)] <= t and \
-        (clock == 0 or ((oldtime == 0 or isold[ix(f)] == 0) and
-                        (clock & STAMP_MASK) < stamp[ix(f)] + window))
-
-
-#: On a pool of at least DEEP_FRAMES frames (whose per-frame arrays outgrow the CPU's
-#: L2 cache) the fast loop also prefetches, FRAME_AHEAD events ahead, the fields a plain
-#: hit reads of the frame that event will get (its frame-map entry was prefetched
-#: PREFETCH_AHEAD events ahead, so it is likely in cache by then).
-FRAME_AHEAD = 8
-DEEP_FRAMES = 65536
-
-
-@njit(_nrt=False, cache=True, inline="always")
-def prefetch_frame(f, where, access, ready, stamp, prv, nxt, isold):
-    """Prefetch what :func:`stays_put` reads of frame f, and its list links and old flag
-    (a move or an eviction reads them); nothing if f < 0."""
-    if f >= 0:
-        prefetch(where, ix(f))
-        prefetch(access, ix(f))
-        prefetch(ready, ix(f))
-        prefetch(stamp, ix(f))
-        prefetch(prv, ix(f))
-        prefetch(nxt, ix(f))
-        prefetch(isold, ix(f))
-
-
-@njit(_nrt=False, cache=True, inline="always")
-def prefetch_tail(tail, prv, page, access, dirty, ready, isold):
-    """Prefetch what the next miss reads of the LRU's tail, the page it will evict: its
-    page id, first access, modification and read times, predecessor and old flag.  On a
-    large pool the tail is a frame no get has touched for a long time, so without it
-    each miss waits for these loads (zipf 0.9/262,144, t=0, paired on 2026-11-27: 638-700
-    against 753-934 ms of kernel time)."""
-    if tail >= 0:
-        prefetch(prv, ix(tail))
-        prefetch(page, ix(tail))
-        prefetch(access, ix(tail))
-        prefetch(dirty, ix(tail))
-        prefetch(ready, ix(tail))
-        prefetch(isold, ix(tail))
+from .fast_steps import (
+    DEEP_FRAMES, FRAME_AHEAD, add_counts, buf_LRU_add_block, buf_LRU_get_free_block, buf_page_make_young,
+    buf_page_peek_if_too_old, buf_read_ahead_linear, plain_hit_run, prefetch_frame,
+    prefetch_tail, stays_put, write_back,
+)
 
 
 @njit(_nrt=False, cache=True)
@@ -177,32 +122,13 @@ def fast_loop(pages, counts, cpus, flags, pst, stat, ist, cnt, sst, glob, cfg, p
             # per iteration, the event bookkeeping summed after the run
             lim = e + left if e + left < end else end
             e0 = e
-            while e < lim:
-                if counts[ix(e)] != 1 or (stop_ns >= 0 and t >= stop_ns) or \
-                        (cleaner and tick <= t):
-                    break
-                if e + PREFETCH_AHEAD < end:
-                    prefetch(fmap, pages[ix(e + PREFETCH_AHEAD)])
-                    if deep:
-                        prefetch_frame(fmap[ix(pages[ix(e + FRAME_AHEAD)])], where, access,
-                                       ready, stamp, prv, nxt, isold)
-                fl = np.int64(flags[ix(e)])
-                if (fl & FLAG_MODIFY) != 0 or \
-                        (ahi_pool and (fl & (FLAG_SHORTCUT | FLAG_AHI)) != 0):
-                    break
-                if not stays_put(fmap[ix(pages[ix(e)])], where, access, ready, isold, stamp,
-                                 t, clock, oldtime, window):
-                    break
-                cpu = cpus[ix(e)]
-                if t + cpu < 0:
-                    break                                # (the clock's overflow, below)
-                t += cpu
-                cpu_sum += cpu
-                if (fl & FLAG_RELATCH) == 0:
-                    d_counted += 1
-                if stmt_active and (fl & FLAG_ACTIVITY) != 0:
-                    active = True
-                e += 1
+            e, t, run_cpu, run_counted, run_active = plain_hit_run(
+                pages, counts, cpus, flags, e, lim, end, t, stop_ns, cleaner, tick, fmap, where,
+                access, ready, isold, stamp, prv, nxt, clock, oldtime, window, deep, ahi_pool,
+                stmt_active)
+            cpu_sum += run_cpu
+            d_counted += run_counted
+            active = active or run_active
             if e > e0:
                 if get_active:
                     active = True
@@ -289,61 +215,16 @@ def fast_loop(pages, counts, cpus, flags, pst, stat, ist, cnt, sst, glob, cfg, p
                 d_misses += 1
                 pm[PM_SMISS][space_pos(stat, pm, p)] += 1
                 # init_for_read -> get_free_block
-                if free > 0:
-                    top -= 1
-                    f = ffree[ix(top)]                   # take_frame
-                    free -= 1
-                else:
-                    # free_from_common_lru: the tail is replaceable; evict_page, whose
-                    # frame take_frame then hands back (the stack's top is unchanged)
-                    f = tail
-                    if access[ix(f)] == 0:
-                        d_raev += 1
-                    # peek_if_too_old at f's first access, below, makes it young when
-                    # old_blocks_time is 0 (f is old: see k2) and freed_page_clock is past
-                    # f's stamp 0 by the window: evict the tail, add f after LRU_old and
-                    # make it young in one step
-                    young_now = oldtime == 0 and oldlen >= 2 and \
-                        ((clock + 1) & STAMP_MASK) >= window
-                    if young_now:
-                        # f goes from the tail to the head.  The old length through the
-                        # four adjustments (old_bounds): remove_block(tail) (the tail is
-                        # old), add_block(f, old) right below LRU_old (old_bounds never
-                        # falls as the list grows, so k2 >= k1: f stays old, and is
-                        # LRU_old if k2 == k1), remove_block(f), add_block(f) at the head.
-                        # Then LRU_old moves once by the net difference (in the list
-                        # without its tail every place is one less).
-                        if length != blen:
-                            blen = length
-                            lo0, hi0 = old_bounds(length, ratio)
-                            lo1, hi1 = old_bounds(length - 1, ratio)
-                        k1 = old_clamp(oldlen - 1, lo1, hi1)
-                        k2 = old_clamp(k1 + 1, lo0, hi0)
-                        d_young += 1                     # make_block_young of an old page
-                        k3 = k2 - 1 if k2 > k1 else k2   # remove_block(f): old, not LRU_old
-                        k5 = old_clamp(old_clamp(k3, lo1, hi1), lo0, hi0)
-                        a = prv[ix(f)]
-                        tail = a
-                        nxt[ix(a)] = -1
-                        old = old_walk(prv, nxt, isold, old, k5 + 1 - oldlen)
-                        oldlen = k5
-                        isold[ix(f)] = 0
-                    else:
-                        # remove_block(f) of the tail
-                        old, oldlen = unpin_old(f, prv, isold, old, oldlen)
-                        a = prv[ix(f)]
-                        tail = a
-                        nxt[ix(a)] = -1
-                        length -= 1
-                        if isold[ix(f)]:
-                            oldlen -= 1
-                        isold[ix(f)] = 0
-                        # old_adjust_len
-                        old, oldlen = old_adjust(prv, nxt, isold, length, ratio, old, oldlen)
-                    fmap[ix(page[ix(f)])] = -1           # release_frame
-                    ffree[ix(top)] = f   # pushed and taken back: the stack's slot holds it
-                    clock += 1
+                (f, young_now, evicted, raev, tail, length, old, oldlen, free, top, clock, blen,
+                 lo0, hi0, lo1, hi1) = buf_LRU_get_free_block(
+                    ffree, fmap, page, prv, nxt, isold, access, tail, length, old, oldlen, free,
+                    top, clock, ratio, oldtime, window, blen, lo0, hi0, lo1, hi1)
+                if evicted:
                     d_evict += 1
+                    if raev:
+                        d_raev += 1
+                    if young_now:
+                        d_young += 1                 # make_block_young of an old page
                     t += cost_evict
                     cpu_sum += cost_evict
                 fmap[ix(p)] = f
@@ -351,27 +232,9 @@ def fast_loop(pages, counts, cpus, flags, pst, stat, ist, cnt, sst, glob, cfg, p
                 access[ix(f)] = 0
                 dirty[ix(f)] = 0
                 where[ix(f)] = 1
-                if young_now:
-                    prv[ix(f)] = -1                              # push_head
-                    nxt[ix(f)] = head
-                    prv[ix(head)] = f
-                    head = f
-                    stamp[ix(f)] = clock & STAMP_MASK
-                else:
-                    stamp[ix(f)] = 0
-                    # add_block(f, old=True): right after LRU_old
-                    b = nxt[ix(old)]
-                    prv[ix(f)] = old
-                    nxt[ix(f)] = b
-                    nxt[ix(old)] = f
-                    if b >= 0:
-                        prv[ix(b)] = f
-                    else:
-                        tail = f
-                    length += 1
-                    oldlen += 1
-                    isold[ix(f)] = 1
-                    old, oldlen = old_adjust(prv, nxt, isold, length, ratio, old, oldlen)
+                head, tail, length, old, oldlen = buf_LRU_add_block(
+                    f, young_now, head, tail, prv, nxt, isold, stamp, old, oldlen, length, ratio,
+                    clock)
                 if deep:
                     # the next miss evicts the new tail (a miss that took a free block
                     # leaves the tail as it was)
@@ -393,75 +256,24 @@ def fast_loop(pages, counts, cpus, flags, pst, stat, ist, cnt, sst, glob, cfg, p
                 t += cost_young                          # (made young above)
                 cpu_sum += cost_young
             for _ in range(0 if young_now else (2 if twice else 1)):
-                # peek_if_too_old
-                move = False
-                if clock != 0:
-                    if oldtime != 0 and isold[ix(f)]:
-                        if t // NS_PER_MS + 1 - access[ix(f)] >= oldtime:
-                            move = True
-                        else:
-                            d_notyoung += 1
-                        t += cost_clock
-                        cpu_sum += cost_clock
-                    else:
-                        move = (clock & STAMP_MASK) >= stamp[ix(f)] + window
+                move, checked = buf_page_peek_if_too_old(f, isold, access, stamp, t, clock,
+                                                         oldtime, window)
+                if checked:
+                    if not move:
+                        d_notyoung += 1
+                    t += cost_clock
+                    cpu_sum += cost_clock
                 if move:
-                    # make_block_young: remove_block(f), then add_block(f, old=False)
-                    if isold[ix(f)]:
-                        d_young += 1
-                    old, oldlen = unpin_old(f, prv, isold, old, oldlen)
-                    a = prv[ix(f)]
-                    b = nxt[ix(f)]
-                    if a >= 0:
-                        nxt[ix(a)] = b
-                    else:
-                        head = b
-                    if b >= 0:
-                        prv[ix(b)] = a
-                    else:
-                        tail = a
-                    if isold[ix(f)]:
-                        oldlen -= 1
-                    # (length - 1 >= OLD_MIN_LEN: remove_block's adjustment runs, then
-                    # add_block's at the same length, which leaves it where it is)
-                    isold[ix(f)] = 0
-                    old, oldlen = old_adjust(prv, nxt, isold, length - 1, ratio, old, oldlen)
-                    prv[ix(f)] = -1                              # push_head
-                    nxt[ix(f)] = head
-                    prv[ix(head)] = f
-                    head = f
-                    stamp[ix(f)] = clock & STAMP_MASK
-                    old, oldlen = old_adjust(prv, nxt, isold, length, ratio, old, oldlen)
+                    head, tail, old, oldlen, made = buf_page_make_young(
+                        f, head, tail, prv, nxt, isold, stamp, old, oldlen, length, ratio, clock)
+                    d_young += made
                     t += cost_young
                     cpu_sum += cost_young
             if ra:
-                # buf_read_ahead_linear, as the general kernel's get calls it: the state
-                # it reads and changes goes back to the arrays and comes back after
-                ist[ONLY, L1_HEAD] = head
-                ist[ONLY, L1_TAIL] = tail
-                ist[ONLY, L1_LEN] = length
-                ist[ONLY, I_OLD] = old
-                ist[ONLY, I_OLDLEN] = oldlen
-                ist[ONLY, I_FREE] = free
-                ist[ONLY, I_CLOCK] = clock
-                glob[G_FTOP] = top
-                glob[G_DEVFREE] = devfree
-                glob[G_DEVLAST] = devlast
-                glob[G_DEVBUSY] = devbusy
-                glob[G_FIXED] = f
-                t = read_ahead_linear(pst, stat, ist, cnt, sst, glob, cfg, pm, p, 0, t)
-                glob[G_FIXED] = -1
-                head = ist[ONLY, L1_HEAD]
-                tail = ist[ONLY, L1_TAIL]
-                length = ist[ONLY, L1_LEN]
-                old = ist[ONLY, I_OLD]
-                oldlen = ist[ONLY, I_OLDLEN]
-                free = ist[ONLY, I_FREE]
-                clock = ist[ONLY, I_CLOCK]
-                top = glob[G_FTOP]
-                devfree = glob[G_DEVFREE]
-                devlast = glob[G_DEVLAST]
-                devbusy = glob[G_DEVBUSY]
+                (t, head, tail, length, old, oldlen, free, clock, top, devfree, devlast,
+                 devbusy) = buf_read_ahead_linear(pst, stat, ist, cnt, sst, glob, cfg, pm, p, f,
+                                                  t, head, tail, length, old, oldlen, free, clock,
+                                                  top, devfree, devlast, devbusy)
                 short = glob[G_NLOCAL] > room  # it registered pages: the next get may not
             if modify:
                 note_modification(pst, ist, cnt, glob, 0, f)  # the flush list's state
@@ -493,36 +305,13 @@ def fast_loop(pages, counts, cpus, flags, pst, stat, ist, cnt, sst, glob, cfg, p
             break
     if left <= 0 and code == DONE and not resume:
         code = YIELD
-    # write back
-    ist[ONLY, L1_HEAD] = head
-    ist[ONLY, L1_TAIL] = tail
-    ist[ONLY, L1_LEN] = length
-    ist[ONLY, I_OLD] = old
-    ist[ONLY, I_OLDLEN] = oldlen
-    ist[ONLY, I_FREE] = free
-    ist[ONLY, I_CLOCK] = clock
-    glob[G_FTOP] = top
-    glob[G_DEVFREE] = devfree
-    glob[G_DEVLAST] = devlast
-    glob[G_DEVBUSY] = devbusy
+    write_back(ist, glob, head, tail, length, old, oldlen, free, clock, top, devfree, devlast,
+               devbusy)
     if active:
         glob[G_ACTIVE] = 1
     glob[G_MID] = 1 if resume else 0
     if not resume:
         glob[G_LEFT] = 0
-    cnt[ONLY, C_GETS] += d_counted + d_ahi_gets
-    cnt[ONLY, C_AHI] += d_ahi
-    cnt[ONLY, C_READS] += d_misses
-    cnt[ONLY, C_READ] += d_misses
-    cnt[ONLY, C_EVICT] += d_evict
-    cnt[ONLY, C_RA_EVICTED] += d_raev
-    cnt[ONLY, C_YOUNG] += d_young
-    cnt[ONLY, C_NOT_YOUNG] += d_notyoung
-    sst[ONLY, T_GETS] += d_counted
-    sst[ONLY, T_MISSES] += d_misses
-    sst[ONLY, T_IOWAIT] += iowait
-    sst[ONLY, T_CPU] += cpu_sum
-    sst[ONLY, T_EVENTS] += n_events
-    sst[ONLY, T_POS] = e
-    sst[ONLY, T_CLOCK] = t
+    add_counts(cnt, sst, d_counted, d_ahi_gets, d_ahi, d_misses, d_evict, d_raev, d_young,
+               d_notyoung, iowait, cpu_sum, n_events, e, t)
     return code, n_gets, max(want, 1)
