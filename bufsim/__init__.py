@@ -18,7 +18,7 @@ from .config import (
     PRESETS, CostModel, DeviceModel, PoolConfig, mariadb105, mariadb1011, mariadb114, mysql55,
     mysql56, mysql57, mysql80, mysql84, pages_from_bytes, preset,
 )
-from .engine import PoolState, ReplayResult, replay
+from .engine import ReplayResult, replay
 from .pool import Pool, PoolSnapshot
 from .pages import IndexSpec, SpaceSpec, Tablespaces
 from .trace import (FLAG_AHI, FLAG_MODIFY, FLAG_RELATCH, FLAG_SHORTCUT, FLAG_STMT_END, FLAG_TEMP,
@@ -39,7 +39,7 @@ def __getattr__(name):
 
 __all__ = [
     "CostModel", "DeviceModel", "PoolConfig", "mysql55", "mysql56", "mysql57", "mysql80", "mysql84",
-    "mariadb105", "mariadb1011", "mariadb114", "PRESETS", "versions", "pages_from_bytes", "preset", "TraceError", "PoolState", "Pool", "PoolSnapshot", "ReplayResult",
+    "mariadb105", "mariadb1011", "mariadb114", "PRESETS", "versions", "pages_from_bytes", "preset", "TraceError", "Pool", "PoolSnapshot", "ReplayResult",
     "replay", "IndexSpec", "SpaceSpec", "Tablespaces", "FLAG_AHI", "FLAG_MODIFY", "FLAG_SHORTCUT",
     "FLAG_STMT_END", "FLAG_RELATCH", "FLAG_TEMP", "Chunk", "Trace", "read_trace",
     "synthetic", "analytic", "contention", "workloads", "live", "sweep",

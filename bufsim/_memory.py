@@ -1,6 +1,6 @@
 """Refuse a pool whose state cannot fit in memory, before anything is allocated.
 
-A replay's state is frame-major (:class:`bufsim.engine.PoolState`): every frame of the
+A replay's state is frame-major (:class:`bufsim._pool_state.PoolState`): every frame of the
 pool costs the bytes of one entry of each per-frame array, allocated up front, so a
 valid but huge ``pool_pages`` (the range reaches 2**40 pages, 16 PiB) would be
 killed by the kernel's OOM killer or fail deep inside NumPy.  :func:`check_pool_memory`

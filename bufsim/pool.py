@@ -1,11 +1,13 @@
-"""A buffer pool as a session: run traces one after another on one pool, change
-settings at run time, let virtual time pass, read counters and deltas, save and
-restore the whole state.
+"""A buffer pool as a session, the one door to the engine's state: run traces one
+after another on one pool, interleave several streams by virtual time up to a given
+moment (:meth:`Pool.run_until`), change settings at run time, let virtual time pass,
+read counters and deltas, save and restore the whole state.
 
-:func:`bufsim.replay` is the one-shot form (several streams, sampling, timed
+:func:`bufsim.replay` is the one-shot form over it (several streams, sampling, timed
 ``SET GLOBAL``); :class:`Pool` is for cold-then-warm runs, warm-up-then-measure,
-a setting changed between statements, or an idle gap in which the page cleaner
-works.  Both drive the same kernels over :class:`bufsim.engine.PoolState`.
+a setting changed between statements, a measurement window inside a run, or an idle
+gap in which the page cleaner works.  The array state is the engine's private
+:class:`bufsim._pool_state.PoolState`.
 """
 from __future__ import annotations
 
@@ -15,12 +17,15 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from ._validation import check_ns, check_number, renamed
-from .config import PoolConfig, preset
-from .engine import COUNTER_NAMES, PoolState, trace_sources, hit_rate
-from .pages import Tablespaces
+from typing import Sequence
 
-__all__ = ["Pool", "PoolSnapshot"]
+from ._pool_state import COUNTER_NAMES, PoolState, hit_rate
+from ._validation import check_ns, check_number, describe, renamed
+from .config import PoolConfig, preset
+from .pages import Tablespaces
+from .policies.loop import STOP_TIME
+
+__all__ = ["Pool", "PoolSnapshot", "trace_sources"]
 
 #: counters of :meth:`Pool.counters` that are levels, not cumulative counts
 _LEVELS = ("DATABASE_PAGES", "OLD_DATABASE_PAGES", "FREE_BUFFERS", "HIT_RATE")
@@ -43,7 +48,7 @@ class PoolSnapshot:
 
 
 class Pool:
-    """One buffer pool, one stream of gets, kept between calls.
+    """One buffer pool and its streams of gets (one by default), kept between calls.
 
     Parameters
     ----------
@@ -51,6 +56,13 @@ class Pool:
         A :class:`PoolConfig` or a preset name (``'mysql56'``...).
     tablespaces
         The page map every trace run on this pool uses.
+    streams
+        The number of streams (an int >= 1) or their names, one per stream (for
+        example a sysbench thread and a mysqldump scan sharing the pool and the
+        device); :meth:`open` and :meth:`run_until` interleave them in virtual time.
+    start_ns
+        The virtual time at which each stream starts (one integer >= 0 per stream;
+        default 0).
     content
         Optional starting content (InnoDB and ``lru`` pools): see :meth:`load`.
 
@@ -59,9 +71,13 @@ class Pool:
     >>> pool = Pool(bufsim.mysql56(pool_pages=8192), trace.tablespaces)   # doctest: +SKIP
     >>> cold = pool.run(trace); warm = pool.run(trace)                    # doctest: +SKIP
     >>> pool.set(old_blocks_time_ms=0); pool.idle(5); pool.delta()           # doctest: +SKIP
+    >>> two = Pool(cfg, ts, streams=["oltp", "dump"], start_ns=[0, 10**9])   # doctest: +SKIP
+    >>> two.open([oltp, dump]); two.run_until(5 * 10**9); two.streams()       # doctest: +SKIP
     """
 
-    def __init__(self, config: PoolConfig | str, tablespaces: Tablespaces, *, content=None):
+    def __init__(self, config: PoolConfig | str, tablespaces: Tablespaces, *,
+                 streams: int | Sequence[str] = 1, start_ns: Sequence[int] | None = None,
+                 content=None):
         if isinstance(config, str):
             config = preset(config)
         if not isinstance(config, PoolConfig):
@@ -69,7 +85,21 @@ class Pool:
                              f"{type(config).__name__}")
         if not isinstance(tablespaces, Tablespaces):
             raise ValueError(f"tablespaces must be a Tablespaces, got {type(tablespaces).__name__}")
-        self._state = PoolState(config, tablespaces, 1)
+        if isinstance(streams, (int, np.integer)) and not isinstance(streams, bool):
+            if streams < 1:
+                raise ValueError(f"streams={streams} is out of range; allowed: an int >= 1 or "
+                                 "a list of stream names")
+            names = None
+            n = int(streams)
+        elif isinstance(streams, (list, tuple)) and streams:
+            names = [str(x) for x in streams]
+            n = len(names)
+        else:
+            raise ValueError(f"streams must be an int >= 1 or a non-empty list of names, got "
+                             f"{describe(streams)}")
+        self._state = PoolState(config, tablespaces, n, start_ns=start_ns, stream_names=names)
+        self._sources = None  # one chunk iterator per stream while open() feeds them
+        self._on_chunk = None
         self._created = config  # what a snapshot must have been taken with (restore)
         self._baseline = self._cumulative()
         self._run0 = None  # (counters, stream totals) when begin() started a run
@@ -93,8 +123,12 @@ class Pool:
 
     @property
     def clock_ns(self) -> int:
-        """The virtual time now, in nanoseconds."""
-        return self._state.stream_totals(0)["clock_ns"]
+        """The virtual time now, in nanoseconds (the latest stream's clock)."""
+        return self._state.clock_ns
+
+    @property
+    def n_streams(self) -> int:
+        return self._state.n_streams
 
     # ---- running ---------------------------------------------------------------------------
     def run(self, trace) -> pd.DataFrame:
@@ -111,7 +145,10 @@ class Pool:
         sources, _, _ = trace_sources(trace)
         if len(sources) != 1:
             raise ValueError(f"trace: Pool.run takes one stream, this trace has {len(sources)}; "
-                             "replay() interleaves several")
+                             "open() and run_until() (or replay()) interleave several")
+        if self.n_streams != 1:
+            raise ValueError(f"trace: Pool.run feeds stream 0 of a one-stream pool; this pool "
+                             f"has {self.n_streams} streams: use open() and run_until()")
         if sources[0].tablespaces is not self.tablespaces and \
                 sources[0].tablespaces != self.tablespaces:
             raise ValueError("trace: its tablespaces differ from the pool's")
@@ -123,6 +160,65 @@ class Pool:
             self._run0 = None
             raise
         return self.end()
+
+    def open(self, traces, *, on_chunk=None) -> None:
+        """Give each stream its source of gets for :meth:`run_until`: a list of traces,
+        one per stream, or one trace of as many streams (split as :func:`bufsim.replay`
+        splits it).  Each stream continues from its own clock; a stream whose trace runs
+        out is closed.  ``on_chunk``: called with no argument after each chunk is fed
+        (a progress bar's update).
+
+        Raises
+        ------
+        ValueError
+            If the number of traces is not the pool's number of streams, or a trace's
+            tablespaces differ from the pool's."""
+        sources, _, _ = trace_sources(traces)
+        if len(sources) != self.n_streams:
+            raise ValueError(f"traces: {len(sources)} for a pool of {self.n_streams} streams; "
+                             "give one trace per stream")
+        for j, src in enumerate(sources):
+            if src.tablespaces is not self.tablespaces and src.tablespaces != self.tablespaces:
+                raise ValueError(f"traces[{j}]: its tablespaces differ from the pool's")
+        if self._run0 is not None:
+            raise RuntimeError("Pool.open: a run is open (begin() without end()); call end() "
+                               "first")
+        self._sources = [iter(src) for src in sources]
+        self._on_chunk = on_chunk
+        for s in range(self.n_streams):
+            self._state.reopen(s)
+            self._refill(s)
+
+    def _refill(self, s: int) -> None:
+        for chunk in self._sources[s]:
+            if len(chunk):
+                self._state.feed(s, chunk)
+                if self._on_chunk is not None:
+                    self._on_chunk()
+                return
+        self._state.close(s)
+
+    def run_until(self, t_ns: int | None = None) -> bool:
+        """Run the streams given to :meth:`open`, the one whose clock is smallest first,
+        until the stream to go next has reached virtual time ``t_ns`` (None: until every
+        trace is done).  Returns True if it stopped at ``t_ns`` with gets left, False once
+        every stream's trace is done (then :meth:`open` takes new traces).
+
+        A get is never split: a stream stops at the first get that would start at or
+        after ``t_ns``; an event of several gets may be cut there and resumes exactly."""
+        if self._sources is None:
+            raise RuntimeError("Pool.run_until: call open() with the streams' traces first")
+        stop = -1 if t_ns is None else check_ns("t_ns", t_ns)
+        st = self._state
+        while True:
+            code = st.run(stop_ns=stop)
+            if code > 0:
+                self._refill(code - 1)
+            elif code == STOP_TIME:
+                return True
+            else:
+                self._sources = None
+                return False
 
     def begin(self) -> None:
         """Start a run fed chunk by chunk (:meth:`feed`, then :meth:`end`): for a trace
@@ -136,6 +232,9 @@ class Pool:
         if self._run0 is not None:
             raise RuntimeError("Pool.begin: a run is open already (begin() was called and "
                                "end() was not); call end() first")
+        if self.n_streams != 1:
+            raise RuntimeError(f"Pool.begin: feeds stream 0 of a one-stream pool; this pool has "
+                               f"{self.n_streams} streams: use open() and run_until()")
         self._run0 = (self._cumulative(), self._state.stream_totals(0))
         self._state.reopen(0)
 
@@ -237,11 +336,37 @@ class Pool:
             df[name] = int(stats[name].sum())
         return df
 
-    def totals(self) -> dict:
-        """The stream's cumulative ``clock_ns``, ``cpu_ns``, ``io_wait_ns``, ``gets``,
+    def cumulative(self) -> dict:
+        """The cumulative counters (INNODB_BUFFER_POOL_STATS names, summed over instances)
+        since the pool was created, as ints: the columns of :meth:`counters` that count."""
+        return {name: int(v) for name, v in zip(COUNTER_NAMES, self._cumulative())}
+
+    @property
+    def cleaner_passes(self) -> int:
+        """Page-cleaner passes so far."""
+        return self._state.cleaner_passes
+
+    def memory(self) -> dict:
+        """Bytes of engine state: per frame (pool-sized arrays) and per distinct page met
+        (the page map and static facts), with the counts."""
+        return self._state.nbytes()
+
+    def streams(self) -> pd.DataFrame:
+        """One row per stream, cumulative since the pool was created: ``stream``,
+        ``name``, ``start_ns``, ``end_ns`` (its clock now), ``elapsed_ns``, ``cpu_ns``,
+        ``io_wait_ns``, ``gets``, ``misses``, ``events``, ``read_ahead`` and
+        ``hit_ratio``."""
+        return self._state.streams()
+
+    def spaces(self) -> pd.DataFrame:
+        """Per tablespace: gets, synchronous reads, hit ratio and resident pages now."""
+        return self._state.spaces()
+
+    def totals(self, stream: int = 0) -> dict:
+        """A stream's cumulative ``clock_ns``, ``cpu_ns``, ``io_wait_ns``, ``gets``,
         ``misses``, ``events``, ``read_ahead`` (pages its gets made linear read-ahead bring
         in) and the device's ``busy_ns`` since the pool was created."""
-        return self._state.stream_totals(0)
+        return self._state.stream_totals(stream)
 
     def stats(self) -> pd.DataFrame:
         """One row per instance: INNODB_BUFFER_POOL_STATS columns now."""
@@ -295,6 +420,7 @@ class Pool:
         st.restore_arrays(snap.arrays, snap.config)
         self._baseline = snap.baseline.copy()
         self._run0 = None
+        self._sources = None  # the buffered events are gone: open() again
 
     def load(self, pages, old=None, dirty=None) -> None:
         """Start from a given content: ``pages`` (dense page indices) in LRU order, head
@@ -349,3 +475,41 @@ class Pool:
         c = self.config
         return (f"Pool(policy={c.policy!r}, pool_pages={c.pool_pages}, instances={c.instances}, "
                 f"clock_ns={self.clock_ns})")
+
+
+def trace_sources(trace) -> tuple[list, list[int], list[str]]:
+    """One source of chunks per stream, with its start time and name."""
+    from .trace import Trace
+    if isinstance(trace, (list, tuple)):
+        if not trace:
+            raise ValueError("trace: an empty list of traces; give at least one")
+        for j, t in enumerate(trace):
+            if not isinstance(t, Trace):
+                raise ValueError(f"trace[{j}] must be a bufsim.Trace, got {describe(t)}")
+        ts = trace[0].tablespaces
+        for j, t in enumerate(trace[1:], 1):
+            if t.tablespaces is not ts and t.tablespaces != ts:
+                raise ValueError(f"trace[{j}] has other tablespaces than trace[0]; "
+                                 "every stream must share one tablespace map")
+        return list(trace), [0] * len(trace), [t.name or str(j) for j, t in enumerate(trace)]
+    if not isinstance(trace, Trace):
+        raise ValueError(f"trace must be a bufsim.Trace or a list of them (one per stream), "
+                         f"got {describe(trace)}")
+    if trace._by_stream is not None:   # already split (read_trace of several threads)
+        starts, names = trace.stream_start_ns, trace.stream_names
+        return (list(trace._by_stream),
+                [int(starts[s]) if starts is not None else 0 for s in range(len(trace._by_stream))],
+                [names[s] if names else str(s) for s in range(len(trace._by_stream))])
+    if trace.is_materialized:
+        ids = trace.streams()
+        if len(ids) > 1:
+            starts = trace.stream_start_ns
+            names = trace.stream_names
+            return (trace.split_streams(),
+                    [int(starts[s]) if starts is not None else 0 for s in ids],
+                    [names[s] if names else str(s) for s in ids])
+        if len(ids) == 1 and trace.stream_start_ns is not None:
+            s = int(ids[0])
+            name = trace.stream_names[s] if trace.stream_names else trace.name or "0"
+            return [trace], [int(trace.stream_start_ns[s])], [name]
+    return [trace], [0], [trace.name or "0"]

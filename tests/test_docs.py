@@ -171,7 +171,7 @@ def test_the_readme_names_every_notebook():
 
 def test_pool_state_bytes_per_frame_are_what_its_docstring_says():
     import bufsim
-    from bufsim.engine import PoolState
+    from bufsim._pool_state import PoolState
     from bufsim.policies._state import new_page_state, page_state_nbytes
 
     doc = PoolState.__doc__

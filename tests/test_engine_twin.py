@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from tests._hypothesis import examples
 
 from bufsim.config import CostModel, DeviceModel, PoolConfig
-from bufsim.engine import PoolState
+from bufsim._pool_state import PoolState
 from bufsim.pages import SpaceSpec, Tablespaces
 from bufsim.policies._state import (
     COUNTER_NAMES, C_RA, C_YOUNG, I_CAP,
@@ -244,18 +244,18 @@ def _replay_whole(config, events, kernel=None, budget=None, stop_every=None):
     no per-event limit, so the fast loop takes every get it can; ``budget`` is the
     gets per kernel call (events are cut wherever it runs out); ``stop_every``: run
     to stop times this many ns apart (as ``replay(sample_every_ns=...)`` does)."""
-    from bufsim import engine
+    from bufsim import _pool_state
     state = _one_stream_state(config, events)
     if kernel is not None:
         state._kernel = kernel
-    saved = engine.GETS_PER_CALL
-    engine.GETS_PER_CALL = budget or saved
+    saved = _pool_state.GETS_PER_CALL
+    _pool_state.GETS_PER_CALL = budget or saved
     try:
         stop = stop_every or -1
         while state.run(stop_ns=stop) != 0:
             stop += stop_every
     finally:
-        engine.GETS_PER_CALL = saved
+        _pool_state.GETS_PER_CALL = saved
     return state
 
 
@@ -272,7 +272,7 @@ def test_innodb_fast_loop_matches_general_kernel_and_reference(case, pool, budge
     lists equal the pure-Python reference's.  (Pools of 600-1,000 pages and every
     stream's events in one: the LRU must grow past OLD_MIN_LEN pages, beside the
     page cleaner's free blocks, for the fast loop to take the gets.)"""
-    from bufsim import engine
+    from bufsim.policies import innodb
     cfg, streams = case
     cfg = cfg.replace(pool_pages=pool, instances=1)
     # a first pass over more pages than the pool holds, so that the old sublist is set
@@ -280,7 +280,7 @@ def test_innodb_fast_loop_matches_general_kernel_and_reference(case, pool, budge
     warm = [(int(p), 1, 1000, 0) for p in range(0, SPACES.n_pages, 2)]
     events = warm + [ev for s in streams for ev in s]
     fast = _replay_whole(cfg, events, budget=budget, stop_every=stop_every)
-    general = _replay_whole(cfg, events, engine._run_innodb_general, budget, stop_every)
+    general = _replay_whole(cfg, events, innodb.run_general, budget, stop_every)
     assert_same_state(fast, general, "fast loop against general kernel")
     ref = ReferencePool(cfg, SPACES, [events])
     n = 0
@@ -294,17 +294,18 @@ def test_innodb_fast_loop_matches_general_kernel_and_reference(case, pool, budge
 
 @pytest.mark.parametrize("old_blocks_time_ms", [0, 1000])
 def test_innodb_fast_loop_on_a_large_pool_matches_general_kernel(old_blocks_time_ms):
-    """On pools of engine.DEEP_FRAMES frames or more the fast loop also prefetches each
+    """On pools of innodb.DEEP_FRAMES frames or more the fast loop also prefetches each
     coming frame's plain-hit fields (a hint that changes no value): every state array
     still equals the general kernel's, over Zipf gets with misses, moves and hits."""
-    from bufsim import engine, mysql56
+    from bufsim import mysql56
+    from bufsim.policies import innodb
     from bufsim.synthetic import zipf_trace
-    n_pages = 3 * engine.DEEP_FRAMES
-    cfg = mysql56(pool_pages=engine.DEEP_FRAMES + 4096, instances=1,
+    n_pages = 3 * innodb.DEEP_FRAMES
+    cfg = mysql56(pool_pages=innodb.DEEP_FRAMES + 4096, instances=1,
                   old_blocks_time_ms=old_blocks_time_ms)
     chunk = zipf_trace(400_000, n_pages, 0.9, seed=3, cpu_ns=2_000).materialize()
     states = []
-    for kernel in (None, engine._run_innodb_general):
+    for kernel in (None, innodb.run_general):
         state = PoolState(cfg, Tablespaces.single(n_pages), 1)
         if kernel is not None:
             state._kernel = kernel
@@ -313,7 +314,7 @@ def test_innodb_fast_loop_on_a_large_pool_matches_general_kernel(old_blocks_time
         while state.run() != 0:
             pass
         states.append(state)
-    assert int(states[0].ist[0, I_CAP]) >= engine.DEEP_FRAMES
+    assert int(states[0].ist[0, I_CAP]) >= innodb.DEEP_FRAMES
     assert int(states[0].cnt[0, C_YOUNG]) > 10_000  # moves, not only hits and misses
     assert_same_state(states[0], states[1], "large pool: fast loop against general kernel")
 
@@ -326,7 +327,7 @@ def test_innodb_fast_loop_does_the_work_of_a_long_replay():
     page cleaner shortened it, and its pass): the scans' linear read-aheads and the
     area edge pages' first accesses stay in the fast loop (they were 625 more
     fallbacks when they left it)."""
-    from bufsim import engine
+    from bufsim.policies import innodb, loop
     rng = np.random.default_rng(5)
     events = [(int(p), 1, 1000, 0) for p in rng.integers(0, SPACES.n_pages, 20_000)]
     events += [(int(p), 1, 1000, 0) for p in range(640)] * 2   # t1 in page order, twice
@@ -339,14 +340,14 @@ def test_innodb_fast_loop_does_the_work_of_a_long_replay():
     room = state._room()
     fast_gets = general_gets = fallbacks = 0
     while True:
-        code, n, want = engine._innodb_fast(*args(), -1, 10**9, room)
+        code, n, want = innodb.fast_loop(*args(), -1, 10**9, room)
         fast_gets += n
-        if code != engine.FALLBACK:
+        if code != loop.FALLBACK:
             break
-        assert engine._run_innodb_general(*args(), -1, -1, want, room) == engine.YIELD
+        assert innodb.run_general(*args(), -1, -1, want, room) == loop.YIELD
         general_gets += want
         fallbacks += 1
-    assert code == engine.DONE
+    assert code == loop.DONE
     assert fast_gets + general_gets == 20_000 + 1_280
     assert fallbacks == 14 and general_gets < 1_100
     assert state.cnt[0, C_RA] == 195
@@ -361,11 +362,11 @@ def test_local_ids_replay_as_dense_keys(case):
     numbering is too large for them) replay every case to the same counters, streams
     and lists: the facts the kernels compute from the spaces equal those they read
     from ``stat``."""
-    from bufsim import engine
+    from bufsim import _pool_state
     cfg, streams = case
     dense = run_both(cfg, SPACES, streams)[0]
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(engine, "DENSE_MAP_MAX_PAGES", 0)
+        mp.setattr(_pool_state, "DENSE_MAP_MAX_PAGES", 0)
         local = run_both(cfg, SPACES, streams)[0]
     assert dense.dense_keys and not local.dense_keys
     np.testing.assert_array_equal(dense.cnt, local.cnt)
@@ -381,7 +382,7 @@ def test_local_ids_replay_as_dense_keys(case):
         [ev for s in streams for ev in s]
     dense = _replay_whole(one, events)
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(engine, "DENSE_MAP_MAX_PAGES", 0)
+        mp.setattr(_pool_state, "DENSE_MAP_MAX_PAGES", 0)
         local = _replay_whole(one, events)
     np.testing.assert_array_equal(dense.cnt, local.cnt)
     np.testing.assert_array_equal(dense.sst, local.sst)

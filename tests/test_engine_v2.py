@@ -11,12 +11,12 @@ import pytest
 from numba import njit
 
 import bufsim
-from bufsim import engine
+from bufsim import _pool_state
 from bufsim.config import CostModel, DeviceModel, PoolConfig
-from bufsim.engine import PoolState
+from bufsim._pool_state import PoolState
 from bufsim.pages import SpaceSpec, Tablespaces
 from bufsim.policies._state import (
-    G_AREA, N_G, dense_of, is_edge, leaf_links, page_no, prefetch, space_pos,
+    G_AREA, N_G, T_GETS, dense_of, is_edge, leaf_links, page_no, prefetch, space_pos,
 )
 from bufsim.policies.innodb import instance_of
 from bufsim.reference import ReferencePool
@@ -114,9 +114,9 @@ def test_events_split_across_calls_give_the_same_result(monkeypatch, policy):
     cfg = PoolConfig(policy=policy, pool_pages=320, device=DeviceModel.ssd())
     for traces_ in (traces[:1], traces):
         whole = bufsim.replay(traces_, cfg, sample_every_ns=50_000_000)
-        monkeypatch.setattr(engine, "GETS_PER_CALL", 7)
+        monkeypatch.setattr(_pool_state, "GETS_PER_CALL", 7)
         split = bufsim.replay(traces_, cfg, sample_every_ns=50_000_000)
-        monkeypatch.setattr(engine, "GETS_PER_CALL", 2_000_000)
+        monkeypatch.setattr(_pool_state, "GETS_PER_CALL", 2_000_000)
         assert _totals(split) == _totals(whole)
         assert split.timeline.equals(whole.timeline)
         assert int(whole.totals["NUMBER_PAGES_GET"]) > 0
@@ -151,7 +151,7 @@ def test_pages_carry_the_tablespaces_facts(monkeypatch, dense_keys):
     whether the kernels read them from ``stat`` (local ids) or compute them (dense
     keys)."""
     if not dense_keys:
-        monkeypatch.setattr(engine, "DENSE_MAP_MAX_PAGES", 0)
+        monkeypatch.setattr(_pool_state, "DENSE_MAP_MAX_PAGES", 0)
     n = 256
     order = np.random.default_rng(3).permutation(n)  # a B-tree whose leaves are shuffled
     prev = np.full(n, -1)
@@ -190,7 +190,7 @@ def test_hash_page_map_equals_dense_page_map(monkeypatch):
     tr = Trace([Chunk.from_arrays(page, count, cpu, 0, flags)], SPACES)
     cfg = bufsim.mysql56(pool_pages=320, device="ssd", instances=1)
     dense = bufsim.replay(tr, cfg)
-    monkeypatch.setattr(engine, "DENSE_MAP_MAX_PAGES", 0)
+    monkeypatch.setattr(_pool_state, "DENSE_MAP_MAX_PAGES", 0)
     hashed = bufsim.replay(tr, cfg)
     assert _totals(hashed) == _totals(dense)
     assert int(dense.totals["NUMBER_PAGES_READ_AHEAD"]) > 0
@@ -260,7 +260,7 @@ def test_clock_overflow_is_an_error_naming_the_field():
 def test_feed_checks_pages_and_cpu_before_any_work(policy):
     """A Trace checks its chunks against its tablespaces; PoolState.feed checks again
     (with span(), one pass) since the kernels index by page without bounds checks."""
-    from bufsim.engine import PoolState
+    from bufsim._pool_state import PoolState
     ts = Tablespaces.single(100)
     state = PoolState(PoolConfig(policy=policy, pool_pages=320), ts, start_ns=[2**62])
     with pytest.raises(ValueError, match=r"'page' row 1: page index 100 .*allowed 0\.\.99"):
@@ -303,7 +303,7 @@ def test_relatch_against_the_reference(config):
         assert state.run(max_events=1) in (0, -2)
         np.testing.assert_array_equal(state.cnt, ref.counters(), err_msg=f"event {k}")
     relatched = sum(c for _, c, _, f in ev if f & FLAG_RELATCH)
-    assert int(state.sst[0, engine.T_GETS]) == sum(c for _, c, _, _ in ev) - relatched
+    assert int(state.sst[0, T_GETS]) == sum(c for _, c, _, _ in ev) - relatched
     assert relatched > 0
     for i in range(config.instances):
         assert state.lru(i) == ref.lists(i)[0]

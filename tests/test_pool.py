@@ -174,3 +174,48 @@ def test_begin_feed_end_is_run_chunk_by_chunk_and_feeds_several_pools():
         fed[0].feed(chunks[0])
     with pytest.raises(ValueError, match=r"ns=-1 is out of range"):
         fed[0].idle_ns(-1)
+
+
+def test_pool_of_two_streams_runs_until_each_moment_as_the_reference():
+    """Two streams share the pool and interleave by virtual time: ``run_until(t)`` stops
+    at each moment (the pool's clock there) and the pool after the last one equals the
+    pure-Python reference of the whole run, counters, stream clocks and lists."""
+    cfg = bufsim.mysql56(pool_pages=640, device="ssd", instances=1, lru_scan_depth=300)
+    ev = [events(21, n=150), events(22, n=150)]
+    pool = Pool(cfg, SPACES, streams=["oltp", "dump"])
+    pool.open([trace_of(e) for e in ev])
+    t, stops = 0, 0
+    while pool.run_until(t):
+        assert pool.clock_ns >= t
+        stops += 1
+        t += 250_000_000
+    assert stops > 5
+    ref = ReferencePool(cfg, SPACES, ev)
+    ref.run()
+    check(pool, ref, "two streams run to moments")
+    assert list(pool.streams()["name"]) == ["oltp", "dump"]
+    assert pool.streams()["gets"].tolist() == [int(pool.state.sst[s, T_GETS]) for s in (0, 1)]
+
+
+def test_pool_streams_start_at_their_start_ns_and_check_their_arguments():
+    cfg = bufsim.mysql56(pool_pages=640, device="ssd", instances=1)
+    ev = [events(23, n=60), events(24, n=60)]
+    pool = Pool(cfg, SPACES, streams=2, start_ns=[0, 10**12])
+    with pytest.raises(RuntimeError, match="call open"):
+        pool.run_until(5)
+    with pytest.raises(ValueError, match="1 for a pool of 2 streams"):
+        pool.open([trace_of(ev[0])])
+    with pytest.raises(ValueError, match="use open"):
+        pool.run(trace_of(ev[0]))
+    pool.open([trace_of(e) for e in ev])
+    assert pool.run_until(10**12)            # stream 1 has not started yet
+    gets = pool.streams()["gets"].tolist()
+    assert gets[0] == sum(c for _, c, _, f in ev[0] if not f & FLAG_RELATCH) and gets[1] == 0
+    assert not pool.run_until()
+    st = pool.streams()
+    assert st["start_ns"].tolist() == [0, 10**12] and st["end_ns"].iat[1] > 10**12
+    assert st["gets"].iat[1] == sum(c for _, c, _, f in ev[1] if not f & FLAG_RELATCH)
+    with pytest.raises(ValueError, match="streams=0 is out of range"):
+        Pool(cfg, SPACES, streams=0)
+    with pytest.raises(ValueError, match="start_ns must hold 2 times"):
+        Pool(cfg, SPACES, streams=2, start_ns=[0])

@@ -123,9 +123,9 @@ def test_bad_inputs_raise_before_replay():
 @pytest.mark.parametrize("policy", ["lru", "innodb"])
 def test_fast_loops_sample_as_the_general_kernels(policy, monkeypatch):
     """A one-stream replay sampled every few virtual milliseconds: the fast loops
-    (``_run_lru``, ``_innodb_fast``) stop at each sample time exactly where the general
+    (``lru.run``, ``innodb.fast_loop``) stop at each sample time exactly where the general
     kernels do, so every sample and the final counters are the same."""
-    from bufsim import engine
+    from bufsim.policies import innodb, registry
     rng = np.random.default_rng(3)
     ts = Tablespaces([SpaceSpec(0, 4000, "t")])
     pages = np.r_[np.arange(4000), rng.integers(0, 4000, 30_000)]
@@ -136,8 +136,8 @@ def test_fast_loops_sample_as_the_general_kernels(policy, monkeypatch):
         res = replay(trace, cfg, sample_every_ns=7_000_000)
         return res.timeline, res.stats
     fast_timeline, fast_stats = run()
-    monkeypatch.setattr(engine, "_run_lru", engine._run_generic)
-    monkeypatch.setattr(engine, "_run_innodb", engine._run_innodb_general)
+    monkeypatch.setattr(registry, "kernel", lambda name: innodb.run_general
+                        if name == "innodb" else registry.run_generic)
     general_timeline, general_stats = run()
     assert len(fast_timeline) > 20
     pd.testing.assert_frame_equal(fast_timeline, general_timeline)

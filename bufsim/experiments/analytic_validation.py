@@ -9,7 +9,7 @@
   :func:`~bufsim.analytic.midpoint.midpoint_lru`.
 
 Steady state (:func:`che_grid`).  The estimates describe a warm pool, so every
-replay runs in two phases through :class:`bufsim.PoolState`: a warm-up prefix of
+replay runs in two phases through one :class:`bufsim.Pool`: a warm-up prefix of
 ``warm_t`` times Che's characteristic time ``T`` at the largest size (an LRU pool of
 ``C`` pages is full after about ``T`` gets), then ``measured`` gets; the hit ratio is
 the difference of the counters.  The rates are the exact probabilities of the trace
@@ -33,12 +33,10 @@ import numpy as np
 import pandas as pd
 
 import bufsim
-from bufsim import Chunk, CostModel, DeviceModel, PoolConfig, PoolState, SpaceSpec, Tablespaces, Trace
+from bufsim import Chunk, CostModel, DeviceModel, Pool, PoolConfig, SpaceSpec, Tablespaces, Trace
 from bufsim._units import NS_PER_MS, NS_PER_S
 from bufsim.analytic import che, mrc_error, shards_mrc
 from bufsim.analytic.midpoint import ScanClass, midpoint_lru
-from bufsim.engine import STOP_TIME
-from bufsim.engine import COUNTER_NAMES
 from bufsim.synthetic import zipf_probabilities, zipf_trace
 
 __all__ = ["Mixture", "MIXTURES", "TIMES_MS", "PCTS", "KNOWN_HOT_MISSES", "che_grid", "simulate", "model",
@@ -155,36 +153,19 @@ def config(mix: Mixture, pct: int, tau_ms: int):
 def simulate(mix: Mixture, pct: int, tau_ms: int) -> dict:
     """Replay the mixture; hit ratios and counters over the measurement window."""
     ts = traces(mix)
-    state = PoolState(config(mix, pct, tau_ms), ts[0].tablespaces, 2, start_ns=[0, mix.warm_ns])
-    iters = [iter(t) for t in ts]
-
-    def refill(s):
-        for chunk in iters[s]:
-            if len(chunk):
-                state.feed(s, chunk)
-                return
-        state.close(s)
-
-    def run_to(t_ns):
-        while True:
-            code = state.run(stop_ns=t_ns)
-            if code > 0:
-                refill(code - 1)
-            else:
-                return code
-
-    for s in range(2):
-        refill(s)
+    pool = Pool(config(mix, pct, tau_ms), ts[0].tablespaces, streams=2, start_ns=[0, mix.warm_ns])
+    pool.open(ts)
     t0 = mix.warm_ns + mix.settle_ns
     t1 = t0 + mix.measure_ns
-    assert run_to(t0) == STOP_TIME
-    a_st, a_cnt = state.streams(), state.counter_totals()
-    assert run_to(t1) == STOP_TIME
-    d = state.streams()
-    dc = dict(zip(COUNTER_NAMES, state.counter_totals() - a_cnt))
+    assert pool.run_until(t0)
+    a_st, a_cnt = pool.streams(), pool.cumulative()
+    assert pool.run_until(t1)
+    d = pool.streams()
+    dc = {k: v - a_cnt[k] for k, v in pool.cumulative().items()}
     gets = (d["gets"] - a_st["gets"]).to_numpy(dtype=float)
     miss = (d["misses"] - a_st["misses"]).to_numpy(dtype=float)
-    pages, old = state.group_counts()
+    contents = pool.contents()
+    pages, old = contents["pages"].to_numpy(), contents["old_pages"].to_numpy()
     secs = mix.measure_ns / NS_PER_S
     return dict(hit=1 - miss.sum() / gets.sum(), hot_hit=1 - miss[0] / gets[0],
                 scan_hit=1 - miss[1] / gets[1], made_young=dc["PAGES_MADE_YOUNG"] / secs,
@@ -225,20 +206,18 @@ def run_grid(mixtures=MIXTURES, times=TIMES_MS, pcts=PCTS, verbose=False) -> pd.
 
 
 def _warm_replay(config: PoolConfig, ts, warm: Chunk, measured: Chunk):
-    """Replay ``warm`` then ``measured``; (gets, hits) of the measured part and the state."""
-    state = PoolState(config, ts)
-    state.feed(0, warm)
-    if state.run() != 1:                 # stream 0 wants its next chunk
-        raise RuntimeError("warm-up replay did not stop for its next chunk")
-    before = state.streams().iloc[0]
-    state.feed(0, measured)
-    state.close(0)
-    if state.run() != 0:
-        raise RuntimeError("measured replay did not finish")
-    after = state.streams().iloc[0]
-    gets = int(after["gets"] - before["gets"])
-    misses = int(after["misses"] - before["misses"])
-    return gets, gets - misses, state
+    """Replay ``warm`` then ``measured`` as one run of a :class:`bufsim.Pool`; (gets, hits)
+    of the measured part and the pool."""
+    pool = Pool(config, ts)
+    pool.begin()
+    pool.feed(warm)                      # runs until stream 0 wants its next chunk
+    before = pool.totals()
+    pool.feed(measured)
+    pool.end()
+    after = pool.totals()
+    gets = after["gets"] - before["gets"]
+    misses = after["misses"] - before["misses"]
+    return gets, gets - misses, pool
 
 
 def che_grid(alpha: float, sizes, *, n_pages: int = 100_000, measured: int = 1_000_000,

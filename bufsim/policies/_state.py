@@ -381,7 +381,7 @@ def hash_slot(hk, d):
 
 
 # ---- page ids: dense keys or local ids ---------------------------------------------------
-# Where the tablespaces' dense numbering is small enough (engine.DENSE_MAP_MAX_PAGES), a
+# Where the tablespaces' dense numbering is small enough (bufsim._pool_state.DENSE_MAP_MAX_PAGES), a
 # page's id in the kernels *is* its dense index (**dense keys**): ``fmap`` has an entry per
 # page number, a trace's pages need no translation, and the per-page facts are computed
 # from the space arrays on the miss and read-ahead paths; ``stat`` then has one column,

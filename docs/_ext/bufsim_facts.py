@@ -47,7 +47,7 @@ def _executed(nb_path: Path) -> bool:
 def facts(repo: Path | None = None) -> dict[str, str]:
     """The numbers and names the pages cite, from the code in ``repo``."""
     import bufsim
-    from bufsim.engine import PoolState
+    from bufsim._pool_state import PoolState
     from bufsim.policies import registry
 
     trace = bufsim.synthetic.zipf_trace(1_000, 1_000, alpha=0.9, seed=1)

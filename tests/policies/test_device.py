@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 from tests._hypothesis import examples
 
 from bufsim.config import DeviceModel, PoolConfig
-from bufsim.engine import PoolState, _config_array
+from bufsim._pool_state import PoolState, _config_array
 from bufsim.pages import SpaceSpec, Tablespaces
 from bufsim.policies._state import G_DEVBUSY, G_DEVFREE, G_DEVLAST, N_G, N_T
 from bufsim.policies.device import CFQ_SEEK_PAGES, RefDevice, device_read, device_write

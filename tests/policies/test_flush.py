@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from tests._hypothesis import examples
 
 from bufsim.config import CostModel, DeviceModel, PoolConfig
-from bufsim.engine import PoolState
+from bufsim._pool_state import PoolState
 from bufsim.pages import SpaceSpec, Tablespaces
 from bufsim.policies._state import (
     COUNTER_NAMES, FLAG_MODIFY, L1_LEN, LF_LEN, N_C, N_I, P_DIRTY, T_CLOCK,
@@ -127,7 +127,7 @@ def test_56_no_new_modification_no_flush_list_batch():
     (0, 75, 0, 0), (75, 75, 0, 0), (76, 75, 0, 100), (3, 0, 0, 100), (0, 0, 0, 0),
     (10, 75, 10, 0), (11, 75, 10, 14), (50, 90, 10, 54)])
 def test_pct_for_dirty_is_af_get_pct_for_dirty(dirty, hi, lwm, pct):
-    from bufsim.engine import _config_array
+    from bufsim._pool_state import _config_array
     ist = np.zeros((1, N_I), np.int64)
     ist[0, LF_LEN] = dirty
     ist[0, L1_LEN] = 99                    # 1 + LRU + free = 100: dirty_pct = dirty

@@ -4,7 +4,7 @@ import pytest
 
 from bufsim import PoolConfig, Tablespaces, Trace, mysql55, mysql56, replay
 from bufsim.config import CostModel, DeviceModel, mariadb105, mysql57, pages_from_bytes, preset
-from bufsim.engine import PoolState
+from bufsim._pool_state import PoolState
 from bufsim.pages import SpaceSpec
 from bufsim.policies._state import P_OLD, P_STAMP
 from bufsim.trace import FLAG_MODIFY, FLAG_STMT_END, Chunk

@@ -52,4 +52,4 @@ def test_restore_keeps_set_values_and_accepts_a_twin_pool():
     twin = Pool(bufsim.mysql56(pool_pages=512), Tablespaces([SpaceSpec(1, 900, "t1")]))
     twin.restore(snap)  # another pool created with the same configuration, equal tablespaces
     assert twin.config.old_blocks_pct == 60
-    assert int(twin.state.cfg[bufsim.engine.K_OLDTIME]) == 0
+    assert int(twin.state.cfg[bufsim.policies._state.K_OLDTIME]) == 0

@@ -1,0 +1,332 @@
+"""The named steps of the InnoDB fast loop (:mod:`bufsim.policies.innodb.fast`), each
+the one of InnoDB's functions it is named after, over the loop's locals (list ends, old
+pointer and length, free count, freed_page_clock, device queue) passed in and returned:
+buf_LRU_get_free_block (with buf_LRU_free_tail_young and buf_LRU_remove_tail),
+buf_LRU_add_block, buf_page_peek_if_too_old, buf_page_make_young and
+buf_read_ahead_linear, plus the run of plain hits that moves nothing, the prefetch
+hints, and the write-back of the locals and the counts.  Every step is compiled into the loop
+(``inline="always"``)."""
+import numpy as np
+from numba import njit
+
+from .._state import (
+    C_AHI, C_EVICT, C_GETS, C_NOT_YOUNG, C_RA_EVICTED, C_READ, C_READS, C_YOUNG, FLAG_ACTIVITY,
+    FLAG_AHI, FLAG_MODIFY, FLAG_RELATCH, FLAG_SHORTCUT, G_DEVBUSY, G_DEVFREE, G_DEVLAST, G_FIXED,
+    G_FTOP, I_CLOCK, I_FREE, I_OLD, I_OLDLEN, L1_HEAD, L1_LEN, L1_TAIL, NS_PER_MS, PREFETCH_AHEAD,
+    STAMP_MASK, T_CLOCK, T_CPU, T_EVENTS, T_GETS, T_IOWAIT, T_MISSES, T_POS, ix, prefetch,
+)
+from ..loop import ONLY
+from .lists import old_adjust, old_bounds, old_clamp, old_walk
+from .read import read_ahead_linear
+
+
+@njit(_nrt=False, cache=True, inline="always")
+def unpin_old(f, prv, isold, old, oldlen):
+    """remove_block's first step for frame f about to leave the LRU: if f is LRU_old, the
+    pointer moves to f's predecessor, which becomes old; the new (old, oldlen)."""
+    if f == old:
+        old = prv[ix(f)]
+        isold[ix(old)] = 1
+        oldlen += 1
+    return old, oldlen
+
+
+@njit(_nrt=False, cache=True, inline="always")
+def stays_put(f, where, access, ready, isold, stamp, t, clock, oldtime, window):
+    """Whether a plain get of frame ``f`` (< 0: none) at time ``t`` is one that every step
+    of :func:`bufsim.policies.innodb.get` would only count, the old sublist being set: the
+    page is resident, accessed and landed, and needs no old_blocks_time check and is still
+    in the young window (or nothing has been evicted yet)."""
+    return f >= 0 and where[ix(f)] == 1 and access[ix(f)] != 0 and ready[ix(f)] <= t and \
+        (clock == 0 or ((oldtime == 0 or isold[ix(f)] == 0) and
+                        (clock & STAMP_MASK) < stamp[ix(f)] + window))
+
+
+#: On a pool of at least DEEP_FRAMES frames (whose per-frame arrays outgrow the CPU's
+#: L2 cache) the fast loop also prefetches, FRAME_AHEAD events ahead, the fields a plain
+#: hit reads of the frame that event will get (its frame-map entry was prefetched
+#: PREFETCH_AHEAD events ahead, so it is likely in cache by then).
+FRAME_AHEAD = 8
+DEEP_FRAMES = 65536
+
+
+@njit(_nrt=False, cache=True, inline="always")
+def prefetch_frame(f, where, access, ready, stamp, prv, nxt, isold):
+    """Prefetch what :func:`stays_put` reads of frame f, and its list links and old flag
+    (a move or an eviction reads them); nothing if f < 0."""
+    if f >= 0:
+        prefetch(where, ix(f))
+        prefetch(access, ix(f))
+        prefetch(ready, ix(f))
+        prefetch(stamp, ix(f))
+        prefetch(prv, ix(f))
+        prefetch(nxt, ix(f))
+        prefetch(isold, ix(f))
+
+
+@njit(_nrt=False, cache=True, inline="always")
+def prefetch_tail(tail, prv, page, access, dirty, ready, isold):
+    """Prefetch what the next miss reads of the LRU's tail, the page it will evict: its
+    page id, first access, modification and read times, predecessor and old flag.  On a
+    large pool the tail is a frame no get has touched for a long time, so without it
+    each miss waits for these loads (zipf 0.9/262,144, t=0, paired on 2026-11-27: 638-700
+    against 753-934 ms of kernel time)."""
+    if tail >= 0:
+        prefetch(prv, ix(tail))
+        prefetch(page, ix(tail))
+        prefetch(access, ix(tail))
+        prefetch(dirty, ix(tail))
+        prefetch(ready, ix(tail))
+        prefetch(isold, ix(tail))
+
+
+@njit(_nrt=False, cache=True, inline="always")
+def plain_hit_run(pages, counts, cpus, flags, e, lim, end, t, stop_ns, cleaner, tick, fmap,
+                  where, access, ready, isold, stamp, prv, nxt, clock, oldtime, window, deep,
+                  ahi_pool, stmt_active):
+    """A run of one-get plain events (no AHI path, no modification) from event ``e`` (up
+    to ``lim``), each a get whose buf_page_peek_if_too_old leaves the page where it is
+    (:func:`stays_put`): only counted, one event per iteration, the bookkeeping summed
+    after the run.  Stops before an event that is not such a get, at ``stop_ns``, when a
+    page-cleaner pass is due, or before a CPU time that would overflow the clock.
+    Returns ``(e, t, cpu, counted, active)``: the next event, the clock, the CPU and the
+    counted (not re-latched) gets of the run, and whether an event flagged
+    FLAG_ACTIVITY ended in it (statement activity)."""
+    cpu_sum = 0
+    counted = 0
+    active = False
+    while e < lim:
+        if counts[ix(e)] != 1 or (stop_ns >= 0 and t >= stop_ns) or \
+                (cleaner and tick <= t):
+            break
+        if e + PREFETCH_AHEAD < end:
+            prefetch(fmap, pages[ix(e + PREFETCH_AHEAD)])
+            if deep:
+                prefetch_frame(fmap[ix(pages[ix(e + FRAME_AHEAD)])], where, access,
+                               ready, stamp, prv, nxt, isold)
+        fl = np.int64(flags[ix(e)])
+        if (fl & FLAG_MODIFY) != 0 or \
+                (ahi_pool and (fl & (FLAG_SHORTCUT | FLAG_AHI)) != 0):
+            break
+        if not stays_put(fmap[ix(pages[ix(e)])], where, access, ready, isold, stamp,
+                         t, clock, oldtime, window):
+            break
+        cpu = cpus[ix(e)]
+        if t + cpu < 0:
+            break                                # (the clock's overflow: the caller's)
+        t += cpu
+        cpu_sum += cpu
+        if (fl & FLAG_RELATCH) == 0:
+            counted += 1
+        if stmt_active and (fl & FLAG_ACTIVITY) != 0:
+            active = True
+        e += 1
+    return e, t, cpu_sum, counted, active
+
+
+@njit(_nrt=False, cache=True, inline="always")
+def buf_LRU_free_tail_young(f, prv, nxt, isold, old, oldlen, length, ratio, blen, lo0, hi0,
+                            lo1, hi1):
+    """buf_LRU_free_from_common_LRU_list of the tail ``f`` when the page read into its
+    frame is made young at its first access (old_blocks_time 0, freed_page_clock past
+    the window: the caller checks): evict the tail, add the new page after LRU_old and
+    make it young, in one step.  The old length through the four adjustments
+    (old_bounds): remove_block(tail) (the tail is old), add_block(f, old) right below
+    LRU_old (old_bounds never falls as the list grows, so k2 >= k1: f stays old, and is
+    LRU_old if k2 == k1), remove_block(f), add_block(f) at the head.  Then LRU_old moves
+    once by the net difference (in the list without its tail every place is one less).
+    ``blen``, ``lo0``, ``hi0``, ``lo1``, ``hi1`` cache old_bounds at ``length`` and
+    ``length - 1``.  Returns ``(tail, old, oldlen, blen, lo0, hi0, lo1, hi1)``; the
+    length is unchanged (f comes back at the head: :func:`buf_LRU_add_block`)."""
+    if length != blen:
+        blen = length
+        lo0, hi0 = old_bounds(length, ratio)
+        lo1, hi1 = old_bounds(length - 1, ratio)
+    k1 = old_clamp(oldlen - 1, lo1, hi1)
+    k2 = old_clamp(k1 + 1, lo0, hi0)
+    k3 = k2 - 1 if k2 > k1 else k2   # remove_block(f): old, not LRU_old
+    k5 = old_clamp(old_clamp(k3, lo1, hi1), lo0, hi0)
+    a = prv[ix(f)]
+    nxt[ix(a)] = -1
+    old = old_walk(prv, nxt, isold, old, k5 + 1 - oldlen)
+    isold[ix(f)] = 0
+    return a, old, k5, blen, lo0, hi0, lo1, hi1
+
+
+@njit(_nrt=False, cache=True, inline="always")
+def buf_LRU_remove_tail(f, prv, nxt, isold, old, oldlen, length, ratio):
+    """buf_LRU_remove_block of the LRU's tail ``f`` (then buf_LRU_old_adjust_len):
+    ``(tail, length, old, oldlen)`` after it."""
+    old, oldlen = unpin_old(f, prv, isold, old, oldlen)
+    a = prv[ix(f)]
+    nxt[ix(a)] = -1
+    length -= 1
+    if isold[ix(f)]:
+        oldlen -= 1
+    isold[ix(f)] = 0
+    old, oldlen = old_adjust(prv, nxt, isold, length, ratio, old, oldlen)
+    return a, length, old, oldlen
+
+
+@njit(_nrt=False, cache=True, inline="always")
+def buf_LRU_add_block(f, young_now, head, tail, prv, nxt, isold, stamp, old, oldlen, length,
+                      ratio, clock):
+    """Add the frame ``f`` just read into to the LRU: at the head if it was made young
+    with its eviction (:func:`buf_LRU_free_tail_young`, which kept the length), else
+    after LRU_old (buf_LRU_add_block(f, old=TRUE)) with buf_LRU_old_adjust_len.
+    Returns ``(head, tail, length, old, oldlen)``."""
+    if young_now:
+        prv[ix(f)] = -1                              # push_head
+        nxt[ix(f)] = head
+        prv[ix(head)] = f
+        head = f
+        stamp[ix(f)] = clock & STAMP_MASK
+    else:
+        stamp[ix(f)] = 0
+        b = nxt[ix(old)]
+        prv[ix(f)] = old
+        nxt[ix(f)] = b
+        nxt[ix(old)] = f
+        if b >= 0:
+            prv[ix(b)] = f
+        else:
+            tail = f
+        length += 1
+        oldlen += 1
+        isold[ix(f)] = 1
+        old, oldlen = old_adjust(prv, nxt, isold, length, ratio, old, oldlen)
+    return head, tail, length, old, oldlen
+
+
+@njit(_nrt=False, cache=True, inline="always")
+def buf_page_peek_if_too_old(f, isold, access, stamp, t, clock, oldtime, window):
+    """buf_page_peek_if_too_old of frame ``f`` at time ``t``: ``(move, checked)``, whether
+    the page is to be made young, and whether the old_blocks_time check ran (an old
+    page under a non-zero old_blocks_time: it reads the clock, and counts a page not
+    made young when it says no)."""
+    if clock == 0:
+        return False, False
+    if oldtime != 0 and isold[ix(f)]:
+        return t // NS_PER_MS + 1 - access[ix(f)] >= oldtime, True
+    return (clock & STAMP_MASK) >= stamp[ix(f)] + window, False
+
+
+@njit(_nrt=False, cache=True, inline="always")
+def buf_page_make_young(f, head, tail, prv, nxt, isold, stamp, old, oldlen, length, ratio,
+                        clock):
+    """buf_page_make_young of resident frame ``f``: buf_LRU_remove_block, then
+    buf_LRU_add_block(f, old=FALSE) at the head, each with its old-length adjustment
+    (``length - 1 >= OLD_MIN_LEN``: remove_block's adjustment runs, then add_block's at
+    the same length).  Returns ``(head, tail, old, oldlen, made_young)``, the last 1 if
+    f was old (PAGES_MADE_YOUNG)."""
+    made = 1 if isold[ix(f)] else 0
+    old, oldlen = unpin_old(f, prv, isold, old, oldlen)
+    a = prv[ix(f)]
+    b = nxt[ix(f)]
+    if a >= 0:
+        nxt[ix(a)] = b
+    else:
+        head = b
+    if b >= 0:
+        prv[ix(b)] = a
+    else:
+        tail = a
+    if isold[ix(f)]:
+        oldlen -= 1
+    isold[ix(f)] = 0
+    old, oldlen = old_adjust(prv, nxt, isold, length - 1, ratio, old, oldlen)
+    prv[ix(f)] = -1                              # push_head
+    nxt[ix(f)] = head
+    prv[ix(head)] = f
+    head = f
+    stamp[ix(f)] = clock & STAMP_MASK
+    old, oldlen = old_adjust(prv, nxt, isold, length, ratio, old, oldlen)
+    return head, tail, old, oldlen, made
+
+
+@njit(_nrt=False, cache=True, inline="always")
+def buf_read_ahead_linear(pst, stat, ist, cnt, sst, glob, cfg, pm, p, f, t, head, tail, length,
+                          old, oldlen, free, clock, top, devfree, devlast, devbusy):
+    """buf_read_ahead_linear after the get of page ``p`` (frame ``f``, buffer-fixed), as the
+    general kernel's get calls it: the fast loop's state it reads and changes goes to
+    the arrays, :func:`~bufsim.policies.innodb.read.read_ahead_linear` runs, and the
+    state comes back.  Returns ``(t, head, tail, length, old, oldlen, free, clock, top,
+    devfree, devlast, devbusy)``."""
+    write_back(ist, glob, head, tail, length, old, oldlen, free, clock, top, devfree, devlast,
+               devbusy)
+    glob[G_FIXED] = f
+    t = read_ahead_linear(pst, stat, ist, cnt, sst, glob, cfg, pm, p, 0, t)
+    glob[G_FIXED] = -1
+    return (t, ist[ONLY, L1_HEAD], ist[ONLY, L1_TAIL], ist[ONLY, L1_LEN], ist[ONLY, I_OLD],
+            ist[ONLY, I_OLDLEN], ist[ONLY, I_FREE], ist[ONLY, I_CLOCK], glob[G_FTOP], glob[G_DEVFREE],
+            glob[G_DEVLAST], glob[G_DEVBUSY])
+
+
+@njit(_nrt=False, cache=True, inline="always")
+def buf_LRU_get_free_block(ffree, fmap, page, prv, nxt, isold, access, tail, length, old, oldlen,
+                           free, top, clock, ratio, oldtime, window, blen, lo0, hi0, lo1, hi1):
+    """buf_LRU_get_free_block on the fast loop's main path: a block of the free list
+    (take_frame), else the LRU's tail, which the caller has found clean and landed
+    (buf_LRU_free_from_common_LRU_list: evict_page, whose frame take_frame then hands
+    back; the stack's top is unchanged).  When peek_if_too_old at the new page's first
+    access would make it young (old_blocks_time 0, the tail old, freed_page_clock past
+    the stamp 0 by the window) the eviction and that move are one step
+    (:func:`buf_LRU_free_tail_young`).  Returns ``(f, young_now, evicted, read_ahead_evicted,
+    tail, length, old, oldlen, free, top, clock, blen, lo0, hi0, lo1, hi1)``."""
+    if free > 0:
+        top -= 1
+        f = ffree[ix(top)]                   # take_frame
+        return (f, False, False, False, tail, length, old, oldlen, free - 1, top, clock, blen,
+                lo0, hi0, lo1, hi1)
+    f = tail
+    raev = access[ix(f)] == 0                # a read-ahead page evicted unaccessed
+    young_now = oldtime == 0 and oldlen >= 2 and ((clock + 1) & STAMP_MASK) >= window
+    if young_now:
+        tail, old, oldlen, blen, lo0, hi0, lo1, hi1 = buf_LRU_free_tail_young(
+            f, prv, nxt, isold, old, oldlen, length, ratio, blen, lo0, hi0, lo1, hi1)
+    else:
+        tail, length, old, oldlen = buf_LRU_remove_tail(f, prv, nxt, isold, old, oldlen, length,
+                                                        ratio)
+    fmap[ix(page[ix(f)])] = -1               # release_frame
+    ffree[ix(top)] = f   # pushed and taken back: the stack's slot holds it
+    return (f, young_now, True, raev, tail, length, old, oldlen, free, top, clock + 1, blen, lo0,
+            hi0, lo1, hi1)
+
+
+@njit(_nrt=False, cache=True, inline="always")
+def write_back(ist, glob, head, tail, length, old, oldlen, free, clock, top, devfree, devlast,
+               devbusy):
+    """The fast loop's instance and device locals back into the state arrays."""
+    ist[ONLY, L1_HEAD] = head
+    ist[ONLY, L1_TAIL] = tail
+    ist[ONLY, L1_LEN] = length
+    ist[ONLY, I_OLD] = old
+    ist[ONLY, I_OLDLEN] = oldlen
+    ist[ONLY, I_FREE] = free
+    ist[ONLY, I_CLOCK] = clock
+    glob[G_FTOP] = top
+    glob[G_DEVFREE] = devfree
+    glob[G_DEVLAST] = devlast
+    glob[G_DEVBUSY] = devbusy
+
+
+@njit(_nrt=False, cache=True, inline="always")
+def add_counts(cnt, sst, counted, ahi_gets, ahi, misses, evicted, ra_evicted, young, not_young,
+               iowait, cpu, events, e, t):
+    """The fast loop's counts added to the instance's counters (INNODB_BUFFER_POOL_STATS)
+    and the stream's, its next event and clock written back."""
+    cnt[ONLY, C_GETS] += counted + ahi_gets
+    cnt[ONLY, C_AHI] += ahi
+    cnt[ONLY, C_READS] += misses
+    cnt[ONLY, C_READ] += misses
+    cnt[ONLY, C_EVICT] += evicted
+    cnt[ONLY, C_RA_EVICTED] += ra_evicted
+    cnt[ONLY, C_YOUNG] += young
+    cnt[ONLY, C_NOT_YOUNG] += not_young
+    sst[ONLY, T_GETS] += counted
+    sst[ONLY, T_MISSES] += misses
+    sst[ONLY, T_IOWAIT] += iowait
+    sst[ONLY, T_CPU] += cpu
+    sst[ONLY, T_EVENTS] += events
+    sst[ONLY, T_POS] = e
+    sst[ONLY, T_CLOCK] = t

@@ -1,0 +1,92 @@
+"""The InnoDB kernel's general event loop: every case (several streams and
+instances, event limits, every device, the page cleaner), one :func:`get` per page get
+(the contract of :mod:`bufsim.policies.loop`)."""
+import numpy as np
+from numba import njit
+
+from .._state import (
+    FLAG_ACTIVITY, FLAG_RELATCH, G_ACTIVE, G_LEFT, G_MID, G_NEXT_TICK, G_NLOCAL, K_ACTIVITY,
+    K_CLEANER, K_FLUSH, PM_FFREE, PM_FMAP, T_CLOCK, T_CPU, T_EVENTS, T_GETS, T_POS,
+)
+from ..loop import CLOCK_OVERFLOW, DONE, NEED_ROOM, STOP_EVENTS, STOP_TIME, YIELD, next_stream
+from .free import background
+from .get import get
+
+
+@njit(_nrt=False, cache=True)
+def run_general(pages, counts, cpus, flags, pst, stat, ist, cnt, sst, glob, cfg, pm,
+                exhausted, stop_ns, max_events, budget, room):
+    """The InnoDB kernel, every case: process events until an input buffer runs dry, a stream
+    reaches ``stop_ns`` (if >= 0), ``max_events`` (if >= 0) events are done,
+    ``budget`` gets are done (YIELD) or fewer than ``room`` new pages could be
+    registered (NEED_ROOM).  An event cut by the last two is resumed, on the same
+    stream, by the next call (``glob[G_MID]``), as if it had not been cut.
+
+    Stream s's buffered events are ``[sst[s, T_POS], sst[s, T_END])`` of the event
+    arrays (pages as local ids; a cut event's remaining count is ``glob[G_LEFT]``: the
+    arrays are never written).  Returns DONE (0) when every stream is exhausted,
+    ``1 + s`` when stream s needs its next chunk, STOP_TIME, STOP_EVENTS, NEED_ROOM,
+    YIELD or CLOCK_OVERFLOW (the int64 virtual clock would wrap).
+    """
+    cleaner = cfg[K_CLEANER] != 0 or cfg[K_FLUSH] != 0   # a background pass exists
+    fmap = pm[PM_FMAP]
+    ffree = pm[PM_FFREE]
+    activity = cfg[K_ACTIVITY] != 0
+    n_done = 0
+    left = budget
+    while True:
+        if left <= 0:
+            return YIELD
+        mid = glob[G_MID]
+        if mid > 0:
+            best = mid - 1
+        else:
+            best = next_stream(sst, exhausted)
+            if best == -1:
+                return DONE
+            if best < -1:
+                return -best - 1
+            t = sst[best, T_CLOCK]
+            if stop_ns >= 0 and t >= stop_ns:
+                return STOP_TIME
+            if max_events >= 0 and n_done >= max_events:
+                return STOP_EVENTS
+            if glob[G_NLOCAL] > room:
+                return NEED_ROOM
+            # a page-cleaner pass may be due (tested here: a call per event costs)
+            if cleaner and glob[G_NEXT_TICK] <= t:
+                background(pst, stat, ist, cnt, glob, cfg, fmap, ffree, t)
+        t = sst[best, T_CLOCK]
+        e = sst[best, T_POS]
+        p = pages[e]
+        c = glob[G_LEFT] if mid > 0 else counts[e]
+        cpu = cpus[e]
+        fl = np.int64(flags[e])
+        n = 0
+        while n < c:
+            if n >= left or glob[G_NLOCAL] > room:
+                break
+            t = get(pst, stat, ist, cnt, sst, glob, cfg, pm, p, fl, best, t)
+            t += cpu
+            n += 1
+            if t < 0:
+                sst[best, T_CLOCK] = t
+                return CLOCK_OVERFLOW
+        left -= n
+        sst[best, T_CPU] += cpu * n
+        if (fl & FLAG_RELATCH) == 0:
+            sst[best, T_GETS] += n
+        sst[best, T_CLOCK] = t
+        if n < c:
+            glob[G_LEFT] = c - n
+            glob[G_MID] = best + 1
+            if glob[G_NLOCAL] > room:
+                return NEED_ROOM
+            return YIELD
+        glob[G_MID] = 0
+        glob[G_LEFT] = 0  # no event is cut: 0, whichever kernel ran
+        if (fl & FLAG_ACTIVITY) != 0 and activity:
+            glob[G_ACTIVE] = 1  # FLAG_STMT_END | FLAG_MODIFY: the activity count moved
+        sst[best, T_EVENTS] += 1
+        sst[best, T_POS] = e + 1
+        n_done += 1

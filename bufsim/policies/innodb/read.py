@@ -1,0 +1,164 @@
+"""Reading pages in (buf0rea.cc): buf_page_init_for_read, buf_read_page_low and
+buf_read_ahead_linear."""
+import numpy as np
+from numba import njit
+
+from ..device import device_read
+from .._state import (
+    C_RA, C_READ, I_AREA, K_FREE_UNUSED, K_NINST, K_RATHRESH, K_RA_FAIL_EARLY, K_RA_NEXT_AREA,
+    K_RA_ZERO_OFF, PM_BASE, PM_FFREE, PM_FMAP, PM_SIZE, PM_UNUSED, P_ACCESS, P_DIRTY, P_READY,
+    P_STAMP, P_WHERE, T_RA, dense_of, hash_add, leaf_links, local_of, page_no, space_pos,
+)
+from .lists import add_block, instance_of
+from .free import evict_page, get_free_block, take_frame
+
+
+# ---- reads -----------------------------------------------------------------------------------
+@njit(_nrt=False, cache=True, inline="always")
+def init_for_read(pst, stat, ist, cnt, sst, glob, cfg, fmap, ffree, p, k, t_ns):
+    """buf_page_init_for_read: take a free block (possibly evicting), put page p in
+    the LRU as a read (old = true), unaccessed and unstamped.  Returns the time;
+    the page's frame is ``fmap[p]`` afterwards."""
+    i = instance_of(stat, cfg, p)
+    t_ns = get_free_block(pst, stat, ist, cnt, sst, glob, cfg, fmap, ffree, i, k, t_ns)
+    f = take_frame(pst, glob, fmap, ffree, p)
+    pst[P_ACCESS][f] = 0
+    pst[P_STAMP][f] = 0
+    pst[P_DIRTY][f] = 0
+    add_block(pst, stat, ist, cfg, i, f, True)
+    cnt[i, C_READ] += 1
+    return t_ns
+
+
+@njit(_nrt=False, cache=True)
+def read_in(pst, stat, ist, cnt, sst, glob, cfg, fmap, ffree, p, k, t_ns):
+    """:func:`init_for_read` as a call, for read-ahead: its pages are read in batches
+    of up to an area, where a call costs nothing next to the read, and inlining the
+    free-block search into :func:`read_ahead_linear` too would double its compile time."""
+    return init_for_read(pst, stat, ist, cnt, sst, glob, cfg, fmap, ffree, p, k, t_ns)
+
+
+IBUF_BITMAP_PERIOD = 16384  # an ibuf bitmap page every 16384 pages (16 KiB pages), at offset 1
+
+
+@njit(_nrt=False, cache=True, inline="always")
+def is_ibuf_bitmap(page_no):
+    return page_no % IBUF_BITMAP_PERIOD == 1
+
+
+@njit(_nrt=False, cache=True)
+def read_ahead_linear(pst, stat, ist, cnt, sst, glob, cfg, pm, p, k, t_ns):
+    """buf_read_ahead_linear, called on the first access to page p.  Returns the time
+    (later than t_ns only if freeing a block for a read-ahead page had to wait).
+
+    ``pm`` is the page map (``PM_*`` in :mod:`bufsim.policies._state`); bases and leaf
+    links are dense page indices."""
+    fmap = pm[PM_FMAP]
+    ffree = pm[PM_FFREE]
+    space_base = pm[PM_BASE]
+    space_size = pm[PM_SIZE]
+    unused = pm[PM_UNUSED]
+    thr = cfg[K_RATHRESH]
+    if thr == 0 and cfg[K_RA_ZERO_OFF] != 0:
+        return t_ns  # 5.6+: 0 switches linear read-ahead off (5.5: most aggressive)
+    i = instance_of(stat, cfg, p)
+    area = ist[i, I_AREA]
+    pn = page_no(stat, pm, p)
+    sp = space_pos(stat, pm, p)
+    dp = dense_of(stat, p)
+    base = space_base[sp]
+    size = space_size[sp]
+    low = (pn // area) * area
+    high = low + area
+    if pn != low and pn != high - 1:
+        return t_ns
+    if is_ibuf_bitmap(pn):
+        return t_ns
+    if high > size:
+        return t_ns
+    asc = 1
+    if pn == low:
+        asc = -1
+    limit = min(64 - thr, area)
+    if cfg[K_RA_FAIL_EARLY] != 0:
+        # MariaDB 10.11 counts ``count = min(64 - threshold, area)`` down on every failed
+        # page and gives up when it reaches zero: the limit-th failure aborts, where
+        # MySQL's ``fail_count > threshold`` aborts at the (limit + 1)-th.  With threshold
+        # 64 the count starts at 0 and the first decrement wraps (ulint): never aborts.
+        limit = limit - 1 if limit > 0 else area
+    fails = 0
+    pred = 0
+    for j in range(low, high):
+        acc = 0
+        lq = local_of(pm, base + j)
+        if lq >= 0:
+            f = fmap[lq]
+            if f >= 0 and pst[P_WHERE][f] == 1:
+                acc = pst[P_ACCESS][f]
+        if acc == 0:
+            fails += 1
+        elif pred > 0:
+            res = 0
+            if acc > pred:
+                res = 1
+            elif acc < pred:
+                res = -1
+            if res != 0 and res != asc:
+                fails += 1
+        if fails > limit:
+            return t_ns
+        if acc > 0:
+            pred = acc
+    prev_leaf, next_leaf = leaf_links(stat, pm, p)
+    if cfg[K_RA_NEXT_AREA] != 0:
+        # buf_read_ahead_linear of MariaDB 10.11: both links must be set; the last page
+        # of an area reads the area of the next page *number* (``++id``), whatever
+        # FIL_PAGE_NEXT says; the first page reads the area of its next leaf if its
+        # previous leaf is the page before it
+        if prev_leaf < 0 or next_leaf < 0:
+            return t_ns
+        if pn == high - 1:
+            target = dp + 1
+        elif prev_leaf == dp - 1:
+            target = next_leaf
+        else:
+            return t_ns
+    elif pn == low and next_leaf == dp + 1:
+        target = prev_leaf
+    elif pn == high - 1 and prev_leaf == dp - 1:
+        target = next_leaf
+    else:
+        return t_ns
+    if target < 0:
+        return t_ns  # FIL_NULL: the area would lie outside the file
+    tpn = target - base
+    low = (tpn // area) * area
+    high = low + area
+    if tpn != low and tpn != high - 1:
+        return t_ns
+    if high > size:
+        return t_ns
+    count = 0
+    for j in range(low, high):
+        if is_ibuf_bitmap(j):
+            continue
+        q = hash_add(pm, stat, glob, cfg[K_NINST], base + j, sp, j)
+        f = fmap[q]
+        if f >= 0 and pst[P_WHERE][f] == 1:
+            continue
+        t_ns = read_in(pst, stat, ist, cnt, sst, glob, cfg, fmap, ffree, q, k, t_ns)
+        f = fmap[q]
+        pst[P_READY][f] = device_read(stat, pm, sst, glob, cfg, q, k, t_ns)
+        count += 1
+        if cfg[K_FREE_UNUSED] != 0 and unused.shape[0] > 0:
+            d = base + j
+            u = np.searchsorted(unused, d)
+            if u < unused.shape[0] and unused[u] == d:
+                # §13: a page that holds no data (FIL_PAGE_TYPE_ALLOCATED) is freed from
+                # the pool once its read completes; the eviction advances freed_page_clock
+                # and is the pool's own, not a READ_AHEAD_EVICTED one
+                evict_page(pst, stat, ist, cnt, glob, cfg, fmap, ffree,
+                           instance_of(stat, cfg, q), f)
+    cnt[i, C_RA] += count
+    sst[k, T_RA] += count
+    return t_ns
