@@ -52,6 +52,8 @@ __all__ = [
     "check_parameters",
     "check_injected_parameters",
     "choice_rule",
+    "claims_count_text",
+    "claims_counts",
     "float_rule",
     "int_rule",
     "list_rule",
@@ -821,6 +823,8 @@ def write_summary(
         except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
             lines += [f"Could not read it: {_describe(exc)}", ""]
             continue
+        if csv.name.endswith(".claims.csv") and "holds" in frame.columns:
+            lines += [claims_count_text(frame), ""]
         rows = list(frame.itertuples(index=False, name=None))
         lines += _markdown_table(list(frame.columns), rows[:max_rows])
         if len(rows) > max_rows:
@@ -845,6 +849,7 @@ th, td { border: 1px solid #ccc; padding: 2px 6px; text-align: left; }
 th { background: #f0f0f0; }
 tr.holds td.verdict { background: #dff0d8; }
 tr.fails td.verdict { background: #f2dede; font-weight: bold; }
+tr.excluded td.verdict { background: #fcf8e3; }
 figure { margin: 1em 0 2em; }
 figure img { max-width: 100%; border: 1px solid #eee; }
 .error { color: #a94442; }
@@ -855,6 +860,34 @@ def _html_cell(value: object) -> str:
     import html
 
     return html.escape(_cell(value).replace("\\|", "|"))
+
+
+def _truthy(v: object) -> bool:
+    """A CSV cell read back as a flag: True, "True", "true" or 1."""
+    return str(v).strip().lower() in ("true", "1")
+
+
+def claims_counts(frame) -> dict[str, int]:
+    """Verdict counts of one claims table (:func:`bufsim.results.write_claims`):
+    ``held`` (``holds`` true), ``excluded`` (does not hold, and the document's own numbers
+    exclude it: ``document_excludes`` true), ``failed`` (neither) and ``total`` (rows with
+    a verdict; a row without one is not counted)."""
+    verdicts = frame["holds"].astype(str).str.strip().str.lower()
+    judged = verdicts.isin(["true", "1", "false", "0"])
+    held = verdicts.isin(["true", "1"])
+    if "document_excludes" in frame.columns:
+        excl = frame["document_excludes"].map(_truthy) & judged & ~held
+    else:
+        excl = held & False
+    total, n_held, n_excl = int(judged.sum()), int(held.sum()), int(excl.sum())
+    return dict(held=n_held, excluded=n_excl, failed=total - n_held - n_excl, total=total)
+
+
+def claims_count_text(frame) -> str:
+    """``"33 held, 8 excluded by the document, 0 do not hold, of 41 claims."``"""
+    c = claims_counts(frame)
+    return (f"{c['held']} held, {c['excluded']} excluded by the document, "
+            f"{c['failed']} do not hold, of {c['total']} claims.")
 
 
 def _html_table(frame, max_rows: int) -> list[str]:
@@ -869,7 +902,10 @@ def _html_table(frame, max_rows: int) -> list[str]:
         cells = "".join(f"<td>{_html_cell(row[c])}</td>" for c in cols)
         if claims:
             v = str(row["holds"]).strip().lower()
+            excluded = _truthy(row.get("document_excludes"))
             verdict, cls = (("holds", "holds") if v in ("true", "1") else
+                            ("excluded by the document", "excluded")
+                            if v in ("false", "0") and excluded else
                             ("does not hold", "fails") if v in ("false", "0") else
                             ("", "unjudged"))   # a row reported without a verdict
             out.append(f'<tr class="{cls}">{cells}<td class="verdict">{verdict}</td></tr>')
@@ -893,8 +929,9 @@ def write_html_summary(
     """Write a self-contained HTML summary: the run, every table, every figure.
 
     Tables whose CSV has a ``holds`` column (claims tables, see
-    :func:`bufsim.results.write_claims`) get a verdict column, "holds" or "does not
-    hold", and a count of the claims that hold. Figures are embedded (base64 PNG), so
+    :func:`bufsim.results.write_claims`) get a verdict column, "holds", "excluded by the
+    document" (``document_excludes`` true) or "does not hold", and the counts
+    (:func:`claims_count_text`). Figures are embedded (base64 PNG), so
     the file can be mailed or archived on its own.
 
     Parameters
@@ -942,10 +979,7 @@ def write_html_summary(
                 body.append(f'<p class="error">Could not read it: {html.escape(_describe(exc))}</p>')
                 continue
             if "holds" in frame.columns:
-                verdicts = frame["holds"].astype(str).str.strip().str.lower()
-                held = int(verdicts.isin(["true", "1"]).sum())
-                judged = int(verdicts.isin(["true", "1", "false", "0"]).sum())
-                body.append(f"<p>{held} of {judged} claims hold.</p>")
+                body.append(f"<p>{html.escape(claims_count_text(frame))}</p>")
             body += _html_table(frame, max_rows)
     body.append("<h2>Figures</h2>")
     pngs = sorted(figs.glob("*.png")) if figs.is_dir() else []

@@ -107,6 +107,9 @@ def test_html_summary_shows_claims_tables_and_embedded_figures(tmp_path, monkeyp
     monkeypatch.setenv(paths.BUILD_ENV_VAR, str(tmp_path))
     write_claims("01_x", [{"claim": "Q1.1 gets within 10%", "holds": True},
                           {"claim": "4G Run1 within 25% <b>", "holds": False}])
+    write_claims("02_x", [{"claim": "a", "holds": True, "document_excludes": False},
+                          {"claim": "b", "holds": False, "document_excludes": True},
+                          {"claim": "c", "holds": False, "document_excludes": False}])
     write_table("06_x", pd.DataFrame({"check": ["a", "b"], "holds": [True, None]}))
     import altair as alt
     figs = tmp_path / "figs"
@@ -115,8 +118,14 @@ def test_html_summary_shows_claims_tables_and_embedded_figures(tmp_path, monkeyp
     md = notebooks.write_summary(None, path=tmp_path / "summary.md",
                                  results_dir=tmp_path / "results", figures_dir=figs)
     html = md.with_suffix(".html").read_text()
-    assert "1 of 2 claims hold." in html
-    assert "1 of 1 claims hold." in html, "a row without a verdict is not counted"
+    assert "1 held, 0 excluded by the document, 1 do not hold, of 2 claims." in html
+    assert "1 held, 0 excluded by the document, 0 do not hold, of 1 claims." in html, \
+        "a row without a verdict is not counted"
+    assert "1 held, 1 excluded by the document, 1 do not hold, of 3 claims." in html
+    assert ('<tr class="excluded"><td>b</td><td>true</td>'
+            '<td class="verdict">excluded by the document</td></tr>') in html
+    assert '<tr class="fails"><td>c</td>' in html
+    assert "1 held, 1 excluded by the document, 1 do not hold, of 3 claims." in md.read_text()
     assert '<tr class="unjudged"><td>b</td><td class="verdict"></td></tr>' in html
     assert '<tr class="holds"><td>Q1.1 gets within 10%</td><td class="verdict">holds</td></tr>' in html
     assert "4G Run1 within 25% &lt;b&gt;</td><td class=\"verdict\">does not hold" in html

@@ -22,7 +22,8 @@ from ..workloads import dbstress as D
 
 __all__ = ["STATEMENTS", "CASES", "FITTED", "RATIOS", "DbStress", "label", "dbstress_costs",
            "frequency_table", "max_tps_levels", "mva_curves", "sim_waits", "doc_waits",
-           "section_sensitivity", "uniform_like", "instance_change", "what_if", "des_vs_mva"]
+           "section_sensitivity", "uniform_like", "instance_change", "what_if", "des_vs_mva",
+           "SEL1_CONFIGS", "listing_configs", "pool_gets", "sel1_listing_range"]
 
 #: statements per transaction of each dbSTRESS transaction kind (SEL1+SEL2 = "read": two)
 STATEMENTS = {"sel1": 1, "sel2": 1, "read": 2}
@@ -34,6 +35,12 @@ FITTED = {"sel2_v1", "sel2_v7", "sel1_sel2_ahi0"}
 RATIOS = [("sel1", "sel1_sel2"), ("sel1", "sel2_v1"), ("sel2_v4", "sel2_v1"),
           ("sel2_v6", "sel2_v1"), ("sel2_v7", "sel1_sel2"), ("sel2_v8", "sel2_v1"),
           ("sel1_sel2", "sel2_v1")]
+
+
+#: the document's SEL1-only run: its four configurations in the order they were run (#1..#4),
+#: each as (``innodb_flush_method`` = O_DIRECT, ``innodb_adaptive_hash_index``); #4 also sets
+#: ``innodb_thread_concurrency=32``
+SEL1_CONFIGS = ((False, False), (False, True), (True, True), (True, True))
 
 
 def label(kind: str, v: int) -> str:
@@ -181,7 +188,8 @@ def section_sensitivity(ex: DbStress, costs: Costs, users,
                         sizes=((1_000_000, 100), (1_000_000, 90), (10_000_000, 100),
                                (10_000_000, 90))) -> pd.DataFrame:
     """SEL1 AHI off at 16 instances over databases of (objects, sections): the hottest
-    instances' gets and DES wait shares."""
+    instances' gets and DES wait shares, and the pool-mutex gets per transaction with the
+    AHI off and on (:func:`pool_gets`)."""
     rows = []
     for n_obj, n_sec in sizes:
         dbs = D.dbstress_database(n_obj, n_sections=n_sec)
@@ -194,10 +202,65 @@ def section_sensitivity(ex: DbStress, costs: Costs, users,
         sh = np.sort(w)[::-1] / np.sum(w)
         rows.append(dict(objects=n_obj, sections=n_sec,
                          section_leaves=dbs.index("SECTION").geometry.leaf_pages,
+                         pool_gets_ahi_off=float(pool_gets(fs).sum()),
+                         pool_gets_ahi_on=float(pool_gets(
+                             D.page_frequency(dbs, "sel1", variant=1, ahi=True)).sum()),
                          gets_top3=", ".join(f"{x:.2f}" for x in np.sort(pool)[::-1][:3]),
                          shares_top3=", ".join(f"{x:.2f}" for x in sh[:3]),
                          n90=wait_shares(w)["n_for_fraction"]))
     return pd.DataFrame(rows)
+
+
+def pool_gets(f) -> np.ndarray:
+    """Gets per transaction of each page that take its instance's ``buf_pool->mutex`` in
+    5.5: all but the AHI hits (``btr_search_guess_on_hash`` fixes the page through
+    ``buf_page_get_known_nowait``, block mutex only) and the optimistic cursor restores."""
+    return f.gets - f.ahi_lookups - f.optimistic
+
+
+def listing_configs(configs=SEL1_CONFIGS) -> list[int]:
+    """1-based numbers of the configurations whose ``os_waits`` a listing printed after the
+    last one can hold: the last one and those before it back to the last change of
+    ``innodb_flush_method``.  That variable is read-only in 5.5 (``PLUGIN_VAR_READONLY``
+    in ``ha_innodb.cc``): changing it restarts the server, and a restart zeroes every
+    mutex's ``count_os_wait`` (kept in memory only).  ``innodb_adaptive_hash_index`` and
+    ``innodb_thread_concurrency`` are dynamic (``SET GLOBAL``), so runs after the restart
+    may be summed; a restart before each run would leave only the last.  The widest set
+    is returned.
+
+    >>> listing_configs(((False, False), (False, True), (True, True), (True, True)))
+    [3, 4]
+    """
+    configs = list(configs)
+    if not configs:
+        raise ValueError("configs is empty; allowed: one or more (o_direct, ahi) pairs")
+    last = len(configs) - 1
+    first = last
+    while first > 0 and bool(configs[first - 1][0]) == bool(configs[last][0]):
+        first -= 1
+    return list(range(first + 1, last + 2))
+
+
+def sel1_listing_range(sens: pd.DataFrame, listed_waits, configs=SEL1_CONFIGS) -> dict:
+    """What the model family allows for the SEL1-only listing: the configurations it holds
+    (:func:`listing_configs`), their AHI settings, and over every database of ``sens``
+    (:func:`section_sensitivity`: objects x sections) the pool-mutex gets per SEL1
+    transaction in those configurations.  With no pool-mutex get there is no pool-mutex
+    wait on any instance, whatever the page-to-instance map, so no count of "instances
+    holding 90%" exists for those runs.  ``excludes``: the listing has pool-mutex waits
+    (``listed_waits``, per instance) while every listed configuration of every database
+    takes no pool mutex.  ``n90_ahi_off``: the AHI-off run's range over ``sens`` (run #1,
+    which the listing does not hold)."""
+    listed = listing_configs(configs)
+    ahi = sorted({bool(configs[i - 1][1]) for i in listed})
+    col = {True: "pool_gets_ahi_on", False: "pool_gets_ahi_off"}
+    gets = np.concatenate([sens[col[a]].to_numpy(float) for a in ahi])
+    doc = wait_shares(listed_waits)
+    return dict(listed=listed, ahi=ahi, pool_gets_min=float(gets.min()),
+                pool_gets_max=float(gets.max()), doc_waits=doc["total"],
+                doc_n90=doc["n_for_fraction"],
+                n90_ahi_off=(int(sens.n90.min()), int(sens.n90.max())),
+                excludes=bool(doc["total"] > 0 and gets.max() == 0.0))
 
 
 def uniform_like(ex: DbStress, f):
