@@ -426,6 +426,10 @@ class NotebookRun:
         Wall-clock time of the execution.
     error : str or None
         ``"ExceptionName: message"`` of the failure, None on success.
+    cpu_seconds : float or None
+        CPU time (user + system) of the kernel and of the papermill client that ran
+        it: the work, which does not grow when other processes share the cores as
+        ``seconds`` does; None when not measured.
     """
 
     name: str
@@ -434,6 +438,7 @@ class NotebookRun:
     ok: bool
     seconds: float
     error: str | None = None
+    cpu_seconds: float | None = None
 
 
 def discover_notebooks(notebooks_dir: str | os.PathLike[str] | None = None) -> list[Path]:
@@ -589,6 +594,7 @@ def _execute(source: Path, output: Path, parameters: Mapping[str, object],
     import papermill as pm
 
     start = time.perf_counter()
+    cpu_start = _cpu_seconds()
     error = None
     try:
         with tempfile.TemporaryDirectory(prefix="bufsim-ipc-") as sockets:
@@ -604,8 +610,18 @@ def _execute(source: Path, output: Path, parameters: Mapping[str, object],
     except Exception as exc:  # noqa: BLE001 - every failure is reported, the run goes on
         error = _describe(exc)
     seconds = time.perf_counter() - start
+    cpu = _cpu_seconds() - cpu_start
     written = output if output.is_file() else None
-    return NotebookRun(source.stem, source, written, error is None, seconds, error)
+    return NotebookRun(source.stem, source, written, error is None, seconds, error, cpu)
+
+
+def _cpu_seconds() -> float:
+    """User + system CPU seconds of this process and of its children that ended (the
+    kernel papermill started and shut down counts once it is reaped)."""
+    import resource
+
+    me, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime
 
 
 _SECONDS_FILE = ".seconds.json"   # in the output folder: each notebook's last time
@@ -710,8 +726,9 @@ def _not_run(source: Path, why: str) -> NotebookRun:
 
 
 def format_runs(runs: Sequence[NotebookRun]) -> str:
-    """Plain-text table of a run: notebook, status, seconds, output or error."""
-    rows = [("notebook", "status", "seconds", "executed notebook / error")]
+    """Plain-text table of a run: notebook, status, wall-clock seconds, CPU seconds
+    (``-`` where not measured), output or error."""
+    rows = [("notebook", "status", "seconds", "cpu s", "executed notebook / error")]
     for r in runs:
         where = str(r.output) if r.output is not None else "(no executed notebook)"
         detail = where if r.ok else f"{where}\n{r.error}"
@@ -719,10 +736,11 @@ def format_runs(runs: Sequence[NotebookRun]) -> str:
             detail = r.error     # one line: why, and the command that fixes it
         first, *rest = detail.splitlines() or [""]
         status = "ok" if r.ok else ("NOT RUN" if detail == r.error else "FAILED")
-        rows.append((r.name, status, f"{r.seconds:.1f}", first))
-        rows.extend(("", "", "", line) for line in rest[:3])
-    widths = [max(len(row[i]) for row in rows) for i in range(3)]
-    lines = ["  ".join(c.ljust(w) for c, w in zip(row, widths)) + "  " + row[3] for row in rows]
+        cpu = "-" if r.cpu_seconds is None else f"{r.cpu_seconds:.1f}"
+        rows.append((r.name, status, f"{r.seconds:.1f}", cpu, first))
+        rows.extend(("", "", "", "", line) for line in rest[:3])
+    widths = [max(len(row[i]) for row in rows) for i in range(4)]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(row, widths)) + "  " + row[4] for row in rows]
     lines.insert(1, "-" * max(len(line) for line in lines))
     failed = sum(not r.ok for r in runs)
     lines.append(f"notebooks: {len(runs) - failed} ok, {failed} failed")

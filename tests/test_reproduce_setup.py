@@ -140,10 +140,14 @@ def test_longest_notebook_starts_first_and_times_are_remembered(tmp_path):
 def test_two_notebooks_side_by_side_each_write_their_own_output(tmp_path):
     nbdir = tmp_path / "nb"
     for n in ("00_x", "01_y"):
-        _notebook(nbdir / f"{n}.ipynb", f"import os; open('{n}.txt', 'w').write(str(os.getpid()))")
+        _notebook(nbdir / f"{n}.ipynb", f"import os; open('{n}.txt', 'w').write(str(os.getpid()))"
+                  # 00_x's kernel burns 0.6 s of CPU: counted in its cpu_seconds
+                  + ("\nimport time\nt = time.process_time()\n"
+                     "while time.process_time() - t < 0.6: pass" if n == "00_x" else ""))
     runs = notebooks.run_notebooks([], notebooks_dir=nbdir, output_dir=tmp_path / "out",
                                    progress=False, jobs=2)
     assert [(r.name, r.ok) for r in runs] == [("00_x", True), ("01_y", True)]
+    assert runs[0].cpu_seconds >= 0.6 and runs[1].cpu_seconds > 0
     assert all(r.output.is_file() for r in runs)
     pids = {(nbdir / f"{n}.txt").read_text() for n in ("00_x", "01_y")}
     assert len(pids) == 2
