@@ -334,6 +334,7 @@ def _innodb_fast(pages, counts, cpus, flags, pst, stat, ist, cnt, sst, glob, cfg
     ready = pst[P_READY]
     dirty = pst[P_DIRTY]
     page = pst[P_PAGE]
+    k0 = np.int64(0)   # the one stream's id, typed int64 (see read_ahead_linear below)
     head = ist[0, L1_HEAD]
     tail = ist[0, L1_TAIL]
     length = ist[0, L1_LEN]
@@ -669,7 +670,9 @@ def _innodb_fast(pages, counts, cpus, flags, pst, stat, ist, cnt, sst, glob, cfg
                 glob[G_DEVLAST] = devlast
                 glob[G_DEVBUSY] = devbusy
                 glob[G_FIXED] = f
-                t = read_ahead_linear(pst, stat, ist, cnt, sst, glob, cfg, pm, p, 0, t)
+                # stream 0 as an int64, not the constant 0: numba would type that as
+                # Literal[int](0) and compile read-ahead and its callees a second time
+                t = read_ahead_linear(pst, stat, ist, cnt, sst, glob, cfg, pm, p, k0, t)
                 glob[G_FIXED] = -1
                 head = ist[0, L1_HEAD]
                 tail = ist[0, L1_TAIL]
@@ -766,8 +769,10 @@ def _run_innodb(pages, counts, cpus, flags, pst, stat, ist, cnt, sst, glob, cfg,
         left -= n
         if code != FALLBACK:
             return code
+        # max_events (< 0 here: no limit) rather than the constant -1, which numba would
+        # type as Literal[int](-1) and compile the general kernel a second time for
         code = _run_innodb_general(pages, counts, cpus, flags, pst, stat, ist, cnt, sst, glob,
-                                   cfg, pm, exhausted, stop_ns, -1, want, room)
+                                   cfg, pm, exhausted, stop_ns, max_events, want, room)
         left -= want
         if code != YIELD:
             return code
@@ -853,6 +858,40 @@ def compiled(config: PoolConfig | str) -> bool | None:
     except AttributeError:
         return None
     return os.path.isfile(index)
+
+
+class _first_call:
+    """Around a kernel's call: the first one in this process (it compiles the kernel, or
+    loads it from numba's cache folder) holds a lock file in that folder, so that two
+    processes starting at once (notebooks side by side, pytest-xdist workers) do not
+    both spend a minute compiling the same kernel: the second waits, then loads what
+    the first saved. Later calls, and machines without ``fcntl``, take no lock."""
+
+    __slots__ = ("kernel", "fh")
+
+    def __init__(self, kernel):
+        self.kernel, self.fh = kernel, None
+
+    def __enter__(self):
+        folder = os.environ.get("NUMBA_CACHE_DIR", "")
+        if self.kernel.signatures or not folder:
+            return self
+        try:
+            import fcntl
+            os.makedirs(folder, exist_ok=True)
+            self.fh = open(os.path.join(folder, f".compile-{self.kernel.__name__}.lock"), "a")
+            fcntl.flock(self.fh, fcntl.LOCK_EX)
+        except (ImportError, OSError):      # no lock: at worst both processes compile
+            if self.fh is not None:
+                self.fh.close()
+            self.fh = None
+        return self
+
+    def __exit__(self, *exc):
+        if self.fh is not None:
+            self.fh.close()                 # closing the file releases the lock
+            self.fh = None
+        return False
 
 
 def compile_notice(configs) -> str | None:
@@ -1475,9 +1514,10 @@ class PoolState:
         while True:
             left = -1 if max_events < 0 else max(int(max_events) - done, 0)
             ev0 = int(self.sst[:, T_EVENTS].sum())
-            code = kernel(pages, counts, cpus, flags, self.pst, self.stat, self.ist,
-                          self.cnt, self.sst, self.glob, self.cfg, self._pm,
-                          self.exhausted, int(stop_ns), left, GETS_PER_CALL, self._room())
+            with _first_call(kernel):
+                code = kernel(pages, counts, cpus, flags, self.pst, self.stat, self.ist,
+                              self.cnt, self.sst, self.glob, self.cfg, self._pm,
+                              self.exhausted, int(stop_ns), left, GETS_PER_CALL, self._room())
             done += int(self.sst[:, T_EVENTS].sum()) - ev0
             if code == FALLBACK:  # the LRU fast path does not apply: nothing was done
                 kernel = _run_generic

@@ -329,3 +329,32 @@ def test_prefetch_is_a_hint_only():
     assert prefetch(table, 5) is None
     ir = next(iter(_gather_with_prefetch.inspect_llvm().values()))
     assert "llvm.prefetch" in ir
+
+
+def test_a_kernels_first_call_holds_the_compile_lock(tmp_path, monkeypatch):
+    """The first call of a kernel in a process (the one that compiles it or loads it from
+    NUMBA_CACHE_DIR) holds that folder's lock file for the kernel, so that a second
+    process waits and loads instead of compiling again; once the kernel has a signature
+    in this process, calls take no lock."""
+    fcntl = pytest.importorskip("fcntl")
+    monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path / "numba"))
+    seen = []
+
+    class Kernel:                      # a dispatcher's two attributes _first_call reads
+        __name__ = "_run_fake"
+        signatures: list = []
+
+        def __call__(self):
+            with open(tmp_path / "numba" / ".compile-_run_fake.lock", "a") as other:
+                try:
+                    fcntl.flock(other, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    seen.append("free")
+                except BlockingIOError:
+                    seen.append("held")
+            self.signatures.append("(int64,)")     # compiled now
+
+    k = Kernel()
+    for _ in range(2):
+        with engine._first_call(k):
+            k()
+    assert seen == ["held", "free"]
