@@ -1458,10 +1458,7 @@ class PoolState:
         new = (self.local_ids(page), _kernel_array(chunk.count, np.int64), cpu,
                _kernel_array(chunk.flags, np.uint8))
         if len(page):   # gets per tablespace, as NUMBER_PAGES_GET counts them (no re-latch)
-            w = np.where((new[3] & FLAG_RELATCH) == 0, new[1], 0)
-            sp = np.searchsorted(self.space_base, page, side="right") - 1
-            self.space_gets += np.bincount(sp, weights=w,
-                                           minlength=len(self.space_gets)).astype(np.int64)
+            self.space_gets += self._chunk_space_gets(chunk, page, new[1], new[3])
         if self.n_streams == 1 and self.sst[0, T_POS] >= self.sst[0, T_END]:
             # one stream, its buffer used up: the chunk's arrays are the kernel's
             self._arrays = new
@@ -1472,6 +1469,19 @@ class PoolState:
         rest = self._remaining(stream)
         self._buf[stream] = tuple(np.concatenate([r, a]) for r, a in zip(rest, new))
         self._layout()
+
+    def _chunk_space_gets(self, chunk, page, count, flags) -> np.ndarray:
+        """A chunk's gets per tablespace; kept on the chunk for the next pool over the same
+        tablespaces that it is fed to (run_ssb feeds every chunk to many pools)."""
+        memo = getattr(chunk, "__dict__", {}).get("_space_gets")
+        if memo is not None and memo[0] is self.tablespaces:
+            return memo[1]
+        w = np.where((flags & FLAG_RELATCH) == 0, count, 0)
+        sp = np.searchsorted(self.space_base, page, side="right") - 1
+        gets = np.bincount(sp, weights=w, minlength=len(self.space_gets)).astype(np.int64)
+        if hasattr(chunk, "__dict__"):
+            object.__setattr__(chunk, "_space_gets", (self.tablespaces, gets))
+        return gets
 
     def _remaining(self, s):
         a, b = self.sst[s, T_POS], self.sst[s, T_END]

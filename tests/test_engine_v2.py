@@ -358,3 +358,24 @@ def test_a_kernels_first_call_holds_the_compile_lock(tmp_path, monkeypatch):
         with engine._first_call(k):
             k()
     assert seen == ["held", "free"]
+
+
+def test_gets_per_tablespace_when_one_chunk_feeds_several_pools(monkeypatch):
+    """A chunk fed to several pools (run_ssb) keeps its gets per tablespace for the next
+    pool over the same tablespaces; a pool over other tablespaces counts its own."""
+    from bufsim.trace import FLAG_RELATCH
+    monkeypatch.setenv(bufsim.cache.OFF_ENV_VAR, "1")
+    rng = np.random.default_rng(11)
+    page = rng.integers(0, 1200, 6000)
+    count = rng.integers(1, 4, 6000)
+    flags = np.where(rng.random(6000) < 0.2, FLAG_RELATCH, 0).astype(np.uint8)
+    chunks = [bufsim.Chunk.from_arrays(page[i:i + 1000], count[i:i + 1000], 100, 0,
+                                       flags[i:i + 1000]) for i in range(0, 6000, 1000)]
+    ts_a = bufsim.Tablespaces([bufsim.SpaceSpec(1, 400, "a"), bufsim.SpaceSpec(2, 800, "b")])
+    ts_b = bufsim.Tablespaces([bufsim.SpaceSpec(1, 1000, "a"), bufsim.SpaceSpec(2, 200, "b")])
+    counted = np.where(flags & FLAG_RELATCH, 0, count)
+    for ts, cut in ((ts_a, 400), (ts_a, 400), (ts_b, 1000)):   # ts_a's memo, then ts_b
+        for pool_pages in (400, 700):
+            res = bufsim.replay(bufsim.Trace(chunks, ts), bufsim.mysql56(pool_pages=pool_pages))
+            got = res.spaces.set_index("name").gets
+            assert got["a"] == counted[page < cut].sum() and got["b"] == counted[page >= cut].sum()
