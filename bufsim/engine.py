@@ -874,7 +874,8 @@ class _first_call:
 
     def __enter__(self):
         folder = os.environ.get("NUMBA_CACHE_DIR", "")
-        if self.kernel.signatures or not folder:
+        # (a plain function under NUMBA_DISABLE_JIT has no signatures: nothing to compile)
+        if getattr(self.kernel, "signatures", True) or not folder:
             return self
         try:
             import fcntl

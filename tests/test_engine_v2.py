@@ -358,6 +358,10 @@ def test_a_kernels_first_call_holds_the_compile_lock(tmp_path, monkeypatch):
         with engine._first_call(k):
             k()
     assert seen == ["held", "free"]
+    plain = Kernel.__call__.__get__(Kernel())     # NUMBA_DISABLE_JIT: a plain function
+    with engine._first_call(plain):
+        plain()
+    assert seen == ["held", "free", "free"]
 
 
 def test_gets_per_tablespace_when_one_chunk_feeds_several_pools(monkeypatch):
