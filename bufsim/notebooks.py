@@ -620,7 +620,8 @@ def _cpu_seconds() -> float:
     kernel papermill started and shut down counts once it is reaped)."""
     import resource
 
-    me, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    me = resource.getrusage(resource.RUSAGE_SELF)
+    kids = resource.getrusage(resource.RUSAGE_CHILDREN)
     return me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime
 
 
