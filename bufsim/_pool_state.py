@@ -11,6 +11,7 @@ It reads the counters back as InnoDB names them.
 """
 from __future__ import annotations
 
+import os
 from typing import Sequence
 
 import numpy as np
@@ -145,6 +146,41 @@ def check_memory(config: PoolConfig, tablespaces: Tablespaces | None = None) -> 
             tablespaces.n_pages * (1 if config.instances == 1 else 3) <= DENSE_MAP_MAX_PAGES:
         pm = tablespaces.n_pages * (4 if config.instances == 1 else 12)
     return check_pool_memory(config, _frames_needed(config), P_DTYPES, pm)
+
+
+class first_call:
+    """Around a kernel's call: the first one in this process (it compiles the kernel, or
+    loads it from numba's cache folder) holds a lock file in that folder, so that two
+    processes starting at once (notebooks side by side, pytest-xdist workers) do not
+    both spend a minute compiling the same kernel: the second waits, then loads what
+    the first saved. Later calls, and machines without ``fcntl``, take no lock."""
+
+    __slots__ = ("kernel", "fh")
+
+    def __init__(self, kernel):
+        self.kernel, self.fh = kernel, None
+
+    def __enter__(self):
+        folder = os.environ.get("NUMBA_CACHE_DIR", "")
+        # (a plain function under NUMBA_DISABLE_JIT has no signatures: nothing to compile)
+        if getattr(self.kernel, "signatures", True) or not folder:
+            return self
+        try:
+            import fcntl
+            os.makedirs(folder, exist_ok=True)
+            self.fh = open(os.path.join(folder, f".compile-{self.kernel.__name__}.lock"), "a")
+            fcntl.flock(self.fh, fcntl.LOCK_EX)
+        except (ImportError, OSError):      # no lock: at worst both processes compile
+            if self.fh is not None:
+                self.fh.close()
+            self.fh = None
+        return self
+
+    def __exit__(self, *exc):
+        if self.fh is not None:
+            self.fh.close()                 # closing the file releases the lock
+            self.fh = None
+        return False
 
 
 class PoolState:
@@ -380,10 +416,7 @@ class PoolState:
         new = (self.local_ids(page), _kernel_array(chunk.count, np.int64), cpu,
                _kernel_array(chunk.flags, np.uint8))
         if len(page):   # gets per tablespace, as NUMBER_PAGES_GET counts them (no re-latch)
-            w = np.where((new[3] & FLAG_RELATCH) == 0, new[1], 0)
-            sp = np.searchsorted(self.space_base, page, side="right") - 1
-            self.space_gets += np.bincount(sp, weights=w,
-                                           minlength=len(self.space_gets)).astype(np.int64)
+            self.space_gets += self._chunk_space_gets(chunk, page, new[1], new[3])
         if self.n_streams == 1 and self.sst[0, T_POS] >= self.sst[0, T_END]:
             # one stream, its buffer used up: the chunk's arrays are the kernel's
             self._arrays = new
@@ -394,6 +427,19 @@ class PoolState:
         rest = self._remaining(stream)
         self._buf[stream] = tuple(np.concatenate([r, a]) for r, a in zip(rest, new))
         self._layout()
+
+    def _chunk_space_gets(self, chunk, page, count, flags) -> np.ndarray:
+        """A chunk's gets per tablespace; kept on the chunk for the next pool over the same
+        tablespaces that it is fed to (run_ssb feeds every chunk to many pools)."""
+        memo = getattr(chunk, "__dict__", {}).get("_space_gets")
+        if memo is not None and memo[0] is self.tablespaces:
+            return memo[1]
+        w = np.where((flags & FLAG_RELATCH) == 0, count, 0)
+        sp = np.searchsorted(self.space_base, page, side="right") - 1
+        gets = np.bincount(sp, weights=w, minlength=len(self.space_gets)).astype(np.int64)
+        if hasattr(chunk, "__dict__"):
+            object.__setattr__(chunk, "_space_gets", (self.tablespaces, gets))
+        return gets
 
     def _remaining(self, s):
         a, b = self.sst[s, T_POS], self.sst[s, T_END]
@@ -436,9 +482,10 @@ class PoolState:
         while True:
             left = -1 if max_events < 0 else max(int(max_events) - done, 0)
             ev0 = int(self.sst[:, T_EVENTS].sum())
-            code = kernel(pages, counts, cpus, flags, self.pst, self.stat, self.ist,
-                          self.cnt, self.sst, self.glob, self.cfg, self._pm,
-                          self.exhausted, int(stop_ns), left, GETS_PER_CALL, self._room())
+            with first_call(kernel):
+                code = kernel(pages, counts, cpus, flags, self.pst, self.stat, self.ist,
+                              self.cnt, self.sst, self.glob, self.cfg, self._pm,
+                              self.exhausted, int(stop_ns), left, GETS_PER_CALL, self._room())
             done += int(self.sst[:, T_EVENTS].sum()) - ev0
             if code == FALLBACK:  # the LRU fast path does not apply: nothing was done
                 kernel = registry.run_generic

@@ -428,6 +428,10 @@ class NotebookRun:
         Wall-clock time of the execution.
     error : str or None
         ``"ExceptionName: message"`` of the failure, None on success.
+    cpu_seconds : float or None
+        CPU time (user + system) of the kernel and of the papermill client that ran
+        it: the work, which does not grow when other processes share the cores as
+        ``seconds`` does; None when not measured.
     """
 
     name: str
@@ -436,6 +440,7 @@ class NotebookRun:
     ok: bool
     seconds: float
     error: str | None = None
+    cpu_seconds: float | None = None
 
 
 def discover_notebooks(notebooks_dir: str | os.PathLike[str] | None = None) -> list[Path]:
@@ -591,6 +596,7 @@ def _execute(source: Path, output: Path, parameters: Mapping[str, object],
     import papermill as pm
 
     start = time.perf_counter()
+    cpu_start = _cpu_seconds()
     error = None
     try:
         with tempfile.TemporaryDirectory(prefix="bufsim-ipc-") as sockets:
@@ -606,16 +612,38 @@ def _execute(source: Path, output: Path, parameters: Mapping[str, object],
     except Exception as exc:  # noqa: BLE001 - every failure is reported, the run goes on
         error = _describe(exc)
     seconds = time.perf_counter() - start
+    cpu = _cpu_seconds() - cpu_start
     written = output if output.is_file() else None
-    return NotebookRun(source.stem, source, written, error is None, seconds, error)
+    return NotebookRun(source.stem, source, written, error is None, seconds, error, cpu)
+
+
+def _cpu_seconds() -> float:
+    """User + system CPU seconds of this process and of its children that ended (the
+    kernel papermill started and shut down counts once it is reaped)."""
+    import resource
+
+    me = resource.getrusage(resource.RUSAGE_SELF)
+    kids = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime
 
 
 _SECONDS_FILE = ".seconds.json"   # in the output folder: each notebook's last time
 
 
+#: Seconds of the shipped notebooks' full runs on an idle 2-core machine (README), the
+#: order of a first run, before build/notebooks/.seconds.json holds this machine's times:
+#: 07 (a MariaDB server, then its grid) starts first, not after the others.
+TYPICAL_SECONDS = {"00_quickstart": 69, "01_ssb_old_blocks_time": 110,
+                   "02_side_load_mysqldump": 21, "03_bp_instance_contention": 48,
+                   "04_bp_instances_hot_uniform": 26, "05_dbt3_mrr_bka": 49,
+                   "06_analytic_vs_simulated": 29, "07_live_server_validation": 270,
+                   "08_explorer": 4}
+
+
 def _longest_first(selected: Sequence[Path], out_dir: Path) -> list[Path]:
     """``selected`` ordered by the last run's seconds, longest first (unknown ones first,
-    in name order): the long poles start at once and the short ones fill the gaps."""
+    in name order): the long poles start at once and the short ones fill the gaps. A
+    notebook this folder has no time for takes its :data:`TYPICAL_SECONDS`, if any."""
     import json
 
     try:
@@ -626,7 +654,7 @@ def _longest_first(selected: Sequence[Path], out_dir: Path) -> list[Path]:
         last = {}
 
     def known(p: Path) -> float:
-        v = last.get(p.stem)
+        v = last.get(p.stem, TYPICAL_SECONDS.get(p.stem))
         return float(v) if isinstance(v, (int, float)) else math.inf
     return sorted(selected, key=lambda p: -known(p))
 
@@ -712,8 +740,9 @@ def _not_run(source: Path, why: str) -> NotebookRun:
 
 
 def format_runs(runs: Sequence[NotebookRun]) -> str:
-    """Plain-text table of a run: notebook, status, seconds, output or error."""
-    rows = [("notebook", "status", "seconds", "executed notebook / error")]
+    """Plain-text table of a run: notebook, status, wall-clock seconds, CPU seconds
+    (``-`` where not measured), output or error."""
+    rows = [("notebook", "status", "seconds", "cpu s", "executed notebook / error")]
     for r in runs:
         where = str(r.output) if r.output is not None else "(no executed notebook)"
         detail = where if r.ok else f"{where}\n{r.error}"
@@ -721,10 +750,11 @@ def format_runs(runs: Sequence[NotebookRun]) -> str:
             detail = r.error     # one line: why, and the command that fixes it
         first, *rest = detail.splitlines() or [""]
         status = "ok" if r.ok else ("NOT RUN" if detail == r.error else "FAILED")
-        rows.append((r.name, status, f"{r.seconds:.1f}", first))
-        rows.extend(("", "", "", line) for line in rest[:3])
-    widths = [max(len(row[i]) for row in rows) for i in range(3)]
-    lines = ["  ".join(c.ljust(w) for c, w in zip(row, widths)) + "  " + row[3] for row in rows]
+        cpu = "-" if r.cpu_seconds is None else f"{r.cpu_seconds:.1f}"
+        rows.append((r.name, status, f"{r.seconds:.1f}", cpu, first))
+        rows.extend(("", "", "", "", line) for line in rest[:3])
+    widths = [max(len(row[i]) for row in rows) for i in range(4)]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(row, widths)) + "  " + row[4] for row in rows]
     lines.insert(1, "-" * max(len(line) for line in lines))
     failed = sum(not r.ok for r in runs)
     lines.append(f"notebooks: {len(runs) - failed} ok, {failed} failed")

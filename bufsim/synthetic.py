@@ -207,7 +207,11 @@ def zipf_trace(n_gets: int, n_pages: int, alpha: float, *, seed: int, cpu_ns: in
         for start in range(0, n_gets, chunk_size):
             yield _chunk(reader.take(min(chunk_size, n_gets - start)), 1, cpu_ns, stream)
     name = f"zipf(n_gets={n_gets}, n_pages={n_pages}, alpha={alpha:g}, seed={seed})"
-    return Trace(gen, Tablespaces.single(n_pages), name)
+    t = Trace(gen, Tablespaces.single(n_pages), name)
+    # every argument of the generator: a replay of it is served from the result cache
+    t.cache_key = ("zipf_trace", n_gets, n_pages, alpha, seed, cpu_ns, stream,
+                   bool(shuffle_ranks), chunk_size)
+    return t
 
 
 def uniform_trace(n_gets: int, n_pages: int, *, seed: int, cpu_ns: int = 0, stream: int = 0,
@@ -264,7 +268,10 @@ def scan_trace(n_pages: int, *, first_page: int = 0, gets_per_page: int = 1, rep
                 page = np.arange(s, min(s + chunk_size, end), dtype=np.int64)
                 yield _chunk(page, gets_per_page, cpu_ns, stream)
     name = f"scan(n_pages={n_pages}, first_page={first_page}, repeat={repeat})"
-    return Trace(gen, tablespaces, name)
+    t = Trace(gen, tablespaces, name)
+    t.cache_key = ("scan_trace", n_pages, first_page, gets_per_page, repeat, cpu_ns, stream,
+                   chunk_size)   # the tablespaces count too (bufsim.cache.trace_key)
+    return t
 
 
 def hot_and_scan_trace(n_gets_hot: int, hot_pages: int, alpha: float, scan_pages: int,
@@ -353,4 +360,8 @@ def hot_and_scan_trace(n_gets_hot: int, hot_pages: int, alpha: float, scan_pages
             yield Chunk.concat(buf)
     name = (f"hot_and_scan(n_gets_hot={n_gets_hot}, hot_pages={hot_pages}, alpha={alpha:g}, "
             f"scan_pages={scan_pages}, scan_every={scan_every}, seed={seed})")
-    return Trace(gen, ts, name)
+    t = Trace(gen, ts, name)
+    t.cache_key = ("hot_and_scan_trace", n_gets_hot, hot_pages, alpha, scan_pages, scan_every,
+                   seed, scan_gets_per_page, cpu_ns, scan_cpu_ns, stream, scan_stream,
+                   bool(shuffle_ranks), chunk_size)
+    return t

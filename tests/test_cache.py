@@ -239,3 +239,59 @@ def test_q11_run_is_served_only_for_the_same_inputs(on):
     X.q11_run(ssb, "scan", 999, calib, pool_pages=2000)
     X.q11_run(ssb, "scan", 1000, calib, pool_pages=2001)
     assert cache.stats() == {"hits": 1, "misses": 4, "stores": 4}
+
+
+def test_synthetic_traces_are_keyed_by_every_generator_argument(on):
+    """A replay of a generated synthetic trace is served the second time; any other
+    generator argument is another entry (and the served result is the replayed one)."""
+    from bufsim import synthetic
+    cfg = mysql56(pool_pages=400, cost=FREE, device=DeviceModel.instant())
+
+    def make(**kw):
+        base = dict(n_gets_hot=3000, hot_pages=600, alpha=0.9, scan_pages=900, scan_every=1000,
+                    seed=5, cpu_ns=100)
+        return synthetic.hot_and_scan_trace(**{**base, **kw})
+    first = replay(make(), cfg)
+    assert cache.stats() == {"hits": 0, "misses": 1, "stores": 1}
+    _same(first, replay(make(), cfg))
+    assert cache.stats()["hits"] == 1
+    for kw in ({"seed": 6}, {"alpha": 0.8}, {"scan_every": 999}, {"cpu_ns": 101},
+               {"scan_cpu_ns": 7}, {"scan_gets_per_page": 2}, {"scan_stream": 1},
+               {"shuffle_ranks": False}):
+        other = replay(make(**kw), cfg)
+        assert cache.stats()["hits"] == 1, kw
+    # the last one (ranks not shuffled) replayed, not served: its counters differ
+    assert other.totals["NUMBER_PAGES_READ"] != first.totals["NUMBER_PAGES_READ"]
+    z = [synthetic.zipf_trace(2000, 500, 0.9, seed=s) for s in (1, 1, 2)]
+    u = synthetic.uniform_trace(2000, 500, seed=1)
+    sc = [synthetic.scan_trace(700, first_page=f, tablespaces=Tablespaces.single(900))
+          for f in (0, 0, 1)]
+    hits = cache.stats()["hits"]
+    got = [replay(t, cfg).totals for t in (*z, u, *sc)]
+    assert cache.stats()["hits"] == hits + 2          # z[1] and sc[1] only
+    assert got[0].equals(got[1]) and not got[0].equals(got[2]) and not got[0].equals(got[3])
+
+
+def test_side_load_runs_are_served_for_the_same_arguments_only(on):
+    """Notebook 02's replays (SideLoad.run and the sysbench-alone rate) go through the
+    cache, keyed by the SideLoad and every argument."""
+    from bufsim.experiments.side_load import SideLoad
+    side = SideLoad(scale=64)        # a 512-page pool
+    dev = DeviceModel.hdd7200()
+    first = side.run(1000, query_ns=3_000_000, device=dev)
+    assert cache.stats() == {"hits": 0, "misses": 1, "stores": 1}
+    again = side.run(1000, query_ns=3_000_000, device=dev)
+    assert cache.stats()["hits"] == 1
+    assert again.dump_seconds == first.dump_seconds
+    _same(first.result, again.result)
+    other = side.run(0, query_ns=3_000_000, device=dev)      # another old_blocks_time
+    slower = side.run(1000, query_ns=3_000_000, device=dev, dump_row_ns=20_000)
+    assert cache.stats()["hits"] == 1
+    # replayed, not served: "not made young" is counted only while old_blocks_time > 0
+    assert other.result.totals["PAGES_NOT_MADE_YOUNG"] == 0
+    assert first.result.totals["PAGES_NOT_MADE_YOUNG"] > 0
+    assert slower.dump_seconds > first.dump_seconds
+    assert SideLoad(scale=64, seed=2).run(1000, query_ns=3_000_000, device=dev) is not None
+    assert cache.stats()["hits"] == 1
+    rate = side.sysbench_alone_rate(3_000_000)
+    assert side.sysbench_alone_rate(3_000_000) == rate and cache.stats()["hits"] == 2

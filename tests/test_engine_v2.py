@@ -329,3 +329,57 @@ def test_prefetch_is_a_hint_only():
     assert prefetch(table, 5) is None
     ir = next(iter(_gather_with_prefetch.inspect_llvm().values()))
     assert "llvm.prefetch" in ir
+
+
+def test_a_kernels_first_call_holds_the_compile_lock(tmp_path, monkeypatch):
+    """The first call of a kernel in a process (the one that compiles it or loads it from
+    NUMBA_CACHE_DIR) holds that folder's lock file for the kernel, so that a second
+    process waits and loads instead of compiling again; once the kernel has a signature
+    in this process, calls take no lock."""
+    fcntl = pytest.importorskip("fcntl")
+    monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path / "numba"))
+    seen = []
+
+    class Kernel:                      # a dispatcher's two attributes first_call reads
+        __name__ = "_run_fake"
+        signatures: list = []
+
+        def __call__(self):
+            with open(tmp_path / "numba" / ".compile-_run_fake.lock", "a") as other:
+                try:
+                    fcntl.flock(other, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    seen.append("free")
+                except BlockingIOError:
+                    seen.append("held")
+            self.signatures.append("(int64,)")     # compiled now
+
+    k = Kernel()
+    for _ in range(2):
+        with _pool_state.first_call(k):
+            k()
+    assert seen == ["held", "free"]
+    plain = Kernel.__call__.__get__(Kernel())     # NUMBA_DISABLE_JIT: a plain function
+    with _pool_state.first_call(plain):
+        plain()
+    assert seen == ["held", "free", "free"]
+
+
+def test_gets_per_tablespace_when_one_chunk_feeds_several_pools(monkeypatch):
+    """A chunk fed to several pools (run_ssb) keeps its gets per tablespace for the next
+    pool over the same tablespaces; a pool over other tablespaces counts its own."""
+    from bufsim.trace import FLAG_RELATCH
+    monkeypatch.setenv(bufsim.cache.OFF_ENV_VAR, "1")
+    rng = np.random.default_rng(11)
+    page = rng.integers(0, 1200, 6000)
+    count = rng.integers(1, 4, 6000)
+    flags = np.where(rng.random(6000) < 0.2, FLAG_RELATCH, 0).astype(np.uint8)
+    chunks = [bufsim.Chunk.from_arrays(page[i:i + 1000], count[i:i + 1000], 100, 0,
+                                       flags[i:i + 1000]) for i in range(0, 6000, 1000)]
+    ts_a = bufsim.Tablespaces([bufsim.SpaceSpec(1, 400, "a"), bufsim.SpaceSpec(2, 800, "b")])
+    ts_b = bufsim.Tablespaces([bufsim.SpaceSpec(1, 1000, "a"), bufsim.SpaceSpec(2, 200, "b")])
+    counted = np.where(flags & FLAG_RELATCH, 0, count)
+    for ts, cut in ((ts_a, 400), (ts_a, 400), (ts_b, 1000)):   # ts_a's memo, then ts_b
+        for pool_pages in (400, 700):
+            res = bufsim.replay(bufsim.Trace(chunks, ts), bufsim.mysql56(pool_pages=pool_pages))
+            got = res.spaces.set_index("name").gets
+            assert got["a"] == counted[page < cut].sum() and got["b"] == counted[page >= cut].sum()

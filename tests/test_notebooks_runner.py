@@ -180,14 +180,17 @@ def test_summary_escapes_and_formats_cells(tmp_path):
 
 def test_format_runs_table():
     runs = [
-        NotebookRun("00_a", Path("n/00_a.ipynb"), Path("b/00_a.ipynb"), True, 1.25),
+        NotebookRun("00_a", Path("n/00_a.ipynb"), Path("b/00_a.ipynb"), True, 1.25,
+                    cpu_seconds=2.46),
         NotebookRun("01_b", Path("n/01_b.ipynb"), None, False, 0.5, "NoSuchKernel: python3"),
     ]
     text = format_runs(runs)
     lines = text.splitlines()
-    assert lines[0].split() == ["notebook", "status", "seconds", "executed", "notebook", "/", "error"]
-    assert lines[2].split() == ["00_a", "ok", "1.2", "b/00_a.ipynb"]
-    assert lines[3].split()[:3] == ["01_b", "FAILED", "0.5"] and "(no executed notebook)" in lines[3]
+    assert lines[0].split() == ["notebook", "status", "seconds", "cpu", "s", "executed",
+                                "notebook", "/", "error"]
+    assert lines[2].split() == ["00_a", "ok", "1.2", "2.5", "b/00_a.ipynb"]
+    assert lines[3].split()[:4] == ["01_b", "FAILED", "0.5", "-"]
+    assert "(no executed notebook)" in lines[3]
     assert lines[4].strip() == "NoSuchKernel: python3"
     assert lines[-1] == "notebooks: 1 ok, 1 failed"
 

@@ -137,13 +137,30 @@ def test_longest_notebook_starts_first_and_times_are_remembered(tmp_path):
     assert notebooks._longest_first(srcs, out) == srcs
 
 
+def test_a_first_run_starts_the_shipped_notebooks_longest_first(tmp_path):
+    """No times recorded yet (a fresh clone): the shipped notebooks go in the order of
+    their typical times, 07 (the live server) first; one recorded time counts over it."""
+    srcs = notebooks.discover_notebooks()
+    assert {p.stem for p in srcs} == set(notebooks.TYPICAL_SECONDS)
+    order = [p.stem for p in notebooks._longest_first(srcs, tmp_path)]
+    assert order[:2] == ["07_live_server_validation", "01_ssb_old_blocks_time"]
+    assert order[-1] == "08_explorer"
+    notebooks._save_seconds(tmp_path, [notebooks.NotebookRun("08_explorer", srcs[-1], None,
+                                                             True, 999.0)])
+    assert [p.stem for p in notebooks._longest_first(srcs, tmp_path)][0] == "08_explorer"
+
+
 def test_two_notebooks_side_by_side_each_write_their_own_output(tmp_path):
     nbdir = tmp_path / "nb"
     for n in ("00_x", "01_y"):
-        _notebook(nbdir / f"{n}.ipynb", f"import os; open('{n}.txt', 'w').write(str(os.getpid()))")
+        _notebook(nbdir / f"{n}.ipynb", f"import os; open('{n}.txt', 'w').write(str(os.getpid()))"
+                  # 00_x's kernel burns 0.6 s of CPU: counted in its cpu_seconds
+                  + ("\nimport time\nt = time.process_time()\n"
+                     "while time.process_time() - t < 0.6: pass" if n == "00_x" else ""))
     runs = notebooks.run_notebooks([], notebooks_dir=nbdir, output_dir=tmp_path / "out",
                                    progress=False, jobs=2)
     assert [(r.name, r.ok) for r in runs] == [("00_x", True), ("01_y", True)]
+    assert runs[0].cpu_seconds >= 0.6 and runs[1].cpu_seconds > 0
     assert all(r.output.is_file() for r in runs)
     pids = {(nbdir / f"{n}.txt").read_text() for n in ("00_x", "01_y")}
     assert len(pids) == 2

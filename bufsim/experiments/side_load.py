@@ -31,6 +31,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from .. import cache as _cache
 from .._units import NS_PER_S
 from .._validation import check_int, check_int_fields
 from ..config import SCHEDULERS, DeviceModel, mysql55
@@ -149,7 +150,9 @@ class SideLoad:
             sysbench: bool = True, dump: bool = True, dump_at_s: float | None = None,
             switch_at_s: float | None = None, sysbench_s: float | None = None,
             dump_row_ns: int = 0, sample_every_ns: int | None = None) -> SideLoadRun:
-        """Replay one configuration (module docstring for the history).
+        """Replay one configuration (module docstring for the history); served from the
+        result cache (:mod:`bufsim.cache`) when the same run was replayed before (its
+        traces are fully determined by this SideLoad and the arguments).
 
         The two tables are read once under ``innodb_old_blocks_time = 0`` (the 5.5
         default in force when they were prepared); at ``switch_at_s`` (default
@@ -160,6 +163,15 @@ class SideLoad:
         ``sysbench_s``: virtual seconds of sysbench to generate at 330 requests/s
         (default: up to the dump plus twice its reported length).
         """
+        args = dict(old_blocks_time_ms=old_blocks_time_ms, query_ns=query_ns, device=device,
+                    sysbench=sysbench, dump=dump, dump_at_s=dump_at_s, switch_at_s=switch_at_s,
+                    sysbench_s=sysbench_s, dump_row_ns=dump_row_ns,
+                    sample_every_ns=sample_every_ns)
+        return _cache.cached(lambda: _cache.digest("side_load.run", self, args),
+                             lambda: self._run(**args))
+
+    def _run(self, old_blocks_time_ms, *, query_ns, device, sysbench, dump, dump_at_s,
+             switch_at_s, sysbench_s, dump_row_ns, sample_every_ns) -> SideLoadRun:
         db = self.db
         check_int("old_blocks_time_ms", old_blocks_time_ms, 0, 2**32 - 1)
         dump_at = float(800 / self.scale if dump_at_s is None else dump_at_s)
@@ -215,12 +227,18 @@ class SideLoad:
 
     # ---- calibration --------------------------------------------------------------------
     def sysbench_alone_rate(self, query_ns: float) -> float:
-        """req/s of sysbench alone on the warm small table (no big table, no dump).
+        """req/s of sysbench alone on the warm small table (no big table, no dump); served
+        from the result cache when computed before.
 
         The warm-up scans the small table's leaves and then runs 400 sysbench
         transactions of another seed, which bring its root and level-1 pages in too:
         at 330 transactions/s the 14 level-1 reads (12.78 ms each) would otherwise be
         about 16% of a 400-transaction measurement."""
+        return _cache.cached(lambda: _cache.digest("side_load.sysbench_alone_rate", self,
+                                                   query_ns),
+                             lambda: self._sysbench_alone_rate(query_ns))
+
+    def _sysbench_alone_rate(self, query_ns: float) -> float:
         db = self.db
         n_txn = 400
         oltp = sb.oltp_read_only(db, sb.SMALL_NAME, n_txn, seed=self.seed, query_ns=int(query_ns))

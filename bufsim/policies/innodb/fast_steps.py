@@ -255,7 +255,9 @@ def buf_read_ahead_linear(pst, stat, ist, cnt, sst, glob, cfg, pm, p, f, t, head
     write_back(ist, glob, head, tail, length, old, oldlen, free, clock, top, devfree, devlast,
                devbusy)
     glob[G_FIXED] = f
-    t = read_ahead_linear(pst, stat, ist, cnt, sst, glob, cfg, pm, p, 0, t)
+    # stream 0 as an int64, not the constant 0: numba would type that as Literal[int](0)
+    # and compile read-ahead and its callees a second time
+    t = read_ahead_linear(pst, stat, ist, cnt, sst, glob, cfg, pm, p, np.int64(0), t)
     glob[G_FIXED] = -1
     return (t, ist[ONLY, L1_HEAD], ist[ONLY, L1_TAIL], ist[ONLY, L1_LEN], ist[ONLY, I_OLD],
             ist[ONLY, I_OLDLEN], ist[ONLY, I_FREE], ist[ONLY, I_CLOCK], glob[G_FTOP], glob[G_DEVFREE],

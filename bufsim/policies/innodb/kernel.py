@@ -28,8 +28,10 @@ def run(pages, counts, cpus, flags, pst, stat, ist, cnt, sst, glob, cfg, pm,
         left -= n
         if code != FALLBACK:
             return code
+        # max_events (< 0 here: no limit) rather than the constant -1, which numba would
+        # type as Literal[int](-1) and compile the general kernel a second time for
         code = run_general(pages, counts, cpus, flags, pst, stat, ist, cnt, sst, glob,
-                           cfg, pm, exhausted, stop_ns, -1, want, room)
+                           cfg, pm, exhausted, stop_ns, max_events, want, room)
         left -= want
         if code != YIELD:
             return code
