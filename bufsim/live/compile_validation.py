@@ -4,7 +4,7 @@ On a private server (:class:`bufsim.live.MariaDBServer`) loaded with
 :mod:`bufsim.live.workload`'s tables:
 
 * **per statement** (:func:`statement_check`): the star-schema statements of
-  :data:`STAR` and a sysbench-like OLTP template mix (``tests/data/live/oltp.toml``)
+  :data:`STAR` and a sysbench-like OLTP template mix (``data/live/oltp.toml``)
   are compiled (:mod:`bufsim.live.compile`) and run one by one; each statement's
   compiled page gets are set beside the server's ``Innodb_buffer_pool_read_requests``
   delta.  Reads must be exact; writes exact but where the server's undo log takes a new
@@ -29,6 +29,7 @@ import pandas as pd
 from .._validation import check_int
 from ..config import DeviceModel, preset as make_preset
 from ..engine import replay
+from ..paths import data_dir
 from ..trace import Chunk, Trace
 from . import workload as W
 from .client import delta
@@ -37,11 +38,16 @@ from .compile_workload import check_against_server, read_workload
 from .server import MariaDBServer
 from .validation import COMPARED, holds
 
-__all__ = ["STAR", "OLTP_WORKLOAD", "statement_check", "pool_check", "results_rows",
+__all__ = ["STAR", "oltp_workload", "statement_check", "pool_check", "results_rows",
            "QUICK_SCALE"]
 
-#: the OLTP template mix shipped with the tests
-OLTP_WORKLOAD = Path(__file__).resolve().parents[2] / "tests" / "data" / "live" / "oltp.toml"
+
+
+def oltp_workload() -> Path:
+    """The sysbench-like OLTP template mix shipped in ``data/live/oltp.toml``
+    (found through :func:`bufsim.paths.data_dir`, so ``BUFSIM_ROOT`` moves it too)."""
+    return data_dir() / "live" / "oltp.toml"
+
 #: the tables of the quick mode (the live tests' size)
 QUICK_SCALE = W.Scale(orders=8_000, sbtest_rows=8_000, point_selects=10, krange_rows=10)
 
@@ -76,7 +82,7 @@ def _is_read(sql: str) -> bool:
 
 
 def statement_check(server: MariaDBServer, *, statements: int = 60, seed: int = 7,
-                    workload: str | Path = OLTP_WORKLOAD, progress=None) -> pd.DataFrame:
+                    workload: str | Path | None = None, progress=None) -> pd.DataFrame:
     """Compile and run the STAR statements, then the OLTP mix (``statements`` per thread,
     ``seed``), one by one on ``server`` (whose schema :func:`prepare` loaded).
 
@@ -87,7 +93,8 @@ def statement_check(server: MariaDBServer, *, statements: int = 60, seed: int = 
         ``set`` ("star" or "oltp") and ``kind`` ("read" or "write").
     """
     check_int("statements", statements, 1, 100_000)
-    w = read_workload(workload, statements=statements, seed=seed)
+    w = read_workload(oltp_workload() if workload is None else workload,
+                      statements=statements, seed=seed)
     oltp = [s for thread in w.draw() for s in thread]
     with server.connect() as conn:
         star = check_against_server(conn, W.SCHEMA, STAR)
@@ -104,7 +111,7 @@ def prepare(server: MariaDBServer, scale: W.Scale, seed: int) -> None:
 
 
 def pool_check(server: MariaDBServer, pools=("6M", "20M"), *, statements: int = 60,
-               seed: int = 7, workload: str | Path = OLTP_WORKLOAD,
+               seed: int = 7, workload: str | Path | None = None,
                preset: str = "mariadb1011") -> pd.DataFrame:
     """The read-only statements (STAR's and the OLTP mix's supported SELECTs) compiled once
     and replayed at each pool size beside the server restarted with it.
@@ -116,7 +123,8 @@ def pool_check(server: MariaDBServer, pools=("6M", "20M"), *, statements: int = 
         ``pool``, ``pool_pages`` (the server's POOL_SIZE), ``metric``, ``reported``,
         ``simulated``, ``holds``.
     """
-    w = read_workload(workload, statements=statements, seed=seed)
+    w = read_workload(oltp_workload() if workload is None else workload,
+                      statements=statements, seed=seed)
     sqls = [sql for _, sql in STAR] + [sql for thread in w.draw() for _, sql in thread]
     sqls = [s for s in sqls if _is_read(s)]
     rows = []

@@ -2,7 +2,7 @@
 
 Per statement, the compiled trace's counted page gets equal the server's
 ``Innodb_buffer_pool_read_requests`` delta: a sysbench-like OLTP template mix
-(tests/data/live/oltp.toml) and star-schema queries over bufsim.live.workload's tables.
+(data/live/oltp.toml) and star-schema queries over bufsim.live.workload's tables.
 """
 import pytest
 

@@ -11,11 +11,12 @@ from bufsim.cli import main
 from bufsim.live.compile import dive_pages, unique_lookup_pages, search_leaf
 from bufsim.live.compile_plan import (Unsupported, parse_plan, parse_range, statement_limit,
                                       table_aliases)
+from bufsim.live.compile_validation import oltp_workload
 from bufsim.live.compile_workload import WorkloadError, read_workload
 from bufsim.live.geometry import LiveIndex
 
 DATA = Path(__file__).resolve().parents[1] / "data"
-OLTP = DATA / "live" / "oltp.toml"
+OLTP = oltp_workload()   # data/live/oltp.toml, through bufsim.paths
 
 
 def recorded(name):
