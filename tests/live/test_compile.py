@@ -110,10 +110,11 @@ def test_oltp_mix_page_gets_equal_the_servers(server):
     assert len(reads) > 40 and len(writes) > 5
     # reads: exact, statement by statement
     assert (reads.compiled == reads.server).all(), reads[reads.compiled != reads.server]
-    # writes: exact but where the server's undo log takes a new segment (not modelled),
-    # which only adds gets; measured: 1 of 23 writes in one run, none in another
-    exact = (writes.compiled == writes.server).mean()
-    assert exact >= 0.9, writes
+    # writes: exact but while the server creates pages (a new undo segment or undo page,
+    # a page split: Innodb_pages_created moves; not modelled), which only adds gets
+    assert (reads.created == 0).all()
+    still = writes[writes.created == 0]
+    assert len(still) > 5 and (still.compiled == still.server).all(), still
     assert (writes.server >= writes.compiled).all(), writes
 
 
