@@ -136,7 +136,7 @@ def _prep_trace(geo, names) -> Trace:
 SYSTEM_PAGES = 4096
 
 
-def _with_system_space(ts: Tablespaces) -> Tablespaces:
+def with_system_space(ts: Tablespaces) -> Tablespaces:
     """The tables' tablespaces with a system tablespace (space id 0, no leaf links, so
     no read-ahead) appended: the tables' dense page ids do not move."""
     none = np.full(SYSTEM_PAGES, -1)
@@ -144,7 +144,7 @@ def _with_system_space(ts: Tablespaces) -> Tablespaces:
                                                      leaf_links=(none, none))])
 
 
-def _startup_trace(ts: Tablespaces, n: int, created: int = 0) -> Trace:
+def startup_trace(ts: Tablespaces, n: int, created: int = 0) -> Trace:
     """One access each of ``n`` system pages: the pool the server starts the workload with
     (after a restart it already holds pages its startup read; their count is read from
     the server, DATABASE_PAGES, before the first run).
@@ -163,6 +163,9 @@ def _startup_trace(ts: Tablespaces, n: int, created: int = 0) -> Trace:
     flags[n - created:] = FLAG_MODIFY | FLAG_TEMP
     return Trace(Chunk.from_arrays(base + np.arange(n, dtype=np.int64), 1, 0, 0, flags), ts,
                  "server startup")
+
+
+_with_system_space, _startup_trace = with_system_space, startup_trace   # the names 07 uses
 
 
 def _rebase(trace: Trace, ts: Tablespaces) -> Trace:

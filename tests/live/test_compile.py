@@ -2,7 +2,7 @@
 
 Per statement, the compiled trace's counted page gets equal the server's
 ``Innodb_buffer_pool_read_requests`` delta: a sysbench-like OLTP template mix
-(tests/data/live/oltp.toml) and star-schema queries over bufsim.live.workload's tables.
+(data/live/oltp.toml) and star-schema queries over bufsim.live.workload's tables.
 """
 import pytest
 
@@ -110,10 +110,13 @@ def test_oltp_mix_page_gets_equal_the_servers(server):
     assert len(reads) > 40 and len(writes) > 5
     # reads: exact, statement by statement
     assert (reads.compiled == reads.server).all(), reads[reads.compiled != reads.server]
-    # writes: exact but where the server's undo log takes a new segment (not modelled),
-    # which only adds gets; measured: 1 of 23 writes in one run, none in another
-    exact = (writes.compiled == writes.server).mean()
-    assert exact >= 0.9, writes
+    # writes: exact but while the server creates pages (a new undo segment or undo page,
+    # a page split: Innodb_pages_created moves; not modelled), which only adds gets
+    # and now and then by a few hundred gets with no page created (not yet explained: one
+    # of 23 non-index updates in one run of notebook 09, none in others)
+    assert (reads.created == 0).all()
+    still = writes[writes.created == 0]
+    assert len(still) > 5 and (still.compiled == still.server).mean() >= 0.9, still
     assert (writes.server >= writes.compiled).all(), writes
 
 

@@ -11,11 +11,12 @@ from bufsim.cli import main
 from bufsim.live.compile import dive_pages, unique_lookup_pages, search_leaf
 from bufsim.live.compile_plan import (Unsupported, parse_plan, parse_range, statement_limit,
                                       table_aliases)
+from bufsim.live.compile_validation import oltp_workload
 from bufsim.live.compile_workload import WorkloadError, read_workload
 from bufsim.live.geometry import LiveIndex
 
 DATA = Path(__file__).resolve().parents[1] / "data"
-OLTP = DATA / "live" / "oltp.toml"
+OLTP = oltp_workload()   # data/live/oltp.toml, through bufsim.paths
 
 
 def recorded(name):
@@ -253,3 +254,29 @@ def test_cli_refuses_bad_input_before_any_work(tmp_path, capsys):
                  "-o", str(out)]) == 2
     assert "no MySQL/MariaDB server answers" in capsys.readouterr().err
     assert out.read_text() == "keep"          # nothing a user had is overwritten
+
+
+def test_results_rows_judge_reads_exact_and_writes_but_where_pages_were_created():
+    import pandas as pd
+    from bufsim.live.compile_validation import results_rows
+    per = pd.DataFrame(dict(
+        set="oltp", template=["p", "p", "u", "u", "u", "x"],
+        kind=["read", "read", "write", "write", "write", "read"],
+        sql="s", compiled=[4, 5, 12, 12, 12, None], server=[4, 5, 12, 280, 12, 9],
+        unsupported=["", "", "", "", "", "filesort"], created=[0, 0, 0, 3, 0, 0]))
+    pools = pd.DataFrame(dict(pool="16M", pool_pages=1014, old_blocks_time=0,
+                              metric=["PAGES_MADE_YOUNG"], reported=[6762.0],
+                              simulated=[6756.0], holds=[True], statements=[335]))
+    rows = {r["metric"]: r for r in results_rows(per, pools)}
+    assert rows["oltp p page gets"]["holds"] and rows["oltp p page gets"]["reported"] == 9
+    u = rows["oltp u page gets"]
+    assert u["holds"] and u["reported"] == 304 and u["simulated"] == 36
+    assert "1 created pages on the server (not modelled): +268 gets" in u["config"]
+    assert "old_blocks_time=0" in rows["replay PAGES_MADE_YOUNG"]["config"]
+    # a write that created no page must be exact; one that did must not exceed the server
+    for change in (dict(server=[4, 5, 13, 280, 12, 9]), dict(compiled=[4, 5, 12, 290, 12, None])):
+        rows = {r["metric"]: r for r in results_rows(per.assign(**change), pools)}
+        assert not rows["oltp u page gets"]["holds"]
+    # a read is exact, whatever the server created
+    rows = {r["metric"]: r for r in results_rows(per.assign(server=[4, 6, 12, 280, 12, 9]), pools)}
+    assert not rows["oltp p page gets"]["holds"]
