@@ -11,6 +11,16 @@ inherited by child processes and notebook kernels): a test of a replay's work, t
 memory must replay, and the checkout's build/cache/ stays as the user left it.
 tests/test_cache.py turns it on over a temporary folder.
 
+Test order and xdist scheduling: the tests in ``LONG_FIRST`` (a notebook kernel, a browser,
+a cluster: tens of seconds each) are collected first, longest first
+(``pytest_collection_modifyitems``), so that on two workers they start first and the run
+does not end on one of them. Under ``--dist loadgroup`` (pyproject's addopts) the scheduler
+of ``pytest_xdist_make_scheduler`` sends every other test file to one worker as a unit, in
+collection order: the Numba kernels a file uses then compile once (the other worker loads
+them from NUMBA_CACHE_DIR later) instead of in both workers at once. Tests marked
+``xdist_group`` keep their group. (xdist's own loadgroup names groups by rewriting
+``item._nodeid``, which pytest 9 no longer reads, so it would run as plain ``load``.)
+
 Hypothesis profiles: ``default`` (``make test``) runs each property test with
 ``tests._hypothesis.examples(n)`` = a quarter of its count ``n`` (at least 10) and 25
 examples where a test names none; ``ci`` (``.ci/run``, through ``HYPOTHESIS_PROFILE=ci``
@@ -33,6 +43,55 @@ os.environ[_cache.OFF_ENV_VAR] = "1"
 settings.register_profile("default", max_examples=25)
 settings.register_profile("ci", max_examples=100)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
+
+#: node-id prefixes of the longest tests of the default tier, longest first (measured with
+#: ``--durations`` on 2 workers); they run before everything else, each on its own
+LONG_FIRST = (
+    "tests/test_notebooks.py::test_notebook_follows_its_parameters[01_",
+    "tests/test_notebooks.py::test_notebook_follows_its_parameters[03_",
+    "tests/test_browser.py::",
+    "tests/test_notebooks.py::test_notebook_follows_its_parameters[04_",
+    "tests/test_notebooks.py::test_notebook_follows_its_parameters[05_",
+    "tests/test_notebooks.py::test_notebook_follows_its_parameters[06_",
+    "tests/test_notebooks.py::test_notebook_follows_its_parameters[02_",
+    "tests/test_sweep.py::test_dask_local_cluster_gives_identical_results",
+    "tests/test_reproduce_setup.py::test_two_notebooks_side_by_side_each_write_their_own_output",
+    "tests/test_notebooks.py::test_hand_run_leaves_git_status_clean",
+    "tests/test_notebooks.py::test_notebook_follows_its_parameters[08_",
+    "tests/reliability/test_notebook_params.py::test_plain_papermill_run_stops_at_setup",
+    "tests/test_notebooks.py::test_bad_parameter_stops_the_notebook_naming_it",
+    "tests/test_notebooks.py::test_live_notebook_writes_its_validation_rows",
+    "tests/test_notebooks.py::test_bad_live_parameter_stops_notebook_07",
+)
+
+
+def _long_rank(nodeid: str) -> int:
+    return next((i for i, p in enumerate(LONG_FIRST) if nodeid.startswith(p)), len(LONG_FIRST))
+
+
+def pytest_collection_modifyitems(config, items):
+    items.sort(key=lambda item: _long_rank(item.nodeid))      # stable: the rest keep their order
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config, log):
+    """``--dist loadgroup``: a test file is one unit of work, a ``LONG_FIRST`` test one unit
+    of its own, units in collection order."""
+    if config.getvalue("dist") != "loadgroup":
+        return None
+    from xdist.scheduler import LoadGroupScheduling
+
+    class FileScheduling(LoadGroupScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            if nodeid.rfind("@") > nodeid.rfind("]"):            # an xdist_group mark
+                return super()._split_scope(nodeid)
+            if _long_rank(nodeid) < len(LONG_FIRST):
+                return nodeid
+            return nodeid.split("::", 1)[0]
+
+    config.option.loadscopereorder = False      # keep the long tests at the front
+    return FileScheduling(config, log)
+
 
 #: defined at the top of every ``run_child`` program
 PEAK_RSS_SOURCE = r'''

@@ -3,8 +3,13 @@
 benchmarks/midpoint_floor.py's one-step kernel (each get's list changes at once, the
 old-sublist adjustments as clamps of the old length) must end every trace in the state
 of the step-by-step one: same hits, same list order, same old flags, same LRU_old.  And
-floor_lru must hit exactly as bufsim's ``lru``."""
+floor_lru must hit exactly as bufsim's ``lru``.
+
+Slow tier, marked ``ci``: these check benchmarks/ (what ``make bench`` measures), not the
+package, and compile their own kernels (tens of seconds); ``.ci/run`` and ``make test-slow``
+run them."""
 import numpy as np
+import pytest
 from hypothesis import given, settings, strategies as st
 
 from tests._hypothesis import examples
@@ -12,6 +17,8 @@ from tests._bench import load_benchmark
 
 import bufsim
 from bufsim import CostModel, DeviceModel, PoolConfig
+
+pytestmark = [pytest.mark.slow, pytest.mark.ci]
 
 mid = load_benchmark("midpoint_floor")
 floor = load_benchmark("floor_lru")

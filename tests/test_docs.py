@@ -6,7 +6,8 @@ outside the repository, the layer list of ``docs/layout.md`` is the one
 ``tests/test_layout.py`` enforces, the README's examples run and print what it says.
 The build (``scripts/build_docs.py``): its internal-link checker finds a broken link, a
 quick build passes with warnings as errors and Chromium shows the home page, a notebook
-page with its chart and an API page, each with the search box (marker ``browser``); the
+page with its chart and an API page, each with the search box (markers ``browser``, and
+``slow`` + ``ci``: a Sphinx build, minutes of CPU, run by .ci/run and make test-slow); the
 full build is in the slow tier.
 """
 from __future__ import annotations
@@ -302,6 +303,8 @@ def _browse(pages: dict[str, Path], tmp_path: Path) -> dict[str, dict]:
     return seen
 
 
+@pytest.mark.slow
+@pytest.mark.ci
 @pytest.mark.browser
 @pytest.mark.skipif(not CHROMIUM.is_file() or not CHROMEDRIVER.is_file(),
                     reason="needs Debian's chromium and chromium-driver "
