@@ -34,6 +34,8 @@ from bufsim.live import validation as V
 from bufsim.live import workload as W
 
 pytestmark = [pytest.mark.live, pytest.mark.timeout(900)]
+# the server test takes 2-3 minutes (five runs of the workload, two advice runs): slow and
+# ci, so that make test's default tier stays within its budget and .ci/run still runs it
 
 SCALE = W.Scale(orders=120_000, sbtest_rows=80_000, point_selects=1, krange_rows=1)
 SLOW_LOG = {"slow_query_log": 1, "long_query_time": 0, "log_slow_verbosity": "innodb"}
@@ -196,6 +198,8 @@ def _misses(curve, pages, obt, stream):
     return int(c.misses.iloc[0])
 
 
+@pytest.mark.slow
+@pytest.mark.ci
 def test_the_server_at_the_recommended_size_reads_what_the_advice_says(tmp_path):
     require_server()
     srv = MariaDBServer({"innodb_buffer_pool_size": "64M", **SLOW_LOG}).start()
