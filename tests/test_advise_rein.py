@@ -15,7 +15,7 @@ sized by ``criterion='reads'`` (the document's 20G pool holds the hot set; the k
 stops at the first cliff of the UPDATE's reads, 6 MiB, where the 257 undo pages and the
 upper levels start to fit, and there no second instance would hold 320 pages).
 
-CI tier (``ci``, not the default: 45 s): the table scaled to 3M rows (hot = the document's first 1M ids, 3,650
+Default tier: the table scaled to 3M rows (hot = the document's first 1M ids, 3,650
 leaves), 20,000 statements; slow: 300M rows, 100,000 statements.  A Trace cannot mark the
 UPDATE's cursor restore as an optimistic get, so the contention model charges it to the
 pool mutex: one instance then carries five pool-mutex gets per UPDATE (notebook 04: four).
@@ -83,10 +83,10 @@ def _check(db, n, costs, dists):
             inst = rep.instances.set_index("instances")
             first = rep.markdown().split("\n")[:3]
             line = next(x for x in first if "innodb_buffer_pool_instances" in x)
-            assert len(inst) >= 3, (kind, dist, rep.recommended_pages)  # 1, 2, 4 at least
             best = inst["throughput_tps"].max()
             assert "64 closed-loop user threads (given) on 8 cores (given)" in rep.markdown()
             if kind == "update":
+                assert len(inst) >= 3, (dist, rep.recommended_pages)      # 1, 2, 4 at least
                 # one instance: its pool mutex binds, below 95% of the best; more spread
                 # the undo pages and the kernel mutex binds, as in notebook 04
                 assert inst.loc[1, "bottleneck"] == "pool[0]"
@@ -95,11 +95,14 @@ def _check(db, n, costs, dists):
                 assert inst.loc[rep.recommended_instances, "bottleneck"] == "kernel"
                 assert "pool-mutex demand" in line and "kernel" in line
             else:
-                # the kernel mutex binds at every count: nothing to gain from instances
+                # the kernel mutex binds at every count: nothing to gain from instances (at
+                # full size 100,000 uniform SELECTs touch each leaf about once: no stream is
+                # latency-bound, the pool is 5 MiB and one instance is the only count)
                 assert (inst["bottleneck"] == "kernel").all()
                 assert inst["throughput_tps"].min() > 0.99 * best
                 assert rep.recommended_instances == 1
-                assert "**1**: the smallest count within 95%" in line
+                assert ("**1**: the smallest count within 95%" in line if len(inst) > 1
+                        else "more instances would leave one below 320 pages" in line)
     # without threads/cores evidence (one-thread trace): not assessed
     rep = advise(rein_trace(db, n, "update", "hot"), preset="mysql55", costs=costs,
                  criterion="reads", jobs=1)
@@ -108,12 +111,9 @@ def _check(db, n, costs, dists):
                                       if "innodb_buffer_pool_instances" in x)
 
 
-@pytest.mark.slow
-@pytest.mark.ci
 def test_document_004_instances_scaled(costs):
-    """3M rows (hot: the document's first 1M ids), 20,000 statements: 45 s on two loaded
-    cores (the costs' fit on 003's database ~10-20 s, five advice runs), too long for the
-    default tier, so CI's tier (``ci``) runs it."""
+    """3M rows (hot: the document's first 1M ids), 20,000 statements: 9 s (3 s the costs'
+    fit on 003's database, 6 s five advice runs) with warm caches; 45 s at load average 10."""
     _check(R.rein_database(3_000_000), 20_000, costs, ("hot", "uniform"))
 
 
