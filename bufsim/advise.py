@@ -448,7 +448,8 @@ def advise(trace, *, margin: float = 0.05, protect=None, target_hit=None,
            device: str = "ssd", current_pages: int | None = None, criterion: str = "knee",
            shards: float | None = None,
            seed: int = 0, gets_per_txn: int | None = None, trace_label: str | None = None,
-           executor=None, jobs: int | None = None, progress: bool = False) -> Report:
+           executor=None, jobs: int | None = None, progress: bool = False,
+           costs=None) -> Report:
     """Recommend a pool size, ``old_blocks_time`` and instance count for a trace, per thread.
 
     Parameters
@@ -503,6 +504,10 @@ def advise(trace, *, margin: float = 0.05, protect=None, target_hit=None,
         them in this process).
     progress : bool
         Show progress bars (tqdm) over the profile and the replays.
+    costs : bufsim.contention.Costs, optional
+        Hold and CPU times of the contention model (default ``Costs()``, uncalibrated);
+        e.g. those fitted on document 003 (:func:`bufsim.experiments.contention.dbstress_costs`),
+        as notebook 04 uses.  The report lists the values it used.
 
     Returns
     -------
@@ -527,6 +532,10 @@ def advise(trace, *, margin: float = 0.05, protect=None, target_hit=None,
     for name, v in (("threads", threads), ("cores", cores)):
         if v is not None:
             check_int(name, v, 1)
+    if costs is not None:
+        from .contention import Costs
+        if not isinstance(costs, Costs):
+            raise ValueError(f"costs={costs!r}: allowed: a bufsim.contention.Costs")
     if current_pages is not None:
         check_int("current_pages", current_pages, MIN_POOL_PAGES)
     targets: dict = {}
@@ -786,7 +795,7 @@ def advise(trace, *, margin: float = 0.05, protect=None, target_hit=None,
         th = threads if threads is not None else n_threads
         co = cores if cores is not None else th
         inst, rec_n, assumptions = _instances(trace, per_n, th, co, base, gets, stmt_ends,
-                                              gets_per_txn)
+                                              gets_per_txn, costs)
         src_t = "given" if threads is not None else f"the trace's {n_threads} threads"
         src_c = "given" if cores is not None else "assumed one per thread"
         assumptions.insert(0, f"{th} closed-loop user threads ({src_t}) on {co} cores "
@@ -989,11 +998,12 @@ def advise(trace, *, margin: float = 0.05, protect=None, target_hit=None,
                   figures=figs)
 
 
-def _instances(trace, per_n, threads, cores, base, gets, stmt_ends, gets_per_txn):
+def _instances(trace, per_n, threads, cores, base, gets, stmt_ends, gets_per_txn, costs=None):
     """The contention model (module docstring, point 4); ``per_n`` maps an instance count to
     the per-instance counters of its replay at the recommended size."""
     from .contention import Costs, instance_demand, instances_for_fraction
-    costs = Costs()
+    src_costs = "given" if costs is not None else "bufsim.contention.Costs defaults, not calibrated"
+    costs = costs if costs is not None else Costs()
     version = base.version
     server = base.server
     if stmt_ends:
@@ -1031,7 +1041,7 @@ def _instances(trace, per_n, threads, cores, base, gets, stmt_ends, gets_per_txn
                                                "only make-young moves and page reads take the "
                                                "instance mutex (hits use the page-hash "
                                                "rw-lock)"),
-        f"hold times per acquisition: get {costs.get_ns:g} ns, make-young move "
+        f"hold times per acquisition ({src_costs}): get {costs.get_ns:g} ns, make-young move "
         f"{costs.move_ns:g} ns, page read {costs.miss_ns:g} ns, adaptive-hash-index lookup "
         f"{costs.ahi_ns:g} ns, kernel mutex {costs.kernel_ns:g} ns per transaction",
         f"CPU per transaction: {costs.stmt_cpu_ns:g} ns + {costs.get_cpu_ns:g} ns per get = "
