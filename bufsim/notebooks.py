@@ -637,7 +637,7 @@ TYPICAL_SECONDS = {"00_quickstart": 69, "01_ssb_old_blocks_time": 110,
                    "02_side_load_mysqldump": 21, "03_bp_instance_contention": 48,
                    "04_bp_instances_hot_uniform": 26, "05_dbt3_mrr_bka": 49,
                    "06_analytic_vs_simulated": 29, "07_live_server_validation": 270,
-                   "08_explorer": 4}
+                   "08_explorer": 4, "09_live_trace": 90}
 
 
 def _longest_first(selected: Sequence[Path], out_dir: Path) -> list[Path]:

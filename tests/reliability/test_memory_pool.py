@@ -9,7 +9,7 @@ import time
 import pytest
 
 import bufsim
-from bufsim import Pool
+from bufsim import Pool, _pool_state
 from bufsim._memory import PoolMemoryError, memory_available
 from bufsim.config import PoolConfig
 from bufsim.pages import SpaceSpec, Tablespaces
@@ -24,7 +24,7 @@ def test_every_path_refuses_a_pool_that_cannot_fit():
     assert avail is not None and avail > 0 and "MemAvailable" in how
     for make in (lambda: Pool(HUGE, SPACES),
                  lambda: bufsim.replay(bufsim.Trace.from_arrays([1, 2], tablespaces=SPACES), HUGE),
-                 lambda: bufsim.PoolState(HUGE, SPACES)):
+                 lambda: _pool_state.PoolState(HUGE, SPACES)):
         with pytest.raises(PoolMemoryError, match=r"pool_pages=1,099,511,627,776 .* would need "
                                                   r"55\.0 TiB of memory .* available"):
             make()
