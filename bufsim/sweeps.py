@@ -342,14 +342,8 @@ def _worker_trace(path: str, read_kw: tuple):
         _WORKER_TRACE.clear()
         kw = dict(read_kw)
         cols = kw.get("columns")
-        t = load_trace(path, columns=dict(cols) if cols else None, format=kw.get("format"))
-        if not t.is_materialized and len(t.streams()) > 1:
-            # replay() splits only an in-memory trace into its streams: hold the chunks,
-            # as the parent's Trace does, so that a worker replays the same streams
-            from .trace import Trace
-            t = Trace(list(t), t.tablespaces, t.name, stream_names=t.stream_names,
-                      stream_start_ns=t.stream_start_ns)
-        _WORKER_TRACE[key] = t
+        _WORKER_TRACE[key] = load_trace(path, columns=dict(cols) if cols else None,
+                                        format=kw.get("format"))
     return _WORKER_TRACE[key]
 
 

@@ -554,9 +554,30 @@ class Trace:
 
     @classmethod
     def _with_meta(cls, gen, ts, meta, path) -> Trace:
+        """The loaded trace; one saved with several named streams (the threads of
+        :func:`bufsim.read_trace`, the clients of ``bufsim live trace``) is held split
+        by stream as it was before saving, each stream reading the file lazily and
+        keeping only its own events, so that a replay gives every stream its own clock
+        again."""
         name = meta.get("name") or path.name.split(".")[0]
-        return cls(gen, ts, name, stream_names=meta.get("stream_names"),
-                   stream_start_ns=meta.get("stream_start_ns"))
+        names, starts = meta.get("stream_names"), meta.get("stream_start_ns")
+        trace = cls(gen, ts, name, stream_names=names, stream_start_ns=starts)
+        if names and len(names) > 1:
+            trace._by_stream = [trace._only_stream(s) for s in range(len(names))]
+        return trace
+
+    def _only_stream(self, s: int) -> Trace:
+        """A lazy trace of stream ``s``'s events of this (generated) trace."""
+        def gen():
+            for c in self:
+                keep = c.stream == s
+                if keep.all():
+                    yield c
+                elif keep.any():
+                    yield c.take(keep)
+        label = self.stream_names[s] if self.stream_names else s
+        return Trace(gen, self.tablespaces, f"{self.name}[{label}]",
+                     stream_names=self.stream_names, stream_start_ns=self.stream_start_ns)
 
 
 def _arrow_int(col, name, path) -> np.ndarray:

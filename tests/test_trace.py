@@ -126,6 +126,29 @@ def test_save_load_round_trip(tmp_path, suffix):
         ["tr.npy", "tr.npy.tablespaces.json"] if suffix == ".npy" else ["tr.parquet"])
 
 
+@pytest.mark.parametrize("suffix", [".npy", ".parquet"])
+def test_saved_threads_replay_as_they_did_before_saving(tmp_path, suffix):
+    """A trace of two threads saved and loaded again replays each thread on its own
+    clock, as before saving (it used to replay as one stream: other counters)."""
+    import bufsim
+    rng = np.random.default_rng(7)
+    n = 3000
+    df = pd.DataFrame({"space": np.r_[np.ones(n, int), np.full(n, 2)],
+                       "page": np.r_[rng.integers(0, 300, n), np.arange(n) % 2000],
+                       "time_ns": np.r_[np.arange(n) * 20_000, np.arange(n) * 20_000 + 5],
+                       "thread": np.r_[np.full(n, "oltp"), np.full(n, "scan")]})
+    df.sort_values("time_ns", kind="stable").to_csv(tmp_path / "t.csv", index=False)
+    t = read_trace(tmp_path / "t.csv")
+    back = Trace.load(t.save(tmp_path / f"t{suffix}"), chunk_size=500)
+    assert not back.is_materialized and len(back.split_streams()) == 2
+    assert [s.n_events() for s in back.split_streams()] == [n, n]
+    cfg = bufsim.mysql57(pool_pages=320)
+    a, b = bufsim.replay(t, cfg), bufsim.replay(back, cfg)
+    assert b.streams["name"].tolist() == ["oltp", "scan"]
+    assert a.streams.drop(columns="name").equals(b.streams.drop(columns="name"))
+    assert a.totals.equals(b.totals)
+
+
 def test_parquet_has_one_row_group_per_chunk(tmp_path):
     path = _sample_trace(chunk_size=3).save(tmp_path / "t.parquet")
     assert pq.ParquetFile(path).num_row_groups == 3
