@@ -357,8 +357,8 @@ class PoolConfig:
         of 5.5 and 5.6): ``PCT_IO(p)`` = io_capacity * p / 100 pages per flush-list
         flushing pass (:mod:`bufsim.policies.flush`).
     max_dirty_pages_pct
-        innodb_max_dirty_pages_pct, 0..99 (default 75 in 5.5, 5.6 and 5.7:
-        ``ha_innodb.cc``): above this share of dirty pages the master thread (5.5)
+        innodb_max_dirty_pages_pct, 0..99 (default 75 in 5.5, 5.6 and 5.7, 90 in 8.0.3+
+        and MariaDB 10.5+: ``ha_innodb.cc``; the presets set it): above this share of dirty pages the master thread (5.5)
         or the page cleaner (5.6+) flushes io_capacity pages a second.
     max_dirty_pages_pct_lwm
         innodb_max_dirty_pages_pct_lwm (5.6+), 0..max_dirty_pages_pct (default 0 in

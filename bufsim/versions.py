@@ -93,8 +93,8 @@ class ServerVersion:
     #: :mod:`bufsim.policies.flush` are bounded by io_capacity only.
     io_capacity_max: int = 2000
     #: innodb_max_dirty_pages_pct (``handler/ha_innodb.cc``: max_dirty_pages_pct; 75 in
-    #: 5.5-5.7, 90 from 8.0.3 and in MariaDB 11.4).  The 10.5 and 10.11 records keep 75,
-    #: the value their presets have had (the server's is 90; docs/guide-versions.md).
+    #: 5.5-5.7, 90 from 8.0.3 (WL#9707) and in MariaDB from 10.5: ``mariadbd --verbose
+    #: --help`` of Debian's 10.11.19 prints 90).
     max_dirty_pages_pct: int = 75
     #: innodb_max_dirty_pages_pct_lwm (``handler/ha_innodb.cc``: max_dirty_pages_pct_lwm;
     #: 0 in 5.6/5.7 and MariaDB, 10 from 8.0.3).  5.5 has no such variable.
@@ -280,17 +280,18 @@ _MYSQL84 = ServerVersion(
     instances_rule="size_and_cpus", pool_size_rule="chunks")
 _MARIADB105 = ServerVersion(
     "mariadb10.5", "mariadb105", "MariaDB 10.5", True, old_blocks_time_ms=1000,
-    lru_scan_depth=1536, adaptive_hash_index=False, instances_rule="one", single_pool=True)
+    lru_scan_depth=1536, adaptive_hash_index=False, max_dirty_pages_pct=90, instances_rule="one",
+    single_pool=True)
 _MARIADB_SPEC13 = dict(read_ahead_next_page_area=True, read_ahead_fail_early=True,
                        free_unused_after_read_ahead=True, refill_on_demand=True,
                        cleaner_batch_unbounded=True, small_pool_lru_floor=True,
                        temp_pages_unlogged=True, pool_size_rule="extents", single_pool=True)
 _MARIADB1011 = ServerVersion(
     "mariadb10.11", "mariadb1011", "MariaDB 10.11", True, old_blocks_time_ms=1000,
-    lru_scan_depth=1536, adaptive_hash_index=False, instances_rule="one", **_MARIADB_SPEC13)
+    lru_scan_depth=1536, adaptive_hash_index=False, max_dirty_pages_pct=90, instances_rule="one",
+    **_MARIADB_SPEC13)
 #: MariaDB 11.4 LTS: the buffer pool code of 10.11 (the §13 mechanisms are in
-#: ``buf/buf0lru.cc``, ``buf0flu.cc`` and ``buf0rea.cc`` of both); innodb_max_dirty_pages_pct
-#: is the server's 90.
+#: ``buf/buf0lru.cc``, ``buf0flu.cc`` and ``buf0rea.cc`` of both).
 _MARIADB114 = ServerVersion(
     "mariadb11.4", "mariadb114", "MariaDB 11.4", True, old_blocks_time_ms=1000,
     lru_scan_depth=1536, adaptive_hash_index=False, max_dirty_pages_pct=90,
