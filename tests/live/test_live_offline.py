@@ -2,6 +2,7 @@
 import pytest
 
 import numpy as np
+import pandas as pd
 
 from bufsim.live import validation as V
 from bufsim.live.geometry import FIL_NULL, FIL_PAGE_INDEX, parse_ibd
@@ -259,3 +260,64 @@ def test_the_startup_pages_created_by_the_server_are_dirty_temporary_pages():
     lru = [int(replay(Trace.concat([b, scan]), cfg).stats["DATABASE_PAGES"].sum())
            for b in (persistent, boot)]
     assert lru[1] == lru[0] - 131
+
+
+def _grid_rows(settings, plans, counts):
+    """A run_grid-like frame: one cold row per setting, plan and counter; ``counts`` gives
+    the server's count of (label, plan, metric), the replay's is 100 everywhere."""
+    rows = []
+    for st in settings:
+        for plan in plans:
+            for metric in ("NUMBER_PAGES_READ", "PAGES_NOT_MADE_YOUNG"):
+                real = float(counts(st.label, plan, metric))
+                rows.append(dict(config=st.label, plan=plan, phase="cold", metric=metric,
+                                 reported=real, simulated=100.0,
+                                 holds=V.holds(metric, real, 100.0), pool_pages=630,
+                                 server_ms=float("nan")))
+    return pd.DataFrame(rows)
+
+
+def test_recheck_misses_runs_again_only_the_runs_with_a_missing_row(monkeypatch):
+    a, b = V.Setting("10M", 37, 1000, True, 100), V.Setting("20M", 95, 1000, True, None)
+    # the grid's run: the star of b misses its not made young (300 against the replay's 100)
+    grid = _grid_rows((a, b), ("scan", "star"),
+                      lambda c, p, m: 300 if (c, p, m) == (b.label, "star", "PAGES_NOT_MADE_YOUNG")
+                      else 100)
+    calls = []
+    reruns = iter([120, 400])          # the server's count in each rerun of that row
+
+    def fake_run_grid(settings, *, plans, **kwargs):
+        calls.append((tuple(s.label for s in settings), plans, kwargs))
+        return _grid_rows(settings, plans, lambda c, p, m: next(reruns)
+                          if m == "PAGES_NOT_MADE_YOUNG" else 100)
+
+    monkeypatch.setattr(V, "run_grid", fake_run_grid)
+    out = V.recheck_misses(grid, (a, b), repeats=2, seed=7)
+    assert calls == [((b.label, b.label), ("star",), {"seed": 7})]
+    assert len(out) == 1
+    row = out.iloc[0]
+    assert (row.config, row.plan, row.metric) == (b.label, "star", "PAGES_NOT_MADE_YOUNG")
+    assert [row.runs, row.server_min, row.server_median, row.server_max, row.held] == \
+        [3, 120, 300, 400, 1]
+    assert row.simulated == 100 and row.within_spread       # 100 in [120 - 50, 400 + 40]
+    # reruns that stay above the replay: not within the spread
+    reruns = iter([400, 500])
+    out = V.recheck_misses(grid, (a, b), repeats=2)
+    assert out.server_min.tolist() == [300] and not out.within_spread.any()
+    # no row misses: nothing runs again, and no row comes back
+    calls.clear()
+    ok = grid.assign(holds=True)
+    out = V.recheck_misses(ok, (a, b), repeats=2)
+    assert calls == [] and out.empty and "within_spread" in out.columns
+
+
+def test_recheck_misses_refuses_bad_arguments_before_running():
+    grid = _grid_rows((V.Setting(),), ("scan",), lambda c, p, m: 0)
+    with pytest.raises(ValueError, match="repeats.*1..100"):
+        V.recheck_misses(grid, (V.Setting(),), repeats=0)
+    with pytest.raises(ValueError, match="not in settings"):
+        V.recheck_misses(grid, (V.Setting("20M"),))
+    grid = grid.assign(holds=False)         # one server run holds missing rows
+    assert V.missing_runs(grid).values.tolist() == [[V.Setting().label, "scan"]]
+    with pytest.raises(ValueError, match="2 server runs hold a row that misses; limit=1"):
+        V.recheck_misses(pd.concat([grid, grid.assign(plan="star")]), (V.Setting(),), limit=1)

@@ -364,14 +364,22 @@ def test_mariadb1011_reads_the_next_page_number_area():
     assert my["NUMBER_PAGES_READ"] == ma["NUMBER_PAGES_READ"] == 256
 
 
-@pytest.mark.parametrize("pool,depth,lru", [(1000, 300, None), (379, 1536, 80), (630, 1536, 184)])
+@pytest.mark.parametrize("pool,depth,lru", [(1000, 300, None), (379, 1536, 80), (630, 1536, 184),
+                                            (1260, 1536, 280)])
 def test_mariadb1011_refills_the_free_list_on_demand(pool, depth, lru):
     """§13: a block taken leaving fewer than lru_scan_depth / 2 free, with more than 256
     (BUF_LRU_MIN_LEN) LRU pages, has the cleaner evict from the LRU tail at once, until
     lru_scan_depth blocks are free or the LRU is down to min(pool / 20 - 1, 256) pages
     (MariaDB 10.11.18 buf_flush_LRU_list_batch's ``buf_lru_min_len``), so the LRU of a
     small pool stays far below its size (no old sublist at 379 pages).  10.5's
-    once-per-second cleaner does not run in this sub-second replay."""
+    once-per-second cleaner does not run in this sub-second replay.
+
+    Issue 38 item 6, innodb_lru_scan_depth above the pool's page count: at 20 MiB (1,260
+    pages, the default depth 1536) the pool holds lru_scan_depth / 2 free blocks but not
+    lru_scan_depth, so the wake-up comes only once the LRU holds 1260 - 768 = 492 pages
+    and the batch leaves 62 (1260 // 20 - 1): the LRU never reaches BUF_LRU_OLD_MIN_LEN
+    (512), so no old sublist ever forms (no page can be counted made young or not made
+    young), although pages are evicted (freed_page_clock advances)."""
     ts = unlinked(3000)
     pages = np.random.default_rng(5).permutation(3000)[:2000]
     kw = dict(pool_pages=pool, lru_scan_depth=depth, cost=FREE, device=INSTANT)
@@ -384,13 +392,15 @@ def test_mariadb1011_refills_the_free_list_on_demand(pool, depth, lru):
         # the free-list target is reached first: between the wake-up and the refill
         assert cap - depth <= got <= cap - depth // 2
     else:
-        # the pool cannot hold depth free blocks: each wake-up (the 258th page read into
-        # the LRU, a take with 257 pages in it) empties the LRU to floor = pool // 20 - 1
-        # pages (17 at 379, 30 at 630), then the page read is added: the LRU cycles
-        # floor + 1 .. 257, and after 2,000 reads it holds
-        # floor + 1 + (2000 - 258) % (257 - floor) pages
-        floor = pool // 20 - 1
-        assert lru == floor + 1 + (2000 - 258) % (257 - floor)
+        # the pool cannot hold depth free blocks: each wake-up (a take with top pages in
+        # the LRU: more than 256, and leaving fewer than depth / 2 free, so top = 257 at
+        # 379 and 630 pages, 1260 - 768 = 492 at 1,260) empties the LRU to
+        # floor = pool // 20 - 1 pages (17 at 379, 30 at 630, 62 at 1,260), then the page
+        # read is added: the LRU cycles floor + 1 .. top, and after 2,000 reads it holds
+        # floor + 1 + (2000 - top - 1) % (top - floor) pages
+        floor, top = pool // 20 - 1, max(257, cap - depth // 2)
+        assert top < 512      # below BUF_LRU_OLD_MIN_LEN at its longest: no old sublist
+        assert lru == floor + 1 + (2000 - top - 1) % (top - floor)
         assert got == lru
         assert stat(new, "evictions") == 2000 - lru
     assert got + free == cap
