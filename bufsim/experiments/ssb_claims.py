@@ -143,24 +143,25 @@ def time_claims(table: pd.DataFrame, loo: pd.DataFrame, ranges: pd.DataFrame,
     return pd.DataFrame(rows, columns=list(CLAIM_COLUMNS))
 
 
-def counter_claims(q11: pd.DataFrame, excluded: dict | None = None) -> pd.DataFrame:
+def counter_claims(q11: pd.DataFrame, ranges: dict | None = None) -> pd.DataFrame:
     """The Q1.1 counter claims (within 10% where the document's count is >= 100).
 
     ``q11`` has ``plan``, ``old_blocks_time_ms``, ``metric``, ``reported``, ``simulated``,
-    ``within_10pct`` (None where not judged: those rows are left out).  ``excluded`` maps
-    ``(plan, old_blocks_time_ms, metric)`` to ``(low, high, words)``: a range the document's
-    own numbers confine the count to under every parameter of the model family; a row that
-    does not hold is ``document_excludes`` when its figure lies outside it.
+    ``within_10pct`` (None where not judged: those rows are left out).  ``ranges`` maps
+    ``(plan, old_blocks_time_ms, metric)`` to ``(low, high, words)``: the range of the count
+    over every parameter (or history) of the model family that the document does not pin
+    down; a row that does not hold is ``document_excludes`` when its figure lies outside it,
+    and carries the range either way.
     """
-    excluded = dict(excluded or {})
+    ranges = dict(ranges or {})
     rows = []
     for r in q11[q11.within_10pct.notna()].itertuples(index=False):
         holds = bool(r.within_10pct)
         low = high = math.nan
         words, excl = "", False
         key = (r.plan, int(r.old_blocks_time_ms), r.metric)
-        if key in excluded:
-            low, high, words = excluded[key]
+        if key in ranges:
+            low, high, words = ranges[key]
             excl = (not holds) and not (low <= float(r.reported) <= high)
         rows.append(dict(claim=f"Q1.1 {r.plan} t={r.old_blocks_time_ms}: {r.metric} within 10%",
                          reported=float(r.reported), simulated=float(r.simulated), holds=holds,

@@ -86,3 +86,48 @@ def test_counter_claims_exclude_only_outside_the_given_range():
     assert out.document_excludes.iloc[1] and out.computed_low.iloc[1] == 2.2e6
     inside = K.counter_claims(q11, {key: (1.5e6, 3.0e6, "bound")})
     assert not inside.document_excludes.iloc[1]
+
+
+def test_table_open_pages_are_the_statistics_descents():
+    from bufsim.experiments import ssb as X
+    from bufsim.workloads.ssb import SSB
+    ssb = SSB(0.01)
+    db = ssb.db
+    p = X.table_open_pages(ssb, ("lineorder",), seed=3)
+    ixs = db.table("lineorder").indexes
+    assert len(ixs) == 7                       # GEN_CLUST_INDEX and six secondary indexes
+    assert p.size == sum(X.STATS_SAMPLE_PAGES * ix.height for ix in ixs)
+    # each index: 8 descents from its root to a leaf of that index, clustered first
+    first = p[: X.STATS_SAMPLE_PAGES * ixs[0].height].reshape(X.STATS_SAMPLE_PAGES, -1)
+    root = db.dense("lineorder", ixs[0].paths(np.array([0])))[0, 0]
+    assert (first[:, 0] == root).all()
+    assert set(first[:, -1]) <= set(db.dense("lineorder", ixs[0].leaves).tolist())
+    assert np.array_equal(p, X.table_open_pages(ssb, ("lineorder",), seed=3))
+    assert not np.array_equal(p, X.table_open_pages(ssb, ("lineorder",), seed=4))
+    both = X.table_open_pages(ssb, seed=3)      # dim_date first, then lineorder
+    assert both.size == p.size + X.STATS_SAMPLE_PAGES * db.table("dim_date").indexes[0].height
+    with pytest.raises(ValueError, match="sample_pages"):
+        X.table_open_pages(ssb, sample_pages=0)
+    calib = X.Calibration(row_ns=1, get_ns=1171, clock_read_ns=4710, read_ns=34513)
+    with pytest.raises(ValueError, match="earlier_pages"):
+        X.q11_after_restart(ssb, "date_first", 1000, calib, earlier_pages=10**6)
+    with pytest.raises(ValueError, match="idle_ns"):
+        X.q11_after_restart(ssb, "date_first", 1000, calib, earlier_pages=0, idle_ns=-1)
+
+
+@pytest.mark.slow
+def test_a_restart_history_keeps_the_root_young_at_sf1():
+    """Q1.1 date_first, old_blocks_time 1000, SF1 (the document's scale): from an empty pool
+    the clustered root cycles through the old sublist and each of its gets is a check;
+    after a restart's history (pages read before, the tables' statistics, a 2 s gap) the
+    root is young and the count falls by most of the root's gets (one per row)."""
+    from bufsim.experiments import ssb as X
+    from bufsim.workloads.ssb import SSB
+    ssb = SSB(1.0)
+    calib = X.Calibration(row_ns=1, get_ns=1171, clock_read_ns=4710, read_ns=34513)
+    empty = X.q11_run(ssb, "date_first", 1000, calib)
+    after = X.q11_after_restart(ssb, "date_first", 1000, calib, earlier_pages=600, seed=0)
+    rows = ssb.expected_rows("Q1.1", "date_first")
+    assert after["gets"] == empty["gets"]
+    assert after["not_made_young"] < empty["not_made_young"] - 0.5 * rows
+    assert abs(after["pages_read"] / empty["pages_read"] - 1) < 0.03
