@@ -16,30 +16,37 @@ HTML) comes from the trace.
 
 2. **Pool size.** The trace is replayed through InnoDB (one instance, the
    preset's version, ``device``) with ``old_blocks_time`` 0 and 1000 at a grid of
-   sizes: 5 MiB (MySQL's minimum pool, 320 pages), doubling up to the footprint
-   (distinct pages touched, rounded up to a whole MiB), plus, for each stream the
-   profile calls latency-bound, the size where *its own* exact LRU curve has its
-   knee and where its LRU misses come within the margin of its footprint's (the
-   LRU curve chooses where to replay, it never gives the answer), plus
-   ``current_pages``.  The *reference* size is the largest replayed size; when
-   the trace has a scan/batch stream, the largest *below* the footprint, since at
-   the footprint nothing is ever evicted and that step is the scan's cliff.
+   sizes: the version's smallest pool (:attr:`bufsim.versions.ServerVersion.min_pool_bytes`:
+   5 MiB, 320 pages, in MySQL and MariaDB 10.5; 6 MiB in MariaDB 10.11+), doubling up to
+   the footprint (distinct pages touched, rounded up to a whole MiB), plus, for each
+   stream the profile calls latency-bound, the size where *its own* exact LRU curve has
+   its knee and where its LRU misses come within the margin of its footprint's (its
+   *working set*; the LRU curve chooses where to replay and which cliff is the stream's
+   own, it never gives the answer), plus ``current_pages``.  The *reference* size is the
+   largest replayed size; when the trace has a scan/batch stream, the largest *below* the
+   footprint, since at the footprint nothing is ever evicted and that step is the scan's
+   cliff.
 
    The rule (``criterion``):
 
    ``'knee'`` (default)
        At each size take the setting (0 or 1000 ms) that gives the protected
-       streams the fewest synchronous reads; the answer is the knee (:func:`knee`,
-       Kneedle [1]_ on log2 size and log reads) of those reads from 5 MiB to the
-       reference size: past it, each doubling of the pool cuts the protected
-       streams' reads by a smaller factor than the average doubling does.  (On
-       linear reads the knee is the foot of the cliff where the hot set starts to
-       fit, where the stream may still read twice what one more step gives it.)  For a stream whose
-       gets fall on a hot set beside a scan, that is where the hot set stays in
-       the pool, which old_blocks_time 1000 makes possible; a margin on the
-       reads left at a large size would instead chase the misses that keep
-       falling slowly until the scan's table fits (the hot pages a scan pushes
-       out of the old sublist), and land several times higher.
+       streams the fewest synchronous reads; on those reads from the smallest size
+       to the reference, a step between two replayed sizes is *steep* when it cuts
+       the reads by a larger factor per doubling of the pool than the average over
+       the whole span does, and a *cliff* is a run of steep steps that cuts them by
+       more than the margin.  The answer is the end of the first cliff that ends at
+       or above the protected streams' working set (the largest of theirs)
+       (:func:`cliff_end`): where their reads stop falling fast once their own
+       pages fit.  A cliff below it is a part of their pages fitting (document
+       004's UPDATE: its undo pages fit at 6 MiB, its hot leaves much later); a
+       later one is another stream's interference fading (a scan's table starting
+       to fit), which a margin on the reads left at a large size would chase
+       several times higher.  For a stream whose gets fall on a hot set beside a
+       scan, the answer is where the hot set stays in the pool, which
+       old_blocks_time 1000 makes possible.  Without such a cliff (reads that fall
+       evenly, or keep falling to the reference), the answer is as with
+       ``'reads'``.
    ``'reads'``
        The smallest size where every protected stream's synchronous reads are at
        most ``(1 + margin)`` times its fewest of the two settings at the
@@ -102,7 +109,7 @@ from .versions import RECORDS as _RECORDS
 #: the servers whose mutex rules the contention model follows
 CONTENTION_SERVERS = tuple(r.server for r in _RECORDS.values() if r.contention_modelled)
 
-__all__ = ["advise", "miss_ratio_curve", "knee", "footprint", "Report"]
+__all__ = ["advise", "miss_ratio_curve", "knee", "cliff_end", "footprint", "Report"]
 
 _MIB_PAGES = 2**20 // PAGE_SIZE          # 64
 INSTANCE_COUNTS = (1, 2, 4, 8, 16, 32, 64)
@@ -176,6 +183,46 @@ def knee(sizes, hit_ratio) -> int:
     return int(np.argmax(y - x))
 
 
+def cliff_end(sizes, reads, at_least, margin: float = 0.05) -> int | None:
+    """Index of the end of the first *cliff* of a reads curve that ends at ``at_least`` or
+    above, or None (see the module docstring, point 2).
+
+    A step between two sizes is *steep* when it cuts the reads by a larger factor per
+    doubling of the pool than the average over the whole curve does (on ``log(reads +
+    1)``); a cliff is a run of steep steps that cuts the reads by more than ``margin`` in
+    all; its end is the size after its last steep step.
+
+    Examples
+    --------
+    Two cliffs, 1 -> 2 and 4 -> 8; the first that ends at 4 or above ends at 8:
+
+    >>> cliff_end([1, 2, 4, 8, 16], [1000, 100, 90, 10, 9], 4)
+    3
+    >>> cliff_end([1, 2, 4, 8, 16], [1000, 100, 90, 10, 9], 2)
+    1
+    >>> cliff_end([1, 2, 4], [10, 10, 10], 1) is None
+    True
+    """
+    s = np.asarray(sizes, dtype=float)
+    r = np.log(np.asarray(reads, dtype=float) + 1.0)
+    if s.size < 2 or r[-1] >= r[0]:
+        return None
+    avg = (r[0] - r[-1]) / math.log2(s[-1] / s[0])
+    steep = (r[:-1] - r[1:]) / np.log2(s[1:] / s[:-1]) > avg
+    i = 0
+    while i < steep.size:
+        if not steep[i]:
+            i += 1
+            continue
+        j = i
+        while j < steep.size and steep[j]:
+            j += 1
+        if r[i] - r[j] > math.log1p(margin) and s[j] >= at_least:
+            return j
+        i = j
+    return None
+
+
 def _replay_names(trace, ids) -> list[str]:
     """The stream names :func:`bufsim.replay` gives the streams of ``trace``."""
     if len(ids) > 1:
@@ -191,10 +238,12 @@ def _mib_round(pages: float, min_pages: int = MIN_POOL_PAGES) -> int:
     return max(min_pages, int(round(pages / _MIB_PAGES)) * _MIB_PAGES)
 
 
-def _replays(trace, points, *, preset, executor, jobs, progress,
+def _replays(trace, points, *, preset, executor, jobs, progress, base=None, nominal=None,
              per_instance: bool = False) -> pd.DataFrame:
     """Per-stream rows of a sweep over ``points``; raises if any replay failed.  With
-    ``per_instance``, the ``instances`` and ``per_instance`` columns too."""
+    ``per_instance``, the ``instances`` and ``per_instance`` columns too.  ``frames`` is
+    the pool replayed, ``pool_pages`` the size asked for (``nominal`` maps one to the
+    other)."""
     from .sweeps import sweep
     df = sweep(trace, points, preset=preset, executor=executor, jobs=jobs, progress=progress,
                streams=True, per_instance=per_instance)
@@ -212,19 +261,23 @@ def _replays(trace, points, *, preset, executor, jobs, progress,
     for c in ("pool_pages", "old_blocks_time_ms", "gets", "misses", "read_ahead", "io_wait_ns",
               "elapsed_ns"):
         out[c] = out[c].astype(np.int64)
+    out.insert(1, "frames", out["pool_pages"])
+    if nominal:
+        out["pool_pages"] = np.array([nominal.get(int(x), int(x)) for x in out["frames"]],
+                                     dtype=np.int64)
     return out
 
 
 def _candidate(tab: pd.DataFrame, protected, margin, targets, ref,
-               criterion: str = "knee", ref_at: int | None = None) -> tuple[int | None, dict]:
+               criterion: str = "knee", ref_at: int | None = None,
+               ws: dict | None = None) -> tuple[int | None, dict]:
     """Smallest size of ``tab`` (one old_blocks_time, one pct) meeting the rule for every
     protected stream (module docstring, point 2):
 
     ``'knee'``
-        the knee of the logarithm of the protected streams' synchronous reads (summed)
-        over the sizes from the smallest to ``ref_at`` (:func:`knee`: past it, each
-        doubling of the pool cuts their reads by a smaller factor than the average
-        doubling up to ``ref_at``);
+        the end of the first cliff of the protected streams' synchronous reads (summed)
+        over the sizes from the smallest to ``ref_at`` that ends at or above the largest
+        of their working sets ``ws`` (:func:`cliff_end`); without one, as ``'reads'``;
     ``'reads'``
         misses at most ``(1 + margin) * ref[stream]``;
     ``'wait'``
@@ -252,10 +305,15 @@ def _candidate(tab: pd.DataFrame, protected, margin, targets, ref,
         span = sizes[sizes <= (ref_at if ref_at is not None else sizes[-1])]
         reads = np.array([sum(int(m.loc[(s, st), "misses"]) for st in rest) for s in span],
                          dtype=float)
-        # on log scales: a doubling is judged by the factor it cuts the reads by
-        knee_at = int(span[knee(span, -np.log(reads + 1.0))])
-        for st in rest:
-            limits[st] = ("knee", int(m.loc[(knee_at, st), "misses"]))
+        # the cliff where the streams' own working sets fit; none: the margin on the reference
+        j = cliff_end(span, reads, max((ws or {}).get(st, 0) for st in rest), margin)
+        if j is None:
+            for st in rest:
+                limits[st] = ("misses", (1 + margin) * int(ref[st]))
+        else:
+            knee_at = int(span[j])
+            for st in rest:
+                limits[st] = ("knee", int(m.loc[(knee_at, st), "misses"]))
     for s in sizes:
         if knee_at is not None and s < knee_at:
             continue
@@ -332,9 +390,10 @@ def advise(trace, *, margin: float = 0.05, protect=None, target_hit=None,
         Device model of the replays (``'ssd'``, ``'hdd7200'``, ``'fs_cache'``,
         ``'instant'``).
     criterion : {'knee', 'reads', 'wait'}
-        How the size is chosen (module docstring, point 2): ``'knee'``, the knee of
-        the protected streams' synchronous reads with the better old_blocks_time at
-        each size; ``'reads'``, the smallest size where each one's synchronous reads
+        How the size is chosen (module docstring, point 2): ``'knee'``, the end of the
+        first cliff of the protected streams' synchronous reads (the better
+        old_blocks_time at each size) that ends where their own working set fits;
+        ``'reads'``, the smallest size where each one's synchronous reads
         are at most ``(1 + margin)`` times the reference's; ``'wait'``, where its
         I/O wait is at most the reference's plus ``margin`` times the reference's
         virtual elapsed time (the reads that cost the thread under ``margin`` of
@@ -384,8 +443,9 @@ def advise(trace, *, margin: float = 0.05, protect=None, target_hit=None,
 
     # 1. the streams and the grid of sizes
     g = _grid(trace, margin, protect, targets, current_pages, shards, seed, progress, min_pages)
-    rkw = dict(preset=preset, executor=executor, jobs=jobs, progress=progress)
-    tab = _replays(trace, _points(g["sizes"], device), **rkw)
+    rkw = dict(preset=preset, executor=executor, jobs=jobs, progress=progress, base=base)
+    rkw["nominal"] = {_frames(x, base): x for x in g["sizes"]}
+    tab = _replays(trace, _points(g["sizes"], device, base), **rkw)
     tab["old_blocks_pct"] = base.old_blocks_pct
     cls = _classify(tab, g["prof"], base, protect, targets, min_pages)
     protected = cls["protected"]
@@ -393,12 +453,13 @@ def advise(trace, *, margin: float = 0.05, protect=None, target_hit=None,
     # 2. pool size: the rule, then the grid refined below the candidate
     def choose(t):
         return _choose_size(t, protected, cls["targets"], cls["scans"], margin, criterion,
-                            base, g["fp"])
+                            base, g["fp"], g["ws"])
     cand, limits, ref_at = choose(tab)
     rec = _recommended(cand)
     extra = _refinement(sorted(tab["pool_pages"].unique()), rec, min_pages)
     if extra:
-        more = _replays(trace, _points(extra, device), **rkw)
+        rkw["nominal"].update({_frames(x, base): x for x in extra})
+        more = _replays(trace, _points(extra, device, base), **rkw)
         more["old_blocks_pct"] = base.old_blocks_pct
         tab = pd.concat([tab, more], ignore_index=True)
         cand, limits, ref_at = choose(tab)
@@ -440,7 +501,7 @@ def advise(trace, *, margin: float = 0.05, protect=None, target_hit=None,
         cand=cand, limits=limits, ref_at=ref_at, rec=rec, obt=obt, at_rec=at_rec, shown=shown,
         obt_tab=obt_tab, protects=protects, pct_sizes=[rec], pct_moves=pct_moves, curve=curve,
         inst=inst, rec_n=rec_n, inst_note=inst_note, current_pages=current_pages,
-        assumptions=assumptions))
+        assumptions=assumptions, ws=g["ws"], rec_frames=_frames(rec, base)))
 
 
 def _check_arguments(trace, margin, criterion, preset, device, threads, cores, costs,
@@ -515,15 +576,17 @@ def _grid(trace, margin, protect, targets, current_pages, shards, seed, progress
         s *= 2
         sizes.add(s)
     lru_rows = []
+    ws = {}                # each stream's working set: its own LRU misses within the margin
     mib_grid = np.arange(min_pages, top + 1, _MIB_PAGES, dtype=np.int64)
     for r in pre.itertuples(index=False):
-        if r.kind != "latency-bound" and r.name not in (protect or []) and r.name not in targets:
-            continue
         df = counters[r.stream].mrc(mib_grid)
         h = df["hit_ratio"].to_numpy()
         miss = df["misses"].to_numpy()
-        k = knee(mib_grid, h)
         within = int(mib_grid[np.flatnonzero(miss <= (1 + margin) * miss[-1])[0]])
+        ws[r.name] = within
+        if r.kind != "latency-bound" and r.name not in (protect or []) and r.name not in targets:
+            continue
+        k = knee(mib_grid, h)
         sizes.update({int(mib_grid[k]), within})
         lru_rows.append({"stream": r.name, "LRU knee": f"{mib(int(mib_grid[k]))}",
                          f"LRU within {margin:.0%}": mib(within),
@@ -531,15 +594,27 @@ def _grid(trace, margin, protect, targets, current_pages, shards, seed, progress
     if current_pages is not None:
         sizes.add(int(current_pages))
     return {"names": names, "prof": prof, "fp": fp, "top": top, "sizes": sorted(sizes),
-            "lru_rows": lru_rows}
+            "lru_rows": lru_rows, "ws": ws}
 
 
-def _points(sizes, device, obts=OBT_VALUES, pct=None) -> list[dict]:
-    """Sweep points: one instance, each size with each old_blocks_time (and ``pct``)."""
+def _frames(pages: int, base, instances: int = 1) -> int:
+    """The frames the server has for innodb_buffer_pool_size = ``pages`` x 16 KiB: its
+    chunk or extent layout's (:func:`bufsim.config.pages_from_bytes`, the record's
+    ``pool_size_rule``), at least PoolConfig's 320; ``pages`` where the layout is unknown."""
+    if base.server.pool_size_rule is None:
+        return int(pages)
+    from .config import pages_from_bytes
+    return max(MIN_POOL_PAGES, pages_from_bytes(int(pages) * PAGE_SIZE, base.version,
+                                                instances=instances))
+
+
+def _points(sizes, device, base, obts=OBT_VALUES, pct=None) -> list[dict]:
+    """Sweep points: one instance, each size (replayed at the frames the server has for
+    it) with each old_blocks_time (and ``pct``)."""
     out = []
     for s in sizes:
         for t in obts:
-            p = {"pool_pages": int(s), "instances": 1, "old_blocks_time_ms": int(t),
+            p = {"pool_pages": _frames(s, base), "instances": 1, "old_blocks_time_ms": int(t),
                  "device": device}
             if pct is not None:
                 p["old_blocks_pct"] = int(pct)
@@ -578,7 +653,7 @@ def _classify(tab, prof, base, protect, targets, min_pages) -> dict:
             "targets": per_stream_targets, "scans": scans}
 
 
-def _choose_size(tab, protected, targets, scans, margin, criterion, base, fp):
+def _choose_size(tab, protected, targets, scans, margin, criterion, base, fp, ws):
     """Step 2: each old_blocks_time's candidate size under the rule (and, for the knee,
     the better setting's at each size: ``'best'``), the limits each protected stream meets
     there, and the reference size."""
@@ -598,7 +673,8 @@ def _choose_size(tab, protected, targets, scans, margin, criterion, base, fp):
     for t in OBT_VALUES:
         sub = base_pct[base_pct["old_blocks_time_ms"] == t]
         if protected:
-            cand[t], limits[t] = _candidate(sub, protected, margin, targets, ref, criterion, at)
+            cand[t], limits[t] = _candidate(sub, protected, margin, targets, ref, criterion, at,
+                                            ws)
         else:
             cand[t], limits[t] = _scan_only_candidate(sub, margin, fp), {}
     if criterion == "knee" and protected:
@@ -606,7 +682,7 @@ def _choose_size(tab, protected, targets, scans, margin, criterion, base, fp):
         # each size (the lower envelope of the two curves)
         env = _envelope(base_pct, protected)
         cand["best"], limits["best"] = _candidate(env, protected, margin, targets, ref,
-                                                  criterion, at)
+                                                  criterion, at, ws)
     return cand, limits, at
 
 
@@ -699,10 +775,12 @@ def _pct_and_instance_replays(trace, rec, obt, inst_counts, device, rkw, val, pr
     """One sweep: old_blocks_pct 20 and 50 at the recommended size, and each instance count
     there.  Returns the pct rows, ``{instances: per-instance counters}`` and where a pct
     moves a protected stream's reads by more than the margin."""
-    inst_points = [{"pool_pages": int(rec), "instances": int(n), "old_blocks_time_ms": int(obt),
-                    "device": device} for n in inst_counts]
+    base = rkw["base"]
+    inst_points = [{"pool_pages": _frames(rec, base, n), "instances": int(n),
+                    "old_blocks_time_ms": int(obt), "device": device} for n in inst_counts]
     last = _replays(trace, [{**p} for pct in OLD_PCT_ALTERNATIVES
-                            for p in _points([rec], device, (obt,), pct)] + inst_points, **rkw,
+                            for p in _points([rec], device, base, (obt,), pct)] + inst_points,
+                    **rkw,
                     per_instance=True)
     n_pct = len(OLD_PCT_ALTERNATIVES)
     first = last.groupby(last["stream"].eq("all").cumsum()).ngroup()  # the point of each row

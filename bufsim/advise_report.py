@@ -24,6 +24,7 @@ OBT_VALUES = (0, 1000)
 
 
 def mib(pages) -> str:
+    """``pages`` of 16 KiB in MiB, as the report writes it."""
     return f"{pages / _MIB_PAGES:,.0f} MiB" if pages % _MIB_PAGES == 0 else \
         f"{pages / _MIB_PAGES:,.2f} MiB"
 
@@ -154,6 +155,7 @@ def _inline_html(text: str) -> str:
 
 
 def fixed(x, digits=4):
+    """``x`` with ``digits`` decimals."""
     return f"{x:.{digits}f}"
 
 
@@ -201,6 +203,8 @@ class Facts:
     inst_note: str
     current_pages: int | None = None
     assumptions: list = field(default_factory=list)
+    ws: dict = field(default_factory=dict)   # each stream's LRU working set, pages
+    rec_frames: int | None = None            # the frames replayed for the recommended size
 
     def val(self, s, t, st, col="misses", pct=None) -> int:
         """The replay's ``col`` at size ``s``, old_blocks_time ``t``, stream ``st``."""
@@ -234,20 +238,29 @@ def _reasons(f: Facts) -> tuple[str, str]:
                     else f"the footprint, {mib(top)}")
         within = (f"within {margin:.0%} of what {ref_what}, gives "
                   f"{'it' if len(protected) == 1 else 'them'} with the better old_blocks_time"
-                  if criterion == "reads" else
+                  if criterion in ("reads", "knee") else
                   f"at most {margin:.0%} of its virtual elapsed time more I/O wait than at "
                   f"{ref_what.split(', ')[-1]} with the better old_blocks_time")
-        if knee_rule:
-            kinds = {limits["best"][st][0] for st in protected if st in limits["best"]}
-            them = "its" if len(protected) == 1 else "their"
+        kinds = {limits["best"][st][0] for st in protected if st in limits["best"]} \
+            if knee_rule else set()
+        them = "its" if len(protected) == 1 else "their"
+        ws_txt = ", ".join(f"`{st}` alone comes within {margin:.0%} of its footprint's LRU "
+                           f"misses at {mib(f.ws[st])}" for st in protected if st in f.ws)
+        if "knee" in kinds:
             size_reason = (
-                f"the knee of {them} synchronous reads with the better old_blocks_time at each "
-                f"size, from {mib(min_pages)} to {ref_what}: past it each doubling of the "
-                f"pool cuts {them} reads by a smaller factor than the average doubling does; "
-                f"there {' and '.join(lim_txt)} with old_blocks_time "
+                f"the end of the cliff of {them} synchronous reads (with the better "
+                f"old_blocks_time at each size, from {mib(min_pages)} to {ref_what}) where "
+                f"{them} own working set fits ({ws_txt}): up to it each step cut {them} reads "
+                "by a larger factor per doubling of the pool than the average step does, the "
+                f"next step does not; there {' and '.join(lim_txt)} with old_blocks_time "
                 f"{obt}" + (" (a hit-ratio target asked for at least this size)"
                             if "hit" in kinds else "")
                 + f"; protected streams: {prot_txt} ({how})")
+        elif knee_rule:
+            size_reason = (
+                f"no cliff of {them} synchronous reads ends where {them} own working set fits "
+                f"({ws_txt}), so the smallest replayed size where {' and '.join(lim_txt)} with "
+                f"old_blocks_time {obt} ({within}); protected streams: {prot_txt} ({how})")
         else:
             size_reason = (f"the smallest replayed size where {' and '.join(lim_txt)} with "
                            f"old_blocks_time {obt} ({within}); "
@@ -294,7 +307,9 @@ def render(f: Facts) -> Report:
     knee_rule, default_obt, curve = "best" in cand, base.old_blocks_time_ms, f.curve
     min_pages = f.min_pages
     b: list = [("ul", [
-        f"**innodb_buffer_pool_size = {mib(rec)}** ({rec:,} pages of 16 KiB): {size_reason}.",
+        f"**innodb_buffer_pool_size = {mib(rec)}** ({rec:,} pages of 16 KiB"
+        + (f", {f.rec_frames:,} frames once the block descriptors have their part"
+           if f.rec_frames and f.rec_frames != rec else "") + f"): {size_reason}.",
         f"**innodb_old_blocks_time = {obt}**: {obt_reason}.",
         f"**innodb_buffer_pool_instances**: {inst_note}",
     ])]
@@ -326,16 +341,18 @@ def render(f: Facts) -> Report:
                    f"{len(grid)} sizes from {mib(min_pages)} ({base.server.server}'s minimum) "
                    f"to the footprint {mib(top)}, each with old_blocks_time 0 and 1000 ms. The "
                    f"grid doubles from {mib(min_pages)}; each latency-bound stream's own exact "
-                   "LRU curve added the sizes below (where it chose to look, not the answer); the "
-                   "grid was then refined below the candidate. Synchronous reads are gets that "
-                   "waited for their page; pages read ahead are not among them."))
+                   "LRU curve added the sizes below (where it chose to look and which cliff "
+                   "is its own working set's, not the answer); the grid was then refined below "
+                   "the candidate. Synchronous reads are gets that waited for their page; pages "
+                   "read ahead are not among them."))
     if lru_rows:
         b.append(("table", pd.DataFrame(lru_rows)))
     cand_txt = "; ".join(f"with {t} ms: " + (mib(v) if v is not None else "none")
                          for t, v in cand.items() if t != "best")
     if knee_rule:
-        b.append(("p", f"The knee of the protected streams' reads — {cand_txt}; with the better "
-                       f"setting at each size: {mib(rec)}."))
+        b.append(("p", "The end of the cliff of the protected streams' reads where their "
+                       f"working sets fit — {cand_txt}; with the better setting at each size: "
+                       f"{mib(rec)}."))
     else:
         b.append(("p", f"Smallest size meeting the rule — {cand_txt}."))
     b.append(("figure", "curves"))
@@ -398,6 +415,9 @@ def render(f: Facts) -> Report:
     b.append(("h2", "Assumptions of the replays"))
     b.append(("ul", [
         f"one buffer-pool instance, the {preset} preset's other settings, device `{device}`",
+        f"each size is replayed with the frames {base.server.server} has for that "
+        "innodb_buffer_pool_size (its chunk or extent layout: `bufsim.pages_from_bytes`), "
+        "at least 320",
         "streams interleave by their own virtual clocks as the trace gives them (start times, "
         "CPU per get); the device is shared",
         (f"margin {margin:.0%}: the largest change of a protected stream's reads that "
