@@ -421,7 +421,7 @@ def render(f: Facts) -> Report:
         "streams interleave by their own virtual clocks as the trace gives them (start times, "
         "CPU per get); the device is shared",
         (f"margin {margin:.0%}: the largest change of a protected stream's reads that "
-         "counts as none (old_blocks_time, old_blocks_pct)" if knee_rule else
+         "counts as none (a cliff's fall, old_blocks_time, old_blocks_pct)" if knee_rule else
          f"margin {margin:.0%}: a protected stream's reads may exceed the reference's by this "
          "much"),
         "scan/batch when sequential, one-touch or read-ahead share reaches "
