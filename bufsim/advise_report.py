@@ -45,10 +45,11 @@ class Report:
         Per stream: the profile, ``read_ahead_share``, ``kind``, ``why`` and
         ``protected``.
     curve : DataFrame
-        The replays: one row per pool size, ``old_blocks_time_ms``,
-        ``old_blocks_pct`` and stream (``'all'`` for totals), with ``gets``,
-        ``misses`` (synchronous reads), ``read_ahead``, ``hit_ratio``,
-        ``io_wait_ns`` and ``elapsed_ns``.
+        The replays: one row per pool size (``pool_pages``: innodb_buffer_pool_size in
+        16 KiB pages; ``frames``: the frames the server has for it, which were
+        replayed), ``old_blocks_time_ms``, ``old_blocks_pct`` and stream (``'all'`` for
+        totals), with ``gets``, ``misses`` (synchronous reads), ``read_ahead``,
+        ``hit_ratio``, ``io_wait_ns`` and ``elapsed_ns``.
     old_blocks_time : DataFrame
         Per size of the old_blocks_time section and stream: reads and I/O wait
         with 0 and 1000 ms.
