@@ -235,10 +235,18 @@ def test_instances_only_on_evidence_and_every_preset():
     r = advise(one, preset="mysql57", jobs=1, threads=8, cores=4)
     assert r.recommended_instances == 1 and r.instances.empty
     assert "below 1 GiB" in r.markdown().splitlines()[2]
-    for name in ("mariadb105", "mariadb1011"):
+    for name, smallest in (("mariadb105", 320), ("mariadb1011", 384)):
         r = advise(one, preset=name, jobs=1, threads=8)
         assert r.recommended_instances == 1 and "single buffer pool" in r.markdown()
         assert f"preset {name}" in r.markdown()
+        # the grid starts at the server's smallest pool (10.11 refuses 5 MiB), each size
+        # replayed at the frames the server has for it (10.11: 5 per 8 MiB extent)
+        assert r.curve["pool_pages"].min() == smallest
+        assert r.recommended_pages >= smallest
+        if name == "mariadb1011":
+            assert r.curve.set_index("pool_pages")["frames"].loc[384].min() == 379
+    with pytest.raises(ValueError, match="current_pages=330 is out of range"):
+        advise(one, preset="mariadb1011", jobs=1, current_pages=330)
 
 
 def test_protect_and_target_hit_override_the_classification(mix):
