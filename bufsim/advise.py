@@ -16,30 +16,37 @@ HTML) comes from the trace.
 
 2. **Pool size.** The trace is replayed through InnoDB (one instance, the
    preset's version, ``device``) with ``old_blocks_time`` 0 and 1000 at a grid of
-   sizes: 5 MiB (MySQL's minimum pool, 320 pages), doubling up to the footprint
-   (distinct pages touched, rounded up to a whole MiB), plus, for each stream the
-   profile calls latency-bound, the size where *its own* exact LRU curve has its
-   knee and where its LRU misses come within the margin of its footprint's (the
-   LRU curve chooses where to replay, it never gives the answer), plus
-   ``current_pages``.  The *reference* size is the largest replayed size; when
-   the trace has a scan/batch stream, the largest *below* the footprint, since at
-   the footprint nothing is ever evicted and that step is the scan's cliff.
+   sizes: the version's smallest pool (:attr:`bufsim.versions.ServerVersion.min_pool_bytes`:
+   5 MiB, 320 pages, in MySQL and MariaDB 10.5; 6 MiB in MariaDB 10.11+), doubling up to
+   the footprint (distinct pages touched, rounded up to a whole MiB), plus, for each
+   stream the profile calls latency-bound, the size where *its own* exact LRU curve has
+   its knee and where its LRU misses come within the margin of its footprint's (its
+   *working set*; the LRU curve chooses where to replay and which cliff is the stream's
+   own, it never gives the answer), plus ``current_pages``.  The *reference* size is the
+   largest replayed size; when the trace has a scan/batch stream, the largest *below* the
+   footprint, since at the footprint nothing is ever evicted and that step is the scan's
+   cliff.
 
    The rule (``criterion``):
 
    ``'knee'`` (default)
        At each size take the setting (0 or 1000 ms) that gives the protected
-       streams the fewest synchronous reads; the answer is the knee (:func:`knee`,
-       Kneedle [1]_ on log2 size and log reads) of those reads from 5 MiB to the
-       reference size: past it, each doubling of the pool cuts the protected
-       streams' reads by a smaller factor than the average doubling does.  (On
-       linear reads the knee is the foot of the cliff where the hot set starts to
-       fit, where the stream may still read twice what one more step gives it.)  For a stream whose
-       gets fall on a hot set beside a scan, that is where the hot set stays in
-       the pool, which old_blocks_time 1000 makes possible; a margin on the
-       reads left at a large size would instead chase the misses that keep
-       falling slowly until the scan's table fits (the hot pages a scan pushes
-       out of the old sublist), and land several times higher.
+       streams the fewest synchronous reads; on those reads from the smallest size
+       to the reference, a step between two replayed sizes is *steep* when it cuts
+       the reads by a larger factor per doubling of the pool than the average over
+       the whole span does, and a *cliff* is a run of steep steps that cuts them by
+       more than the margin.  The answer is the end of the first cliff that ends at
+       or above the protected streams' working set (the largest of theirs)
+       (:func:`cliff_end`): where their reads stop falling fast once their own
+       pages fit.  A cliff below it is a part of their pages fitting (document
+       004's UPDATE: its undo pages fit at 6 MiB, its hot leaves much later); a
+       later one is another stream's interference fading (a scan's table starting
+       to fit), which a margin on the reads left at a large size would chase
+       several times higher.  For a stream whose gets fall on a hot set beside a
+       scan, the answer is where the hot set stays in the pool, which
+       old_blocks_time 1000 makes possible.  Without such a cliff (reads that fall
+       evenly, or keep falling to the reference), the answer is as with
+       ``'reads'``.
    ``'reads'``
        The smallest size where every protected stream's synchronous reads are at
        most ``(1 + margin)`` times its fewest of the two settings at the
@@ -89,31 +96,19 @@ References
 """
 from __future__ import annotations
 
-import html as _html
 import math
-from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
 
 from ._validation import check_int
+from .advise_instances import assessed, modelled
+from .advise_report import OBT_VALUES, OLD_PCT_ALTERNATIVES, Report, fixed, mib, rel
 from .config import MIN_POOL_PAGES, PAGE_SIZE, preset as make_preset
-from .versions import RECORDS as _RECORDS
 
-#: the servers whose mutex rules the contention model follows
-CONTENTION_SERVERS = tuple(r.server for r in _RECORDS.values() if r.contention_modelled)
-
-__all__ = ["advise", "miss_ratio_curve", "knee", "footprint", "Report"]
+__all__ = ["advise", "miss_ratio_curve", "knee", "cliff_end", "footprint", "Report"]
 
 _MIB_PAGES = 2**20 // PAGE_SIZE          # 64
-INSTANCE_COUNTS = (1, 2, 4, 8, 16, 32, 64)
-#: Gets per transaction assumed when a trace has no statement marks.
-DEFAULT_GETS_PER_TXN = 100
-
-
-def _mib(pages) -> str:
-    return f"{pages / _MIB_PAGES:,.0f} MiB" if pages % _MIB_PAGES == 0 else \
-        f"{pages / _MIB_PAGES:,.2f} MiB"
 
 
 def footprint(trace) -> int:
@@ -182,144 +177,44 @@ def knee(sizes, hit_ratio) -> int:
     return int(np.argmax(y - x))
 
 
-@dataclass
-class Report:
-    """The result of :func:`advise`: the numbers, and the report as text.
+def cliff_end(sizes, reads, at_least, margin: float = 0.05) -> int | None:
+    """Index of the end of the first *cliff* of a reads curve that ends at ``at_least`` or
+    above, or None (see the module docstring, point 2).
 
-    Attributes
-    ----------
-    recommended_pages : int
-        Recommended pool size in pages.
-    recommended_old_blocks_time : int
-        Recommended ``innodb_old_blocks_time`` in ms.
-    recommended_instances : int or None
-        None when the instance count was not assessed.
-    streams : DataFrame
-        Per stream: the profile, ``read_ahead_share``, ``kind``, ``why`` and
-        ``protected``.
-    curve : DataFrame
-        The replays: one row per pool size, ``old_blocks_time_ms``,
-        ``old_blocks_pct`` and stream (``'all'`` for totals), with ``gets``,
-        ``misses`` (synchronous reads), ``read_ahead``, ``hit_ratio``,
-        ``io_wait_ns`` and ``elapsed_ns``.
-    old_blocks_time : DataFrame
-        Per size of the old_blocks_time section and stream: reads and I/O wait
-        with 0 and 1000 ms.
-    instances : DataFrame
-        Per instance count: throughput, hottest instance's share of the pool
-        mutex demand, the bottleneck station and its utilization (empty when
-        not assessed).
-    candidates : dict
-        ``old_blocks_time_ms -> size`` chosen by the rule with that setting.
-    blocks : list
-        ``(kind, content)`` blocks of the report: ``h1``, ``h2``, ``p``, ``ul``
-        (a list of str), ``table`` (a DataFrame) and ``figure`` (a name of
-        ``figures``).
-    figures : dict
-        Name -> Altair chart.
+    A step between two sizes is *steep* when it cuts the reads by a larger factor per
+    doubling of the pool than the average over the whole curve does (on ``log(reads +
+    1)``); a cliff is a run of steep steps that cuts the reads by more than ``margin`` in
+    all; its end is the size after its last steep step.
+
+    Examples
+    --------
+    Two cliffs, 1 -> 2 and 4 -> 8; the first that ends at 4 or above ends at 8:
+
+    >>> cliff_end([1, 2, 4, 8, 16], [1000, 100, 90, 10, 9], 4)
+    3
+    >>> cliff_end([1, 2, 4, 8, 16], [1000, 100, 90, 10, 9], 2)
+    1
+    >>> cliff_end([1, 2, 4], [10, 10, 10], 1) is None
+    True
     """
-
-    recommended_pages: int
-    recommended_old_blocks_time: int
-    recommended_instances: int | None
-    streams: pd.DataFrame
-    curve: pd.DataFrame
-    old_blocks_time: pd.DataFrame
-    instances: pd.DataFrame
-    candidates: dict = field(default_factory=dict)
-    blocks: list = field(default_factory=list)
-    figures: dict = field(default_factory=dict)
-
-    def markdown(self, figure_files: dict | None = None) -> str:
-        """The report as Markdown; ``figure_files`` maps a figure's name to the image
-        path to link (figures without one are left out)."""
-        out = []
-        for kind, content in self.blocks:
-            if kind == "h1":
-                out.append(f"# {content}\n")
-            elif kind == "h2":
-                out.append(f"## {content}\n")
-            elif kind == "p":
-                out.append(content + "\n")
-            elif kind == "ul":
-                out.append("\n".join(f"- {x}" for x in content) + "\n")
-            elif kind == "table":
-                cols = list(content.columns)
-                lines = ["| " + " | ".join(map(str, cols)) + " |",
-                         "|" + "|".join("---" for _ in cols) + "|"]
-                for row in content.itertuples(index=False):
-                    lines.append("| " + " | ".join(map(str, row)) + " |")
-                out.append("\n".join(lines) + "\n")
-            elif kind == "figure" and figure_files and content in figure_files:
-                out.append(f"![{content}]({figure_files[content]})\n")
-        return "\n".join(out)
-
-    def render_figures(self, directory, stem: str = "advice") -> dict:
-        """Write every figure as ``STEM-NAME.png`` and ``.svg`` into ``directory``
-        (:func:`bufsim.figures.write_figure`); returns name -> PNG path."""
-        from .figures import write_figure
-        out = {}
-        for name, (chart, w, h) in self.figures.items():
-            out[name] = write_figure(chart, f"{stem}-{name}", width=w, height=h,
-                                     directory=directory)["png"]
-        return out
-
-    def html(self) -> str:
-        """The report as a standalone HTML page, figures embedded as PNG."""
-        import base64
-        import tempfile
-        e = _html.escape
-        pngs = {}
-        if self.figures:
-            with tempfile.TemporaryDirectory(prefix="bufsim-advice-") as d:
-                for name, path in self.render_figures(d).items():
-                    pngs[name] = base64.b64encode(path.read_bytes()).decode()
-        body = []
-        for kind, content in self.blocks:
-            if kind in ("h1", "h2", "p"):
-                body.append(f"<{kind}>{_inline_html(content)}</{kind}>")
-            elif kind == "ul":
-                body.append("<ul>" + "".join(f"<li>{_inline_html(x)}</li>" for x in content)
-                            + "</ul>")
-            elif kind == "table":
-                head = "".join(f"<th>{e(str(c))}</th>" for c in content.columns)
-                rows = "".join("<tr>" + "".join(f"<td>{e(str(v))}</td>" for v in r) + "</tr>"
-                               for r in content.itertuples(index=False))
-                body.append(f"<table><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>")
-            elif kind == "figure" and content in pngs:
-                w = self.figures[content][1]
-                body.append(f'<figure><img alt="{e(content)}" style="max-width:100%;width:{w}px" '
-                            f'src="data:image/png;base64,{pngs[content]}"></figure>')
-        h1 = [c for k, c in self.blocks if k == "h1"]
-        title = e(h1[0]) if h1 else "bufsim advice"
-        style = ("body{font-family:sans-serif;max-width:64em;margin:2em auto;line-height:1.4}"
-                 "table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:2px 8px;"
-                 "text-align:right}code{background:#f4f4f4}")
-        return (f"<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>{title}</title>"
-                f"<style>{style}</style></head><body>\n" + "\n".join(body) + "\n</body></html>\n")
-
-
-def _inline_html(text: str) -> str:
-    """Escape, then turn `code` spans into <code> and **x** into <b>."""
-    parts = _html.escape(text).split("`")
-    text = "".join(f"<code>{p}</code>" if i % 2 else p for i, p in enumerate(parts))
-    parts = text.split("**")
-    return "".join(f"<b>{p}</b>" if i % 2 else p for i, p in enumerate(parts))
-
-
-def _fmt(x, digits=4):
-    return f"{x:.{digits}f}"
-
-
-def _pct(a, b) -> str:
-    """``a`` relative to ``b`` as a signed percentage."""
-    return f"{(a - b) / b:+.0%}" if b else ("+0%" if a == b else "+inf")
-
-
-#: old_blocks_pct values tried besides the default (37) at the recommended size.
-OLD_PCT_ALTERNATIVES = (20, 50)
-#: old_blocks_time values replayed (ms): InnoDB's two documented settings.
-OBT_VALUES = (0, 1000)
+    s = np.asarray(sizes, dtype=float)
+    r = np.log(np.asarray(reads, dtype=float) + 1.0)
+    if s.size < 2 or r[-1] >= r[0]:
+        return None
+    avg = (r[0] - r[-1]) / math.log2(s[-1] / s[0])
+    steep = (r[:-1] - r[1:]) / np.log2(s[1:] / s[:-1]) > avg
+    i = 0
+    while i < steep.size:
+        if not steep[i]:
+            i += 1
+            continue
+        j = i
+        while j < steep.size and steep[j]:
+            j += 1
+        if r[i] - r[j] > math.log1p(margin) and s[j] >= at_least:
+            return j
+        i = j
+    return None
 
 
 def _replay_names(trace, ids) -> list[str]:
@@ -332,15 +227,17 @@ def _replay_names(trace, ids) -> list[str]:
     return [trace.name or "0"]
 
 
-def _mib_round(pages: float) -> int:
-    """``pages`` rounded to a whole MiB (64 pages), at least 320."""
-    return max(MIN_POOL_PAGES, int(round(pages / _MIB_PAGES)) * _MIB_PAGES)
+def _mib_round(pages: float, min_pages: int = MIN_POOL_PAGES) -> int:
+    """``pages`` rounded to a whole MiB (64 pages), at least ``min_pages``."""
+    return max(min_pages, int(round(pages / _MIB_PAGES)) * _MIB_PAGES)
 
 
-def _replays(trace, points, *, preset, executor, jobs, progress,
+def _replays(trace, points, *, preset, executor, jobs, progress, base=None, nominal=None,
              per_instance: bool = False) -> pd.DataFrame:
     """Per-stream rows of a sweep over ``points``; raises if any replay failed.  With
-    ``per_instance``, the ``instances`` and ``per_instance`` columns too."""
+    ``per_instance``, the ``instances`` and ``per_instance`` columns too.  ``frames`` is
+    the pool replayed, ``pool_pages`` the size asked for (``nominal`` maps one to the
+    other)."""
     from .sweeps import sweep
     df = sweep(trace, points, preset=preset, executor=executor, jobs=jobs, progress=progress,
                streams=True, per_instance=per_instance)
@@ -358,19 +255,23 @@ def _replays(trace, points, *, preset, executor, jobs, progress,
     for c in ("pool_pages", "old_blocks_time_ms", "gets", "misses", "read_ahead", "io_wait_ns",
               "elapsed_ns"):
         out[c] = out[c].astype(np.int64)
+    out.insert(1, "frames", out["pool_pages"])
+    if nominal:
+        out["pool_pages"] = np.array([nominal.get(int(x), int(x)) for x in out["frames"]],
+                                     dtype=np.int64)
     return out
 
 
 def _candidate(tab: pd.DataFrame, protected, margin, targets, ref,
-               criterion: str = "knee", ref_at: int | None = None) -> tuple[int | None, dict]:
+               criterion: str = "knee", ref_at: int | None = None,
+               ws: dict | None = None) -> tuple[int | None, dict]:
     """Smallest size of ``tab`` (one old_blocks_time, one pct) meeting the rule for every
     protected stream (module docstring, point 2):
 
     ``'knee'``
-        the knee of the logarithm of the protected streams' synchronous reads (summed)
-        over the sizes from the smallest to ``ref_at`` (:func:`knee`: past it, each
-        doubling of the pool cuts their reads by a smaller factor than the average
-        doubling up to ``ref_at``);
+        the end of the first cliff of the protected streams' synchronous reads (summed)
+        over the sizes from the smallest to ``ref_at`` that ends at or above the largest
+        of their working sets ``ws`` (:func:`cliff_end`); without one, as ``'reads'``;
     ``'reads'``
         misses at most ``(1 + margin) * ref[stream]``;
     ``'wait'``
@@ -398,10 +299,15 @@ def _candidate(tab: pd.DataFrame, protected, margin, targets, ref,
         span = sizes[sizes <= (ref_at if ref_at is not None else sizes[-1])]
         reads = np.array([sum(int(m.loc[(s, st), "misses"]) for st in rest) for s in span],
                          dtype=float)
-        # on log scales: a doubling is judged by the factor it cuts the reads by
-        knee_at = int(span[knee(span, -np.log(reads + 1.0))])
-        for st in rest:
-            limits[st] = ("knee", int(m.loc[(knee_at, st), "misses"]))
+        # the cliff where the streams' own working sets fit; none: the margin on the reference
+        j = cliff_end(span, reads, max((ws or {}).get(st, 0) for st in rest), margin)
+        if j is None:
+            for st in rest:
+                limits[st] = ("misses", (1 + margin) * int(ref[st]))
+        else:
+            knee_at = int(span[j])
+            for st in rest:
+                limits[st] = ("knee", int(m.loc[(knee_at, st), "misses"]))
     for s in sizes:
         if knee_at is not None and s < knee_at:
             continue
@@ -478,9 +384,10 @@ def advise(trace, *, margin: float = 0.05, protect=None, target_hit=None,
         Device model of the replays (``'ssd'``, ``'hdd7200'``, ``'fs_cache'``,
         ``'instant'``).
     criterion : {'knee', 'reads', 'wait'}
-        How the size is chosen (module docstring, point 2): ``'knee'``, the knee of
-        the protected streams' synchronous reads with the better old_blocks_time at
-        each size; ``'reads'``, the smallest size where each one's synchronous reads
+        How the size is chosen (module docstring, point 2): ``'knee'``, the end of the
+        first cliff of the protected streams' synchronous reads (the better
+        old_blocks_time at each size) that ends where their own working set fits;
+        ``'reads'``, the smallest size where each one's synchronous reads
         are at most ``(1 + margin)`` times the reference's; ``'wait'``, where its
         I/O wait is at most the reference's plus ``margin`` times the reference's
         virtual elapsed time (the reads that cost the thread under ``margin`` of
@@ -518,10 +425,84 @@ def advise(trace, *, margin: float = 0.05, protect=None, target_hit=None,
     ValueError
         For an argument out of range, naming it, before any replay.
     """
-    from .config import PRESETS
-    from .trace import FLAG_STMT_END
+    args = _check_arguments(trace, margin, criterion, preset, device, threads, cores, costs,
+                            current_pages, target_hit, gets_per_txn)
+    base, targets, min_pages = args["base"], args["targets"], args["min_pages"]
+    if not trace.is_materialized and len(trace.streams()) > 1:
+        # replay() splits only an in-memory trace into its threads: hold the chunks
+        from .trace import Trace
+        trace = Trace(list(trace), trace.tablespaces, trace.name,
+                      stream_names=trace.stream_names, stream_start_ns=trace.stream_start_ns)
+    gets, stmt_ends = _count_gets(trace, gets_per_txn)
 
-    # ---- arguments ------------------------------------------------------------------------
+    # 1. the streams and the grid of sizes
+    g = _grid(trace, margin, protect, targets, current_pages, shards, seed, progress, min_pages)
+    rkw = dict(preset=preset, executor=executor, jobs=jobs, progress=progress, base=base)
+    rkw["nominal"] = {_frames(x, base): x for x in g["sizes"]}
+    tab = _replays(trace, _points(g["sizes"], device, base), **rkw)
+    tab["old_blocks_pct"] = base.old_blocks_pct
+    cls = _classify(tab, g["prof"], base, protect, targets, min_pages)
+    protected = cls["protected"]
+
+    # 2. pool size: the rule, then the grid refined below the candidate
+    def choose(t):
+        return _choose_size(t, protected, cls["targets"], cls["scans"], margin, criterion,
+                            base, g["fp"], g["ws"])
+    cand, limits, ref_at = choose(tab)
+    rec = _recommended(cand)
+    extra = _refinement(sorted(tab["pool_pages"].unique()), rec, min_pages)
+    if extra:
+        rkw["nominal"].update({_frames(x, base): x for x in extra})
+        more = _replays(trace, _points(extra, device, base), **rkw)
+        more["old_blocks_pct"] = base.old_blocks_pct
+        tab = pd.concat([tab, more], ignore_index=True)
+        cand, limits, ref_at = choose(tab)
+        rec = _recommended(cand)
+    grid = sorted(tab["pool_pages"].unique())
+
+    # 3. old_blocks_time at the recommended size and below
+    key = tab.set_index(["pool_pages", "old_blocks_time_ms", "old_blocks_pct", "stream"])
+
+    def val(s, t, st, col="misses"):
+        return int(key.loc[(s, t, base.old_blocks_pct, st), col])
+
+    obt, at_rec = _choose_obt(val, rec, cand, protected, margin, base.old_blocks_time_ms)
+    shown = protected + [n for n in cls["streams"]["name"] if n not in protected]
+    obt_sizes, obt_tab, protects = _obt_at_sizes(val, grid, rec, current_pages, shown,
+                                                 protected, margin)
+
+    # 4. instances (whether the model runs), old_blocks_pct and the instance counts' replays
+    n_threads = len(g["names"])
+    rec_n, inst_note, inst_counts = assessed(base, rec, threads, cores, n_threads,
+                                                        min_pages)
+    pct_tab, per_n, pct_moves = _pct_and_instance_replays(trace, rec, obt, inst_counts, device,
+                                                          rkw, val, protected, margin)
+    curve = pd.concat([tab, pct_tab], ignore_index=True).sort_values(
+        ["old_blocks_pct", "old_blocks_time_ms", "pool_pages", "stream"], ignore_index=True)
+    inst, assumptions = pd.DataFrame(), []
+    if inst_counts:
+        inst, rec_n, inst_note, assumptions = modelled(
+            trace, per_n, threads, cores, n_threads, base, gets, stmt_ends, gets_per_txn, costs,
+            rec)
+
+    # 5. the report
+    from .advise_report import Facts, render
+    return render(Facts(
+        label=trace_label or trace.name or "the trace", preset=preset, device=device,
+        base=base, min_pages=min_pages, gets=gets, n_threads=n_threads, fp=g["fp"],
+        top=g["top"], margin=margin, criterion=criterion, streams=cls["streams"],
+        protected=protected, how=cls["how"], lru_rows=g["lru_rows"], tab=tab, grid=grid,
+        cand=cand, limits=limits, ref_at=ref_at, rec=rec, obt=obt, at_rec=at_rec, shown=shown,
+        obt_tab=obt_tab, protects=protects, pct_sizes=[rec], pct_moves=pct_moves, curve=curve,
+        inst=inst, rec_n=rec_n, inst_note=inst_note, current_pages=current_pages,
+        assumptions=assumptions, ws=g["ws"], rec_frames=_frames(rec, base)))
+
+
+def _check_arguments(trace, margin, criterion, preset, device, threads, cores, costs,
+                     current_pages, target_hit, gets_per_txn) -> dict:
+    """Every argument checked before any work: the preset's config, the targets
+    (``{stream or None: hit ratio}``) and the version's smallest pool in pages."""
+    from .config import PRESETS
     if not (isinstance(margin, (int, float)) and 0 < margin < 1):
         raise ValueError(f"margin={margin!r} is out of range; allowed: (0, 1)")
     if criterion not in ("knee", "reads", "wait"):
@@ -529,6 +510,7 @@ def advise(trace, *, margin: float = 0.05, protect=None, target_hit=None,
     if preset not in PRESETS:
         raise ValueError(f"preset={preset!r} is unknown; allowed: {', '.join(PRESETS)}")
     base = make_preset(preset, device=device)          # validates the device
+    min_pages = max(MIN_POOL_PAGES, -(-base.server.min_pool_bytes // PAGE_SIZE))
     for name, v in (("threads", threads), ("cores", cores)):
         if v is not None:
             check_int(name, v, 1)
@@ -537,7 +519,7 @@ def advise(trace, *, margin: float = 0.05, protect=None, target_hit=None,
         if not isinstance(costs, Costs):
             raise ValueError(f"costs={costs!r}: allowed: a bufsim.contention.Costs")
     if current_pages is not None:
-        check_int("current_pages", current_pages, MIN_POOL_PAGES)
+        check_int("current_pages", current_pages, min_pages)
     targets: dict = {}
     if target_hit is not None:
         items = target_hit.items() if isinstance(target_hit, dict) else [(None, target_hit)]
@@ -546,13 +528,12 @@ def advise(trace, *, margin: float = 0.05, protect=None, target_hit=None,
                 what = "target_hit" if k is None else f"target_hit[{k!r}]"
                 raise ValueError(f"{what}={v!r} is out of range; allowed: (0, 1]")
             targets[k] = float(v)
-    label = trace_label or trace.name or "the trace"
-    if not trace.is_materialized and len(trace.streams()) > 1:
-        # replay() splits only an in-memory trace into its threads: hold the chunks
-        from .trace import Trace
-        trace = Trace(list(trace), trace.tablespaces, trace.name,
-                      stream_names=trace.stream_names, stream_start_ns=trace.stream_start_ns)
+    return {"base": base, "targets": targets, "min_pages": min_pages}
 
+
+def _count_gets(trace, gets_per_txn) -> tuple[int, int]:
+    """The trace's gets and statement ends (one pass); an empty trace is an error."""
+    from .trace import FLAG_STMT_END
     gets = 0
     stmt_ends = 0
     for c in trace:
@@ -563,8 +544,15 @@ def advise(trace, *, margin: float = 0.05, protect=None, target_hit=None,
     if stmt_ends and gets_per_txn is not None:
         raise ValueError("gets_per_txn: the trace marks its statements; a transaction is a "
                          "statement, leave gets_per_txn out")
+    return gets, stmt_ends
 
-    # ---- 1. the streams ---------------------------------------------------------------------
+
+def _grid(trace, margin, protect, targets, current_pages, shards, seed, progress,
+          min_pages) -> dict:
+    """Step 1: the streams' profile (names, ``prof``), the footprint and the sizes to
+    replay: ``min_pages`` doubling to the footprint, each latency-bound stream's own LRU
+    knee and the size where its LRU misses come within the margin of the footprint's
+    (``lru_rows`` says which), and ``current_pages``."""
     from .advise_profile import classify, stream_profile
     names = _replay_names(trace, [int(x) for x in trace.streams()])
     for k in list(targets) + list(protect or []):
@@ -574,49 +562,65 @@ def advise(trace, *, margin: float = 0.05, protect=None, target_hit=None,
     prof, counters = stream_profile(trace, shards=shards, seed=seed, progress=progress)
     prof["name"] = names
     fp = footprint(trace)
-    top = max(MIN_POOL_PAGES, -(-fp // _MIB_PAGES) * _MIB_PAGES)
+    top = max(min_pages, -(-fp // _MIB_PAGES) * _MIB_PAGES)
     pre = classify(prof)
-    sizes = {MIN_POOL_PAGES, top}
-    s = MIN_POOL_PAGES
+    sizes = {min_pages, top}
+    s = min_pages
     while s * 2 < top:
         s *= 2
         sizes.add(s)
     lru_rows = []
-    mib_grid = np.arange(MIN_POOL_PAGES, top + 1, _MIB_PAGES, dtype=np.int64)
+    ws = {}                # each stream's working set: its own LRU misses within the margin
+    mib_grid = np.arange(min_pages, top + 1, _MIB_PAGES, dtype=np.int64)
     for r in pre.itertuples(index=False):
-        if r.kind != "latency-bound" and r.name not in (protect or []) and r.name not in targets:
-            continue
-        cnt = counters[r.stream]
-        df = cnt.mrc(mib_grid)
+        df = counters[r.stream].mrc(mib_grid)
         h = df["hit_ratio"].to_numpy()
         miss = df["misses"].to_numpy()
-        k = knee(mib_grid, h)
         within = int(mib_grid[np.flatnonzero(miss <= (1 + margin) * miss[-1])[0]])
+        ws[r.name] = within
+        if r.kind != "latency-bound" and r.name not in (protect or []) and r.name not in targets:
+            continue
+        k = knee(mib_grid, h)
         sizes.update({int(mib_grid[k]), within})
-        lru_rows.append({"stream": r.name, "LRU knee": f"{_mib(int(mib_grid[k]))}",
-                         f"LRU within {margin:.0%}": _mib(within),
-                         "LRU hit ratio there": _fmt(float(h[mib_grid == within][0]))})
+        lru_rows.append({"stream": r.name, "LRU knee": f"{mib(int(mib_grid[k]))}",
+                         f"LRU within {margin:.0%}": mib(within),
+                         "LRU hit ratio there": fixed(float(h[mib_grid == within][0]))})
     if current_pages is not None:
         sizes.add(int(current_pages))
-    sizes = sorted(sizes)
+    return {"names": names, "prof": prof, "fp": fp, "top": top, "sizes": sorted(sizes),
+            "lru_rows": lru_rows, "ws": ws}
 
-    def points(ss, obts=OBT_VALUES, pct=None):
-        out = []
-        for s in ss:
-            for t in obts:
-                p = {"pool_pages": int(s), "instances": 1, "old_blocks_time_ms": int(t),
-                     "device": device}
-                if pct is not None:
-                    p["old_blocks_pct"] = int(pct)
-                out.append(p)
-        return out
 
-    rkw = dict(preset=preset, executor=executor, jobs=jobs, progress=progress)
-    tab = _replays(trace, points(sizes), **rkw)
-    tab["old_blocks_pct"] = base.old_blocks_pct
+def _frames(pages: int, base, instances: int = 1) -> int:
+    """The frames the server has for innodb_buffer_pool_size = ``pages`` x 16 KiB: its
+    chunk or extent layout's (:func:`bufsim.config.pages_from_bytes`, the record's
+    ``pool_size_rule``), at least PoolConfig's 320; ``pages`` where the layout is unknown."""
+    if base.server.pool_size_rule is None:
+        return int(pages)
+    from .config import pages_from_bytes
+    return max(MIN_POOL_PAGES, pages_from_bytes(int(pages) * PAGE_SIZE, base.version,
+                                                instances=instances))
 
-    # ---- classification with the replay's read-ahead share ------------------------------------
-    small = tab[(tab["pool_pages"] == MIN_POOL_PAGES)
+
+def _points(sizes, device, base, obts=OBT_VALUES, pct=None) -> list[dict]:
+    """Sweep points: one instance, each size (replayed at the frames the server has for
+    it) with each old_blocks_time (and ``pct``)."""
+    out = []
+    for s in sizes:
+        for t in obts:
+            p = {"pool_pages": _frames(s, base), "instances": 1, "old_blocks_time_ms": int(t),
+                 "device": device}
+            if pct is not None:
+                p["old_blocks_pct"] = int(pct)
+            out.append(p)
+    return out
+
+
+def _classify(tab, prof, base, protect, targets, min_pages) -> dict:
+    """The streams classified with the read-ahead share of the smallest size's replay, and
+    which are protected (``how``: why), with their hit-ratio targets."""
+    from .advise_profile import classify
+    small = tab[(tab["pool_pages"] == min_pages)
                 & (tab["old_blocks_time_ms"] == base.old_blocks_time_ms)]
     ras = {}
     for r in small.itertuples(index=False):
@@ -638,72 +642,68 @@ def advise(trace, *, margin: float = 0.05, protect=None, target_hit=None,
         for k in protected:
             per_stream_targets.setdefault(k, targets[None])
     streams["protected"] = streams["name"].isin(protected)
-
     scans = [n for n, k in zip(streams["name"], streams["kind"]) if k != "latency-bound"]
-    ref_note = []
+    return {"streams": streams, "protected": protected, "how": how,
+            "targets": per_stream_targets, "scans": scans}
 
-    def choose(tab):
-        # the reference: what the largest size gives a stream, with the better setting; with
-        # a scan/batch stream, the largest size below the footprint (at the footprint nothing
-        # is ever evicted: that step is the scan's cliff, not something to size for)
-        sizes_ = np.sort(tab["pool_pages"].unique())
-        at = int(sizes_[-2]) if scans and len(sizes_) > 2 else int(sizes_[-1])
-        ref_note[:] = [at]
-        big = tab[(tab["pool_pages"] == at) & (tab["old_blocks_pct"] == base.old_blocks_pct)]
-        if criterion == "wait":   # the setting with the least I/O wait there, and its time
-            best = big.sort_values("io_wait_ns").groupby("stream").first()
-            ref = {k: (int(r.io_wait_ns), int(r.elapsed_ns)) for k, r in best.iterrows()}
+
+def _choose_size(tab, protected, targets, scans, margin, criterion, base, fp, ws):
+    """Step 2: each old_blocks_time's candidate size under the rule (and, for the knee,
+    the better setting's at each size: ``'best'``), the limits each protected stream meets
+    there, and the reference size."""
+    # the reference: what the largest size gives a stream, with the better setting; with
+    # a scan/batch stream, the largest size below the footprint (at the footprint nothing
+    # is ever evicted: that step is the scan's cliff, not something to size for)
+    sizes_ = np.sort(tab["pool_pages"].unique())
+    at = int(sizes_[-2]) if scans and len(sizes_) > 2 else int(sizes_[-1])
+    big = tab[(tab["pool_pages"] == at) & (tab["old_blocks_pct"] == base.old_blocks_pct)]
+    if criterion == "wait":   # the setting with the least I/O wait there, and its time
+        best = big.sort_values("io_wait_ns").groupby("stream").first()
+        ref = {k: (int(r.io_wait_ns), int(r.elapsed_ns)) for k, r in best.iterrows()}
+    else:
+        ref = big.groupby("stream")["misses"].min().to_dict()
+    cand, limits = {}, {}
+    base_pct = tab[tab["old_blocks_pct"] == base.old_blocks_pct]
+    for t in OBT_VALUES:
+        sub = base_pct[base_pct["old_blocks_time_ms"] == t]
+        if protected:
+            cand[t], limits[t] = _candidate(sub, protected, margin, targets, ref, criterion, at,
+                                            ws)
         else:
-            ref = big.groupby("stream")["misses"].min().to_dict()
-        cand, limits = {}, {}
-        base_pct = tab[tab["old_blocks_pct"] == base.old_blocks_pct]
-        for t in OBT_VALUES:
-            sub = base_pct[base_pct["old_blocks_time_ms"] == t]
-            if protected:
-                cand[t], limits[t] = _candidate(sub, protected, margin, per_stream_targets, ref,
-                                                criterion, at)
-            else:
-                cand[t], limits[t] = _scan_only_candidate(sub, margin, fp), {}
-        if criterion == "knee" and protected:
-            # the knee of what the better old_blocks_time gives the protected streams at
-            # each size (the lower envelope of the two curves)
-            env = _envelope(base_pct, protected)
-            cand["best"], limits["best"] = _candidate(env, protected, margin, per_stream_targets,
-                                                      ref, criterion, at)
-        return cand, limits
+            cand[t], limits[t] = _scan_only_candidate(sub, margin, fp), {}
+    if criterion == "knee" and protected:
+        # the knee of what the better old_blocks_time gives the protected streams at
+        # each size (the lower envelope of the two curves)
+        env = _envelope(base_pct, protected)
+        cand["best"], limits["best"] = _candidate(env, protected, margin, targets, ref,
+                                                  criterion, at, ws)
+    return cand, limits, at
 
-    def recommended(cand):
-        if "best" in cand and cand["best"] is not None:
-            return cand["best"]
-        return min(v for k, v in cand.items() if v is not None and k != "best")
 
-    cand, limits = choose(tab)
-    rec = recommended(cand)
-    grid = sorted(tab["pool_pages"].unique())
+def _recommended(cand) -> int:
+    if "best" in cand and cand["best"] is not None:
+        return cand["best"]
+    return min(v for k, v in cand.items() if v is not None and k != "best")
+
+
+def _refinement(grid, rec, min_pages) -> list[int]:
+    """Three whole-MiB sizes between the grid size below ``rec`` and ``rec`` (geometric),
+    not replayed yet."""
     below = [g for g in grid if g < rec]
-    if below:
-        lo = below[-1]
-        extra = sorted({_mib_round(lo * (rec / lo) ** (j / 4)) for j in (1, 2, 3)} - set(grid))
-        extra = [x for x in extra if lo < x < rec]
-        if extra:
-            more = _replays(trace, points(extra), **rkw)
-            more["old_blocks_pct"] = base.old_blocks_pct
-            tab = pd.concat([tab, more], ignore_index=True)
-            cand, limits = choose(tab)
-            rec = recommended(cand)
-    grid = sorted(tab["pool_pages"].unique())
+    if not below:
+        return []
+    lo = below[-1]
+    extra = sorted({_mib_round(lo * (rec / lo) ** (j / 4), min_pages) for j in (1, 2, 3)}
+                   - set(grid))
+    return [x for x in extra if lo < x < rec]
 
-    # ---- 2. old_blocks_time --------------------------------------------------------------------
-    default_obt = base.old_blocks_time_ms
-    key = tab.set_index(["pool_pages", "old_blocks_time_ms", "old_blocks_pct", "stream"])
 
-    def val(s, t, st, col="misses", pct=None):
-        return int(key.loc[(s, t, base.old_blocks_pct if pct is None else pct, st), col])
-
+def _choose_obt(val, rec, cand, protected, margin, default_obt) -> tuple[int, dict]:
+    """Step 3: the recommended old_blocks_time and the protected streams' (or the total)
+    reads at the recommended size with each setting."""
     at_rec = {t: sum(val(rec, t, st) for st in protected) for t in OBT_VALUES} if protected \
         else {t: val(rec, t, "all") for t in OBT_VALUES}
-    knee_rule = "best" in cand
-    if knee_rule or (cand[0] == cand[1000] and cand[0] is not None):
+    if "best" in cand or (cand[0] == cand[1000] and cand[0] is not None):
         # the knee is of the better setting at each size; a tie within the margin: the default
         lo_t, hi_t = sorted(OBT_VALUES, key=lambda t: at_rec[t])
         obt = lo_t if at_rec[hi_t] > (1 + margin) * at_rec[lo_t] else default_obt
@@ -713,68 +713,48 @@ def advise(trace, *, margin: float = 0.05, protect=None, target_hit=None,
         obt = 1000 if cand[0] is None else 0
     else:
         obt = default_obt
+    return obt, at_rec
+
+
+def _obt_at_sizes(val, grid, rec, current_pages, shown, protected, margin):
+    """The old_blocks_time table at the recommended size, two grid steps below and the
+    current pool, and where 1000 ms cuts a protected stream's reads by more than the
+    margin: ``(sizes, table, [(size, stream, reads 0 ms, reads 1000 ms)])``."""
     i = grid.index(rec)
     obt_sizes = [grid[j] for j in (i, i - 1, i - 2) if j >= 0]
     if current_pages is not None and current_pages not in obt_sizes:
         obt_sizes.append(int(current_pages))
-    obt_rows = []
-    shown = protected + [n for n in streams["name"] if n not in protected]
+    rows = []
     for s in obt_sizes:
         for st in shown:
             r0, r1 = val(s, 0, st), val(s, 1000, st)
             w0, w1 = val(s, 0, st, "io_wait_ns"), val(s, 1000, st, "io_wait_ns")
-            obt_rows.append({"pool": _mib(s), "pages": s, "stream": st,
-                             "reads 0 ms": r0, "reads 1000 ms": r1, "change": _pct(r1, r0),
-                             "I/O wait 0 ms (s)": round(w0 / 1e9, 3),
-                             "I/O wait 1000 ms (s)": round(w1 / 1e9, 3)})
-    obt_tab = pd.DataFrame(obt_rows)
-
-    # where old_blocks_time protects the protected streams
+            rows.append({"pool": mib(s), "pages": s, "stream": st,
+                         "reads 0 ms": r0, "reads 1000 ms": r1, "change": rel(r1, r0),
+                         "I/O wait 0 ms (s)": round(w0 / 1e9, 3),
+                         "I/O wait 1000 ms (s)": round(w1 / 1e9, 3)})
     protects = []
     for s in obt_sizes:
         for st in protected:
             r0, r1 = val(s, 0, st), val(s, 1000, st)
             if r1 < r0 and (r0 - r1) > margin * max(r0, 1):
                 protects.append((s, st, r0, r1))
+    return obt_sizes, pd.DataFrame(rows), protects
 
-    # ---- instances: does the model run? (its replays go with old_blocks_pct's) ----------------
-    n_threads = len(names)
-    evidence = threads is not None or cores is not None or n_threads > 1
-    version = base.version
-    inst = pd.DataFrame()
-    rec_n = None
-    inst_note = ""
-    assumptions: list[str] = []
-    server = base.server
-    inst_counts: list[int] = []
-    if server.single_pool:
-        inst_note = (f"**1**: {server.server} has a single buffer pool "
-                     "(innodb_buffer_pool_instances is ignored from 10.5 on), so there is "
-                     "nothing to choose.")
-        rec_n = 1
-    elif server.instances_rule != "one" and rec < 2**30 // PAGE_SIZE:
-        inst_note = (f"**1**: {server.server} uses one instance whatever "
-                     "innodb_buffer_pool_instances says when the pool is below 1 GiB "
-                     f"(the recommended pool is {_mib(rec)}), so there is nothing to choose.")
-        rec_n = 1
-    elif not server.contention_modelled:
-        inst_note = (f"**not assessed**: the contention model follows the mutex rules of "
-                     f"{', '.join(CONTENTION_SERVERS)} only, not {server.server}'s.")
-    elif not evidence:
-        inst_note = ("**not assessed**: the trace has one thread and no `--threads`/`--cores` "
-                     "were given, so there is no evidence of concurrency to model; give them "
-                     "to run the contention model.")
-    else:
-        inst_counts = [n for n in INSTANCE_COUNTS if rec // n >= MIN_POOL_PAGES]
 
-    # ---- old_blocks_pct and the instance counts: one sweep ---------------------------------------
-    pct_sizes = [rec]
-    inst_points = [{"pool_pages": int(rec), "instances": int(n), "old_blocks_time_ms": int(obt),
-                    "device": device} for n in inst_counts]
+def _pct_and_instance_replays(trace, rec, obt, inst_counts, device, rkw, val, protected,
+                              margin):
+    """One sweep: old_blocks_pct 20 and 50 at the recommended size, and each instance count
+    there.  Returns the pct rows, ``{instances: per-instance counters}`` and where a pct
+    moves a protected stream's reads by more than the margin."""
+    base = rkw["base"]
+    inst_points = [{"pool_pages": _frames(rec, base, n), "instances": int(n),
+                    "old_blocks_time_ms": int(obt), "device": device} for n in inst_counts]
     last = _replays(trace, [{**p} for pct in OLD_PCT_ALTERNATIVES
-                            for p in points(pct_sizes, (obt,), pct)] + inst_points, **rkw,
+                            for p in _points([rec], device, base, (obt,), pct)] + inst_points,
+                    **rkw,
                     per_instance=True)
-    n_pct = len(OLD_PCT_ALTERNATIVES) * len(pct_sizes)
+    n_pct = len(OLD_PCT_ALTERNATIVES)
     first = last.groupby(last["stream"].eq("all").cumsum()).ngroup()  # the point of each row
     pct_tab = last[first < n_pct].drop(columns=["instances", "per_instance"])
     per_n = {int(r.instances): pd.DataFrame(r.per_instance)
@@ -787,304 +767,4 @@ def advise(trace, *, margin: float = 0.05, protect=None, target_hit=None,
         if abs(int(r.misses) - ref) > margin * max(ref, 1):
             pct_moves.append((int(r.pool_pages), int(r.old_blocks_pct), r.stream, ref,
                               int(r.misses)))
-    curve = pd.concat([tab, pct_tab], ignore_index=True).sort_values(
-        ["old_blocks_pct", "old_blocks_time_ms", "pool_pages", "stream"], ignore_index=True)
-
-    # ---- 3. instances ---------------------------------------------------------------------------
-    if inst_counts:
-        th = threads if threads is not None else n_threads
-        co = cores if cores is not None else th
-        inst, rec_n, assumptions = _instances(trace, per_n, th, co, base, gets, stmt_ends,
-                                              gets_per_txn, costs)
-        src_t = "given" if threads is not None else f"the trace's {n_threads} threads"
-        src_c = "given" if cores is not None else "assumed one per thread"
-        assumptions.insert(0, f"{th} closed-loop user threads ({src_t}) on {co} cores "
-                              f"({src_c}), no think time")
-        row_n = inst[inst["instances"] == rec_n].iloc[0]
-        best = inst["throughput_tps"].max()
-        if len(inst) == 1:
-            inst_note = (f"**1**: at {_mib(rec)} more instances would leave one below 320 "
-                         "pages.")
-        else:
-            inst_note = (f"**{rec_n}**: the smallest count within 95% of the best modelled "
-                         f"throughput ({row_n['throughput_tps']:,.0f} of {best:,.0f} tx/s); "
-                         f"there the busiest station is {row_n['bottleneck']} (utilization "
-                         f"{row_n['utilization']:.0%}), the hottest instance carries "
-                         f"{row_n['hottest_share']:.0%} of the pool-mutex demand.")
-
-    # ---- the report -------------------------------------------------------------------------------
-    prot_txt = ", ".join(f"`{p}`" for p in protected) if protected else "none"
-    if protected:
-        lim_txt = []
-        for st in protected:
-            lk = "best" if knee_rule else obt
-            kind, lim = limits[lk][st] if lk in limits and st in limits[lk] else ("misses", 0)
-            lim_txt.append(f"`{st}` reaches hit ratio {lim:g}" if kind == "hit" else
-                           f"`{st}` waits for I/O at most {lim / 1e9:,.2f} s" if kind == "wait"
-                           else f"`{st}` reads {lim:,.0f} pages (I/O wait "
-                           f"{val(rec, obt, st, 'io_wait_ns') / 1e9:,.2f} s of "
-                           f"{val(rec, obt, st, 'elapsed_ns') / 1e9:,.2f} s elapsed)"
-                           if kind == "knee"
-                           else f"`{st}` reads at most {lim:,.0f} pages")
-        ref_at = ref_note[0]
-        ref_what = (f"the largest size below the footprint, {_mib(ref_at)}" if ref_at != top
-                    else f"the footprint, {_mib(top)}")
-        within = (f"within {margin:.0%} of what {ref_what}, gives "
-                  f"{'it' if len(protected) == 1 else 'them'} with the better old_blocks_time"
-                  if criterion == "reads" else
-                  f"at most {margin:.0%} of its virtual elapsed time more I/O wait than at "
-                  f"{ref_what.split(', ')[-1]} with the better old_blocks_time")
-        if knee_rule:
-            kinds = {limits["best"][st][0] for st in protected if st in limits["best"]}
-            them = "its" if len(protected) == 1 else "their"
-            size_reason = (
-                f"the knee of {them} synchronous reads with the better old_blocks_time at each "
-                f"size, from {_mib(MIN_POOL_PAGES)} to {ref_what}: past it each doubling of the "
-                f"pool cuts {them} reads by a smaller factor than the average doubling does; "
-                f"there {' and '.join(lim_txt)} with old_blocks_time "
-                f"{obt}" + (" (a hit-ratio target asked for at least this size)"
-                            if "hit" in kinds else "")
-                + f"; protected streams: {prot_txt} ({how})")
-        else:
-            size_reason = (f"the smallest replayed size where {' and '.join(lim_txt)} with "
-                           f"old_blocks_time {obt} ({within}); "
-                           f"protected streams: {prot_txt} ({how})")
-    else:
-        size_reason = (f"no stream is latency-bound, so the size is the smallest whose total "
-                       f"reads are within {margin:.0%} of the fewest below the footprint: a "
-                       "scan's cliff at the footprint is not worth buying")
-    other = 1000 if obt == 0 else 0
-    if knee_rule and obt != default_obt or knee_rule and at_rec[other] > (1 + margin) * at_rec[obt]:
-        obt_reason = (f"at {_mib(rec)} it gives the protected streams {at_rec[obt]:,} reads "
-                      f"against {at_rec[other]:,} with {other} ms ({_pct(at_rec[obt], at_rec[other])})")
-    elif knee_rule:
-        obt_reason = (f"the version default: at {_mib(rec)} 0 and 1000 ms differ by less than "
-                      f"{margin:.0%} for the protected streams")
-    elif cand[0] != cand[1000]:
-        alt_txt = (f"with {other} ms the same rule needs "
-                   + (_mib(cand[other]) if cand[other] is not None else "more than the footprint"))
-        obt_reason = f"it lets the pool be {_mib(rec)}; {alt_txt}"
-    elif obt != default_obt:
-        obt_reason = (f"at {_mib(rec)} it gives " + ("the protected streams" if protected else
-                                                      "all streams")
-                      + f" {at_rec[obt]:,} reads against {at_rec[other]:,} with {other} ms")
-    else:
-        obt_reason = (f"the version default: at {_mib(rec)} 0 and 1000 ms differ by less than "
-                      f"{margin:.0%} for " + ("the protected streams" if protected else
-                                              "the total reads"))
-
-    b: list = [("ul", [
-        f"**innodb_buffer_pool_size = {_mib(rec)}** ({rec:,} pages of 16 KiB): {size_reason}.",
-        f"**innodb_old_blocks_time = {obt}**: {obt_reason}.",
-        f"**innodb_buffer_pool_instances**: {inst_note}",
-    ])]
-    b.append(("h1", f"bufsim advice for {label}"))
-    b.append(("p", f"{gets:,} page gets by {n_threads} stream(s) over {fp:,} distinct pages "
-                   f"({_mib(fp)}); preset {preset} (MySQL/MariaDB {version}: old_blocks_time "
-                   f"{default_obt} ms, old_blocks_pct {base.old_blocks_pct}, read-ahead "
-                   f"threshold {base.read_ahead_threshold}, adaptive hash index "
-                   f"{'on' if base.adaptive_hash_index else 'off'}), device {device}; "
-                   "every number below is computed from this trace."))
-    b.append(("h2", "Streams"))
-    b.append(("p", "Which thread bears latency: the profile of each stream from the trace, and "
-                   f"the share of its pages that read-ahead brought in the {_mib(MIN_POOL_PAGES)} "
-                   "replay."))
-    b.append(("table", pd.DataFrame({
-        "stream": streams["name"], "gets": [f"{x:,}" for x in streams["gets"]],
-        "pages": [f"{x:,}" for x in streams["pages"]],
-        "sequential": [f"{x:.0%}" for x in streams["sequential"]],
-        "one-touch": [f"{x:.0%}" for x in streams["one_touch"]],
-        "read-ahead share": [f"{x:.0%}" for x in streams["read_ahead_share"]],
-        "reuse p50 / p90 (pages)": [f"{a:,} / {c:,}" if a >= 0 else "n/a"
-                                    for a, c in zip(streams["reuse_p50"], streams["reuse_p90"])],
-        "kind": streams["kind"],
-        "protected": ["yes" if x else "no" for x in streams["protected"]]})))
-    b.append(("ul", [f"`{n}`: {w}" for n, w in zip(streams["name"], streams["why"])]))
-
-    b.append(("h2", "Pool size"))
-    b.append(("p", f"InnoDB replays (one instance, midpoint insertion, linear read-ahead) at "
-                   f"{len(grid)} sizes from {_mib(MIN_POOL_PAGES)} (MySQL's minimum) to the "
-                   f"footprint {_mib(top)}, each with old_blocks_time 0 and 1000 ms. The grid "
-                   "doubles from 5 MiB; each latency-bound stream's own exact LRU curve added "
-                   "the sizes below (where it chose to look, not the answer); the grid was then "
-                   "refined below the candidate. Synchronous reads are gets that waited for "
-                   "their page; pages read ahead are not among them."))
-    if lru_rows:
-        b.append(("table", pd.DataFrame(lru_rows)))
-    cand_txt = "; ".join(f"with {t} ms: " + (_mib(v) if v is not None else "none")
-                         for t, v in cand.items() if t != "best")
-    if knee_rule:
-        b.append(("p", f"The knee of the protected streams' reads — {cand_txt}; with the better "
-                       f"setting at each size: {_mib(rec)}."))
-    else:
-        b.append(("p", f"Smallest size meeting the rule — {cand_txt}."))
-    b.append(("figure", "curves"))
-    piv = tab[tab["stream"] != "all"].pivot_table(index="pool_pages",
-                                                  columns=["stream", "old_blocks_time_ms"],
-                                                  values="misses", aggfunc="first")
-    ptab = pd.DataFrame({"pool": [_mib(s) for s in piv.index], "pages": piv.index})
-    for st in shown:
-        for t in OBT_VALUES:
-            ptab[f"{st} reads ({t} ms)"] = [f"{int(x):,}" for x in piv[(st, t)]]
-    b.append(("table", ptab))
-
-    b.append(("h2", "old_blocks_time"))
-    b.append(("p", f"Reads (synchronous) and I/O wait per stream with old_blocks_time 0 and 1000 "
-                   f"ms (the {version} default is {default_obt} ms) at the recommended size and "
-                   "one and two grid steps below" + (" and at the current pool" if current_pages
-                                                     else "") + "."))
-    b.append(("table", obt_tab))
-    if protects:
-        where = sorted({s for s, *_ in protects})
-        st_names = sorted({st for _, st, *_ in protects})
-        s0, st0, r0, r1 = max(protects, key=lambda x: (x[2] - x[3]) / max(x[2], 1))
-        b.append(("p", f"old_blocks_time 1000 protects {', '.join(f'`{x}`' for x in st_names)} "
-                       f"at {', '.join(_mib(x) for x in where)}: there a page read once by "
-                       f"a scan stays in the old sublist and leaves first, instead of pushing the "
-                       f"re-used pages out (`{st0}` at {_mib(s0)}: {r0:,} reads with 0 ms, "
-                       f"{r1:,} with 1000 ms)."))
-    elif protected:
-        b.append(("p", "old_blocks_time does not protect the protected streams here: at these "
-                       f"sizes 1000 ms changes their reads by less than {margin:.0%} (or adds "
-                       "reads)."))
-    else:
-        b.append(("p", "No stream is protected, so old_blocks_time is judged on the totals only."))
-    if pct_moves:
-        lines = [f"old_blocks_pct {pct} at {_mib(s)}: `{st}` reads {m:,} against {ref:,} with "
-                 f"{base.old_blocks_pct} ({_pct(m, ref)})" for s, pct, st, ref, m in pct_moves]
-        b.append(("p", f"old_blocks_pct moves the answer by more than {margin:.0%} "
-                       f"(old_blocks_time {obt} ms):"))
-        b.append(("ul", lines))
-    else:
-        b.append(("p", f"old_blocks_pct {' and '.join(map(str, OLD_PCT_ALTERNATIVES))} change the "
-                       f"protected streams' reads by less than {margin:.0%} at "
-                       f"{' and '.join(_mib(x) for x in pct_sizes)} (old_blocks_time {obt} ms): "
-                       f"keep {base.old_blocks_pct}."))
-
-    b.append(("h2", "Instances"))
-    b.append(("p", inst_note))
-    if len(inst):
-        b.append(("p", f"Exact MVA of a closed network: a CPU station, one mutex station per "
-                       "buffer-pool instance, the adaptive-hash-index latch and the kernel "
-                       "(lock-system) mutex. Each instance count is replayed at "
-                       f"{_mib(rec)} with old_blocks_time {obt} ms to count its gets, reads and "
-                       "make-young moves per instance."))
-        b.append(("table", inst))
-        b.append(("figure", "instances"))
-        b.append(("p", "Assumptions of the contention model (defaults of "
-                       "`bufsim.contention.Costs`, orders of magnitude, not measurements of "
-                       "your server; calibrate them as notebooks 03 and 04 do):"))
-        b.append(("ul", assumptions))
-    b.append(("h2", "Assumptions of the replays"))
-    b.append(("ul", [
-        f"one buffer-pool instance, the {preset} preset's other settings, device `{device}`",
-        "streams interleave by their own virtual clocks as the trace gives them (start times, "
-        "CPU per get); the device is shared",
-        (f"margin {margin:.0%}: the largest change of a protected stream's reads that "
-         "counts as none (old_blocks_time, old_blocks_pct)" if knee_rule else
-         f"margin {margin:.0%}: a protected stream's reads may exceed the reference's by this "
-         "much"),
-        "scan/batch when sequential, one-touch or read-ahead share reaches "
-        "50%; latency-bound otherwise",
-    ]))
-
-    figs = {"curves": _curves_chart(tab, shown, rec)}
-    if len(inst):
-        figs["instances"] = _instances_chart(inst, rec_n)
-    return Report(recommended_pages=int(rec), recommended_old_blocks_time=int(obt),
-                  recommended_instances=None if rec_n is None else int(rec_n),
-                  streams=streams, curve=curve, old_blocks_time=obt_tab, instances=inst,
-                  candidates={k: v for k, v in cand.items() if k != "best"}, blocks=b,
-                  figures=figs)
-
-
-def _instances(trace, per_n, threads, cores, base, gets, stmt_ends, gets_per_txn, costs=None):
-    """The contention model (module docstring, point 4); ``per_n`` maps an instance count to
-    the per-instance counters of its replay at the recommended size."""
-    from .contention import Costs, instance_demand, instances_for_fraction
-    src_costs = "given" if costs is not None else "bufsim.contention.Costs defaults, not calibrated"
-    costs = costs if costs is not None else Costs()
-    version = base.version
-    server = base.server
-    if stmt_ends:
-        n_txn = float(stmt_ends)
-        g_txn = gets / n_txn
-        txn_note = (f"a transaction is a statement: the trace marks {stmt_ends:,} statement "
-                    f"ends, {g_txn:,.1f} gets each on average")
-    else:
-        g_txn = float(gets_per_txn or DEFAULT_GETS_PER_TXN)
-        n_txn = gets / g_txn
-        txn_note = (f"a transaction is {g_txn:g} page gets (the trace has no statement "
-                    f"marks; `--gets-per-txn` changes it), so the trace is {n_txn:,.0f} "
-                    "transactions")
-    hold = costs.hold(g_txn, 1.0)
-    rows = []
-    for n, stats in sorted(per_n.items()):
-        d = instance_demand(trace, n_instances=n, version=version, hold=hold,
-                            n_transactions=n_txn, replay=stats)
-        net = d.network(cores, 0.0)
-        m = net.mva(threads)
-        u = m.utilization[-1]
-        k = int(np.argmax(u))
-        tot = d.pool_demand.sum()
-        rows.append({"instances": n, "throughput_tps": round(float(m.throughput[-1]), 1),
-                     "hottest_share": round(float(d.pool_demand.max() / tot), 3)
-                     if tot > 0 else 0.0,
-                     "bottleneck": net.names[k], "utilization": round(float(u[k]), 3)})
-    inst = pd.DataFrame(rows)
-    rec_n = instances_for_fraction(dict(zip(inst["instances"], inst["throughput_tps"])), 0.95)
-    assumptions = [
-        txn_note,
-        f"mutex rules of MySQL {version}: " + ("every page get takes its instance's mutex, "
-                                               "as do make-young moves and reads"
-                                               if server.get_takes_pool_mutex else
-                                               "only make-young moves and page reads take the "
-                                               "instance mutex (hits use the page-hash "
-                                               "rw-lock)"),
-        f"hold times per acquisition ({src_costs}): get {costs.get_ns:g} ns, make-young move "
-        f"{costs.move_ns:g} ns, page read {costs.miss_ns:g} ns, adaptive-hash-index lookup "
-        f"{costs.ahi_ns:g} ns, kernel mutex {costs.kernel_ns:g} ns per transaction",
-        f"CPU per transaction: {costs.stmt_cpu_ns:g} ns + {costs.get_cpu_ns:g} ns per get = "
-        f"{hold.cpu_ns / 1000:,.1f} us, outside every mutex",
-        "a page's instance is InnoDB's fold(space, page_no >> 6) mod N",
-        "product-form queueing: FIFO mutexes with exponential holds, a waiting thread uses no "
-        "core, no spinning; I/O time is not in the network (the threads never wait for disk)",
-        "instance counts 1, 2, 4, ... 64 with at least 320 pages per instance",
-    ]
-    return inst, int(rec_n), assumptions
-
-
-def _curves_chart(tab: pd.DataFrame, shown: list, rec: int):
-    """Synchronous reads by pool size, one panel per stream (log scales, a 0 left out), a line per
-    old_blocks_time, a dashed rule at the recommended size."""
-    import altair as alt
-    d = tab[tab["stream"].isin(shown[:6])].copy()
-    d["pool_mib"] = d["pool_pages"] / _MIB_PAGES
-    d["old_blocks_time"] = d["old_blocks_time_ms"].astype(str) + " ms"
-    d["recommended_mib"] = rec / _MIB_PAGES
-    d = d[["pool_mib", "misses", "old_blocks_time", "stream", "recommended_mib"]].rename(
-        columns={"misses": "synchronous reads"})
-    d["synchronous reads"] = d["synchronous reads"].where(d["synchronous reads"] > 0)
-    x = alt.X("pool_mib:Q", scale=alt.Scale(type="log", base=2), title="pool size (MiB)")
-    line = alt.Chart().mark_line(point=True).encode(
-        x=x, y=alt.Y("synchronous reads:Q", scale=alt.Scale(type="log"),
-                     title="synchronous reads (log; 0 not drawn)"),
-        color=alt.Color("old_blocks_time:N", title="old_blocks_time"),
-        tooltip=["stream", "pool_mib", "old_blocks_time", "synchronous reads"])
-    rule = alt.Chart().mark_rule(color="gray", strokeDash=[4, 4]).encode(
-        x=alt.X("mean(recommended_mib):Q"))
-    n = min(len(shown), 6)
-    chart = alt.layer(line, rule, data=d).properties(width=300, height=220).facet(
-        facet=alt.Facet("stream:N", title=None, sort=shown[:6]), columns=min(n, 3)
-    ).resolve_scale(y="independent").properties(
-        title=f"Reads per stream by pool size (dashed: recommended, {_mib(rec)})")
-    return chart, 1000, 300 * ((n + 2) // 3)
-
-
-def _instances_chart(inst: pd.DataFrame, rec_n):
-    import altair as alt
-    c = alt.Chart(inst[["instances", "throughput_tps"]], title=f"Modelled throughput "
-                  f"(recommended: {rec_n} instance(s))").mark_line(point=True).encode(
-        x=alt.X("instances:Q", scale=alt.Scale(type="log", base=2), title="instances"),
-        y=alt.Y("throughput_tps:Q", title="transactions / s"))
-    return c, 560, 320
+    return pct_tab, per_n, pct_moves

@@ -183,6 +183,14 @@ class ServerVersion:
     #: 379, 10 MiB -> 630, 20 MiB -> 1,265 frames).
     extent_bytes: int = 8 * 2**20
     extent_first_page: int = 5
+    #: The smallest innodb_buffer_pool_size the server starts with, 16 KiB pages: 5 MiB in
+    #: MySQL (``handler/ha_innodb.cc``: buffer_pool_size, srv_buf_pool_min_size) and MariaDB
+    #: 10.5 (``handler/ha_innodb.cc``: min_buffer_pool_size, (BUF_LRU_MIN_LEN +
+    #: BUF_LRU_MIN_LEN / 4) pages rounded up to 1 MiB); 6 MiB in MariaDB 10.11+ after
+    #: MDEV-29445, whose extents hold their block descriptors (measured on the Debian 12
+    #: build of 10.11.19: "innodb_page_size=16384 requires innodb_buffer_pool_size >= 6 MiB
+    #: current 5 MiB", ``handler/ha_innodb.cc``: innodb_init_params).
+    min_pool_bytes: int = 5 * 2**20
     #: Whether an explicit instance count other than 1 is allowed in POOL_SIZE
     #: (MariaDB 10.5+ has a single pool).
     single_pool: bool = False
@@ -285,7 +293,8 @@ _MARIADB105 = ServerVersion(
 _MARIADB_SPEC13 = dict(read_ahead_next_page_area=True, read_ahead_fail_early=True,
                        free_unused_after_read_ahead=True, refill_on_demand=True,
                        cleaner_batch_unbounded=True, small_pool_lru_floor=True,
-                       temp_pages_unlogged=True, pool_size_rule="extents", single_pool=True)
+                       temp_pages_unlogged=True, pool_size_rule="extents", single_pool=True,
+                       min_pool_bytes=6 * 2**20)
 _MARIADB1011 = ServerVersion(
     "mariadb10.11", "mariadb1011", "MariaDB 10.11", True, old_blocks_time_ms=1000,
     lru_scan_depth=1536, adaptive_hash_index=False, max_dirty_pages_pct=90, instances_rule="one",

@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 import bufsim
-from bufsim.advise import advise, knee, miss_ratio_curve
+from bufsim.advise import advise, cliff_end, knee, miss_ratio_curve
 from bufsim.advise_profile import classify, stream_profile
 from bufsim.examples import example_trace_frame, example_trace_path
 
@@ -44,6 +44,25 @@ def test_knee_is_the_point_furthest_above_the_chord_on_log_sizes():
     assert knee(s, h) == knee(s, 0.2 + 0.5 * h) == knee([3, 6, 12, 24, 48], h)
 
 
+def test_cliff_end_is_the_first_cliff_that_ends_where_the_working_set_fits():
+    s = [1, 2, 4, 8, 16, 32]
+    two = [1000, 100, 95, 12, 11, 10]        # two cliffs: 1 -> 2 and 4 -> 8
+    assert cliff_end(s, two, 1) == 1 and cliff_end(s, two, 2) == 1
+    assert cliff_end(s, two, 3) == cliff_end(s, two, 8) == 3
+    assert cliff_end(s, two, 9) is None       # no cliff ends at 9 or above
+    # a fall that keeps steepening up to the last size: one cliff, ending there
+    convex = [1000, 990, 950, 800, 400, 50]
+    assert cliff_end(s, convex, 1) == 5
+    # a cliff must cut the reads by more than the margin in all
+    small = [100, 100, 100, 96, 96, 96]
+    assert cliff_end(s, small, 1, margin=0.05) is None
+    assert cliff_end(s, small, 1, margin=0.03) == 3
+    assert cliff_end(s[:3], [5, 5, 5], 1) is None and cliff_end(s[:1], [5], 1) is None
+    # a step is steep against the average over the whole curve: a gentle tail is not a cliff
+    tail = [1000, 900, 100, 90, 70, 60]
+    assert cliff_end(s, tail, 5) is None and cliff_end(s, tail, 4) == 2
+
+
 def test_profile_and_classification_of_an_oltp_and_a_scan_thread():
     tr = oltp_and_scan(n_oltp=40_000, passes=3)
     prof, counters = stream_profile(tr)
@@ -78,6 +97,10 @@ def test_profile_and_classification_of_an_oltp_and_a_scan_thread():
     assert classify(prof, {"oltp": 0.6}).set_index("stream").loc[0, "kind"] == "scan/batch"
 
 
+def md_first_line(rep) -> str:
+    return rep.markdown().splitlines()[0]
+
+
 @pytest.fixture(scope="module")
 def mix():
     return oltp_and_scan()
@@ -95,10 +118,10 @@ def _misses(curve, size, obt, stream, pct=37):
     return int(c["misses"].iloc[0])
 
 
-def test_the_pool_size_is_the_knee_of_the_protected_streams_replays(mix, rep):
+def test_the_pool_size_ends_the_cliff_where_the_protected_stream_fits(mix, rep):
     """The acceptance of issue 36 on a mix whose hot set is known (640 pages): the
-    recommendation is within 25% of it, with old_blocks_time 1000, which the report says
-    cuts the OLTP stream's reads there."""
+    recommendation (default rule) is within 25% of it, with old_blocks_time 1000, which the
+    report says cuts the OLTP stream's reads there."""
     s = rep.streams.set_index("name")
     assert s.loc["oltp", "kind"] == "latency-bound" and s.loc["oltp", "protected"]
     assert s.loc["scan", "kind"] == "scan/batch" and not s.loc["scan", "protected"]
@@ -108,12 +131,18 @@ def test_the_pool_size_is_the_knee_of_the_protected_streams_replays(mix, rep):
     assert sizes[0] == 320 and sizes[-1] == 7040        # 5 MiB .. the footprint, in whole MiB
     assert 960 in sizes                                 # the current pool is replayed
     rec, obt = rep.recommended_pages, rep.recommended_old_blocks_time
-    # the knee of the better setting's reads at each size, the footprint (the scan's cliff)
-    # left out
+    # the end of the first cliff of the better setting's reads at each size that ends where
+    # the OLTP stream's own working set fits (uniform on 640 pages: its LRU misses are the
+    # compulsory ones from 640 pages on), the footprint (the scan's cliff) left out
     span = sizes[:-1]
     best = [min(_misses(c, x, t, "oltp") for t in (0, 1000)) for x in span]
-    assert rec == span[knee(span, -np.log(np.array(best, dtype=float) + 1))]
+    assert rec == span[cliff_end(span, best, 640)]
     assert abs(rec - 640) <= 0.25 * 640
+    # the scan's interference below the footprint makes a later cliff with 0 ms (the scan's
+    # table starting to fit): the first cliff that holds the working set is the answer
+    assert cliff_end(span, best, rec + 1) is None or span[cliff_end(span, best, rec + 1)] > rec
+    assert "where its own working set fits (`oltp` alone comes within 5% of its footprint's " \
+        "LRU misses at 10 MiB)" in md_first_line(rep)
     # old_blocks_time 1000 is what protects the OLTP stream there
     r0, r1 = _misses(c, rec, 0, "oltp"), _misses(c, rec, 1000, "oltp")
     assert obt == 1000 and r1 < 0.8 * r0
@@ -121,8 +150,11 @@ def test_the_pool_size_is_the_knee_of_the_protected_streams_replays(mix, rep):
     assert f"old_blocks_time 1000 protects `oltp` at {rec // 64} MiB" in md
     assert f"{r1:,} reads against {r0:,} with 0 ms" in md.splitlines()[1]
     # the replays are bufsim.replay's, stream by stream
-    res = bufsim.replay(mix, bufsim.mysql55(pool_pages=rec, old_blocks_time_ms=obt, device="ssd",
-                                           instances=1))
+    # at the frames a 5.5 server has for that innodb_buffer_pool_size (one lost to alignment)
+    frames = bufsim.pages_from_bytes(rec * 16384, "5.5")
+    assert frames == rec - 1 and f"{frames:,} frames" in md.splitlines()[0]
+    res = bufsim.replay(mix, bufsim.mysql55(pool_pages=frames, old_blocks_time_ms=obt,
+                                           device="ssd", instances=1))
     for r in res.streams.itertuples():
         assert _misses(c, rec, obt, r.name) == r.misses
     # old_blocks_time: the recommended size, two grid steps below, and the current pool
@@ -182,7 +214,8 @@ def test_the_answer_comes_first_and_instances_are_modelled_for_two_threads(mix, 
     hold = Costs().hold(100.0, 1.0)      # no statement marks: 100 gets a transaction
     rec, obt = rep.recommended_pages, rep.recommended_old_blocks_time
     for row in rep.instances.itertuples():
-        r = bufsim.replay(mix, bufsim.mysql55(pool_pages=rec, instances=row.instances,
+        frames = bufsim.pages_from_bytes(rec * 16384, "5.5", instances=row.instances)
+        r = bufsim.replay(mix, bufsim.mysql55(pool_pages=frames, instances=row.instances,
                                               old_blocks_time_ms=obt, device="ssd"))
         d = instance_demand(mix, n_instances=row.instances, version="5.5", hold=hold,
                             replay=r)
@@ -202,10 +235,18 @@ def test_instances_only_on_evidence_and_every_preset():
     r = advise(one, preset="mysql57", jobs=1, threads=8, cores=4)
     assert r.recommended_instances == 1 and r.instances.empty
     assert "below 1 GiB" in r.markdown().splitlines()[2]
-    for name in ("mariadb105", "mariadb1011"):
+    for name, smallest in (("mariadb105", 320), ("mariadb1011", 384)):
         r = advise(one, preset=name, jobs=1, threads=8)
         assert r.recommended_instances == 1 and "single buffer pool" in r.markdown()
         assert f"preset {name}" in r.markdown()
+        # the grid starts at the server's smallest pool (10.11 refuses 5 MiB), each size
+        # replayed at the frames the server has for it (10.11: 5 per 8 MiB extent)
+        assert r.curve["pool_pages"].min() == smallest
+        assert r.recommended_pages >= smallest
+        if name == "mariadb1011":
+            assert r.curve.set_index("pool_pages")["frames"].loc[384].min() == 379
+    with pytest.raises(ValueError, match="current_pages=330 is out of range"):
+        advise(one, preset="mariadb1011", jobs=1, current_pages=330)
 
 
 def test_protect_and_target_hit_override_the_classification(mix):
@@ -292,11 +333,39 @@ def _check_document_001(side, rep):
 
 
 def test_document_001_sysbench_beside_mysqldump_is_protected_by_old_blocks_time():
-    """Scaled by 32 (a 16 MiB pool, a 471-leaf small table)."""
-    _check_document_001(*_document_001(32))
+    """Scaled by 32 (a 16 MiB pool, a 471-leaf small table): 9 MiB, where the cliff of
+    sysbench's reads ends (8 MiB: its own LRU working set), with old_blocks_time 1000."""
+    side, rep = _document_001(32)
+    _check_document_001(side, rep)
+    assert rep.recommended_pages == 576
+    assert "`sysbench` alone comes within 5% of its footprint's LRU misses at 8 MiB" in \
+        rep.markdown().splitlines()[0]
 
 
 @pytest.mark.slow
 def test_document_001_at_an_eighth_of_its_size():
     """Scaled by 8 (a 64 MiB pool)."""
     _check_document_001(*_document_001(8))
+
+
+@pytest.mark.slow
+def test_the_guide_example_two_threads(tmp_path):
+    """docs/guide-advice.md's worked example, from its CSV: a hot set of 2,000 pages (31.25
+    MiB) beside seven passes of a batch thread over 20,000 pages: 40 MiB with
+    old_blocks_time 1000 (the default rule; 'reads' chases the batch thread's tail to
+    269 MiB)."""
+    from bufsim.sweeps import load_trace
+    rng = np.random.default_rng(36)
+    n = 300_000
+    oltp = pd.DataFrame({"space": 1, "page": rng.integers(0, 2_000, n),
+                         "time_ns": np.arange(n) * 40_000, "thread": "oltp"})
+    rows = np.arange(7 * 20_000 * 4)
+    pass_no = rows // 80_000
+    batch = pd.DataFrame({"space": 2, "page": (rows // 4) % 20_000,
+                          "time_ns": 3_000_000_000 + rows * 10_000 + pass_no * 500_000_000,
+                          "thread": "batch"})
+    csv = tmp_path / "two-threads.csv"
+    pd.concat([oltp, batch]).sort_values("time_ns", kind="stable").to_csv(csv, index=False)
+    rep = advise(load_trace(csv), jobs=2)
+    assert (rep.recommended_pages, rep.recommended_old_blocks_time) == (2560, 1000)
+    assert "at 32 MiB" in rep.markdown().splitlines()[0]      # its own working set

@@ -11,9 +11,12 @@ on, as on the document's server) with, per UPDATE, the undo-log gets notebook 04
 1 of the segment's header, round-robin over 128 segments, the TRX_SYS page once per 256),
 as events of space 0.  The contention costs are notebook 04's: fitted on document 003
 (:func:`bufsim.experiments.contention.dbstress_costs`), nothing fitted on 004.  The pool is
-sized by ``criterion='reads'`` (the document's 20G pool holds the hot set; the knee rule
-stops at the first cliff of the UPDATE's reads, 6 MiB, where the 257 undo pages and the
-upper levels start to fit, and there no second instance would hold 320 pages).
+sized by the default rule (the document's 20G pool holds the hot set): the UPDATE's reads
+have two cliffs, at 6 MiB, where the 257 undo pages and the upper levels start to fit
+(there no second instance would hold 320 pages), and where the hot leaves fit; the rule
+takes the first cliff that ends where the statement stream's own working set (its LRU
+curve) fits, the second; the uniform UPDATE's reads have no such cliff, and the rule
+takes the smallest size within the margin of the footprint's reads.
 
 Default tier: the table scaled to 3M rows (hot = the document's first 1M ids, 3,650
 leaves), 20,000 statements; slow: 300M rows, 100,000 statements.  A Trace cannot mark the
@@ -78,8 +81,7 @@ def _check(db, n, costs, dists):
     for kind in ("update", "select"):
         for dist in dists:
             tr = rein_trace(db, n, kind, dist)
-            rep = advise(tr, preset="mysql55", threads=USERS, cores=CORES, costs=costs,
-                         criterion="reads", jobs=1)
+            rep = advise(tr, preset="mysql55", threads=USERS, cores=CORES, costs=costs, jobs=1)
             inst = rep.instances.set_index("instances")
             first = rep.markdown().split("\n")[:3]
             line = next(x for x in first if "innodb_buffer_pool_instances" in x)
@@ -104,8 +106,7 @@ def _check(db, n, costs, dists):
                 assert ("**1**: the smallest count within 95%" in line if len(inst) > 1
                         else "more instances would leave one below 320 pages" in line)
     # without threads/cores evidence (one-thread trace): not assessed
-    rep = advise(rein_trace(db, n, "update", "hot"), preset="mysql55", costs=costs,
-                 criterion="reads", jobs=1)
+    rep = advise(rein_trace(db, n, "update", "hot"), preset="mysql55", costs=costs, jobs=1)
     assert rep.recommended_instances is None and rep.instances.empty
     assert "**not assessed**" in next(x for x in rep.markdown().split("\n")[:3]
                                       if "innodb_buffer_pool_instances" in x)

@@ -98,7 +98,7 @@ def test_mariadb114_has_the_1011_buffer_pool():
     rules = ("read_ahead_next_page_area", "read_ahead_fail_early", "free_unused_after_read_ahead",
              "refill_on_demand", "cleaner_batch_unbounded", "small_pool_lru_floor",
              "temp_pages_unlogged", "pool_size_rule", "free_scan", "single_pool",
-             "instances_rule", "lru_scan_depth", "adaptive_hash_index")
+             "instances_rule", "lru_scan_depth", "adaptive_hash_index", "min_pool_bytes")
     assert all(getattr(a, f) == getattr(b, f) for f in rules)
     assert all(getattr(b, f) for f in rules[:7])
     cfg = bufsim.mariadb114(pool_pages=100 * GIB)

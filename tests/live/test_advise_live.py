@@ -1,20 +1,20 @@
-"""Issue 36 on the live tier: advise's figure for the protected thread, held against the
-server at the recommended size (marker ``live``).
+"""Issue 36 on the live tier: advise's figure for the protected thread, held against the server
+at the recommended size (marker ``live``).
 
 Two connections interleave on a private MariaDB 10.11: ``oltp`` runs primary-key point
-selects on a hot range of ``sbtest``, ``scan`` scans ``lineorder`` (several times the
-hot range) now and then.  The statements' page gets are compiled over the geometry read
-from the server (:mod:`bufsim.live.workload`'s models, the ones the live grid checks),
-timed by the statements' wall-clock times in a run where the pool holds everything, into a
-two-thread trace; ``advise`` (preset ``mariadb1011``, ``criterion='reads'``, see
-CRITERION) recommends a pool size and ``old_blocks_time``; the server is restarted at that
-size and setting and the workload runs three times.  Both sides are measured with their
-spread: the advice from two timing runs (the threads interleave differently each time),
-the server from three runs; the advice's range must meet the live tier's tolerance band
-(:func:`bufsim.live.validation.tolerance_band`, 5% on pages read) of the server's range.  The OLTP thread's
-own synchronous page reads come from the server's slow query log: with
-``log_slow_verbosity=innodb`` and ``long_query_time=0`` MariaDB writes ``Pages_read``
-(and ``Pages_prefetched``, read-ahead) per statement under its ``Thread_id``.
+selects on a hot range of ``sbtest``, ``scan`` scans ``lineorder`` (several times the hot
+range) now and then. The statements' page gets are compiled over the geometry read from the
+server (:mod:`bufsim.live.workload`'s models, the ones the live grid checks), timed by the
+statements' wall-clock times in a run where the pool holds everything, into a two-thread
+trace; ``advise`` (preset ``mariadb1011``, its default rule) recommends a pool size and
+``old_blocks_time``; the server is restarted at that size and setting and the workload runs
+three times. Both sides are measured with their spread: the advice from two timing runs (the
+threads interleave differently each time), the server from three runs; the advice's range
+must meet the live tier's tolerance band (:func:`bufsim.live.validation.tolerance_band`, 5%
+on pages read) of the server's range. The OLTP thread's own synchronous page reads come from
+the server's slow query log: with ``log_slow_verbosity=innodb`` and ``long_query_time=0``
+MariaDB writes ``Pages_read`` (and ``Pages_prefetched``, read-ahead) per statement under its
+``Thread_id``.
 """
 from __future__ import annotations
 
@@ -42,11 +42,6 @@ SLOW_LOG = {"slow_query_log": 1, "long_query_time": 0, "log_slow_verbosity": "in
 HOT_LEAVES = 500           # the OLTP thread's hot range: the first ids of sbtest, this many leaves
 WARM, SELECTS, PASSES, PAUSE_S = 4_000, 9_000, 3, 0.5
 SEED = 36
-#: advise's size rule: the knee rule answers 5 MiB here (the OLTP thread's reads fall
-#: late, where the pool holds its hot range beside the scan's read-ahead, so the log curve
-#: has no knee and the rule takes the smallest size), which MariaDB 10.11 refuses (6 MiB
-#: minimum); 'reads' answers where the thread's reads come within 5% of the reference's
-CRITERION = "reads"
 #: the trace is timed by a run where the pool holds everything (its statements' wall times
 #: are CPU, not I/O: 553 of the OLTP thread's reads, at its start), and advise's device
 #: model adds the I/O waits.  Timed by a run at 16 MiB (9,479 OLTP reads) the OLTP thread
@@ -200,8 +195,21 @@ def _misses(curve, pages, obt, stream):
 
 # slow tier only, not ci: on a fresh-clone CI run (2026-11-28) the advice's 4,408/4,416 reads
 # fell below the server's band (4,495..5,379 from 4,732/5,123/4,878): the figure sits on the
-# curve's steep part (1,088 pages: 9,020; 1,280: 4,408) and both sides spread by 10-20%; and
-# its 2-3 minutes of CPU beside the other live tests slowed their runs past
+# curve's steep part (1,088 pages: 9,020; 1,280: 4,408, about 24 reads a page) and advise
+# replayed 1,280 pages where a 20 MiB MariaDB 10.11 pool has 1,265 frames (5 per 8 MiB
+# extent hold the block descriptors): 15 frames, some 360 reads, the gap.  advise now
+# replays each size at the server's frames (bufsim.pages_from_bytes).  On a machine at load
+# average 15-19 (2 cores, eight sessions) the test still fails the other way: the advice
+# 7,696/7,572 and 7,493/9,851 against the server's 4,149/3,689/4,207 and 3,529/3,803/4,101
+# at 20 MiB; the same traces replayed with device ssd, fs_cache and instant gave
+# 7,493/9,851, 7,384/9,769, 7,314/9,771, so the device model is not it: the timing runs'
+# traces are (the OLTP thread's reads at 20 MiB move by a third between two of them).  A
+# third run (advice 5,635/5,567, server 4,068/4,271/4,257) replayed each server run's own
+# timing at its 1,265 frames: 5,545/5,447/4,840 (instant), 5,960/5,590/5,029 (ssd), so at
+# that load the replay reads 14-40% more than the server even with the server's own
+# interleaving; a candidate, not checked: the server's page cleaner, starved of CPU, frees
+# fewer pages ahead of need than the replay's cleaner does on its clock.
+# Its 2-3 minutes of CPU beside the other live tests also slowed their runs past
 # old_blocks_time's 1000 ms of real time (test_live's ICP re-latch check failed beside it)
 @pytest.mark.slow
 def test_the_server_at_the_recommended_size_reads_what_the_advice_says(tmp_path):
@@ -219,29 +227,34 @@ def test_the_server_at_the_recommended_size_reads_what_the_advice_says(tmp_path)
 
         # the advice, from traces of the statements' gets timed by TIMING runs at TIMING_POOL
         # (the interleaving of the two threads differs from run to run, and the advice's
-        # figure with it: its spread is measured as the server's is)
+        # figure with it: its spread is measured as the server's is).  The first run's
+        # recommendation is the size the server runs at; the later runs replay it too
+        # (current_pages) and give their figure there.  Their own recommendations may differ
+        # by a grid step: the thread's reads still fall slowly past its cliff, and how much
+        # a step cuts them against the average step moves with the run's timing (on one
+        # machine at load average 10: 24 and 20 MiB)
         reps = []
-        for _ in range(TIMING):
+        for k in range(TIMING):
             got, times = _run(srv, steps, {"innodb_buffer_pool_size": TIMING_POOL,
                                           "innodb_old_blocks_time": 1000})
             assert got["oltp"][0] >= WARM + SELECTS     # the slow log has every statement
-            reps.append(advise(_trace(steps, times, geo), preset="mariadb1011",
-                               criterion=CRITERION, device=DEVICE, jobs=1))
+            reps.append(advise(_trace(steps, times, geo), preset="mariadb1011", device=DEVICE,
+                               jobs=1, current_pages=reps[0].recommended_pages if k else None))
+        for r in reps:
+            c = r.curve
+            print(r.markdown().splitlines()[0][:200])
+            print(c[(c.stream == "oltp") & (c.old_blocks_pct == 37)].pivot(
+                index="pool_pages", columns="old_blocks_time_ms", values="misses").to_string())
         rep = reps[0]
-        s = rep.streams.set_index("name")
-        assert s.loc["oltp", "protected"] and not s.loc["scan", "protected"]
         rec, obt = rep.recommended_pages, rep.recommended_old_blocks_time
-        assert all((r.recommended_pages, r.recommended_old_blocks_time) == (rec, obt)
-                   for r in reps), [(r.recommended_pages, r.recommended_old_blocks_time)
-                                    for r in reps]
-        c = rep.curve
-        print(c[(c.stream == "oltp") & (c.old_blocks_pct == 37)].pivot(
-            index="pool_pages", columns="old_blocks_time_ms", values="misses").to_string())
+        for r in reps:
+            s = r.streams.set_index("name")
+            assert s.loc["oltp", "protected"] and not s.loc["scan", "protected"]
         figures = [_misses(r.curve, rec, obt, "oltp") for r in reps]
         mib = rec * 16 // 1024
         # MariaDB 10.11 refuses a pool below 6 MiB with 16 KiB pages; advise's grid starts
-        # at MySQL's 5 MiB
-        assert mib >= 6, f"advise recommends {mib} MiB, below MariaDB 10.11's 6 MiB minimum"
+        # at the version's smallest pool (ServerVersion.min_pool_bytes)
+        assert mib >= 6 and rec % 64 == 0 and rep.curve.pool_pages.min() == 384, (mib, rec)
 
         # the server at the recommended size and old_blocks_time, three times
         reads, prefetched = [], []
