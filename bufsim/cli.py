@@ -845,8 +845,9 @@ def _parser() -> argparse.ArgumentParser:
                    "that counts (old_blocks_time, old_blocks_pct); with --criterion reads or "
                    "wait, the allowed excess over the reference (default 0.05)")
     p.add_argument("--criterion", choices=("knee", "reads", "wait"), default="knee",
-                   help="how the pool size is chosen: the knee of the protected streams' "
-                   "synchronous reads (default); the smallest size where their reads are "
+                   help="how the pool size is chosen: the end of the first cliff of the "
+                   "protected streams' synchronous reads that ends where their own working "
+                   "set fits (knee, the default); the smallest size where their reads are "
                    "within --margin of the largest size's below the footprint (reads); or "
                    "where their I/O wait is, as a share of their elapsed time (wait)")
     p.add_argument("--protect", metavar="THREAD,...", help="streams to protect (default: "
