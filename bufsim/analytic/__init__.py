@@ -14,7 +14,8 @@
 """
 from . import che, midpoint, mrc, mva, solve
 from .che import (
-    CheResult, che_lru, fifo_random, innodb_midpoint_lru, rates_from_trace, segmented_lru,
+    CheResult, che_lru, fifo_random, innodb_lru_t0, innodb_midpoint_lru, rates_from_trace,
+    segmented_lru,
 )
 from .midpoint import MidpointResult, ScanClass, midpoint_lru, old_capacity
 from .mrc import (
@@ -26,7 +27,7 @@ from .solve import solve_monotone
 
 __all__ = [
     "che", "midpoint", "mrc", "mva", "solve", "solve_monotone", "MidpointResult", "ScanClass", "midpoint_lru", "old_capacity",
-    "CheResult", "che_lru", "fifo_random", "innodb_midpoint_lru", "rates_from_trace",
+    "CheResult", "che_lru", "fifo_random", "innodb_lru_t0", "innodb_midpoint_lru", "rates_from_trace",
     "segmented_lru",
     "ShardsCounter", "StackDistanceCounter", "exact_mrc", "mrc_error", "page_hash",
     "shards_mrc", "stack_distances",

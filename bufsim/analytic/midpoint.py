@@ -89,6 +89,30 @@ passes through ``LRU_old`` once per pass and is counted in ``PAGES_MADE_YOUNG``.
 The hit ratios are averages over a time window after the scan began
 (``window=(t_a, t_b)`` seconds) or the limit ``t -> inf`` (``window=None``).
 
+*Demotion chains* (``recovery="net"``).  Every promotion makes the old list one
+page too long, so ``buf_LRU_old_adjust_len`` moves ``LRU_old`` one page towards
+the head: the young tail page becomes old.  While the young list is frozen the
+pinned scan pages are moved to the head once per pass (the pass walks over them,
+and they are older than ``W`` evictions), a young hot page at least every few
+tens of milliseconds (its first get ``W`` evictions after its last move), so the
+young tail is a pinned page that the pass has not reached yet while the pass walks
+over the pinned stretch, and it is the scan's too while the scan is idle (the
+pinned pages were moved a whole pass ago, longer than any hot page waits); at
+other moments, just after the pinned stretch, the pinned pages were all just
+moved and the hot pages not referenced since sit below them.  A lost page promoted
+then demotes a young hot page; that page keeps its first-access time, so it is
+promoted again on its next get within ``T_old`` (probability ``q_d``), demoting
+the next hot page at the tail, or lost: with hundreds of hot pages below the
+pinned block the chain ends in the loss of one hot page almost surely, and the
+promotion is no recovery.  ``recovery="net"`` therefore counts, in ``rho``, only
+promotions that fall in the pinned stretch ``[0, n_pinned / r)`` or the idle gap:
+for a page read at phase ``phi`` the promotion time is ``phi + tau + X`` with
+``X ~ Exp(lambda)``, ``X < T_old(phi) - tau``, and the net probability is the
+part of ``q_n`` whose promotion time lands there (phase mean).  The counters keep
+every promotion (``made_young`` uses the gross ``q_n``; the chains' own promotions
+are not added).  ``recovery="gross"`` (the default, as before) counts every
+promotion of a lost page as a recovery.
+
 Counters.  ``made_young`` counts promotions of old pages per second;
 ``not_made_young`` counts gets of old pages within ``tau`` of their first access
 (``1 + lambda min(tau, T_old)`` per OLD_NEW stay; ``min(k, ceil(tau/g))`` per scan
@@ -106,15 +130,16 @@ Limits
   the old occupancy.
 * Hot misses are taken as uniform in the scan phase, and a demoted page's
   ``T_old`` as the phase average.
-* Known miss (benchmarks/midpoint_grid.py, uniform hot set 40% of a 4000-page
-  pool + continuous 5x scan, tau = 100 ms, pct 37): hot hit ratio 0.972
-  modelled vs 0.911 simulated (overall 0.9849 vs 0.9839).  ``T_old`` (~89 ms)
-  is just below ``tau``; lost hot pages come back only when inserted near the
-  pause over the pinned scan pages.  Those promotions happen right after the
-  pause, when the young tail holds hot pages (the pinned pages were just moved
-  to the head), so each one demotes a hot page that is often lost in turn: a
-  chain of demotions that the model (recovery at rate ``rho``, displacing pinned
-  pages) does not have.  The simulated recovery is about 4x slower.
+* Uniform hot set 40% of a 4000-page pool + continuous 5x scan, tau = 100 ms,
+  pct 37 (benchmarks/midpoint_grid.py): ``T_old`` (~89 ms) is just below
+  ``tau``; lost hot pages come back only when read just before the pause over
+  the pinned scan pages, and most of those promotions happen right after the
+  pause, starting demotion chains.  Hot hit ratio simulated 0.911; modelled
+  0.972 with ``recovery="gross"``, 0.910 with ``"net"`` (the engine's hot young
+  pages grow from 1,096 to 1,337 over 10 s, a net recovery of about 0.065 lost
+  pages per lost page per second, about four times slower than ``"gross"``).
+  ``"net"`` assumes every promotion outside the pinned stretch and the gap is
+  cancelled by a chain, and does not model the chain's own timing.
 * At pct 5, tau = 100 ms the same recovery is slightly underestimated (hot
   -0.020, Zipf -0.013); the LRU_old slot (a page there is never pushed by
   reads, which are inserted behind it) is not modelled.
@@ -339,6 +364,32 @@ def _hot_terms(lam, t1, tau, miss_promotes=False):
     return qn, a, qd, sd, w
 
 
+def _net_promotion(lam, phi, t1, tau, period, p_pin, p_miss):
+    """Phase mean, over the read phase ``phi`` (g,), of the probability that a hot page
+    of rate ``lam`` (n,) read into old is promoted (first get in ``[tau, T_old)``) at a
+    moment when the young tail is a scan page: while the pass walks over the pinned
+    pages (``[0, p_pin)`` of the period, the ones not yet hit are the oldest in young)
+    or in the idle gap (``[p_pin + p_miss, period)``).  See ``recovery="net"``."""
+    lam = np.asarray(lam, dtype=np.float64)[:, None]
+    # beyond 50 mean gaps of the slowest page a promotion has probability < e^-50
+    horizon = 50.0 / float(np.min(lam))
+    L = np.clip(np.minimum(t1 - tau, horizon), 0.0, None)           # promotion window
+    start = phi + tau                                                # earliest promotion
+    k_max = int(np.ceil((float(np.max(phi)) + tau + float(np.max(L))) / period)) + 1
+    out = np.zeros(lam.shape[0])
+    for k in range(k_max + 1):
+        base = k * period
+        for a, b in ((base, base + p_pin), (base + p_pin + p_miss, base + period)):
+            if b <= a:
+                continue
+            lo = np.clip(a - start, 0.0, None)
+            hi = np.minimum(b - start, L)
+            ok = hi > lo          # only the phases whose window meets the interval
+            if ok.any():
+                out += (np.exp(-lam * lo[ok]) - np.exp(-lam * hi[ok])).sum(axis=1)
+    return out / phi.shape[0]
+
+
 def _chain(lam, qn, a, qd, sd, t2):
     """Time fractions of the OUT/OLD_NEW/YOUNG/OLD_DEM chain."""
     stay = np.clip(1.0 - qd, _TINY, None)
@@ -392,7 +443,8 @@ def midpoint_lru(hot_rates, scans: Sequence[ScanClass] = (), *, pool_pages: int,
                  old_blocks_pct: int = 37, old_blocks_time_ms: float = 1000,
                  lru_pages: int | None = None, capacity: str = "innodb",
                  start: str = "warm", window: tuple | None = None, tau0: str = "innodb",
-                 phase_points: int = 256, max_iter: int = 60) -> MidpointResult:
+                 recovery: str = "gross", phase_points: int = 256,
+                 max_iter: int = 60) -> MidpointResult:
     """InnoDB's midpoint LRU with an old-blocks time, for a hot set plus a scan.
 
     Parameters
@@ -425,6 +477,14 @@ def midpoint_lru(hot_rates, scans: Sequence[ScanClass] = (), *, pool_pages: int,
         and the quarter rule then finds it "too old"; the LRU behaves as plain
         LRU.  ``"midpoint"``: the page waits in the old sublist for its next get,
         the two-list model of :func:`~bufsim.analytic.che.innodb_midpoint_lru`.
+    recovery : {"gross", "net"}
+        Frozen regime: the rate at which lost hot pages come back to young.
+        ``"gross"``: every promotion of a lost page counts (``rho`` in the module
+        docstring).  ``"net"``: only promotions while the young tail is a scan page
+        count (the pass is walking over the pinned pages, or the scan is idle);
+        a promotion at any other moment demotes a young hot page, which is promoted
+        again or lost: a chain of demotions that ends in the loss of a hot page
+        (see "Demotion chains" in the module docstring).
     phase_points : int
         Grid of phases over one scan period.
     max_iter : int
@@ -457,6 +517,8 @@ def midpoint_lru(hot_rates, scans: Sequence[ScanClass] = (), *, pool_pages: int,
             raise ValueError(f"scans must hold ScanClass objects; got {type(s).__name__}")
     if tau0 not in ("innodb", "midpoint"):
         raise ValueError(f"tau0 must be 'innodb' or 'midpoint'; got {tau0!r}")
+    if recovery not in ("gross", "net"):
+        raise ValueError(f"recovery must be 'gross' or 'net'; got {recovery!r}")
     if start != "warm":
         raise ValueError(f"start must be 'warm'; got {start!r}")
     if window is not None:
@@ -564,7 +626,8 @@ def midpoint_lru(hot_rates, scans: Sequence[ScanClass] = (), *, pool_pages: int,
         return _finish_lru(st, lam, cnt, inv, lam_all, scan, tau, u, promote_scan, c_old, c_young)
 
     # ---------------- frozen young list ----------------
-    return _solve_frozen(lam, cnt, inv, lam_all, scan, ph, tau, c_old, c_young, lru, window, max_iter)
+    return _solve_frozen(lam, cnt, inv, lam_all, scan, ph, tau, c_old, c_young, lru, window, max_iter,
+                         recovery)
 
 
 def _finish_lru(st, lam, cnt, inv, lam_all, scan, tau, u, promote_scan, c_old, c_young):
@@ -599,11 +662,13 @@ def _finish_lru(st, lam, cnt, inv, lam_all, scan, tau, u, promote_scan, c_old, c
                           float((st["po"] @ cnt)), 0.0, float((st["mr"] @ cnt)))
 
 
-def _solve_frozen(lam, cnt, inv, lam_all, scan, ph, tau, c_old, c_young, lru, window, max_iter):
+def _solve_frozen(lam, cnt, inv, lam_all, scan, ph, tau, c_old, c_young, lru, window, max_iter,
+                  recovery="gross"):
     """T_young = inf: protected hot pages stay young; lost ones cycle through old."""
     H = float(cnt.sum())
     f0 = _warm_old_len(H, lru, c_old) / H if H else 0.0
-    return _frozen_iterate(lam, cnt, inv, lam_all, scan, ph, tau, c_old, c_young, f0, window, max_iter)
+    return _frozen_iterate(lam, cnt, inv, lam_all, scan, ph, tau, c_old, c_young, f0, window, max_iter,
+                           recovery)
 
 
 def _warm_old_len(H, lru, c_old):
@@ -615,7 +680,8 @@ def _warm_old_len(H, lru, c_old):
     return float(min(H * share + 20, H - 25))
 
 
-def _frozen_iterate(lam, cnt, inv, lam_all, scan, ph, tau, c_old, c_young, f0, window, max_iter):
+def _frozen_iterate(lam, cnt, inv, lam_all, scan, ph, tau, c_old, c_young, f0, window, max_iter,
+                    recovery="gross"):
     H = float(cnt.sum())
     if scan is not None:
         r, S, k, P = scan.page_rate, scan.pages, scan.gets_per_page, scan.period
@@ -626,6 +692,7 @@ def _frozen_iterate(lam, cnt, inv, lam_all, scan, ph, tau, c_old, c_young, f0, w
     pinned = 0.0
     a_scale = float(c_old)
     st = {}
+    net_share = np.ones(lam.shape)     # recovery="net": net / gross promotion probability
     for it in range(max_iter):
         # transient loss of the warm old block (first pass: the scan misses)
         m0 = r + M
@@ -637,9 +704,21 @@ def _frozen_iterate(lam, cnt, inv, lam_all, scan, ph, tau, c_old, c_young, f0, w
         protected0 = 1.0 - lost0
         excess = max(protected0 @ cnt - c_young, 0.0)
 
-        def occupancy(a):
+        def occupancy(a, exact=False):
+            """T_old profile and the per-page terms; ``qn`` here is the probability of a
+            promotion that brings a lost page back: with ``recovery="net"`` the gross one
+            scaled by the net share of the last exact evaluation (inside the root search),
+            or the net one itself (``exact``, which also updates that share)."""
             t1 = ph.profile(a, M, r, pinned, False)
             qn, aa, qd, sd, w = _hot_terms(lam, t1, tau)
+            if recovery == "net" and scan is not None:
+                if exact:
+                    qnet = _net_promotion(lam, ph.phi, t1, tau, P, pinned * scan.page_time,
+                                          (S - pinned) * scan.page_time)
+                    net_share[:] = np.where(qn > 0, qnet / np.clip(qn, _TINY, None), 0.0)
+                    qn = qnet
+                else:
+                    qn = qn * net_share
             return t1, qn, aa, qd, sd, w
 
         def lost_of_t(qn, aa, qd, sd, t):
@@ -687,7 +766,7 @@ def _frozen_iterate(lam, cnt, inv, lam_all, scan, ph, tau, c_old, c_young, f0, w
         la = optimize.brentq(old_gap, lo, hi, xtol=1e-10) if g_lo < 0 < g_hi else \
             (hi if g_hi <= 0 else lo)
         a_scale = math.exp(la)
-        t1, qn, aa, qd, sd, w = occupancy(a_scale)
+        t1, qn, aa, qd, sd, w = occupancy(a_scale, exact=True)
         lp = lost_avg(qn, aa, qd, sd)
         hc = lam * aa / (1.0 + lam * aa)
         M_new = float((lp * lam * (1.0 - hc)) @ cnt)
@@ -706,7 +785,8 @@ def _frozen_iterate(lam, cnt, inv, lam_all, scan, ph, tau, c_old, c_young, f0, w
     hot_hits = float((lam * hit) @ cnt)
     cyc = 1.0 / lam + st["a"]
     miss_rate = lp / cyc
-    made_young = float((miss_rate * st["qn"]) @ cnt)
+    qn_gross = _hot_terms(lam, t1, tau)[0]   # every promotion is counted, net or not
+    made_young = float((miss_rate * qn_gross) @ cnt)
     nmy = float((miss_rate * (1.0 + lam * w)) @ cnt) if tau > 0 else 0.0
     scan_hit = float("nan")
     scan_gets = 0.0

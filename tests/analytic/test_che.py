@@ -103,6 +103,59 @@ def test_innodb_two_lists_match_simulation(zipf, size, pct):
     assert abs(est.hit_ratio - sim_lists(trace, [old, size - old])) < 0.01
 
 
+def sim_lru_quarter(trace, size, pct):
+    """InnoDB with old_blocks_time 0 as buf_page_peek_if_young sees it: every miss puts the
+    page at the head stamped with the eviction count; a hit moves it to the head (stamped)
+    only once W = size * (1024 - ratio) // 4096 pages were evicted since (none before the
+    first eviction)."""
+    w = size * (1024 - min(max(pct * 1024 // 100, 51), 1024)) // 4096
+    cache, stamp, clock, hits = OrderedDict(), {}, 0, 0
+    for i, p in enumerate(trace):
+        if p in cache:
+            hits += i >= WARM
+            if clock > 0 and clock >= stamp[p] + w:
+                cache.move_to_end(p)
+                stamp[p] = clock
+        else:
+            if len(cache) == size:
+                q, _ = cache.popitem(last=False)
+                del stamp[q]
+                clock += 1
+            cache[p] = None
+            stamp[p] = clock
+    return hits / (len(trace) - WARM)
+
+
+@pytest.mark.parametrize("size", [200, 800])
+def test_innodb_lru_t0_predicts_the_quarter_rule(zipf, size):
+    """On one trace, LRU minus the quarter-rule LRU (paired: little sampling noise) is the
+    estimate's Che minus quarter; without the rule the estimate would be Che's (effect 0)."""
+    rates, trace = zipf
+    est = che.innodb_lru_t0(rates, size, 5)
+    lru, quarter = sim_lru(trace, size), sim_lru_quarter(trace, size, 5)
+    effect, predicted = lru - quarter, che.che_lru(rates, size).hit_ratio - est.hit_ratio
+    assert effect > 0.002
+    assert abs(effect - predicted) < 0.001, (effect, predicted)
+    assert abs(est.hit_ratio - quarter) < 0.01
+    # the defining equations: occupancy C, and the window is W evictions at the miss rate
+    assert est.per_page_hit.sum() == pytest.approx(size, rel=1e-9)
+    w = size * (1024 - 51) // 4096
+    assert est.window == pytest.approx(w / (1 - est.hit_ratio), rel=1e-6)
+
+
+def test_innodb_lru_t0_limits(zipf):
+    rates, _ = zipf
+    # W = 0 (a pool too small for a quarter of its young list to hold a page) is Che's LRU
+    a, b = che.innodb_lru_t0(rates, 3, 37), che.che_lru(rates, 3)
+    assert a.window == 0.0 and a.hit_ratio == pytest.approx(b.hit_ratio, abs=1e-12)
+    # between FIFO and LRU, nearer LRU, and the larger window (pct 5) further from it
+    lru, fifo = che.che_lru(rates, 400).hit_ratio, che.fifo_random(rates, 400).hit_ratio
+    q37, q5 = che.innodb_lru_t0(rates, 400, 37).hit_ratio, che.innodb_lru_t0(rates, 400, 5).hit_ratio
+    assert fifo < q5 < q37 < lru
+    # scale invariance: rates per second give the same hit ratio, times scaled
+    c = che.innodb_lru_t0(rates * 50.0, 400, 37)
+    assert c.hit_ratio == pytest.approx(q37, abs=1e-12)
+
 def test_three_lists_match_simulation(zipf):
     rates, trace = zipf
     caps = [100, 100, 200]
@@ -191,6 +244,10 @@ def test_rates_from_trace():
      r"old_blocks_pct=2 is out of range; allowed: 5\.\.95"),
     (lambda: che.innodb_midpoint_lru([1.0] * 50, 50, 37),
      r"pool_pages=50 is out of range; allowed: 2\.\.49"),
+    (lambda: che.innodb_lru_t0([1.0] * 50, 50, 37),
+     r"pool_pages=50 is out of range; allowed: 2\.\.49"),
+    (lambda: che.innodb_lru_t0([1.0] * 50, 10, 96),
+     r"old_blocks_pct=96 is out of range; allowed: 5\.\.95"),
 ])
 def test_validation(call, match):
     with pytest.raises(ValueError, match=match):
