@@ -87,6 +87,8 @@ class TableAccess:
     condition: str | None = None
     ranges: tuple = ()
     join_buffer: str | None = None      # None, "BKA"
+    first_match: str | None = None      # semi-join FirstMatch: stop at the first matching row
+    mrr: str | None = None              # EXPLAIN's mrr_type (DS-MRR), e.g. "Rowid-ordered scan"
     rows_estimate: float | None = None
 
 
@@ -103,6 +105,7 @@ class Plan:
     const_tables: tuple = ()             # tables the optimiser read as const (by the trace)
     limit: tuple | None = None           # (offset, count) of a top-level LIMIT
     aliases: dict = field(default_factory=dict)   # alias -> [schema.]table, from the trace
+    after: tuple = ()                    # "filesort", "temporary table" over the join's rows
 
 
 _KIND = re.compile(r"^\s*(select|update|delete|insert|replace|with|explain|show|set)\b", re.I)
@@ -351,7 +354,10 @@ def _table_access(node: dict, where: str, chosen: dict) -> TableAccess:
                                      "BKA with eq_ref/ref is)")
         jb = "BKA"
     if node.get("rowid_filter"):
-        raise Unsupported(where, "rowid filter")
+        raise Unsupported(where, "rowid filter (the filter's own range scan is not modelled)")
+    if node.get("not_exists"):
+        raise Unsupported(where, "not_exists (an outer join stopped at its first match) is "
+                                 "not modelled")
     ranges = ()
     if acc == "range":
         ranges = chosen.get((name, node.get("key")), ())
@@ -363,7 +369,8 @@ def _table_access(node: dict, where: str, chosen: dict) -> TableAccess:
         used_key_parts=tuple(node.get("used_key_parts", ())), ref=tuple(node.get("ref", ())),
         covering=bool(node.get("using_index", False)), icp="index_condition" in node,
         condition=node.get("attached_condition"), ranges=ranges, join_buffer=jb,
-        rows_estimate=node.get("rows"))
+        rows_estimate=node.get("rows"), first_match=node.get("first_match"),
+        mrr=node.get("mrr_type"))
 
 
 #: plan messages of a statement that reads no table beyond its const lookups and dives
@@ -376,6 +383,52 @@ def _message(msg: str, where: str) -> None:
     if msg not in _EMPTY_MESSAGES:
         raise Unsupported(f"{where} message", f"{msg!r} (only {', '.join(_EMPTY_MESSAGES[:3])} "
                                               "are modelled)")
+
+
+#: keys of a node above the join (a filesort or a temporary table) that carry no plan node
+_AFTER_KEYS = {"sort_key", "cost", "r_loops", "r_total_time_ms", "r_used_priority_queue",
+               "r_output_rows", "r_buffer_size", "r_sort_mode", "filesort_priority_queue_optimization",
+               "select_id"}
+
+
+def _after_join(qb: dict, limit) -> tuple:
+    """The query block without the nodes that sort or group the join's output rows, and
+    their names ("filesort", "temporary table").
+
+    ``filesort`` over a ``temporary_table`` (GROUP BY ... ORDER BY), or a
+    ``temporary_table`` over the join (GROUP BY, DISTINCT): the rows go into an
+    internal temporary table (MEMORY, or Aria once it outgrows tmp_table_size: never
+    InnoDB in MariaDB) and are sorted there, so these nodes read no InnoDB page and the
+    join below them reads what it reads without them.  A filesort of the first table
+    before the join (``read_sorted_file``) is not one of them.  A temporary table with a
+    LIMIT and no sort after it can stop the join early: not unwrapped."""
+    after = []
+    block = qb
+    while True:
+        fs = block.get("filesort")
+        if isinstance(fs, dict) and isinstance(fs.get("temporary_table"), dict):
+            extra = set(fs) - _AFTER_KEYS - {"temporary_table"}
+            if extra:
+                break
+            after.append("filesort")
+            block = {**{k: v for k, v in block.items() if k != "filesort"},
+                     "temporary_table": fs["temporary_table"]}
+            continue
+        tt = block.get("temporary_table")
+        if isinstance(tt, dict) and ("nested_loop" in tt or "table" in tt):
+            if limit is not None and "filesort" not in after:
+                raise Unsupported(f"query_block {qb.get('select_id', 1)} temporary_table",
+                                  "a temporary table under a LIMIT without a sort (the join "
+                                  "can stop once the LIMIT is met)")
+            extra = set(tt) - _AFTER_KEYS - {"nested_loop", "table"}
+            if extra:
+                break
+            after.append("temporary table")
+            rest = {k: v for k, v in block.items() if k not in ("temporary_table", "having_condition")}
+            block = {**rest, **tt}
+            continue
+        break
+    return block, tuple(after)
 
 
 def parse_plan(explain, trace=None, sql: str = "") -> Plan:
@@ -391,13 +444,17 @@ def parse_plan(explain, trace=None, sql: str = "") -> Plan:
     kind = statement_kind(sql) if sql else "select"
     if kind not in ("select", "update", "delete", "insert"):
         raise Unsupported("statement", f"{kind.upper()} is not modelled")
-    if re.search(r"\border\s+by\b[^()]*\bdesc\b", sql or "", re.I):
-        raise Unsupported("statement ORDER BY ... DESC", "a backward index scan is not modelled")
     qb = doc.get("query_block")
     if kind == "insert":
         return Plan("insert", (), limit=None)
     if not isinstance(qb, dict):
         raise Unsupported("plan", "no query_block in EXPLAIN FORMAT=JSON")
+    limit = statement_limit(sql)
+    qb, after = _after_join(qb, limit)
+    if after:
+        limit = None                     # sorted or grouped after the join: every row is read
+    elif re.search(r"\border\s+by\b[^()]*\bdesc\b", sql or "", re.I):
+        raise Unsupported("statement ORDER BY ... DESC", "a backward index scan is not modelled")
     for k in qb:
         if k not in _BLOCK_KEYS:
             reason = {"filesort": "filesort", "temporary_table": "temporary table",
@@ -407,7 +464,7 @@ def parse_plan(explain, trace=None, sql: str = "") -> Plan:
                 k, f"plan key {k!r} is not modelled")
             raise Unsupported(f"query_block {qb.get('select_id', 1)} {k}", reason)
     common = dict(key_uses=_key_uses(tr), const_tables=_const_tables(tr),
-                  limit=statement_limit(sql), aliases=table_aliases(tr))
+                  limit=limit, aliases=table_aliases(tr), after=after)
     msg = qb.get("table", {}).get("message") if isinstance(qb.get("table"), dict) else None
     msg = msg or (qb.get("message") if "table" not in qb and "nested_loop" not in qb else None)
     if msg is not None:
@@ -422,6 +479,13 @@ def parse_plan(explain, trace=None, sql: str = "") -> Plan:
         for item in qb.get("nested_loop", []):
             if set(item) != {"table"}:
                 k = next(iter(set(item) - {"table"}))
+                bnl = item.get("block-nl-join")
+                if isinstance(bnl, dict) and str(bnl.get("join_type", "")).startswith("BKA"):
+                    name = bnl.get("table", {}).get("table_name", "?")
+                    raise Unsupported(f"{where} nested_loop block-nl-join table {name} "
+                                      f"{bnl.get('join_type')}",
+                                      "Batched Key Access (probes batched through a join "
+                                      f"buffer, {bnl.get('mrr_type', 'MRR')}) is not modelled")
                 reason = {"read_sorted_file": "filesort", "filesort": "filesort",
                           "temporary_table": "temporary table",
                           "duplicates_removal": "semi-join duplicate removal",
