@@ -493,6 +493,75 @@ class Compiler(DmlMixin):
             ev.add(table, unique_lookup_pages(cl, ranks[tuple(pks[k])]))
             on_row(k)
 
+    # ---- Batched Key Access -----------------------------------------------------------------
+    def _row_bytes(self, table: str) -> int:
+        """An upper bound of a row's bytes: every column at its longest (8 for a number or
+        a date), for the join buffer's capacity."""
+        key = ("row_bytes", table)
+        if key not in self._rank_cache:
+            rows = self.conn.query(
+                "SELECT DATA_TYPE, CHARACTER_OCTET_LENGTH, NUMERIC_PRECISION FROM "
+                "INFORMATION_SCHEMA.COLUMNS WHERE TABLE_SCHEMA = %s AND TABLE_NAME = %s",
+                (self.schema, table), doing=f"reading the columns of {table}")
+            total = 0
+            for t, octets, prec in rows:
+                total += int(octets) + 2 if octets is not None else max(8, int(prec or 0) // 2 + 1)
+            self._rank_cache[key] = total
+        return self._rank_cache[key]
+
+    def _bka(self, ev: Events, t: TableAccess, table: str, keys: list, outer_tables: list,
+             outer: list) -> None:
+        """The inner table of a Batched Key Access join (join_cache_level 5/6), one buffer:
+        the outer rows' keys sorted (``mrr_sort_keys``: "Key-ordered scan"), each distinct
+        key read once (a unique search for ``eq_ref``, a ``ref`` scan otherwise), and for a
+        non-covering secondary index ("Key-ordered Rowid-ordered scan") the row ids of
+        every key collected, sorted and fetched by ``rnd_pos`` (a unique search of the
+        clustered index each).  More than one buffer (``join_buffer_size``) is not modelled:
+        the outer rows must fit with every column at its longest."""
+        node = f"table {t.alias} {t.access} BKA ({t.mrr})"
+        if not t.mrr or not t.mrr.startswith("Key-ordered"):
+            raise Unsupported(node, "Batched Key Access without key ordering (mrr_sort_keys)")
+        buf = int(self.conn.query("SELECT @@join_buffer_size", doing="reading join_buffer_size")[0][0])
+        ix = self._index(table, t.key, node)
+        gix = self.geo.table(table).index(t.key)
+        per_row = sum(self._row_bytes(x) for x in outer_tables) + 16 + 8 * len(keys[0] if keys else ())
+        secondary = ix.name != "PRIMARY" and not t.covering
+        need = len(keys) * per_row
+        if need > buf:
+            raise Unsupported(node, f"{len(keys)} outer rows may take more than one join buffer "
+                                    f"(up to {need} of join_buffer_size {buf} bytes)")
+        if any(isinstance(v, (str, bytes)) for k in keys for v in k):
+            raise Unsupported(node, "string keys (sorted in the server's collation) are not "
+                                    "modelled in a key-ordered scan")
+        distinct = sorted({k for k in keys if None not in k})
+        per_call = FETCH_ROWS_PER_CALL_ICP if t.icp else FETCH_ROWS_PER_CALL
+        rowids = []
+        for key in distinct:
+            ranks = self._key_ranks(table, ix, len(key))
+            hit = ranks.get(key)
+            if hit is None:
+                first = self._below(table, ix, ix.columns, Bound(key, True), True)
+                self._segment(ev, table, gix, first, first, past_end=True, from_start=False,
+                              per_call=per_call)
+                continue
+            first, n = hit
+            if t.access == "eq_ref" and n == 1 and ix.unique and len(key) == len(ix.columns):
+                ev.add(table, unique_lookup_pages(gix, first))
+            else:
+                self._segment(ev, table, gix, first, first + n, past_end=True,
+                              from_start=False, per_call=per_call)
+            if secondary:
+                rows_pk, _ = self._all_rows(table, t.alias, ix, ())
+                rowids.extend(rows_pk[first:first + n])
+        if rowids:
+            if (len(keys) * per_row + len(rowids) * (self._ref_length(table) + 8)) > buf:
+                raise Unsupported(node, f"{len(rowids)} row ids may not fit the join buffer's "
+                                        f"MRR part beside {len(keys)} outer rows")
+            ranks = self._pk_ranks(table)
+            cl = self.geo.table(table).clustered
+            for r in sorted(ranks[tuple(pk)] for pk in rowids):
+                ev.add(table, unique_lookup_pages(cl, r))
+
     # ---- the nested loop ---------------------------------------------------------------------
     def _refs(self, t: TableAccess, aliases: list, node: str) -> list:
         """Per key part: ("const", None) or (alias, column) of an earlier table."""
@@ -578,7 +647,10 @@ class Compiler(DmlMixin):
                                   "(EXISTS / IN stopped at the first match) is not modelled")
             if j < len(acc) - 1:
                 self._check_condition(t, aliases, f"table {t.alias} condition")
-            if t.mrr is not None and (j or t.access != "range"):
+            if t.join_buffer is not None and (j != len(acc) - 1 or j != 1 or modify):
+                raise Unsupported(f"table {t.alias} {t.access} BKA", "Batched Key Access other "
+                                  "than the second and last table of a SELECT's join")
+            if t.mrr is not None and (j or t.access != "range") and t.join_buffer is None:
                 raise Unsupported(f"table {t.alias} {t.access}", f"multi-range read "
                                   f"({t.mrr}) other than on the first table's range")
         if acc[0].join_buffer:
@@ -612,8 +684,15 @@ class Compiler(DmlMixin):
                 return bool(vals[-1])
             return True
 
+        bka_keys: list = []
+
         def probe(j):
             if j >= len(acc):
+                return
+            if acc[j].join_buffer is not None:            # BKA: the key goes into the buffer
+                ci = iter(consts[j])
+                bka_keys.append(tuple(next(ci) if a == "const" else ctx[a][c]
+                                      for a, c in refs[j]))
                 return
             t, table = acc[j], names[j]
             node = f"table {t.alias} {t.access}"
@@ -716,6 +795,8 @@ class Compiler(DmlMixin):
                           per_call=1 if modify else per_call(t0),   # a locking read: no prefetch
                           pks=pks if secondary else None, on_row=on_row, modify=modify, stop_row=stop,
                           window=t0.access == "range" and not t0.icp and not modify)
+        if bka_keys or (len(acc) > 1 and acc[-1].join_buffer is not None):
+            self._bka(ev, acc[-1], names[-1], bka_keys, [names[0]], acc[:1])
         if dml is not None and dml.changed:
             ev.undo(np.arange(TRX_UNDO_GETS) % (UNDO_PAGES - 1))     # commit
 

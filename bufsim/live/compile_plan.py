@@ -44,7 +44,7 @@ _TABLE_KEYS = {"table_name", "access_type", "possible_keys", "key", "key_length"
                "using_index", "index_condition", "update", "delete", "insert", "cost",
                "loops", "r_loops", "r_rows", "r_filtered", "r_total_time_ms",
                "buffer_type", "buffer_size", "join_type", "mrr_type", "using_join_buffer",
-               "block-nl-join", "rowid_filter", "first_match", "not_exists"}
+               "block-nl-join", "rowid_filter", "first_match", "not_exists", "bka_condition"}
 
 
 class Unsupported(ValueError):
@@ -349,7 +349,7 @@ def _table_access(node: dict, where: str, chosen: dict) -> TableAccess:
     jb = None
     if "block-nl-join" in node or node.get("using_join_buffer") or node.get("join_type"):
         jt = str(node.get("join_type", "BNL"))
-        if jt not in ("BKA", "BKAH") or acc not in ("eq_ref", "ref"):
+        if jt != "BKA" or acc not in ("eq_ref", "ref"):
             raise Unsupported(where, f"join buffer {jt} (block nested loop is not modelled; "
                                      "BKA with eq_ref/ref is)")
         jb = "BKA"
@@ -477,9 +477,27 @@ def parse_plan(explain, trace=None, sql: str = "") -> Plan:
     else:
         nodes = []
         for item in qb.get("nested_loop", []):
+            bnl = item.get("block-nl-join")
+            if (set(item) == {"block-nl-join"} and isinstance(bnl, dict)
+                    and bnl.get("join_type") == "BKA" and isinstance(bnl.get("table"), dict)
+                    and set(bnl) <= {"table", "join_type", "mrr_type", "buffer_type",
+                                     "buffer_size", "attached_condition", "r_loops",
+                                     "r_filtered", "r_unpack_time_ms", "r_other_time_ms",
+                                     "r_effective_rows"}):
+                # Batched Key Access: the inner table's access and MRR type, the join's
+                # condition after it
+                inner = {k: v for k, v in bnl["table"].items() if k != "index_condition_bka"}
+                if "index_condition_bka" in bnl["table"]:
+                    inner["bka_condition"] = True
+                if bnl.get("attached_condition"):
+                    inner["attached_condition"] = bnl["attached_condition"]
+                inner["join_type"] = "BKA"
+                if bnl.get("mrr_type"):
+                    inner["mrr_type"] = bnl["mrr_type"]
+                nodes.append(inner)
+                continue
             if set(item) != {"table"}:
                 k = next(iter(set(item) - {"table"}))
-                bnl = item.get("block-nl-join")
                 if isinstance(bnl, dict) and str(bnl.get("join_type", "")).startswith("BKA"):
                     name = bnl.get("table", {}).get("table_name", "?")
                     raise Unsupported(f"{where} nested_loop block-nl-join table {name} "
