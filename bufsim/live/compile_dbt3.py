@@ -241,9 +241,10 @@ def pool_check(server: MariaDBServer, per_statement: pd.DataFrame, pools=("6M", 
     compiled once and replayed at each pool size and old_blocks_time beside the server
     restarted with them (a cold pool), ``repeats`` runs each.  ``sets``: the session
     settings (:data:`SETTINGS`) whose queries are replayed; by default ``plain`` only:
-    under ``mrr_bka`` the one supported query, Q6 read by DS-MRR, has exact page gets
-    but at SF 0.003 the server read 166 pages at 6 and 10 MiB where the replay read 191
-    and 220 (not yet explained), so it is left out.
+    under ``mrr_bka`` every supported query has exact page gets, but at SF 0.01 the
+    replay of the five read 2,356 pages at 6 MiB where the server read 2,124-2,126 and
+    made 916 pages young at 12 MiB, old_blocks_time 0, where the server made 451; Q6
+    alone (a DS-MRR range) read 580 / 549 pages (not yet explained), so it is left out.
 
     Returns one row per setting, pool, old_blocks_time, counter and run
     (:func:`bufsim.live.compile_validation.pool_check`'s columns, plus ``set``, ``run``

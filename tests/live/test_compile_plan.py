@@ -302,3 +302,23 @@ def test_results_rows_judge_reads_exact_and_writes_but_where_pages_were_created(
     # a read is exact, whatever the server created
     rows = {r["metric"]: r for r in results_rows(per.assign(server=[4, 6, 12, 280, 12, 9]), pools)}
     assert not rows["oltp p page gets"]["holds"]
+
+
+def test_batched_key_access_keeps_the_inner_access_and_its_mrr_type():
+    """MariaDB prints a BKA join as a ``block-nl-join`` around the inner table (Q14 with
+    join_cache_level=6); a block nested loop stays unsupported."""
+    drive = {"table": {"table_name": "lineitem", "access_type": "ALL"}}
+    bka = {"block-nl-join": {"table": {"table_name": "part", "access_type": "eq_ref",
+                                       "key": "PRIMARY", "used_key_parts": ["p_partkey"],
+                                       "ref": ["db.lineitem.l_partkey"]},
+                             "buffer_type": "flat", "buffer_size": "256Kb", "join_type": "BKA",
+                             "mrr_type": "Key-ordered scan"}}
+    p = parse_plan({"query_block": {"select_id": 1, "nested_loop": [drive, bka]}}, {},
+                   "SELECT 1 FROM lineitem, part WHERE l_partkey = p_partkey")
+    inner = p.tables[1]
+    assert (inner.alias, inner.access, inner.join_buffer, inner.mrr) == (
+        "part", "eq_ref", "BKA", "Key-ordered scan")
+    bnl = {"block-nl-join": {"table": {"table_name": "part", "access_type": "ALL"},
+                             "buffer_type": "flat", "join_type": "BNL"}}
+    with pytest.raises(Unsupported, match="block nested loop"):
+        parse_plan({"query_block": {"select_id": 1, "nested_loop": [drive, bnl]}}, {}, "SELECT 1")
