@@ -413,7 +413,8 @@ class Compiler(DmlMixin):
             step_to(leaf_of(gix, r))
             prev_leaf = cur
             if pks is not None:
-                self._clustered(ev, table, [pks[j]], modify)
+                if pks[j] is not None:                  # None: rejected by a rowid filter
+                    self._clustered(ev, table, [pks[j]], modify)
             if on_row is not None:
                 on_row(j)
         if stopped:
@@ -492,6 +493,31 @@ class Compiler(DmlMixin):
         for k in order:
             ev.add(table, unique_lookup_pages(cl, ranks[tuple(pks[k])]))
             on_row(k)
+
+    # ---- rowid filters ------------------------------------------------------------------------
+    def _rowid_filter(self, plan: Plan, ev: Events, table: str, t: TableAccess) -> set:
+        """The row ids a range rowid filter keeps; built on the table's first probe by a
+        covering scan of the filter index's ranges (the optimizer trace's ranges of that
+        index), whose pages it reads then (Range_rowid_filter::build, MariaDB 10.11)."""
+        if t.alias in self._filters:
+            return self._filters[t.alias]
+        node = f"table {t.alias} rowid filter {t.rowid_filter}"
+        ranges = next((d.ranges for d in plan.dives
+                       if d.index == t.rowid_filter and d.table in (t.alias, table)), None)
+        if not ranges:
+            raise Unsupported(node, "no ranges of the filter's index in the optimizer trace")
+        fix = self._index(table, t.rowid_filter, node)
+        fgix = self.geo.table(table).index(t.rowid_filter)
+        keep: set = set()
+        for rng in ranges:
+            first, end, past, _, _ = self._range_entries(table, fix, rng, node)
+            self._segment(ev, table, fgix, first, end, past_end=past, from_start=False,
+                          per_call=FETCH_ROWS_PER_CALL, window=False)
+            if end > first:
+                pks, _ = self._rows(table, t.alias, fix, first, end - first)
+                keep.update(tuple(p) for p in pks)
+        self._filters[t.alias] = keep
+        return keep
 
     # ---- Batched Key Access -----------------------------------------------------------------
     def _row_bytes(self, table: str) -> int:
@@ -635,7 +661,13 @@ class Compiler(DmlMixin):
     def _nested_loop(self, plan: Plan, names: list, acc: list, ev: Events) -> None:
         aliases = [t.alias for t in acc]
         modify = plan.kind in ("update", "delete")
+        self._filters = {}
         for j, t in enumerate(acc):
+            if t.rowid_filter is not None and (j == 0 or t.access != "ref" or t.covering
+                                               or t.join_buffer or modify):
+                raise Unsupported(f"table {t.alias} {t.access} rowid filter",
+                                  "a rowid filter other than on an inner ref access with "
+                                  "clustered lookups")
             if j and t.access not in ("eq_ref", "ref"):
                 raise Unsupported(f"table {t.alias} {t.access}", "an inner table read other than "
                                   "by eq_ref/ref (a scan per outer row is not modelled)")
@@ -724,10 +756,17 @@ class Compiler(DmlMixin):
             pks = None
             if ix.name != "PRIMARY" and not t.covering:
                 pks = rows_pk[first:first + n]
+                if t.rowid_filter is not None:
+                    keep = self._rowid_filter(plan, ev, table, t)
+                    pks = [pk if tuple(pk) in keep else None for pk in pks]
             if t.access == "eq_ref" and n == 1 and ix.unique and len(key) == len(ix.columns):
                 self._unique(ev, table, ix, gix, first, t.covering, modify,
                              pk=pks[0] if pks else None)
-                if rows_x is not None and hand_on(j, rows_x[first]):
+                # the kept row goes on to the next probe with the same key only if its
+                # condition passed (join_read_key re-evaluates it on the cached row)
+                passed = rows_x is not None and hand_on(j, rows_x[first])
+                ctx[("found", j)] = passed
+                if passed:
                     probe(j + 1)
                 return
 

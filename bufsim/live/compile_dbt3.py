@@ -160,8 +160,9 @@ QUERIES = {
            "AND n_name = 'SAUDI ARABIA' GROUP BY s_name ORDER BY numwait DESC, s_name LIMIT 100",
 }
 #: the quick mode's queries: a DS-MRR / plain range (Q6), a range joined by eq_ref (Q14),
-#: point joins (Q19), a sort after a join (Q12), one the compiler reports (Q4)
-QUICK_QUERIES = ("q6", "q14", "q19", "q12", "q4")
+#: point joins (Q19), a sort after a join (Q12), a rowid filter (Q3), one the compiler
+#: reports (Q4)
+QUICK_QUERIES = ("q6", "q14", "q19", "q12", "q3", "q4")
 
 
 def _check_queries(queries) -> tuple:

@@ -89,6 +89,7 @@ class TableAccess:
     join_buffer: str | None = None      # None, "BKA"
     first_match: str | None = None      # semi-join FirstMatch: stop at the first matching row
     mrr: str | None = None              # EXPLAIN's mrr_type (DS-MRR), e.g. "Rowid-ordered scan"
+    rowid_filter: str | None = None     # the index of a range rowid filter
     rows_estimate: float | None = None
 
 
@@ -241,7 +242,8 @@ _NOT_ALIAS = {"join", "on", "left", "right", "inner", "outer", "straight_join", 
               "natural", "use", "force", "ignore", "where", "using", "group", "order", "having",
               "limit", "semi", "for", "lock", "window", "union"}
 _FROM_ITEM = re.compile(r"(?:\bfrom\b|\b(?:straight_)?join\b|,)\s*\(*\s*((?:`?\w+`?\.)?`?\w+`?)"
-                        r"(?:\s+(?:as\s+)?`?(\w+)`?)?", re.I)
+                        r"(?:\s+(?:as\s+)?(?!(?:" + "|".join(sorted(_NOT_ALIAS)) + r")\b)`?(\w+)`?)?",
+                        re.I)
 
 
 def table_aliases(trace) -> dict:
@@ -353,8 +355,15 @@ def _table_access(node: dict, where: str, chosen: dict) -> TableAccess:
             raise Unsupported(where, f"join buffer {jt} (block nested loop is not modelled; "
                                      "BKA with eq_ref/ref is)")
         jb = "BKA"
+    rf = None
     if node.get("rowid_filter"):
-        raise Unsupported(where, "rowid filter (the filter's own range scan is not modelled)")
+        f = node["rowid_filter"]
+        fr = f.get("range") if isinstance(f, dict) else None
+        if not isinstance(fr, dict) or set(f) - {"range", "rows", "selectivity_pct", "r_rows",
+                                                  "r_selectivity_pct", "r_buffer_size",
+                                                  "r_filling_time_ms", "r_lookups"}:
+            raise Unsupported(where, "rowid filter other than one range filter")
+        rf = fr.get("key")
     if node.get("not_exists"):
         raise Unsupported(where, "not_exists (an outer join stopped at its first match) is "
                                  "not modelled")
@@ -370,7 +379,7 @@ def _table_access(node: dict, where: str, chosen: dict) -> TableAccess:
         covering=bool(node.get("using_index", False)), icp="index_condition" in node,
         condition=node.get("attached_condition"), ranges=ranges, join_buffer=jb,
         rows_estimate=node.get("rows"), first_match=node.get("first_match"),
-        mrr=node.get("mrr_type"))
+        mrr=node.get("mrr_type"), rowid_filter=rf)
 
 
 #: plan messages of a statement that reads no table beyond its const lookups and dives
