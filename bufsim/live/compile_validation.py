@@ -76,6 +76,14 @@ STAR = (
                  "ON lo_orderdate = d_datekey GROUP BY d_year"),
 )
 
+#: the star statements replayed at other pool sizes: all but "group by", compiled since
+#: sorts after the join are (exact), but its scan of lineorder with a dates probe per row
+#: more than doubles the set's gets (402,100 with it, 158,949 without, FULL's tables) and
+#: at 32 MiB, old_blocks_time 1000, the server then made 101 and 130 pages young in two
+#: runs (old pages re-read more than a second apart on a loaded machine) where the replay's
+#: clock made none: a real-time effect, not the plan's
+POOL_STAR = tuple(s for s in STAR if s[0] != "group by")
+
 _TABLES = ("dates", "lineorder", "sbtest")
 
 
@@ -117,7 +125,7 @@ def pool_check(server: MariaDBServer, pools=("6M", "20M"), *, statements: int = 
                preset: str = "mariadb1011", settings: dict | None = None,
                old_blocks_times=(1000,), startup: bool = True, sqls=None,
                schema: str = W.SCHEMA, tables=None, session=(), repeats: int = 1) -> pd.DataFrame:
-    """The read-only statements (STAR's and the OLTP mix's supported SELECTs) compiled once
+    """The read-only statements (POOL_STAR's and the OLTP mix's supported SELECTs) compiled once
     and replayed at each pool size and ``innodb_old_blocks_time`` (ms) beside the server
     restarted with them (a cold pool each time).
 
@@ -149,7 +157,7 @@ def pool_check(server: MariaDBServer, pools=("6M", "20M"), *, statements: int = 
     if sqls is None:
         w = read_workload(oltp_workload() if workload is None else workload,
                           statements=statements, seed=seed)
-        sqls = [sql for _, sql in STAR] + [sql for thread in w.draw() for _, sql in thread]
+        sqls = [sql for _, sql in POOL_STAR] + [sql for thread in w.draw() for _, sql in thread]
     sqls = [s for s in sqls if _is_read(s)]
     tables = _TABLES if tables is None else tuple(tables)
     rows = []
