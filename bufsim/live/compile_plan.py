@@ -400,6 +400,15 @@ _AFTER_KEYS = {"sort_key", "cost", "r_loops", "r_total_time_ms", "r_used_priorit
                "select_id"}
 
 
+def _inside(qb: dict, node: str, extra: set):
+    """Raise Unsupported for a node above the join that holds more than the join."""
+    k = sorted(extra)[0]
+    reason = {"subqueries": "subqueries", "having_condition": "HAVING",
+              "duplicates_removal": "semi-join duplicate removal",
+              "filesort": "filesort"}.get(k, f"plan key {k!r} is not modelled")
+    raise Unsupported(f"query_block {qb.get('select_id', 1)} {node} {k}", reason)
+
+
 def _after_join(qb: dict, limit) -> tuple:
     """The query block without the nodes that sort or group the join's output rows, and
     their names ("filesort", "temporary table").
@@ -418,7 +427,7 @@ def _after_join(qb: dict, limit) -> tuple:
         if isinstance(fs, dict) and isinstance(fs.get("temporary_table"), dict):
             extra = set(fs) - _AFTER_KEYS - {"temporary_table"}
             if extra:
-                break
+                _inside(qb, "filesort", extra)
             after.append("filesort")
             block = {**{k: v for k, v in block.items() if k != "filesort"},
                      "temporary_table": fs["temporary_table"]}
@@ -431,7 +440,7 @@ def _after_join(qb: dict, limit) -> tuple:
                                   "can stop once the LIMIT is met)")
             extra = set(tt) - _AFTER_KEYS - {"nested_loop", "table"}
             if extra:
-                break
+                _inside(qb, "temporary_table", extra)
             after.append("temporary table")
             rest = {k: v for k, v in block.items() if k not in ("temporary_table", "having_condition")}
             block = {**rest, **tt}
