@@ -88,3 +88,21 @@ def test_dbt3_queries_page_gets_equal_the_servers():
     assert len(lines) == (df.unsupported != "").sum() and all("\n" not in x for x in lines)
     rows = C3.results_rows(df, df.iloc[0:0].assign(pool=[], old_blocks_time=[], metric=[]))
     assert len(rows) == (df.unsupported == "").sum() and all(r["holds"] for r in rows)
+
+
+def test_a_pool_row_holds_within_the_tolerance_of_the_servers_range():
+    """spread(): the replay (one value) against the band from the least server run's
+    tolerance to the greatest's (pages read 5 %, not made young 10 % or 50 under 200)."""
+    import pandas as pd
+    runs = pd.DataFrame(dict(
+        set="dbt3 plain", pool="12M", pool_pages=758, old_blocks_time=1000, queries="q6",
+        metric=["NUMBER_PAGES_READ"] * 3 + ["PAGES_NOT_MADE_YOUNG"] * 3,
+        reported=[4000.0, 4060.0, 3990.0, 1000.0, 1100.0, 1050.0],
+        simulated=[4263.0] * 3 + [1211.0] * 3, run=[0, 1, 2] * 2))
+    out = C3.spread(runs).set_index("metric")
+    assert out.loc["NUMBER_PAGES_READ", "holds"]           # 4,263 <= 4,060 * 1.05
+    assert not out.loc["PAGES_NOT_MADE_YOUNG", "holds"]    # 1,211 > 1,100 * 1.1
+    assert out.loc["NUMBER_PAGES_READ", "server_min"] == 3990
+    rows = C3.results_rows(runs.iloc[0:0].assign(unsupported=[], template=[]), runs)
+    assert [r["holds"] for r in rows] == [True, False]
+    assert "server 3990..4060 over 3 runs" in rows[0]["config"] and rows[0]["reported"] == 4000
