@@ -160,6 +160,8 @@ class Compiler(DmlMixin):
         """Entries of ``ix`` before the bound: the rank where a range from (``lower``) or
         up to the bound starts or ends."""
         vals = bound.values
+        if len(vals) > len(cols):         # an extended key: the primary key's columns follow
+            cols = self._order(table, ix)
         cols = cols[:len(vals)]
         if any(v is None for v in vals):
             if len(vals) != 1:
@@ -183,7 +185,7 @@ class Compiler(DmlMixin):
         except ValueError as exc:
             raise Unsupported(node, f"cannot read the range {rng!r} ({exc})") from None
         want = tuple(c.lower() for c in cols)
-        have = tuple(c.lower() for c in ix.columns[:len(cols)])
+        have = tuple(c.lower() for c in self._order(table, ix)[:len(cols)])
         if want != have:
             raise Unsupported(node, f"range {rng!r} is not on the leading columns of "
                                     f"{table}.{ix.name} {ix.columns}")
@@ -405,26 +407,31 @@ class Compiler(DmlMixin):
                 cur += 1
                 ev.add(table, gix.leaves[cur:cur + 1], mflag)
 
-        prev_leaf = cur
+        # handler calls count the rows InnoDB returns: an entry a rowid filter rejects
+        # (pks[j] None) is skipped inside the call, so it starts no call of its own; a new
+        # call re-latches the leaf of the last returned row before it steps on
+        rows = 0                       # rows returned so far
+        pending = False                # the next entry starts a new handler call
+        consumed = False               # a call started after the last returned row
         for j in range(n):
             r = first + j
-            if j > 0 and (j < thr or (j - thr) % per_call == 0):
-                ev.add(table, gix.leaves[prev_leaf:prev_leaf + 1], relatch)
+            if pending:
+                ev.add(table, gix.leaves[cur:cur + 1], relatch)
+                pending, consumed = False, True
             step_to(leaf_of(gix, r))
-            prev_leaf = cur
-            if pks is not None:
-                if pks[j] is not None:                  # None: rejected by a rowid filter
+            rejected = pks is not None and pks[j] is None
+            if not rejected:
+                rows += 1
+                pending = rows < thr or (rows - thr) % per_call == 0
+                consumed = False
+                if pks is not None:
                     self._clustered(ev, table, [pks[j]], modify)
             if on_row is not None:
                 on_row(j)
         if stopped:
             return True
-        if n:
-            s = max(k for k in range(n) if k < thr or (k - thr) % per_call == 0)
-            full = n - s == (1 if s < thr else per_call)
-        else:
-            full = False
-        if n and full:
+        full = bool(rows) and pending
+        if full:
             ev.add(table, gix.leaves[cur:cur + 1], relatch)
         if past_end and end < total:
             last = end
@@ -434,7 +441,7 @@ class Compiler(DmlMixin):
                 call = thr + ((n - thr) // per_call) * per_call
                 last = min(total - 1, first + call + per_call - 1)
             step_to(leaf_of(gix, last))
-        if n and not full:
+        if rows and not full and not consumed:
             ev.add(table, gix.leaves[cur:cur + 1], relatch)
         return False
 
@@ -615,7 +622,9 @@ class Compiler(DmlMixin):
         """Key prefix (tuple) -> (first rank, entries) over ``ix``'s first ``nparts`` columns."""
         key = ("keyranks", table, ix.name, nparts)
         if key not in self._rank_cache:
-            cols = ", ".join(quote_ident(c) for c in ix.columns[:nparts])
+            # more parts than the index has: MariaDB's extended keys (use_index_extensions)
+            # look up the primary key's columns that follow a secondary index's own
+            cols = ", ".join(quote_ident(c) for c in self._order(table, ix)[:nparts])
             rows = self.conn.query(f"SELECT {cols}, COUNT(*) FROM {quote_ident(table)} FORCE INDEX "
                                    f"({quote_ident(ix.name)}) GROUP BY {cols} ORDER BY {cols}",
                                    doing=f"counting the keys of {table}.{ix.name}")
