@@ -28,7 +28,16 @@ checks against the server (:mod:`bufsim.live.workload`, design spec §14):
 * a non-covering secondary index: a clustered descent per entry;
 * nested loops: the probes of a row follow it; an ``eq_ref`` probe whose key equals
   the previous probe's is skipped (the server keeps the last row);
-* UPDATE / DELETE: the plan's reads, the changed leaf carrying ``FLAG_MODIFY``.
+* UPDATE / DELETE: the plan's reads, the changed leaf carrying ``FLAG_MODIFY``;
+* a GROUP BY / ORDER BY / DISTINCT sorted after the join in a temporary table (MEMORY or
+  Aria: no InnoDB page), the join below it read whole;
+* a range rowid filter on an inner ``ref``: built on the table's first probe by a covering
+  scan of the filter index's ranges; an entry it rejects gets no clustered lookup and
+  starts no handler call;
+* Disk-Sweep MRR on the first table's range (row ids sorted, a unique search each) and
+  Batched Key Access of a two-table join in one join buffer (keys sorted, each distinct
+  key read once, row ids sorted): :meth:`Compiler._mrr_range`, :meth:`Compiler._bka`;
+* extended keys: a ``ref`` on a secondary index's columns followed by the primary key's.
 
 What the model does not follow is reported per statement (:class:`CompiledStatement`
 ``unsupported``: the statement, the plan node, the reason) and gives no events.
