@@ -44,7 +44,7 @@ _TABLE_KEYS = {"table_name", "access_type", "possible_keys", "key", "key_length"
                "using_index", "index_condition", "update", "delete", "insert", "cost",
                "loops", "r_loops", "r_rows", "r_filtered", "r_total_time_ms",
                "buffer_type", "buffer_size", "join_type", "mrr_type", "using_join_buffer",
-               "block-nl-join", "rowid_filter", "first_match", "not_exists"}
+               "block-nl-join", "rowid_filter", "first_match", "not_exists", "bka_condition"}
 
 
 class Unsupported(ValueError):
@@ -87,6 +87,9 @@ class TableAccess:
     condition: str | None = None
     ranges: tuple = ()
     join_buffer: str | None = None      # None, "BKA"
+    first_match: str | None = None      # semi-join FirstMatch: stop at the first matching row
+    mrr: str | None = None              # EXPLAIN's mrr_type (DS-MRR), e.g. "Rowid-ordered scan"
+    rowid_filter: str | None = None     # the index of a range rowid filter
     rows_estimate: float | None = None
 
 
@@ -103,6 +106,7 @@ class Plan:
     const_tables: tuple = ()             # tables the optimiser read as const (by the trace)
     limit: tuple | None = None           # (offset, count) of a top-level LIMIT
     aliases: dict = field(default_factory=dict)   # alias -> [schema.]table, from the trace
+    after: tuple = ()                    # "filesort", "temporary table" over the join's rows
 
 
 _KIND = re.compile(r"^\s*(select|update|delete|insert|replace|with|explain|show|set)\b", re.I)
@@ -238,7 +242,8 @@ _NOT_ALIAS = {"join", "on", "left", "right", "inner", "outer", "straight_join", 
               "natural", "use", "force", "ignore", "where", "using", "group", "order", "having",
               "limit", "semi", "for", "lock", "window", "union"}
 _FROM_ITEM = re.compile(r"(?:\bfrom\b|\b(?:straight_)?join\b|,)\s*\(*\s*((?:`?\w+`?\.)?`?\w+`?)"
-                        r"(?:\s+(?:as\s+)?`?(\w+)`?)?", re.I)
+                        r"(?:\s+(?:as\s+)?(?!(?:" + "|".join(sorted(_NOT_ALIAS)) + r")\b)`?(\w+)`?)?",
+                        re.I)
 
 
 def table_aliases(trace) -> dict:
@@ -346,12 +351,22 @@ def _table_access(node: dict, where: str, chosen: dict) -> TableAccess:
     jb = None
     if "block-nl-join" in node or node.get("using_join_buffer") or node.get("join_type"):
         jt = str(node.get("join_type", "BNL"))
-        if jt not in ("BKA", "BKAH") or acc not in ("eq_ref", "ref"):
+        if jt != "BKA" or acc not in ("eq_ref", "ref"):
             raise Unsupported(where, f"join buffer {jt} (block nested loop is not modelled; "
                                      "BKA with eq_ref/ref is)")
         jb = "BKA"
+    rf = None
     if node.get("rowid_filter"):
-        raise Unsupported(where, "rowid filter")
+        f = node["rowid_filter"]
+        fr = f.get("range") if isinstance(f, dict) else None
+        if not isinstance(fr, dict) or set(f) - {"range", "rows", "selectivity_pct", "r_rows",
+                                                  "r_selectivity_pct", "r_buffer_size",
+                                                  "r_filling_time_ms", "r_lookups"}:
+            raise Unsupported(where, "rowid filter other than one range filter")
+        rf = fr.get("key")
+    if node.get("not_exists"):
+        raise Unsupported(where, "not_exists (an outer join stopped at its first match) is "
+                                 "not modelled")
     ranges = ()
     if acc == "range":
         ranges = chosen.get((name, node.get("key")), ())
@@ -363,7 +378,8 @@ def _table_access(node: dict, where: str, chosen: dict) -> TableAccess:
         used_key_parts=tuple(node.get("used_key_parts", ())), ref=tuple(node.get("ref", ())),
         covering=bool(node.get("using_index", False)), icp="index_condition" in node,
         condition=node.get("attached_condition"), ranges=ranges, join_buffer=jb,
-        rows_estimate=node.get("rows"))
+        rows_estimate=node.get("rows"), first_match=node.get("first_match"),
+        mrr=node.get("mrr_type"), rowid_filter=rf)
 
 
 #: plan messages of a statement that reads no table beyond its const lookups and dives
@@ -376,6 +392,61 @@ def _message(msg: str, where: str) -> None:
     if msg not in _EMPTY_MESSAGES:
         raise Unsupported(f"{where} message", f"{msg!r} (only {', '.join(_EMPTY_MESSAGES[:3])} "
                                               "are modelled)")
+
+
+#: keys of a node above the join (a filesort or a temporary table) that carry no plan node
+_AFTER_KEYS = {"sort_key", "cost", "r_loops", "r_total_time_ms", "r_used_priority_queue",
+               "r_output_rows", "r_buffer_size", "r_sort_mode", "filesort_priority_queue_optimization",
+               "select_id"}
+
+
+def _inside(qb: dict, node: str, extra: set):
+    """Raise Unsupported for a node above the join that holds more than the join."""
+    k = sorted(extra)[0]
+    reason = {"subqueries": "subqueries", "having_condition": "HAVING",
+              "duplicates_removal": "semi-join duplicate removal",
+              "filesort": "filesort"}.get(k, f"plan key {k!r} is not modelled")
+    raise Unsupported(f"query_block {qb.get('select_id', 1)} {node} {k}", reason)
+
+
+def _after_join(qb: dict, limit) -> tuple:
+    """The query block without the nodes that sort or group the join's output rows, and
+    their names ("filesort", "temporary table").
+
+    ``filesort`` over a ``temporary_table`` (GROUP BY ... ORDER BY), or a
+    ``temporary_table`` over the join (GROUP BY, DISTINCT): the rows go into an
+    internal temporary table (MEMORY, or Aria once it outgrows tmp_table_size: never
+    InnoDB in MariaDB) and are sorted there, so these nodes read no InnoDB page and the
+    join below them reads what it reads without them.  A filesort of the first table
+    before the join (``read_sorted_file``) is not one of them.  A temporary table with a
+    LIMIT and no sort after it can stop the join early: not unwrapped."""
+    after = []
+    block = qb
+    while True:
+        fs = block.get("filesort")
+        if isinstance(fs, dict) and isinstance(fs.get("temporary_table"), dict):
+            extra = set(fs) - _AFTER_KEYS - {"temporary_table"}
+            if extra:
+                _inside(qb, "filesort", extra)
+            after.append("filesort")
+            block = {**{k: v for k, v in block.items() if k != "filesort"},
+                     "temporary_table": fs["temporary_table"]}
+            continue
+        tt = block.get("temporary_table")
+        if isinstance(tt, dict) and ("nested_loop" in tt or "table" in tt):
+            if limit is not None and "filesort" not in after:
+                raise Unsupported(f"query_block {qb.get('select_id', 1)} temporary_table",
+                                  "a temporary table under a LIMIT without a sort (the join "
+                                  "can stop once the LIMIT is met)")
+            extra = set(tt) - _AFTER_KEYS - {"nested_loop", "table"}
+            if extra:
+                _inside(qb, "temporary_table", extra)
+            after.append("temporary table")
+            rest = {k: v for k, v in block.items() if k not in ("temporary_table", "having_condition")}
+            block = {**rest, **tt}
+            continue
+        break
+    return block, tuple(after)
 
 
 def parse_plan(explain, trace=None, sql: str = "") -> Plan:
@@ -391,13 +462,17 @@ def parse_plan(explain, trace=None, sql: str = "") -> Plan:
     kind = statement_kind(sql) if sql else "select"
     if kind not in ("select", "update", "delete", "insert"):
         raise Unsupported("statement", f"{kind.upper()} is not modelled")
-    if re.search(r"\border\s+by\b[^()]*\bdesc\b", sql or "", re.I):
-        raise Unsupported("statement ORDER BY ... DESC", "a backward index scan is not modelled")
     qb = doc.get("query_block")
     if kind == "insert":
         return Plan("insert", (), limit=None)
     if not isinstance(qb, dict):
         raise Unsupported("plan", "no query_block in EXPLAIN FORMAT=JSON")
+    limit = statement_limit(sql)
+    qb, after = _after_join(qb, limit)
+    if after:
+        limit = None                     # sorted or grouped after the join: every row is read
+    elif re.search(r"\border\s+by\b[^()]*\bdesc\b", sql or "", re.I):
+        raise Unsupported("statement ORDER BY ... DESC", "a backward index scan is not modelled")
     for k in qb:
         if k not in _BLOCK_KEYS:
             reason = {"filesort": "filesort", "temporary_table": "temporary table",
@@ -407,7 +482,7 @@ def parse_plan(explain, trace=None, sql: str = "") -> Plan:
                 k, f"plan key {k!r} is not modelled")
             raise Unsupported(f"query_block {qb.get('select_id', 1)} {k}", reason)
     common = dict(key_uses=_key_uses(tr), const_tables=_const_tables(tr),
-                  limit=statement_limit(sql), aliases=table_aliases(tr))
+                  limit=limit, aliases=table_aliases(tr), after=after)
     msg = qb.get("table", {}).get("message") if isinstance(qb.get("table"), dict) else None
     msg = msg or (qb.get("message") if "table" not in qb and "nested_loop" not in qb else None)
     if msg is not None:
@@ -420,8 +495,33 @@ def parse_plan(explain, trace=None, sql: str = "") -> Plan:
     else:
         nodes = []
         for item in qb.get("nested_loop", []):
+            bnl = item.get("block-nl-join")
+            if (set(item) == {"block-nl-join"} and isinstance(bnl, dict)
+                    and bnl.get("join_type") == "BKA" and isinstance(bnl.get("table"), dict)
+                    and set(bnl) <= {"table", "join_type", "mrr_type", "buffer_type",
+                                     "buffer_size", "attached_condition", "r_loops",
+                                     "r_filtered", "r_unpack_time_ms", "r_other_time_ms",
+                                     "r_effective_rows"}):
+                # Batched Key Access: the inner table's access and MRR type, the join's
+                # condition after it
+                inner = {k: v for k, v in bnl["table"].items() if k != "index_condition_bka"}
+                if "index_condition_bka" in bnl["table"]:
+                    inner["bka_condition"] = True
+                if bnl.get("attached_condition"):
+                    inner["attached_condition"] = bnl["attached_condition"]
+                inner["join_type"] = "BKA"
+                if bnl.get("mrr_type"):
+                    inner["mrr_type"] = bnl["mrr_type"]
+                nodes.append(inner)
+                continue
             if set(item) != {"table"}:
                 k = next(iter(set(item) - {"table"}))
+                if isinstance(bnl, dict) and str(bnl.get("join_type", "")).startswith("BKA"):
+                    name = bnl.get("table", {}).get("table_name", "?")
+                    raise Unsupported(f"{where} nested_loop block-nl-join table {name} "
+                                      f"{bnl.get('join_type')}",
+                                      "Batched Key Access (probes batched through a join "
+                                      f"buffer, {bnl.get('mrr_type', 'MRR')}) is not modelled")
                 reason = {"read_sorted_file": "filesort", "filesort": "filesort",
                           "temporary_table": "temporary table",
                           "duplicates_removal": "semi-join duplicate removal",

@@ -78,7 +78,6 @@ def test_update_by_primary_key_is_one_table():
 
 @pytest.mark.parametrize("name,node,reason", [
     ("filesort", "nested_loop read_sorted_file", "filesort"),
-    ("temporary", "temporary_table", "temporary table"),
     ("subquery", "table <subquery2>", "materialises"),
     ("optimized_away", "message", "Select tables optimized away"),
 ])
@@ -87,6 +86,29 @@ def test_unsupported_plans_name_the_node_and_the_reason(name, node, reason):
     with pytest.raises(Unsupported) as info:
         parse_plan(e, t, sql)
     assert node in info.value.node and reason in info.value.reason
+
+
+def test_a_sort_or_temporary_table_after_the_join_is_unwrapped():
+    """GROUP BY / DISTINCT / ORDER BY over a temporary table (MEMORY or Aria: no InnoDB
+    page) leave the join below them; every row is read, so a LIMIT does not stop it."""
+    import copy
+    e, t, sql = recorded("temporary")
+    p = parse_plan(e, t, sql)
+    assert p.after == ("temporary table",) and [(x.alias, x.access) for x in p.tables] == [
+        ("sbtest", "range")]
+    with pytest.raises(Unsupported, match="LIMIT without a sort") as info:
+        parse_plan(e, t, sql + " LIMIT 3")                 # DISTINCT can stop the join early
+    assert info.value.node == "query_block 1 temporary_table"
+    sorted_ = copy.deepcopy(e)
+    qb = sorted_["query_block"]
+    qb["filesort"] = {"sort_key": "sbtest.c desc", "temporary_table": qb.pop("temporary_table")}
+    p = parse_plan(sorted_, t, sql + " ORDER BY c DESC LIMIT 3")
+    assert p.after == ("filesort", "temporary table") and p.limit is None
+    assert [x.alias for x in p.tables] == ["sbtest"]
+    # a filesort with a node of its own beside the temporary table is not unwrapped
+    qb["filesort"]["window_functions_computation"] = {}
+    with pytest.raises(Unsupported, match="filesort"):
+        parse_plan(sorted_, t, sql)
 
 
 def test_backward_scans_and_other_statements_are_refused():
@@ -280,3 +302,23 @@ def test_results_rows_judge_reads_exact_and_writes_but_where_pages_were_created(
     # a read is exact, whatever the server created
     rows = {r["metric"]: r for r in results_rows(per.assign(server=[4, 6, 12, 280, 12, 9]), pools)}
     assert not rows["oltp p page gets"]["holds"]
+
+
+def test_batched_key_access_keeps_the_inner_access_and_its_mrr_type():
+    """MariaDB prints a BKA join as a ``block-nl-join`` around the inner table (Q14 with
+    join_cache_level=6); a block nested loop stays unsupported."""
+    drive = {"table": {"table_name": "lineitem", "access_type": "ALL"}}
+    bka = {"block-nl-join": {"table": {"table_name": "part", "access_type": "eq_ref",
+                                       "key": "PRIMARY", "used_key_parts": ["p_partkey"],
+                                       "ref": ["db.lineitem.l_partkey"]},
+                             "buffer_type": "flat", "buffer_size": "256Kb", "join_type": "BKA",
+                             "mrr_type": "Key-ordered scan"}}
+    p = parse_plan({"query_block": {"select_id": 1, "nested_loop": [drive, bka]}}, {},
+                   "SELECT 1 FROM lineitem, part WHERE l_partkey = p_partkey")
+    inner = p.tables[1]
+    assert (inner.alias, inner.access, inner.join_buffer, inner.mrr) == (
+        "part", "eq_ref", "BKA", "Key-ordered scan")
+    bnl = {"block-nl-join": {"table": {"table_name": "part", "access_type": "ALL"},
+                             "buffer_type": "flat", "join_type": "BNL"}}
+    with pytest.raises(Unsupported, match="block nested loop"):
+        parse_plan({"query_block": {"select_id": 1, "nested_loop": [drive, bnl]}}, {}, "SELECT 1")
