@@ -101,6 +101,16 @@ TIMES_MS = (0, 100, 1000)
 #: promotion of a lost page counted, and is 0.910 with the demotion chains
 KNOWN_HOT_MISSES = frozenset()
 PCTS = (5, 37, 95)
+#: Why notebook 06 reports the two-list estimate beside InnoDB with old_blocks_time 0
+#: without judging it (the ``reason`` of those rows).
+TWO_LIST_T0 = (
+    "reported only: with old_blocks_time 0 the get that misses is the page's first access and "
+    "makes it young at once (buf/buf0buf.cc buf_page_get_gen: read, set access time, then "
+    "buf_page_make_young_if_needed; include/buf0buf.ic buf_page_peek_if_too_old -> "
+    "buf_page_peek_if_young: a read page's freed_page_clock is 0, too old once W pages were "
+    "evicted; docs/semantics.md 3.1, 3.3), so InnoDB t=0 is an LRU with the quarter rule "
+    "(rows 'quarter-rule estimate'); the two-list estimate assumes the next get promotes "
+    "(rows 'first access leaves the page old')")
 
 
 def _no_leaf_links(n: int):

@@ -24,7 +24,7 @@ import time
 import numpy as np
 import pandas as pd
 
-from ..workloads.dbt3_schema import CURRENT_DATE, Dbt3Data, _sizes, dbt3_tables
+from ..workloads.dbt3_schema import CURRENT_DATE, Dbt3Data, dbt3_tables, table_rows
 from .workload import quiesce
 
 __all__ = ["SCHEMA", "generate", "load", "ddl", "index_ddl", "TABLES", "MAX_SF"]
@@ -93,7 +93,7 @@ def generate(sf: float = 0.01, seed: int = 0) -> dict:
         raise ValueError(f"seed={seed!r} is out of range; allowed: an integer >= 0")
     d = Dbt3Data.generate(float(sf), int(seed))
     rng = np.random.default_rng([int(seed), 3])        # the columns Dbt3Data does not draw
-    n = _sizes(float(sf))
+    n = table_rows(float(sf))
     npart, ns, nc, no = n["part"], n["supplier"], n["customer"], d.o_date.size
     nl = d.n_lineitem
     out = {}

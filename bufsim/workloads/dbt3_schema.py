@@ -101,7 +101,7 @@ C = Column
 def dbt3_tables(sf: float = 1.0, *, n_lineitem: int | None = None,
                 secondary_ordered: bool = True, random_fill: float = FILL_RANDOM) -> list[Table]:
     """The eight tables at scale factor ``sf`` (``n_lineitem`` overrides lineitem's rows)."""
-    n = _sizes(sf)
+    n = table_rows(sf)
     o = secondary_ordered
     dec = "decimal(15,2)"
 
@@ -161,7 +161,9 @@ def dbt3_tables(sf: float = 1.0, *, n_lineitem: int | None = None,
     return [part, supplier, partsupp, customer, orders, lineitem, nation, region]
 
 
-def _sizes(sf: float) -> dict:
+def table_rows(sf: float) -> dict:
+    """Rows of each DBT-3 table at scale factor ``sf`` (TPC-H's cardinalities, at least one
+    row; four suppliers at the least)."""
     r = lambda x: max(1, int(round(x * sf)))  # noqa: E731
     return dict(part=r(200_000), supplier=max(4, r(10_000)), partsupp=4 * r(200_000),
                 customer=r(150_000), orders=r(1_500_000), lineitem=r(6_001_215))
@@ -205,7 +207,7 @@ class Dbt3Data:
     @classmethod
     def generate(cls, sf: float, seed: int = 0) -> Dbt3Data:
         rng = np.random.default_rng(seed)
-        n = _sizes(sf)
+        n = table_rows(sf)
         no, nc, npart, ns = n["orders"], n["customer"], n["part"], n["supplier"]
         lines = rng.integers(1, 8, no)
         lstart = np.zeros(no + 1, dtype=np.int64)
