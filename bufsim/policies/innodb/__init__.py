@@ -13,10 +13,12 @@ it follows:
 ``fast``     the fast loop (one stream, one instance, a FIFO device)
 ``kernel``   :func:`run`, the kernel the engine calls (the contract of
              :mod:`bufsim.policies.loop`)
+``twin``     the pure-Python twin's rules (plain Python, no numba), which
+             :class:`bufsim.reference.ReferencePool` replays
 
 Each function cites the InnoDB function it follows; the semantics are those of
 ``docs/semantics.md`` (MySQL 5.5/5.6/5.7, MariaDB 10.5).  The
-pure-Python twin is :class:`bufsim.reference.InnoDBInstance`; tests compare the
+pure-Python twin is :mod:`bufsim.policies.innodb.twin` (``twin``); tests compare the
 two event by event.
 
 Simplifications, all documented in the README:
