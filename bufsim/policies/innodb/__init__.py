@@ -10,7 +10,8 @@ it follows:
 ``read``     reading in, linear read-ahead (buf0rea.cc)
 ``get``      one page get (buf_page_get_gen and the adaptive hash index's paths)
 ``general``  the general event loop (every case)
-``fast``     the fast loop (one stream, one instance, a FIFO device)
+``fast``     the fast loop (one stream, one instance, a FIFO device); its get and the
+             get's parts in ``fast_get``, its list steps in ``fast_steps``
 ``kernel``   :func:`run`, the kernel the engine calls (the contract of
              :mod:`bufsim.policies.loop`)
 ``twin``     the pure-Python twin's rules (plain Python, no numba), which
