@@ -3,7 +3,8 @@
 Run with ``make bench`` (or ``python benchmarks/run.py [--quick]``) from the repo
 root.  Writes ``benchmarks/results/bench-<UTC timestamp>.json`` and
 ``benchmarks/results/latest.json`` and prints a table.  Every bufsim rate is gets
-per second of wall time over the whole replay call (chunk feeding included);
+per second of wall time over the whole replay call (chunk feeding included;
+the result cache off, ``$BUFSIM_NO_CACHE=1``, so that every round replays);
 compile time is measured apart, on a tiny trace, before the timed runs.
 
 libCacheSim runs its own C loop (``cache.process_trace`` over an oracleGeneral
@@ -60,7 +61,9 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))  # benchmarks/lcs.py, a sibling
+#: benchmarks/ (lcs.py and the floors are siblings) and the checkout's root, so that the
+#: bufsim timed is this checkout's, not the one an editable install elsewhere points at
+sys.path[:0] = [str(Path(__file__).resolve().parent), str(Path(__file__).resolve().parents[1])]
 
 import lcs as lcs_bench  # noqa: E402  (benchmarks/lcs.py, not libcachesim)
 from floor_lru import floor_lru, floor_lru_unsigned  # noqa: E402  (benchmarks/floor_lru.py)
@@ -71,6 +74,7 @@ import advise_bench  # noqa: E402  (benchmarks/advise_bench.py)
 
 import bufsim  # noqa: E402
 from bufsim import CostModel, DeviceModel, PoolConfig, Trace, replay  # noqa: E402
+from bufsim.cache import OFF_ENV_VAR as cache_off_var  # noqa: E402
 from bufsim.paths import atomic_path, repo_root  # noqa: E402
 
 NO_COST = CostModel(0, 0, 0, 0)
@@ -196,6 +200,9 @@ def main(argv=None):
     ap.add_argument("--advise-only", action="store_true",
                     help="time only the advise row (benchmarks/advise_bench.py)")
     args = ap.parse_args(argv)
+    # the rows time replays, not the result cache: with it on, every round after the first
+    # was a SHA-256 of the trace and a pickle load (bufsim.cache), not the engine
+    os.environ[cache_off_var] = "1"
     if args.advise_only:
         adv = advise_bench.run(2_000_000 if args.quick else 15_000_000)
         print(advise_report(adv))

@@ -117,11 +117,6 @@ class Pool:
         return self._state.tablespaces
 
     @property
-    def state(self) -> PoolState:
-        """The engine state (read it; change it through this class)."""
-        return self._state
-
-    @property
     def clock_ns(self) -> int:
         """The virtual time now, in nanoseconds (the latest stream's clock)."""
         return self._state.clock_ns

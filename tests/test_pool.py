@@ -39,7 +39,7 @@ def trace_of(ev):
 
 
 def check(pool, ref, what):
-    st = pool.state
+    st = pool._state
     np.testing.assert_array_equal(st.cnt, ref.counters(), err_msg=f"counters after {what}")
     np.testing.assert_array_equal(st.sst[:, STREAM_COLS], ref.stream_table(),
                                   err_msg=f"stream after {what}")
@@ -134,7 +134,7 @@ def test_pool_from_content():
     dirty = np.zeros(600, dtype=bool)
     dirty[:5] = True
     pool = Pool(cfg, SPACES, content=dict(pages=pages, old=old, dirty=dirty))
-    assert pool.state.lru() == pages.tolist()
+    assert pool._state.lru() == pages.tolist()
     c = pool.counters()
     assert int(c["DATABASE_PAGES"].iloc[0]) == 600 and int(c["OLD_DATABASE_PAGES"].iloc[0]) == 230
     assert int(c["FREE_BUFFERS"].iloc[0]) == 1024 - 600
@@ -194,7 +194,7 @@ def test_pool_of_two_streams_runs_until_each_moment_as_the_reference():
     ref.run()
     check(pool, ref, "two streams run to moments")
     assert list(pool.streams()["name"]) == ["oltp", "dump"]
-    assert pool.streams()["gets"].tolist() == [int(pool.state.sst[s, T_GETS]) for s in (0, 1)]
+    assert pool.streams()["gets"].tolist() == [int(pool._state.sst[s, T_GETS]) for s in (0, 1)]
 
 
 def test_pool_streams_start_at_their_start_ns_and_check_their_arguments():

@@ -21,7 +21,10 @@ its next chunk, or one of the negative codes below.
 """
 from numba import njit
 
-from ._state import T_CLOCK, T_END, T_POS, dense_of, space_pos
+from ._state import (
+    FLAG_RELATCH, G_LEFT, G_MID, T_CLOCK, T_CPU, T_END, T_EVENTS, T_GETS, T_POS, dense_of,
+    space_pos,
+)
 
 #: the row of the one stream (``sst``) and the one instance (``ist``, ``cnt``) of the fast
 #: loops, which run only with one of each
@@ -51,6 +54,48 @@ def next_stream(sst, exhausted):
         elif exhausted[s] == 0:
             return -(2 + s)
     return best
+
+
+@njit(_nrt=False, cache=True, inline="always")
+def start_event(sst, glob, exhausted, stop_ns, max_events, n_done):
+    """The scheduling step every general kernel takes before an event: the stream whose
+    event runs next (the cut one first, ``glob[G_MID]``; else :func:`next_stream`) and 0,
+    or -1 and the code the kernel returns (DONE, ``1 + s``, STOP_TIME, STOP_EVENTS)."""
+    mid = glob[G_MID]
+    if mid > 0:
+        return mid - 1, 0
+    best = next_stream(sst, exhausted)
+    if best == -1:
+        return -1, DONE
+    if best < -1:
+        return -1, -best - 1
+    if stop_ns >= 0 and sst[best, T_CLOCK] >= stop_ns:
+        return -1, STOP_TIME
+    if max_events >= 0 and n_done >= max_events:
+        return -1, STOP_EVENTS
+    return best, 0
+
+
+@njit(_nrt=False, cache=True, inline="always")
+def end_event(sst, glob, s, e, n, c, cpu, fl, t):
+    """The bookkeeping every general kernel does after n of an event's c gets on stream s
+    (event e, CPU ns ``cpu`` per get, flags ``fl``, the stream's clock now ``t``): the
+    stream's CPU, gets and clock; an event cut short (``n < c``) is left to be resumed
+    (``glob[G_LEFT]``, ``glob[G_MID]``), a whole one counted and passed.  Returns True
+    if it was cut."""
+    sst[s, T_CPU] += cpu * n
+    if (fl & FLAG_RELATCH) == 0:
+        sst[s, T_GETS] += n
+    sst[s, T_CLOCK] = t
+    if n < c:
+        glob[G_LEFT] = c - n
+        glob[G_MID] = s + 1
+        return True
+    glob[G_MID] = 0
+    glob[G_LEFT] = 0  # no event is cut: 0, whichever kernel ran
+    sst[s, T_EVENTS] += 1
+    sst[s, T_POS] = e + 1
+    return False
 
 
 @njit(_nrt=False, cache=True, inline="always")

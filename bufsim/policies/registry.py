@@ -23,12 +23,12 @@ from . import arc, clock, fifo, innodb, lru, two_q
 from ._state import (
     C_EVICT, C_GETS, C_READ, C_READS, FLAG_RELATCH, G_ACTIVE, G_LEFT, G_MID, I_CLOCK, I_DROP,
     K_COST_MISS,
-    K_POLICY, PM_FFREE, PM_FMAP, PM_SMISS, P_WHERE, T_CLOCK, T_CPU, T_EVENTS, T_GETS, T_IOWAIT,
+    K_POLICY, PM_FFREE, PM_FMAP, PM_SMISS, P_WHERE, T_CLOCK, T_CPU, T_IOWAIT,
     T_MISSES, T_POS, space_pos,
 )
 from .device import device_read
 from .innodb import instance_of, release_frame, take_frame
-from .loop import CLOCK_OVERFLOW, DONE, STOP_EVENTS, STOP_TIME, YIELD, next_stream
+from .loop import CLOCK_OVERFLOW, YIELD, end_event, start_event
 
 #: each policy's module by name, in the order
 #: of :data:`bufsim.config.POLICIES`, the one list of names: a policy's code in the
@@ -149,24 +149,14 @@ def run_generic(pages, counts, cpus, flags, pst, stat, ist, cnt, sst, glob, cfg,
     while True:
         if left <= 0:
             return YIELD
-        mid = glob[G_MID]
-        if mid > 0:
-            best = mid - 1
-        else:
-            best = next_stream(sst, exhausted)
-            if best == -1:
-                return DONE
-            if best < -1:
-                return -best - 1
-            t = sst[best, T_CLOCK]
-            if stop_ns >= 0 and t >= stop_ns:
-                return STOP_TIME
-            if max_events >= 0 and n_done >= max_events:
-                return STOP_EVENTS
+        resume = glob[G_MID] > 0
+        best, stop = start_event(sst, glob, exhausted, stop_ns, max_events, n_done)
+        if best < 0:
+            return stop
         t = sst[best, T_CLOCK]
         e = sst[best, T_POS]
         p = pages[e]
-        c = glob[G_LEFT] if mid > 0 else counts[e]
+        c = glob[G_LEFT] if resume else counts[e]
         cpu = cpus[e]
         fl = flags[e]
         n = c if c <= left else left
@@ -177,16 +167,6 @@ def run_generic(pages, counts, cpus, flags, pst, stat, ist, cnt, sst, glob, cfg,
                 sst[best, T_CLOCK] = t
                 return CLOCK_OVERFLOW
         left -= n
-        sst[best, T_CPU] += cpu * n
-        if (fl & FLAG_RELATCH) == 0:
-            sst[best, T_GETS] += n
-        sst[best, T_CLOCK] = t
-        if n < c:
-            glob[G_LEFT] = c - n
-            glob[G_MID] = best + 1
+        if end_event(sst, glob, best, e, n, c, cpu, fl, t):
             return YIELD
-        glob[G_MID] = 0
-        glob[G_LEFT] = 0  # no event is cut: 0, whichever kernel ran
-        sst[best, T_EVENTS] += 1
-        sst[best, T_POS] = e + 1
         n_done += 1

@@ -25,14 +25,14 @@ SPACES = Tablespaces([SpaceSpec(1, 900, "t1")])
 def test_restore_refuses_another_configuration(taken, into, field):
     snap = Pool(taken, SPACES).snapshot()
     pool = Pool(into, SPACES)
-    before = pool.state.copy_arrays()
+    before = pool._state.copy_arrays()
     with pytest.raises(ValueError, match="another configuration") as e:
         pool.restore(snap)
     assert field in str(e.value)
     assert pool.config == into  # unchanged: the pool did not take the snapshot's settings
     for k, v in before.items():
         if isinstance(v, np.ndarray):
-            np.testing.assert_array_equal(getattr(pool.state, k), v, err_msg=k)
+            np.testing.assert_array_equal(getattr(pool._state, k), v, err_msg=k)
 
 
 def test_restore_refuses_other_tablespaces():
@@ -52,4 +52,4 @@ def test_restore_keeps_set_values_and_accepts_a_twin_pool():
     twin = Pool(bufsim.mysql56(pool_pages=512), Tablespaces([SpaceSpec(1, 900, "t1")]))
     twin.restore(snap)  # another pool created with the same configuration, equal tablespaces
     assert twin.config.old_blocks_pct == 60
-    assert int(twin.state.cfg[bufsim.policies._state.K_OLDTIME]) == 0
+    assert int(twin._state.cfg[bufsim.policies._state.K_OLDTIME]) == 0

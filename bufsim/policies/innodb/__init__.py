@@ -10,13 +10,16 @@ it follows:
 ``read``     reading in, linear read-ahead (buf0rea.cc)
 ``get``      one page get (buf_page_get_gen and the adaptive hash index's paths)
 ``general``  the general event loop (every case)
-``fast``     the fast loop (one stream, one instance, a FIFO device)
+``fast``     the fast loop (one stream, one instance, a FIFO device); its get and the
+             get's parts in ``fast_get``, its list steps in ``fast_steps``
 ``kernel``   :func:`run`, the kernel the engine calls (the contract of
              :mod:`bufsim.policies.loop`)
+``twin``     the pure-Python twin's rules (plain Python, no numba), which
+             :class:`bufsim.reference.ReferencePool` replays
 
 Each function cites the InnoDB function it follows; the semantics are those of
 ``docs/semantics.md`` (MySQL 5.5/5.6/5.7, MariaDB 10.5).  The
-pure-Python twin is :class:`bufsim.reference.InnoDBInstance`; tests compare the
+pure-Python twin is :mod:`bufsim.policies.innodb.twin` (``twin``); tests compare the
 two event by event.
 
 Simplifications, all documented in the README:

@@ -83,18 +83,17 @@ def prefetch_tail(tail, prv, page, access, dirty, ready, isold):
 @njit(_nrt=False, cache=True, inline="always")
 def plain_hit_run(pages, counts, cpus, flags, e, lim, end, t, stop_ns, cleaner, tick, fmap,
                   where, access, ready, isold, stamp, prv, nxt, clock, oldtime, window, deep,
-                  ahi_pool, stmt_active):
+                  ahi_pool, get_active, stmt_active, cpu_sum, counted, active):
     """A run of one-get plain events (no AHI path, no modification) from event ``e`` (up
     to ``lim``), each a get whose buf_page_peek_if_too_old leaves the page where it is
     (:func:`stays_put`): only counted, one event per iteration, the bookkeeping summed
     after the run.  Stops before an event that is not such a get, at ``stop_ns``, when a
     page-cleaner pass is due, or before a CPU time that would overflow the clock.
-    Returns ``(e, t, cpu, counted, active)``: the next event, the clock, the CPU and the
-    counted (not re-latched) gets of the run, and whether an event flagged
-    FLAG_ACTIVITY ended in it (statement activity)."""
-    cpu_sum = 0
-    counted = 0
-    active = False
+    Returns ``(e, t, cpu_sum, counted, active)``: the next event, the clock, and the loop's
+    CPU sum, counted (not re-latched) gets and activity flag with the run's added (active
+    if a get ran under get activity, or an event flagged FLAG_ACTIVITY ended in it under
+    statement activity)."""
+    e0 = e
     while e < lim:
         if counts[ix(e)] != 1 or (stop_ns >= 0 and t >= stop_ns) or \
                 (cleaner and tick <= t):
@@ -121,6 +120,8 @@ def plain_hit_run(pages, counts, cpus, flags, e, lim, end, t, stop_ns, cleaner, 
         if stmt_active and (fl & FLAG_ACTIVITY) != 0:
             active = True
         e += 1
+    if e > e0 and get_active:
+        active = True
     return e, t, cpu_sum, counted, active
 
 

@@ -5,10 +5,10 @@ import numpy as np
 from numba import njit
 
 from .._state import (
-    FLAG_ACTIVITY, FLAG_RELATCH, G_ACTIVE, G_LEFT, G_MID, G_NEXT_TICK, G_NLOCAL, K_ACTIVITY,
-    K_CLEANER, K_FLUSH, PM_FFREE, PM_FMAP, T_CLOCK, T_CPU, T_EVENTS, T_GETS, T_POS,
+    FLAG_ACTIVITY, G_ACTIVE, G_LEFT, G_MID, G_NEXT_TICK, G_NLOCAL, K_ACTIVITY, K_CLEANER, K_FLUSH,
+    PM_FFREE, PM_FMAP, T_CLOCK, T_POS,
 )
-from ..loop import CLOCK_OVERFLOW, DONE, NEED_ROOM, STOP_EVENTS, STOP_TIME, YIELD, next_stream
+from ..loop import CLOCK_OVERFLOW, NEED_ROOM, YIELD, end_event, start_event
 from .free import background
 from .get import get
 
@@ -37,29 +37,20 @@ def run_general(pages, counts, cpus, flags, pst, stat, ist, cnt, sst, glob, cfg,
     while True:
         if left <= 0:
             return YIELD
-        mid = glob[G_MID]
-        if mid > 0:
-            best = mid - 1
-        else:
-            best = next_stream(sst, exhausted)
-            if best == -1:
-                return DONE
-            if best < -1:
-                return -best - 1
-            t = sst[best, T_CLOCK]
-            if stop_ns >= 0 and t >= stop_ns:
-                return STOP_TIME
-            if max_events >= 0 and n_done >= max_events:
-                return STOP_EVENTS
+        resume = glob[G_MID] > 0
+        best, code = start_event(sst, glob, exhausted, stop_ns, max_events, n_done)
+        if best < 0:
+            return code
+        t = sst[best, T_CLOCK]
+        if not resume:
             if glob[G_NLOCAL] > room:
                 return NEED_ROOM
             # a page-cleaner pass may be due (tested here: a call per event costs)
             if cleaner and glob[G_NEXT_TICK] <= t:
                 background(pst, stat, ist, cnt, glob, cfg, fmap, ffree, t)
-        t = sst[best, T_CLOCK]
         e = sst[best, T_POS]
         p = pages[e]
-        c = glob[G_LEFT] if mid > 0 else counts[e]
+        c = glob[G_LEFT] if resume else counts[e]
         cpu = cpus[e]
         fl = np.int64(flags[e])
         n = 0
@@ -73,20 +64,10 @@ def run_general(pages, counts, cpus, flags, pst, stat, ist, cnt, sst, glob, cfg,
                 sst[best, T_CLOCK] = t
                 return CLOCK_OVERFLOW
         left -= n
-        sst[best, T_CPU] += cpu * n
-        if (fl & FLAG_RELATCH) == 0:
-            sst[best, T_GETS] += n
-        sst[best, T_CLOCK] = t
-        if n < c:
-            glob[G_LEFT] = c - n
-            glob[G_MID] = best + 1
+        if end_event(sst, glob, best, e, n, c, cpu, fl, t):
             if glob[G_NLOCAL] > room:
                 return NEED_ROOM
             return YIELD
-        glob[G_MID] = 0
-        glob[G_LEFT] = 0  # no event is cut: 0, whichever kernel ran
         if (fl & FLAG_ACTIVITY) != 0 and activity:
             glob[G_ACTIVE] = 1  # FLAG_STMT_END | FLAG_MODIFY: the activity count moved
-        sst[best, T_EVENTS] += 1
-        sst[best, T_POS] = e + 1
         n_done += 1

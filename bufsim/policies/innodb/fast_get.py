@@ -1,0 +1,230 @@
+"""The get of the InnoDB fast loop (:mod:`bufsim.policies.innodb.fast`): one event's gets
+of a page, :func:`buf_page_get_gen`, and the steps of a get it calls that are longer than
+a line, :func:`buf_read_page` (a miss) and :func:`buf_page_make_young_if_needed`, each
+named after the InnoDB function it follows, over the loop's locals passed in and
+returned.  The list steps they call are those of :mod:`bufsim.policies.innodb.fast_steps`.
+Every step is compiled into the loop (``inline="always"``)."""
+from numba import njit
+
+from ..flush import note_modification
+from .._state import G_NLOCAL, NS_PER_MS, OLD_MIN_LEN, PM_SMISS, is_edge, ix, space_pos
+from ..loop import fifo_read
+from .fast_steps import (
+    buf_LRU_add_block, buf_LRU_get_free_block, buf_page_make_young, buf_page_peek_if_too_old,
+    buf_read_ahead_linear, prefetch_tail, stays_put,
+)
+
+
+#: the names of the tuples :func:`buf_page_get_gen` takes, in their order: the loop's
+#: per-frame columns, its parameters, the event, its locals and its counts
+COLUMNS = ("fmap", "ffree", "where", "access", "ready", "isold", "stamp", "prv", "nxt",
+           "dirty", "page")
+PARAMS = ("ratio", "oldtime", "window", "rnd", "seq", "cost_miss", "cost_clock", "cost_young",
+          "cost_evict", "get_active", "deep", "room")
+EVENT = ("p", "lim", "cpu", "counted", "plain", "sc", "ah", "modify")
+LOCALS = ("head", "tail", "length", "old", "oldlen", "free", "clock", "top", "devfree",
+          "devlast", "devbusy", "t", "blen", "lo0", "hi0", "lo1", "hi1")
+COUNTS = ("active", "want", "run", "d_counted", "d_misses", "d_evict", "d_raev", "d_young",
+          "d_notyoung", "d_ahi", "d_ahi_gets", "iowait", "cpu_sum")
+
+
+@njit(_nrt=False, cache=True, inline="always")
+def buf_read_page(stat, pm, p, cols, head, tail, length, old, oldlen, free, top, clock, ratio,
+                  oldtime, window, blen, lo0, hi0, lo1, hi1, deep, t, devfree, devlast, devbusy,
+                  rnd, seq, cost_evict, cost_miss):
+    """buf_read_page of page ``p``, not resident, on the fast loop's main path: a synchronous
+    read miss (per tablespace too), buf_page_init_for_read (a block from
+    :func:`buf_LRU_get_free_block`, the page in it, :func:`buf_LRU_add_block`), then the
+    read on the FIFO device (buf_read_page_low), which the get waits for.  Returns ``(f,
+    young_now, evicted, read_ahead_evicted, head, tail, length, old, oldlen, free, top,
+    clock, blen, lo0, hi0, lo1, hi1, t, devfree, devlast, devbusy, iowait, cpu)``: the
+    frame, whether the page was made young with the tail's eviction, whether a page was
+    evicted and whether it had been read ahead unaccessed, the loop's locals after it, and
+    the I/O wait and CPU the miss cost.  ``cols`` is the loop's :data:`COLUMNS` (a call
+    takes at most 30 arguments: Python passes more as ``*args``, which numba cannot
+    inline)."""
+    fmap, ffree, where, access, ready, isold, stamp, prv, nxt, dirty, page = cols
+    pm[PM_SMISS][space_pos(stat, pm, p)] += 1
+    cpu = 0
+    # init_for_read -> get_free_block
+    (f, young_now, evicted, raev, tail, length, old, oldlen, free, top, clock, blen,
+     lo0, hi0, lo1, hi1) = buf_LRU_get_free_block(
+        ffree, fmap, page, prv, nxt, isold, access, tail, length, old, oldlen, free,
+        top, clock, ratio, oldtime, window, blen, lo0, hi0, lo1, hi1)
+    if evicted:
+        t += cost_evict
+        cpu += cost_evict
+    fmap[ix(p)] = f
+    page[ix(f)] = p
+    access[ix(f)] = 0
+    dirty[ix(f)] = 0
+    where[ix(f)] = 1
+    head, tail, length, old, oldlen = buf_LRU_add_block(
+        f, young_now, head, tail, prv, nxt, isold, stamp, old, oldlen, length, ratio, clock)
+    if deep:
+        # the next miss evicts the new tail (a miss that took a free block leaves the tail
+        # as it was)
+        prefetch_tail(tail, prv, page, access, dirty, ready, isold)
+    devfree, devlast, devbusy = fifo_read(stat, pm, p, t, devfree, devlast, devbusy, rnd, seq)
+    ready[ix(f)] = devfree
+    iowait = devfree - t
+    t = devfree + cost_miss
+    cpu += cost_miss
+    return (f, young_now, evicted, raev, head, tail, length, old, oldlen, free, top, clock,
+            blen, lo0, hi0, lo1, hi1, t, devfree, devlast, devbusy, iowait, cpu)
+
+
+@njit(_nrt=False, cache=True, inline="always")
+def buf_page_make_young_if_needed(f, young_now, twice, head, tail, prv, nxt, isold, access,
+                                  stamp, old, oldlen, length, ratio, clock, oldtime, window, t,
+                                  cost_clock, cost_young):
+    """buf_page_make_young_if_needed of frame ``f`` after its get's first-access stamp: a
+    page made young with the tail's eviction (``young_now``) is charged that move;
+    otherwise :func:`buf_page_peek_if_too_old`, once (twice for an adaptive hash index
+    hit, ``twice``), with :func:`buf_page_make_young` where it says so.  Returns
+    ``(head, tail, old, oldlen, t, cpu, young, not_young)``: the loop's locals after it,
+    its CPU, and the PAGES_MADE_YOUNG and PAGES_NOT_MADE_YOUNG it counts (the move made
+    with an eviction is counted by the caller)."""
+    cpu = 0
+    young = 0
+    not_young = 0
+    if young_now:
+        t += cost_young                          # (made young with the eviction)
+        cpu += cost_young
+    for _ in range(0 if young_now else (2 if twice else 1)):
+        move, checked = buf_page_peek_if_too_old(f, isold, access, stamp, t, clock, oldtime,
+                                                 window)
+        if checked:
+            if not move:
+                not_young += 1
+            t += cost_clock
+            cpu += cost_clock
+        if move:
+            head, tail, old, oldlen, made = buf_page_make_young(
+                f, head, tail, prv, nxt, isold, stamp, old, oldlen, length, ratio, clock)
+            young += made
+            t += cost_young
+            cpu += cost_young
+    return head, tail, old, oldlen, t, cpu, young, not_young
+
+
+@njit(_nrt=False, cache=True, inline="always")
+def buf_page_get_gen(pst, stat, ist, cnt, sst, glob, cfg, pm, cols, prm, ev, loc, acc):
+    """Up to ``lim`` gets of page ``p`` (one event's, each followed by its ``cpu``) on the
+    fast loop's main path, each buf_page_get_gen: the plain hit that only counts
+    (:func:`stays_put`), the adaptive hash index's shortcut and hit, a miss
+    (:func:`buf_read_page`), the first access's stamp, :func:`buf_page_make_young_if_needed`,
+    buf_read_ahead_linear at an area's edge page and the modification's flush-list state.
+    Stops before a get off the main path (the LRU too short or its old sublist unset:
+    ``want`` the gets until it can be; a tail that cannot be freed as it is), after one
+    that overflows the clock or whose read-ahead registered pages past ``room``
+    (``short``).
+
+    The loop's values come in tuples (a call takes at most 30 arguments: Python passes
+    more as ``*args``, which numba cannot inline): ``cols`` its :data:`COLUMNS`, ``prm``
+    its :data:`PARAMS`, ``ev`` the event's :data:`EVENT`, ``loc`` its :data:`LOCALS` and
+    ``acc`` its :data:`COUNTS`.  Returns ``(n, short, loc, acc)``: the gets done, whether
+    a read-ahead went past ``room``, and the locals and counts after them."""
+    fmap, ffree, where, access, ready, isold, stamp, prv, nxt, dirty, page = cols
+    (ratio, oldtime, window, rnd, seq, cost_miss, cost_clock, cost_young, cost_evict,
+     get_active, deep, room) = prm
+    p, lim, cpu, counted, plain, sc, ah, modify = ev
+    (head, tail, length, old, oldlen, free, clock, top, devfree, devlast, devbusy, t, blen,
+     lo0, hi0, lo1, hi1) = loc
+    (active, want, run, d_counted, d_misses, d_evict, d_raev, d_young, d_notyoung, d_ahi,
+     d_ahi_gets, iowait, cpu_sum) = acc
+    n = 0
+    short = False    # a read-ahead registered pages past ``room``
+    while n < lim:
+        f = fmap[ix(p)]
+        # a plain get of a resident, accessed, landed page that stays where it is (the
+        # old sublist set, no time check, still young): every step below would only
+        # count it (the first test of each step, in their order)
+        if plain and length > OLD_MIN_LEN and old >= 0 and \
+                stays_put(f, where, access, ready, isold, stamp, t, clock, oldtime, window):
+            if get_active:
+                active = True
+            d_counted += counted
+            t += cpu
+            n += 1
+            run = True
+            if t < 0:
+                break
+            continue
+        resident = f >= 0 and where[ix(f)] == 1
+        # the main path only (see fast_loop's docstring)
+        if length <= OLD_MIN_LEN or old < 0:
+            want = OLD_MIN_LEN + 1 - length  # gets before the list can be long enough
+            break
+        # an area's edge page on its first access: read_ahead_linear after the get
+        ra = (not resident or access[ix(f)] == 0) and is_edge(stat, pm, glob, p)
+        if not resident and free == 0 and (dirty[ix(tail)] != 0 or ready[ix(tail)] > t):
+            break                            # the tail cannot be freed as it is
+        if get_active:
+            active = True
+        hashed = (sc or ah) and resident and access[ix(f)] > 0
+        if sc and hashed:
+            # the AHI shortcut under the held search latch: one get, no stamp, no check
+            d_counted += counted
+            d_ahi += 1
+            if ready[ix(f)] > t:
+                iowait += ready[ix(f)] - t
+                t = ready[ix(f)]
+            if modify:
+                note_modification(pst, ist, cnt, glob, 0, f)
+            t += cpu
+            n += 1
+            if t < 0:
+                break
+            continue
+        twice = ah and hashed   # an AHI hit: buf_page_get_gen's get and check twice
+        d_counted += counted
+        if twice:
+            d_ahi += 1
+            d_ahi_gets += counted
+        young_now = False   # a read made young at its first access, in one step
+        if not resident:
+            d_misses += 1
+            (f, young_now, evicted, raev, head, tail, length, old, oldlen, free, top, clock,
+             blen, lo0, hi0, lo1, hi1, t, devfree, devlast, devbusy, io, c_miss) = buf_read_page(
+                stat, pm, p, cols, head, tail, length, old, oldlen, free, top, clock, ratio,
+                oldtime, window, blen, lo0, hi0, lo1, hi1, deep, t, devfree, devlast, devbusy,
+                rnd, seq, cost_evict, cost_miss)
+            if evicted:
+                d_evict += 1
+                if raev:
+                    d_raev += 1
+                if young_now:
+                    d_young += 1                 # make_block_young of an old page
+            iowait += io
+            cpu_sum += c_miss
+        elif ready[ix(f)] > t:
+            iowait += ready[ix(f)] - t
+            t = ready[ix(f)]
+        if access[ix(f)] == 0:                           # the first access
+            access[ix(f)] = t // NS_PER_MS + 1
+            t += cost_clock
+            cpu_sum += cost_clock
+        head, tail, old, oldlen, t, c_young, young, not_young = buf_page_make_young_if_needed(
+            f, young_now, twice, head, tail, prv, nxt, isold, access, stamp, old, oldlen, length,
+            ratio, clock, oldtime, window, t, cost_clock, cost_young)
+        cpu_sum += c_young
+        d_young += young
+        d_notyoung += not_young
+        if ra:
+            (t, head, tail, length, old, oldlen, free, clock, top, devfree, devlast,
+             devbusy) = buf_read_ahead_linear(pst, stat, ist, cnt, sst, glob, cfg, pm, p, f,
+                                              t, head, tail, length, old, oldlen, free, clock,
+                                              top, devfree, devlast, devbusy)
+            short = glob[G_NLOCAL] > room  # it registered pages: the next get may not
+        if modify:
+            note_modification(pst, ist, cnt, glob, 0, f)  # the flush list's state
+        t += cpu
+        n += 1
+        if t < 0 or short:
+            break
+    return (n, short,
+            (head, tail, length, old, oldlen, free, clock, top, devfree, devlast, devbusy, t,
+             blen, lo0, hi0, lo1, hi1),
+            (active, want, run, d_counted, d_misses, d_evict, d_raev, d_young, d_notyoung,
+             d_ahi, d_ahi_gets, iowait, cpu_sum))
