@@ -53,13 +53,18 @@ $(BENCH_STAMP): $(STAMP)
 # the tests run on every core (pytest-xdist; `make test TEST_JOBS=0` runs them in one process).
 # .ci/run calls `HYPOTHESIS_PROFILE=ci make test`: every property test at the example count
 # it was written with, plus the full-size runs moved out of the default tier (marked slow and ci)
+# tests/_warm.py first compiles the replay kernels once, on every core, into NUMBA_CACHE_DIR
+# (a few seconds when they are there already): the workers and notebook kernels then load them
+# instead of compiling them in the middle of the run, or waiting idle for another's compile
 TEST_JOBS ?= auto
 test: $(STAMP)
 	@scripts/chromium.sh --if-root || echo "(the browser test will be skipped)"
+	$(PY) -m tests._warm
 	$(PY) -m pytest -n $(TEST_JOBS) $(if $(filter ci,$(HYPOTHESIS_PROFILE)),-m 'not slow or ci')
 
 # the full suite: the default tier plus the tests marked slow
 test-slow: $(BENCH_STAMP)
+	$(PY) -m tests._warm
 	$(PY) -m pytest -n $(TEST_JOBS) -m 'slow or not slow'
 
 reproduce: $(STAMP)

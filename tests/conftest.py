@@ -21,6 +21,13 @@ them from NUMBA_CACHE_DIR later) instead of in both workers at once. Tests marke
 ``xdist_group`` keep their group. (xdist's own loadgroup names groups by rewriting
 ``item._nodeid``, which pytest 9 no longer reads, so it would run as plain ``load``.)
 
+CPU per test: with ``BUFSIM_TEST_CPU=FOLDER`` each process running tests appends one JSON
+line per test to ``FOLDER/<worker>.jsonl``: node id, wall seconds, and CPU seconds of the
+process itself and of the child processes it waited for (setup, call and teardown
+together; a session fixture counts in the first test that uses it), and the Numba kernels
+it compiled (not loaded from the cache) with their CPU seconds. Rank files by CPU with
+``python -m tests._cpu FOLDER`` (the machine's other load inflates wall times, not CPU).
+
 Hypothesis profiles: ``default`` (``make test``) runs each property test with
 ``tests._hypothesis.examples(n)`` = a quarter of its count ``n`` (at least 10) and 25
 examples where a test names none; ``ci`` (``.ci/run``, through ``HYPOTHESIS_PROFILE=ci``
@@ -63,6 +70,77 @@ LONG_FIRST = (
     "tests/test_notebooks.py::test_live_notebook_writes_its_validation_rows",
     "tests/test_notebooks.py::test_bad_live_parameter_stops_notebook_07",
 )
+
+
+def _cpu_seconds() -> tuple[float, float]:
+    import resource
+    me = resource.getrusage(resource.RUSAGE_SELF)
+    kids = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return me.ru_utime + me.ru_stime, kids.ru_utime + kids.ru_stime
+
+
+class _CompileLog:
+    """Under ``BUFSIM_TEST_CPU``: the Numba compiles (cache misses) of this process, each
+    as (kernel, argument types, seconds), outermost compiles only (a kernel's compile
+    includes the functions it calls)."""
+
+    def __init__(self):
+        import time
+
+        from numba.core import event
+
+        class Listener(event.Listener):
+            def on_start(_, ev):
+                self.depth += 1
+                if self.depth == 1:
+                    self.t0 = time.process_time()
+
+            def on_end(_, ev):
+                self.depth -= 1
+                if self.depth == 0:
+                    d = ev.data["dispatcher"].py_func
+                    self.compiles.append(dict(
+                        kernel=f"{d.__module__}.{d.__qualname__}",
+                        args=str(ev.data["args"])[:300], cpu=time.process_time() - self.t0))
+
+        self.depth, self.t0, self.compiles = 0, 0.0, []
+        event.register("numba:compile", Listener())
+
+    def take(self) -> list[dict]:
+        out, self.compiles = self.compiles, []
+        return out
+
+
+_compile_log = _CompileLog() if os.environ.get("BUFSIM_TEST_CPU") else None
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    folder = os.environ.get("BUFSIM_TEST_CPU")
+    if not folder:
+        yield
+        return
+    import time
+    wall0, (me0, kids0) = time.perf_counter(), _cpu_seconds()
+    yield
+    wall1, (me1, kids1) = time.perf_counter(), _cpu_seconds()
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
+    Path(folder).mkdir(parents=True, exist_ok=True)
+    with open(Path(folder) / f"{worker}.jsonl", "a") as fh:
+        fh.write(json.dumps(dict(nodeid=item.nodeid, wall=wall1 - wall0, cpu=me1 - me0,
+                                 children=kids1 - kids0, t=wall1,
+                                 compiles=_compile_log.take() if _compile_log else [])) + "\n")
+
+
+def pytest_sessionfinish(session):
+    """Under ``BUFSIM_TEST_CPU``: the process's whole CPU (start-up and collection too)."""
+    folder = os.environ.get("BUFSIM_TEST_CPU")
+    if folder:
+        worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
+        Path(folder).mkdir(parents=True, exist_ok=True)
+        me, kids = _cpu_seconds()
+        (Path(folder) / f"{worker}.session.json").write_text(json.dumps(dict(cpu=me,
+                                                                             children=kids)))
 
 
 def _long_rank(nodeid: str) -> int:

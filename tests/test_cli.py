@@ -201,12 +201,12 @@ def test_compiled_tells_a_kernel_in_the_cache_from_one_that_is_not(csv, tmp_path
     assert int(seconds) < 20   # no kernel was compiled to answer (a compile takes ~60 s)
 
 
-def test_replay_with_a_column_mapping(csv, tmp_path):
+def test_replay_with_a_column_mapping(csv, tmp_path, inproc):
     d = pd.read_csv(csv).rename(columns={"space": "sp", "page": "blk"})
     mapped = tmp_path / "mapped.csv"
     d.to_csv(mapped, index=False)
-    a = run("replay", csv, "--pool", "8M", "--csv")
-    b = run("replay", mapped, "--pool", "8M", "--csv", "--columns", "page=blk,space=sp")
+    a = inproc("replay", csv, "--pool", "8M", "--csv")
+    b = inproc("replay", mapped, "--pool", "8M", "--csv", "--columns", "page=blk,space=sp")
     assert b.returncode == 0, b.stderr
     cols = ["NUMBER_PAGES_GET", "NUMBER_PAGES_READ", "hit_ratio"]
     from io import StringIO
@@ -215,9 +215,9 @@ def test_replay_with_a_column_mapping(csv, tmp_path):
 
 
 # ---- sweep -----------------------------------------------------------------------------
-def test_sweep_writes_the_grid_a_chart_and_matches_serial(csv, tmp_path):
+def test_sweep_writes_the_grid_a_chart_and_matches_serial(csv, tmp_path, inproc):
     out = tmp_path / "s.parquet"
-    p = run("sweep", csv, "--pool", "5M:20M:x2", "--old-blocks-time", "0,1000", "--preset",
+    p = inproc("sweep", csv, "--pool", "5M:20M:x2", "--old-blocks-time", "0,1000", "--preset",
             "mysql55", "-o", out, "--jobs", "2")
     assert p.returncode == 0, p.stderr
     assert "6/6" in p.stderr                         # the bar's total

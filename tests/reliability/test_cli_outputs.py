@@ -12,6 +12,7 @@ import pandas as pd
 import pytest
 
 from bufsim.cli import main
+from tests._cli import run_cli
 
 
 import bufsim
@@ -22,9 +23,10 @@ ENV = {**os.environ, "PYTHONPATH": os.pathsep.join(
     if p)}
 
 
-def cli(*args, timeout=300, **kw):
-    return subprocess.run([sys.executable, "-m", "bufsim", *map(str, args)], capture_output=True,
-                          text=True, timeout=timeout, env=ENV, **kw)
+def cli(*args, cwd=None):
+    """``bufsim ARGS`` in this process (tests._cli); test_closed_pipe_exits_quietly starts
+    the real program."""
+    return run_cli(*args, cwd=cwd)
 
 
 @pytest.fixture(scope="module")
