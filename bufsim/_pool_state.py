@@ -168,7 +168,9 @@ class first_call:
         try:
             import fcntl
             os.makedirs(folder, exist_ok=True)
-            self.fh = open(os.path.join(folder, f".compile-{self.kernel.__name__}.lock"), "a")
+            # named by module and name: policies' kernels share names (innodb.run, lru.run)
+            name = f"{getattr(self.kernel, '__module__', '')}.{self.kernel.__name__}"
+            self.fh = open(os.path.join(folder, f".compile-{name}.lock"), "a")
             fcntl.flock(self.fh, fcntl.LOCK_EX)
         except (ImportError, OSError):      # no lock: at worst both processes compile
             if self.fh is not None:
