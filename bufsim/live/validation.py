@@ -28,6 +28,7 @@ import pandas as pd
 from .._validation import check_int
 from ..config import PRESETS, DeviceModel, preset as make_preset
 from ..engine import replay
+from ..pool import Pool
 from ..pages import SpaceSpec, Tablespaces
 from ..trace import FLAG_MODIFY, FLAG_TEMP, Chunk, Trace
 from . import workload as W
@@ -175,6 +176,21 @@ def _rebase(trace: Trace, ts: Tablespaces) -> Trace:
 
 def _totals(traces, cfg) -> pd.Series:
     return replay(Trace.concat(traces), cfg).totals
+
+
+def _running_totals(traces, cfg) -> list[pd.Series]:
+    """The counters summed over instances after each of ``traces`` replayed one after
+    another in one pool: ``_totals(traces[:i + 1], cfg)`` for each i (checked equal on
+    96 replays of the full-scale live grid, gauges included), in one pass instead of
+    one replay per prefix."""
+    pool = Pool(cfg, traces[0].tablespaces)
+    out = []
+    for tr in traces:
+        pool.run(tr)
+        stats = pool.stats()
+        out.append(pd.Series({k: int(v) for k, v in
+                              stats.drop(columns=["POOL_ID", "HIT_RATE"]).sum().items()}))
+    return out
 
 
 #: the pool the server loads the tables with when :func:`run_grid` starts it (the runs
@@ -448,7 +464,7 @@ def _replay_rows(run: _Run, st: Setting, plan, geo, prep: Trace, preset: str,
     if startup:
         # the pool as the server starts the run: its startup pages, then the
         # tables' roots (the count is the server's, not fitted)
-        n_roots = int(replay(prep, cfg).stats["DATABASE_PAGES"].sum())
+        n_roots = int(_running_totals([prep], cfg)[0]["DATABASE_PAGES"])
         n_sys = min(max(run.resident0 - n_roots, 0), SYSTEM_PAGES)
         if "system space" not in memo:
             ts = memo["system space"] = _with_system_space(geo.tablespaces)
@@ -459,9 +475,7 @@ def _replay_rows(run: _Run, st: Setting, plan, geo, prep: Trace, preset: str,
         if ("rebased", plan.name) not in memo:
             memo[("rebased", plan.name)] = _rebase(tr, ts)
         tr = memo[("rebased", plan.name)]
-    t0 = _totals([prep], cfg)
-    t1 = _totals([prep, tr], cfg)
-    t2 = _totals([prep, tr, tr], cfg)
+    t0, t1, t2 = _running_totals([prep, tr, tr], cfg)
     out = []
     for phase, r, s, end, t in (("cold", run.real[0], t1 - t0, t1, run.ms[0]),
                                 ("warm", run.real[1], t2 - t1, t2, run.ms[1])):
