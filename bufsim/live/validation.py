@@ -365,7 +365,14 @@ def run_grid(settings=QUICK_GRID, *, scale: W.Scale = W.QUICK, seed: int = 0,
     restarted for it that has run nothing since (a restarted server left idle changes no
     counter of INNODB_BUFFER_POOL_STATS: checked on MariaDB 10.11.19 over 3 s at 6 and
     20 MiB); the tables are opened when the run starts, as without a standby.  False:
-    one server per worker, restarted before each run (twice as slow in wall time).
+    one server per worker, restarted before each run (the quick grid took 20.5-25.0 s
+    this way against 14.4-16.4 s with the standby, on the loaded machine).
+    Measured (full scale, 1 GiB, pct 95, time 1000, star and scan alternating, 4 batches
+    each way): every run counted the same as without a standby (star warm not made young
+    151,081-151,082, scan 52,791-52,792) except the first scan of some batches (3 of 6:
+    50,074-51,301, within issue 16's 10 %); without a standby none of 8 runs in 2 batches moved;
+    the cause is not found (a start and stop of the copy before its first run did not
+    remove it).
 
     Returns
     -------
