@@ -372,7 +372,8 @@ def run_grid(settings=QUICK_GRID, *, scale: W.Scale = W.QUICK, seed: int = 0,
     151,081-151,082, scan 52,791-52,792) except the first scan of some batches (3 of 6:
     50,074-51,301, within issue 16's 10 %); without a standby none of 8 runs in 2 batches moved;
     the cause is not found (a start and stop of the copy before its first run did not
-    remove it).
+    remove it).  Those batches ran at a load of 6-18 (other sessions on 2 cores); at a
+    load of 3-6, 8 batches with a standby counted 52,791-52,792 in every run.
 
     Returns
     -------
