@@ -373,7 +373,11 @@ def run_grid(settings=QUICK_GRID, *, scale: W.Scale = W.QUICK, seed: int = 0,
     50,074-51,301, within issue 16's 10 %); without a standby none of 8 runs in 2 batches moved;
     the cause is not found (a start and stop of the copy before its first run did not
     remove it).  Those batches ran at a load of 6-18 (other sessions on 2 cores); at a
-    load of 3-6, 8 batches with a standby counted 52,791-52,792 in every run.
+    load of 3-6, 8 batches with a standby counted 52,791-52,792 in every run.  The
+    restart beside a run is CPU and I/O beside the query: at 20 MiB, time 1000, read-ahead
+    off, the default depth (scan, star, krange; load 1-2), 2 of 96 rows counted pages not
+    made young (44 and 5) with a standby and 1 of 96 (1) without; in full notebook runs
+    at load 6-18 such rows counted 82-946 (0 in the idle run without a standby).
 
     Returns
     -------
