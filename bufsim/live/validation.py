@@ -14,6 +14,7 @@ under 200), NUMBER_PAGES_GET within 2 %.
 """
 from __future__ import annotations
 
+import concurrent.futures as cf
 import itertools
 from contextlib import contextmanager
 from functools import lru_cache
@@ -27,6 +28,7 @@ import pandas as pd
 from .._validation import check_int
 from ..config import PRESETS, DeviceModel, preset as make_preset
 from ..engine import replay
+from ..pool import Pool
 from ..pages import SpaceSpec, Tablespaces
 from ..trace import FLAG_MODIFY, FLAG_TEMP, Chunk, Trace
 from . import workload as W
@@ -176,6 +178,21 @@ def _totals(traces, cfg) -> pd.Series:
     return replay(Trace.concat(traces), cfg).totals
 
 
+def _running_totals(traces, cfg) -> list[pd.Series]:
+    """The counters summed over instances after each of ``traces`` replayed one after
+    another in one pool: ``_totals(traces[:i + 1], cfg)`` for each i (checked equal on
+    96 replays of the full-scale live grid, gauges included), in one pass instead of
+    one replay per prefix."""
+    pool = Pool(cfg, traces[0].tablespaces)
+    out = []
+    for tr in traces:
+        pool.run(tr)
+        stats = pool.stats()
+        out.append(pd.Series({k: int(v) for k, v in
+                              stats.drop(columns=["POOL_ID", "HIT_RATE"]).sum().items()}))
+    return out
+
+
 #: the pool the server loads the tables with when :func:`run_grid` starts it (the runs
 #: restart with their own pools): a 6 MiB pool would write and read the tables page by
 #: page during the load
@@ -195,10 +212,14 @@ class _Run:
     ms: list
 
 
-def _measure(srv: MariaDBServer, k: int, st: Setting, plan, timing: bool) -> _Run:
+def _measure(srv: MariaDBServer, k: int, st: Setting, plan, timing: bool,
+             restart: bool = True) -> _Run:
     """One run: restart ``srv`` with ``st`` (a cold pool), open the tables, run ``plan``
-    cold then warm, and take the counter deltas of each phase."""
-    srv.restart(**st.server_settings())
+    cold then warm, and take the counter deltas of each phase.  ``restart=False``: ``srv``
+    was restarted with ``st`` already (by :func:`_worker`'s standby) and has run nothing
+    since."""
+    if restart:
+        srv.restart(**st.server_settings())
     conn = srv.connect(multi_statements=True)
     try:
         info = conn.settings()
@@ -219,18 +240,45 @@ def _measure(srv: MariaDBServer, k: int, st: Setting, plan, timing: bool) -> _Ru
     return _Run(k, plan.name, info, resident0, created0, real, ms)
 
 
-def _worker(srv: MariaDBServer, jobs: "queue.Queue", done: "queue.Queue",
+def _worker(servers: list, jobs: "queue.Queue", done: "queue.Queue",
             stop: threading.Event, timing: bool) -> None:
     """Take (k, setting, plan) jobs until none is left (or ``stop``); put each
-    :class:`_Run`, or the exception that ended the worker, on ``done``.  The server is
-    left running with its last run's setting."""
+    :class:`_Run`, or the exception that ended the worker, on ``done``.
+
+    With one server, each run restarts it (stop, start) and then runs.  With two (a
+    standby), they take the runs in turn and the restart of the next run's server
+    goes on in the background while this run's server runs its plan: a restart is mostly
+    waiting on files (0.05-0.1 s of the server's CPU in 0.6-1 s), and a restarted server
+    left idle changes no counter of INNODB_BUFFER_POOL_STATS until it is used, so each run
+    still starts from the pool a restart leaves; only one plan runs at a time.  A server
+    is left running with the setting of the last run it took (or was restarted for)."""
+    ahead: "cf.Future | None" = None
     try:
-        while not stop.is_set():
+        with cf.ThreadPoolExecutor(max_workers=1) as starter:
             try:
-                k, st, plan = jobs.get_nowait()
+                nxt = jobs.get_nowait()
             except queue.Empty:
-                break
-            done.put(_measure(srv, k, st, plan, timing))
+                nxt = None
+            i = 0
+            while nxt is not None and not stop.is_set():
+                k, st, plan = nxt
+                srv = servers[i % len(servers)]
+                if ahead is not None:
+                    ahead.result()
+                    ahead = None
+                else:
+                    srv.restart(**st.server_settings())
+                try:
+                    nxt = jobs.get_nowait()
+                except queue.Empty:
+                    nxt = None
+                if nxt is not None and len(servers) > 1:
+                    other = servers[(i + 1) % len(servers)]
+                    ahead = starter.submit(other.restart, **nxt[1].server_settings())
+                done.put(_measure(srv, k, st, plan, timing, restart=False))
+                i += 1
+            if ahead is not None:
+                ahead.result()
     except BaseException as exc:          # handed to the caller's thread, which raises it
         stop.set()
         done.put(exc)
@@ -272,7 +320,7 @@ def run_grid(settings=QUICK_GRID, *, scale: W.Scale = W.QUICK, seed: int = 0,
              plans=("scan", "star", "point", "krange"), server: MariaDBServer | None = None,
              preset: str = "mariadb1011", startup: bool = True, timing: bool = False,
              progress=None, load: bool = True, workers: int = 1,
-             gauges: bool = False) -> pd.DataFrame:
+             gauges: bool = False, standby: bool = True) -> pd.DataFrame:
     """Run the grid on a private server (started here unless given) and replay each run.
 
     Every run restarts the server with its setting (a cold pool), opens the tables and
@@ -309,6 +357,27 @@ def run_grid(settings=QUICK_GRID, *, scale: W.Scale = W.QUICK, seed: int = 0,
     thread meanwhile.  A given ``server`` is left running, with the setting of the last
     run it took.  A restart is mostly waiting (for the server's files and threads,
     0.05-0.07 s of its CPU in 0.4-0.6 s), which a second server fills.
+
+    ``standby`` (default True): each worker has a second server (another copy of the
+    data directory), and the two take its runs in turn: while one runs its plan, the
+    other is restarted with the next run's setting, so the restart's wait leaves the
+    runs' path while only one plan runs at a time.  Each run still starts on a server
+    restarted for it that has run nothing since (a restarted server left idle changes no
+    counter of INNODB_BUFFER_POOL_STATS: checked on MariaDB 10.11.19 over 3 s at 6 and
+    20 MiB); the tables are opened when the run starts, as without a standby.  False:
+    one server per worker, restarted before each run (the quick grid took 20.5-25.0 s
+    this way against 14.4-16.4 s with the standby, on the loaded machine).
+    Measured (full scale, 1 GiB, pct 95, time 1000, star and scan alternating, 4 batches
+    each way): every run counted the same as without a standby (star warm not made young
+    151,081-151,082, scan 52,791-52,792) except the first scan of some batches (3 of 6:
+    50,074-51,301, within issue 16's 10 %); without a standby none of 8 runs in 2 batches moved;
+    the cause is not found (a start and stop of the copy before its first run did not
+    remove it).  Those batches ran at a load of 6-18 (other sessions on 2 cores); at a
+    load of 3-6, 8 batches with a standby counted 52,791-52,792 in every run.  The
+    restart beside a run is CPU and I/O beside the query: at 20 MiB, time 1000, read-ahead
+    off, the default depth (scan, star, krange; load 1-2), 2 of 96 rows counted pages not
+    made young (44 and 5) with a standby and 1 of 96 (1) without; in full notebook runs
+    at load 6-18 such rows counted 82-946 (0 in the idle run without a standby).
 
     Returns
     -------
@@ -350,15 +419,17 @@ def run_grid(settings=QUICK_GRID, *, scale: W.Scale = W.QUICK, seed: int = 0,
         conn.close()
         all_plans = W.plans(geo, data, scale, seed)
         srv.stop()
-        servers += [srv.clone() for _ in range(workers - 1)]
+        servers += [srv.clone() for _ in range(workers * (2 if standby else 1) - 1)]
+        per = 2 if standby else 1
+        teams = [servers[i * per:(i + 1) * per] for i in range(workers)]
         jobs: queue.Queue = queue.Queue()
         for k, st in enumerate(settings):
             for name in plans:
                 jobs.put((k, st, all_plans[name]))
         done: queue.Queue = queue.Queue()
-        threads = [threading.Thread(target=_worker, args=(s, jobs, done, stop, timing),
+        threads = [threading.Thread(target=_worker, args=(team, jobs, done, stop, timing),
                                     name=f"bufsim-live-{i}", daemon=True)
-                   for i, s in enumerate(servers)]
+                   for i, team in enumerate(teams)]
         for t in threads:
             t.start()
         prep0 = _prep_trace(geo, ("dates", "lineorder", "sbtest"))
@@ -405,7 +476,7 @@ def _replay_rows(run: _Run, st: Setting, plan, geo, prep: Trace, preset: str,
     if startup:
         # the pool as the server starts the run: its startup pages, then the
         # tables' roots (the count is the server's, not fitted)
-        n_roots = int(replay(prep, cfg).stats["DATABASE_PAGES"].sum())
+        n_roots = int(_running_totals([prep], cfg)[0]["DATABASE_PAGES"])
         n_sys = min(max(run.resident0 - n_roots, 0), SYSTEM_PAGES)
         if "system space" not in memo:
             ts = memo["system space"] = _with_system_space(geo.tablespaces)
@@ -416,9 +487,7 @@ def _replay_rows(run: _Run, st: Setting, plan, geo, prep: Trace, preset: str,
         if ("rebased", plan.name) not in memo:
             memo[("rebased", plan.name)] = _rebase(tr, ts)
         tr = memo[("rebased", plan.name)]
-    t0 = _totals([prep], cfg)
-    t1 = _totals([prep, tr], cfg)
-    t2 = _totals([prep, tr, tr], cfg)
+    t0, t1, t2 = _running_totals([prep, tr, tr], cfg)
     out = []
     for phase, r, s, end, t in (("cold", run.real[0], t1 - t0, t1, run.ms[0]),
                                 ("warm", run.real[1], t2 - t1, t2, run.ms[1])):
