@@ -615,6 +615,28 @@ def recheck_misses(frame: pd.DataFrame, settings, repeats: int = 2, *,
     return spread.merge(missed, on=keys).reset_index(drop=True)
 
 
+def recheck_claims(frame: pd.DataFrame, missing: pd.DataFrame, recheck: int) -> list[dict]:
+    """Claims for :func:`bufsim.results.write_claims` from a grid's run and
+    :func:`recheck_misses`'s ``missing`` (``recheck`` reruns): one for the grid (every row
+    holds in its run, or is within the server's spread), then one per missing row."""
+    n_miss, n_within = int((~frame.holds.astype(bool)).sum()), int(missing.within_spread.sum())
+    nan = float("nan")
+    claims = [dict(claim=f"every row of the grid holds in its run ({len(frame) - n_miss} of "
+                         f"{len(frame)}) or is within the server's spread over {recheck + 1} runs "
+                         f"({n_within} of {n_miss})",
+                   reported=nan, server_min=nan, server_max=nan, simulated=nan,
+                   holds=n_within == n_miss)]
+    keys = ["config", "plan", "phase", "metric"]
+    first = frame.drop_duplicates(keys).set_index(keys)["reported"]   # the grid's run
+    claims += [dict(claim=f"{r.plan} {r.phase} {r.metric} at {r.config}: the replay within the "
+                          f"server's spread over {r.runs} runs",
+                    reported=float(first.loc[(r.config, r.plan, r.phase, r.metric)]),
+                    server_min=r.server_min, server_max=r.server_max, simulated=r.simulated,
+                    holds=bool(r.within_spread))
+               for r in missing.itertuples()]
+    return claims
+
+
 def results_rows(frame: pd.DataFrame, experiment: str = "live MariaDB 10.11") -> list[dict]:
     """Rows for :func:`bufsim.results.write_results` (``fitted`` False, ``holds`` kept)."""
     out = []

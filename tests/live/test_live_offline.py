@@ -300,10 +300,16 @@ def test_recheck_misses_runs_again_only_the_runs_with_a_missing_row(monkeypatch)
     assert [row.runs, row.server_min, row.server_median, row.server_max, row.held] == \
         [3, 120, 300, 400, 1]
     assert row.simulated == 100 and row.within_spread       # 100 in [120 - 50, 400 + 40]
+    claims = V.recheck_claims(grid, out, 2)
+    assert [c["holds"] for c in claims] == [True, True]
+    assert claims[0]["claim"].startswith("every row of the grid holds in its run (7 of 8)")
+    assert (claims[1]["reported"], claims[1]["server_min"], claims[1]["server_max"]) == \
+        (300, 120, 400)
     # reruns that stay above the replay: not within the spread
     reruns = iter([400, 500])
     out = V.recheck_misses(grid, (a, b), repeats=2)
     assert out.server_min.tolist() == [300] and not out.within_spread.any()
+    assert [c["holds"] for c in V.recheck_claims(grid, out, 2)] == [False, False]
     # no row misses: nothing runs again, and no row comes back
     calls.clear()
     ok = grid.assign(holds=True)
