@@ -345,7 +345,8 @@ def test_a_kernels_first_call_holds_the_compile_lock(tmp_path, monkeypatch):
         signatures: list = []
 
         def __call__(self):
-            with open(tmp_path / "numba" / ".compile-_run_fake.lock", "a") as other:
+            lock = f".compile-{__name__}._run_fake.lock"     # the kernel's module and name
+            with open(tmp_path / "numba" / lock, "a") as other:
                 try:
                     fcntl.flock(other, fcntl.LOCK_EX | fcntl.LOCK_NB)
                     seen.append("free")
