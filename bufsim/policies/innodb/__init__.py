@@ -5,17 +5,17 @@ page cleaner and linear read-ahead, as jitted functions over the array state of
 One module per part of InnoDB's buffer pool, each step named after the InnoDB function
 it follows:
 
-``lists``    the LRU list and its old sublist, make-young and its checks (buf0lru.cc)
-``free``     free blocks, eviction, single-page flush, the page cleaner's LRU batch
-``read``     reading in, linear read-ahead (buf0rea.cc)
-``get``      one page get (buf_page_get_gen and the adaptive hash index's paths)
-``general``  the general event loop (every case)
-``fast``     the fast loop (one stream, one instance, a FIFO device); its get and the
-             get's parts in ``fast_get``, its list steps in ``fast_steps``
-``kernel``   :func:`run`, the kernel the engine calls (the contract of
-             :mod:`bufsim.policies.loop`)
-``twin``     the pure-Python twin's rules (plain Python, no numba), which
-             :class:`bufsim.reference.ReferencePool` replays
+* ``lists``: the LRU list and its old sublist, make-young and its checks (buf0lru.cc);
+* ``free``: free blocks, eviction, single-page flush, the page cleaner's LRU batch;
+* ``read``: reading in, linear read-ahead (buf0rea.cc);
+* ``get``: one page get (buf_page_get_gen and the adaptive hash index's paths);
+* ``general``: the general event loop (every case);
+* ``fast``: the fast loop (one stream, one instance, a FIFO device); its get and the
+  get's parts in ``fast_get``, its list steps in ``fast_steps``;
+* ``kernel``: :func:`run`, the kernel the engine calls (the contract of
+  :mod:`bufsim.policies.loop`);
+* ``twin``: the pure-Python twin's rules (plain Python, no numba), which
+  :class:`bufsim.reference.ReferencePool` replays.
 
 Each function cites the InnoDB function it follows; the semantics are those of
 ``docs/semantics.md`` (MySQL 5.5/5.6/5.7, MariaDB 10.5).  The
