@@ -17,15 +17,13 @@ part's name is five of 20 colour words ('green' with TPC-H's odds, 5/92).
 """
 from __future__ import annotations
 
-import os
-import tempfile
 import time
 
 import numpy as np
 import pandas as pd
 
 from ..workloads.dbt3_schema import CURRENT_DATE, Dbt3Data, dbt3_tables, table_rows
-from .workload import quiesce
+from .workload import load_tables, quiesce
 
 __all__ = ["SCHEMA", "generate", "load", "ddl", "index_ddl", "TABLES", "MAX_SF"]
 
@@ -212,17 +210,7 @@ def load(conn, data: dict, schema: str = SCHEMA, sf: float = 0.01) -> float:
                          f"{', '.join(TABLES)}")
     t0 = time.monotonic()
     creates, indexes = ddl(sf), index_ddl(sf)
-    conn.execute(f"DROP DATABASE IF EXISTS `{schema}`")
-    conn.execute(f"CREATE DATABASE `{schema}`")
-    conn.execute(f"USE `{schema}`")
-    with tempfile.TemporaryDirectory(prefix="bufsim-dbt3-") as tmp:
-        for name in TABLES:
-            conn.execute(creates[name], doing=f"creating table {schema}.{name}")
-            path = os.path.join(tmp, f"{name}.tsv")
-            data[name].to_csv(path, sep="\t", header=False, index=False)
-            conn.execute(f"LOAD DATA LOCAL INFILE %s INTO TABLE `{name}` "
-                         "FIELDS TERMINATED BY '\\t' LINES TERMINATED BY '\\n'", (path,),
-                         doing=f"loading {schema}.{name} (LOAD DATA LOCAL INFILE)")
+    load_tables(conn, schema, [(name, creates[name], data[name]) for name in TABLES])
     for name in TABLES:
         if name in indexes:
             conn.execute(indexes[name], doing=f"adding the indexes of {schema}.{name}")

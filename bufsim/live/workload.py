@@ -151,19 +151,29 @@ def load(conn, data: dict, schema: str = SCHEMA) -> None:
     Statistics are computed once after loading (ANALYZE TABLE), so that no background
     recalculation reads pages during a measured run.
     """
+    load_tables(conn, schema, [(n, _DDL[n], data[n]) for n in ("dates", "lineorder", "sbtest")],
+                analyze=True)
+    quiesce(conn)
+
+
+def load_tables(conn, schema: str, tables, *, analyze: bool = False) -> None:
+    """Drop and create ``schema``, then for each ``(name, create statement, frame)`` of
+    ``tables``, in order: create the table and load the frame into it (``LOAD DATA LOCAL
+    INFILE`` from a temporary tab-separated file), then, with ``analyze``, ``ANALYZE TABLE``
+    it.  :func:`load` and :func:`bufsim.live.dbt3_load.load` load through it."""
     conn.execute(f"DROP DATABASE IF EXISTS `{schema}`")
     conn.execute(f"CREATE DATABASE `{schema}`")
     conn.execute(f"USE `{schema}`")
     with tempfile.TemporaryDirectory(prefix="bufsim-load-") as tmp:
-        for name in ("dates", "lineorder", "sbtest"):
-            conn.execute(_DDL[name], doing=f"creating table {schema}.{name}")
+        for name, create, frame in tables:
+            conn.execute(create, doing=f"creating table {schema}.{name}")
             path = os.path.join(tmp, f"{name}.tsv")
-            data[name].to_csv(path, sep="\t", header=False, index=False)
+            frame.to_csv(path, sep="\t", header=False, index=False)
             conn.execute(f"LOAD DATA LOCAL INFILE %s INTO TABLE `{name}` "
                          "FIELDS TERMINATED BY '\\t' LINES TERMINATED BY '\\n'", (path,),
                          doing=f"loading {schema}.{name} (LOAD DATA LOCAL INFILE)")
-            conn.query(f"ANALYZE TABLE `{name}`", doing=f"ANALYZE TABLE {schema}.{name}")
-    quiesce(conn)
+            if analyze:
+                conn.query(f"ANALYZE TABLE `{name}`", doing=f"ANALYZE TABLE {schema}.{name}")
 
 
 def quiesce(conn) -> None:
