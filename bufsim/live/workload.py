@@ -30,6 +30,7 @@ from __future__ import annotations
 import os
 import tempfile
 from dataclasses import dataclass
+from functools import partial
 from typing import Callable
 
 import numpy as np
@@ -272,9 +273,139 @@ def _scan_trace(geo: LiveGeometry, table: str, relatch: bool):
             np.concatenate([np.zeros(upper.size, np.uint8), flag]), row_pos + upper.size)
 
 
+def _plan_scan(g, ts, relatch: bool) -> Trace:
+    """The scan plan: a full clustered scan of lineorder."""
+    p, f, _ = _scan_trace(g, "lineorder", relatch)
+    return Trace(_chunk(p, f), ts, "scan lineorder")
+
+
+def _plan_star(g, ts, relatch: bool, dk: np.ndarray, qualifies: np.ndarray,
+               keys: np.ndarray) -> Trace:
+    """The star plan: scan lineorder, an eq_ref probe of dates per qualifying row whose
+    key differs from the previous probe's (eq_ref keeps the last row), after the access
+    that reads the row."""
+    p, f, row_pos = _scan_trace(g, "lineorder", relatch)
+    rows = np.flatnonzero(qualifies)
+    new = np.zeros(keys.size, dtype=bool)
+    k = keys[rows]
+    keep = np.ones(rows.size, dtype=bool)
+    keep[1:] = k[1:] != k[:-1]          # eq_ref keeps the last row: repeats skip the probe
+    new[rows[keep]] = True
+    entry = np.searchsorted(dk, keys)
+    probe = {int(e): exact_lookup_pages(g, "dates", [e]) for e in np.unique(entry[new])}
+    # after the access that reads row r, the probe of row r (when its key is new)
+    out_p, out_f, last = [], [], 0
+    for r in np.flatnonzero(new):
+        j = row_pos[r]
+        out_p.append(p[last:j])
+        out_f.append(f[last:j])
+        pp = probe[int(entry[r])]
+        out_p.append(pp)
+        out_f.append(np.zeros(pp.size, np.uint8))
+        last = j
+    out_p.append(p[last:])
+    out_f.append(f[last:])
+    return Trace(_chunk(np.concatenate(out_p), np.concatenate(out_f)), ts, "star join")
+
+
+def _plan_point(g, ts, ids: np.ndarray) -> Trace:
+    """The point plan: a primary-key lookup of sbtest per id."""
+    return Trace(_chunk(exact_lookup_pages(g, "sbtest", ids - 1)), ts, "point selects")
+
+
+def _range_dive(g, ix, lo_leaf: int, hi_leaf: int) -> np.ndarray:
+    """The optimiser's records-in-range estimate of a range of sbtest's ``ix`` before the
+    range runs (btr_estimate_n_rows_in_range, MariaDB 10.11.18 btr0cur.cc): both borders'
+    paths from the root, level by level, a page once where they share it; where they
+    differ, the left page, up to RANGE_DIVE_PAGES pages between them on that level
+    (btr_estimate_n_rows_in_range_on_level), then the right page.  Counted gets."""
+    paths = ix._paths()
+    p1, p2 = paths[lo_leaf], paths[hi_leaf]
+    h = p1.size
+    out = []
+    for d in range(h):
+        if p1[d] == p2[d]:
+            out.append(p1[d])
+            continue
+        level = ix.levels[h - 1 - d] if d < h - 1 else ix.leaves
+        a = int(np.flatnonzero(level == p1[d])[0])
+        b = int(np.flatnonzero(level == p2[d])[0])
+        out.append(p1[d])
+        out.extend(level[a + 1:min(b, a + 1 + RANGE_DIVE_PAGES)])
+        out.append(p2[d])
+    return g.dense("sbtest", np.asarray(out, dtype=np.int64))
+
+
+def _krange_bounds(sb, rows: int, krange_rows: int, rng) -> tuple:
+    """The k range of the krange plan: ``krange_rows`` consecutive entries of ``k_1``
+    from a start drawn from ``rng``; (entry order of sbtest by (k, id), k sorted, k_lo,
+    k_hi, first entry, end entry)."""
+    order = np.lexsort((sb["id"].to_numpy(), sb["k"].to_numpy()))
+    k_sorted = sb["k"].to_numpy()[order]
+    start = int(rng.integers(0, rows - krange_rows + 1))
+    k_lo, k_hi = int(k_sorted[start]), int(k_sorted[start + krange_rows - 1])
+    first = int(np.searchsorted(k_sorted, k_lo, side="left"))
+    last = int(np.searchsorted(k_sorted, k_hi, side="right"))
+    return order, k_sorted, k_lo, k_hi, first, last
+
+
+def _plan_krange(g, ts, relatch: bool, sb, order: np.ndarray, k_sorted: np.ndarray,
+                 first: int, last: int) -> Trace:
+    """The range of ``k_1`` under index condition pushdown (EXPLAIN: "Using index
+    condition"): the optimiser's records-in-range dive (:func:`_range_dive`), a
+    descent to the first entry's leaf, then per entry a step onto its leaf when it
+    changes and a clustered descent.  Rows reach the SQL layer one per handler call
+    for the first FETCH_CACHE_THRESHOLD, then FETCH_ROWS_PER_CALL_ICP (8) per call;
+    every call after the first restores the cursor stored at the end of the previous
+    one: a re-latch of that ``k_1`` leaf, checked, not counted (§14).  The call that
+    ends the range reads one entry past it, where its cursor is stored if the call
+    was not full; a last call restores it and finds the end."""
+    kix = g.table("sbtest").index("k_1")
+    cl = g.table("sbtest").clustered
+    entries = np.arange(first, last)
+    kleaf = kix.leaf_of_entry(entries)
+    dive = _range_dive(g, kix, kleaf[0], kleaf[-1])
+    desc = _descent(g, "sbtest", "k_1", kleaf[:1])[0]
+    kleaves = g.dense("sbtest", kix.leaves)
+    rowids = sb["id"].to_numpy()[order][first:last] - 1
+    cpaths = _descent(g, "sbtest", None, cl.leaf_of_entry(rowids))
+    flag = (relatch_flag() or 0) if relatch else 0
+    n = entries.size
+    e = np.arange(n)
+    thr = FETCH_CACHE_THRESHOLD
+    starts = (e < thr) | ((e - thr) % FETCH_ROWS_PER_CALL_ICP == 0)
+    out, fl = [dive, desc], [np.zeros(dive.size, np.uint8), np.zeros(desc.size, np.uint8)]
+
+    def add(pages, f=0):
+        out.append(np.asarray(pages, dtype=np.int64))
+        fl.append(np.full(len(out[-1]), f, np.uint8))
+
+    prev = kleaf[0]
+    for r in range(n):
+        if flag and starts[r] and r > 0:
+            add(kleaves[kleaf[r - 1]:kleaf[r - 1] + 1], flag)   # restore the cursor
+        if kleaf[r] != prev:
+            add(kleaves[kleaf[r]:kleaf[r] + 1])
+            prev = kleaf[r]
+        add(cpaths[r])
+    # the last call: full (its rows fill it) or not; past the end of the range
+    s = int(np.flatnonzero(starts)[-1])
+    full = n - s == (1 if s < thr else FETCH_ROWS_PER_CALL_ICP)
+    nl = kix.leaf_of_entry([last])[0] if last < len(k_sorted) else prev
+    if flag and full:
+        add(kleaves[prev:prev + 1], flag)
+    if nl != prev:
+        add(kleaves[nl:nl + 1])
+    if flag and not full:
+        add(kleaves[nl:nl + 1], flag)
+    return Trace(_chunk(np.concatenate(out), np.concatenate(fl)), ts, "k range")
+
+
 def plans(geo: LiveGeometry, data: dict, scale: Scale = QUICK, seed: int = 0,
           relatch: bool | None = None) -> dict:
-    """The four plans of the module docstring over ``geo``, keyed by name.
+    """The four plans of the module docstring over ``geo``, keyed by name: each a
+    :class:`LivePlan` whose trace is one of :func:`_plan_scan`, :func:`_plan_star`,
+    :func:`_plan_point`, :func:`_plan_krange` over the drawn keys.
 
     ``relatch``: put cursor re-latches in the trace (default: when the trace
     vocabulary has ``FLAG_RELATCH``; see :func:`bufsim.workloads.plans.relatch_flag`).
@@ -284,132 +415,22 @@ def plans(geo: LiveGeometry, data: dict, scale: Scale = QUICK, seed: int = 0,
     rng = np.random.default_rng(seed + 1)
     lo = data["lineorder"]
     ts = geo.tablespaces
-
-    # ---- scan -----------------------------------------------------------------------
-    def scan_trace(g):
-        p, f, _ = _scan_trace(g, "lineorder", relatch)
-        return Trace(_chunk(p, f), ts, "scan lineorder")
-
-    # ---- star: scan lineorder, eq_ref dates per row (repeated keys skipped) -------------
-    dk = np.sort(data["dates"]["d_datekey"].to_numpy())
-    # the WHERE conditions on lineorder are checked on each scanned row before the
+    # star: the WHERE conditions on lineorder are checked on each scanned row before the
     # join probes dates, so only qualifying rows probe
+    dk = np.sort(data["dates"]["d_datekey"].to_numpy())
     qualifies = ((lo["lo_discount"] >= 1) & (lo["lo_discount"] <= 3)
                  & (lo["lo_quantity"] < 25)).to_numpy()
     okey_date = lo["lo_orderdate"].to_numpy()
-
-    def star_trace(g):
-        p, f, row_pos = _scan_trace(g, "lineorder", relatch)
-        keys = okey_date
-        rows = np.flatnonzero(qualifies)
-        new = np.zeros(keys.size, dtype=bool)
-        k = keys[rows]
-        keep = np.ones(rows.size, dtype=bool)
-        keep[1:] = k[1:] != k[:-1]          # eq_ref keeps the last row: repeats skip the probe
-        new[rows[keep]] = True
-        entry = np.searchsorted(dk, keys)
-        probe = {int(e): exact_lookup_pages(g, "dates", [e]) for e in np.unique(entry[new])}
-        # after the access that reads row r, the probe of row r (when its key is new)
-        out_p, out_f, last = [], [], 0
-        for r in np.flatnonzero(new):
-            j = row_pos[r]
-            out_p.append(p[last:j])
-            out_f.append(f[last:j])
-            pp = probe[int(entry[r])]
-            out_p.append(pp)
-            out_f.append(np.zeros(pp.size, np.uint8))
-            last = j
-        out_p.append(p[last:])
-        out_f.append(f[last:])
-        return Trace(_chunk(np.concatenate(out_p), np.concatenate(out_f)), ts, "star join")
-
-    # ---- point selects on sbtest ---------------------------------------------------------
-    m = scale.sbtest_rows
-    ids = rng.integers(1, m + 1, size=scale.point_selects)
-
-    def point_trace(g):
-        return Trace(_chunk(exact_lookup_pages(g, "sbtest", ids - 1)), ts, "point selects")
-
-    # ---- k range with clustered lookups -------------------------------------------------
+    ids = rng.integers(1, scale.sbtest_rows + 1, size=scale.point_selects)
     sb = data["sbtest"]
-    order = np.lexsort((sb["id"].to_numpy(), sb["k"].to_numpy()))
-    k_sorted = sb["k"].to_numpy()[order]
-    start = int(rng.integers(0, m - scale.krange_rows + 1))
-    k_lo, k_hi = int(k_sorted[start]), int(k_sorted[start + scale.krange_rows - 1])
-    first = int(np.searchsorted(k_sorted, k_lo, side="left"))
-    last = int(np.searchsorted(k_sorted, k_hi, side="right"))
-
-    def range_dive(g, ix, lo_leaf, hi_leaf):
-        """The optimiser's records-in-range estimate before the range runs
-        (btr_estimate_n_rows_in_range, MariaDB 10.11.18 btr0cur.cc): both borders'
-        paths from the root, level by level, a page once where they share it; where they
-        differ, the left page, up to RANGE_DIVE_PAGES pages between them on that level
-        (btr_estimate_n_rows_in_range_on_level), then the right page.  Counted gets."""
-        paths = ix._paths()
-        p1, p2 = paths[lo_leaf], paths[hi_leaf]
-        h = p1.size
-        out = []
-        for d in range(h):
-            if p1[d] == p2[d]:
-                out.append(p1[d])
-                continue
-            level = ix.levels[h - 1 - d] if d < h - 1 else ix.leaves
-            a = int(np.flatnonzero(level == p1[d])[0])
-            b = int(np.flatnonzero(level == p2[d])[0])
-            out.append(p1[d])
-            out.extend(level[a + 1:min(b, a + 1 + RANGE_DIVE_PAGES)])
-            out.append(p2[d])
-        return g.dense("sbtest", np.asarray(out, dtype=np.int64))
-
-    def krange_trace(g):
-        """The range of ``k_1`` under index condition pushdown (EXPLAIN: "Using index
-        condition"): the optimiser's records-in-range dive (:func:`range_dive`), a
-        descent to the first entry's leaf, then per entry a step onto its leaf when it
-        changes and a clustered descent.  Rows reach the SQL layer one per handler call
-        for the first FETCH_CACHE_THRESHOLD, then FETCH_ROWS_PER_CALL_ICP (8) per call;
-        every call after the first restores the cursor stored at the end of the previous
-        one: a re-latch of that ``k_1`` leaf, checked, not counted (§14).  The call that
-        ends the range reads one entry past it, where its cursor is stored if the call
-        was not full; a last call restores it and finds the end."""
-        kix = g.table("sbtest").index("k_1")
-        cl = g.table("sbtest").clustered
-        entries = np.arange(first, last)
-        kleaf = kix.leaf_of_entry(entries)
-        dive = range_dive(g, kix, kleaf[0], kleaf[-1])
-        desc = _descent(g, "sbtest", "k_1", kleaf[:1])[0]
-        kleaves = g.dense("sbtest", kix.leaves)
-        rowids = sb["id"].to_numpy()[order][first:last] - 1
-        cpaths = _descent(g, "sbtest", None, cl.leaf_of_entry(rowids))
-        flag = (relatch_flag() or 0) if relatch else 0
-        n = entries.size
-        e = np.arange(n)
-        thr = FETCH_CACHE_THRESHOLD
-        starts = (e < thr) | ((e - thr) % FETCH_ROWS_PER_CALL_ICP == 0)
-        out, fl = [dive, desc], [np.zeros(dive.size, np.uint8), np.zeros(desc.size, np.uint8)]
-
-        def add(pages, f=0):
-            out.append(np.asarray(pages, dtype=np.int64))
-            fl.append(np.full(len(out[-1]), f, np.uint8))
-
-        prev = kleaf[0]
-        for r in range(n):
-            if flag and starts[r] and r > 0:
-                add(kleaves[kleaf[r - 1]:kleaf[r - 1] + 1], flag)   # restore the cursor
-            if kleaf[r] != prev:
-                add(kleaves[kleaf[r]:kleaf[r] + 1])
-                prev = kleaf[r]
-            add(cpaths[r])
-        # the last call: full (its rows fill it) or not; past the end of the range
-        s = int(np.flatnonzero(starts)[-1])
-        full = n - s == (1 if s < thr else FETCH_ROWS_PER_CALL_ICP)
-        nl = kix.leaf_of_entry([last])[0] if last < len(k_sorted) else prev
-        if flag and full:
-            add(kleaves[prev:prev + 1], flag)
-        if nl != prev:
-            add(kleaves[nl:nl + 1])
-        if flag and not full:
-            add(kleaves[nl:nl + 1], flag)
-        return Trace(_chunk(np.concatenate(out), np.concatenate(fl)), ts, "k range")
+    order, k_sorted, k_lo, k_hi, first, last = _krange_bounds(sb, scale.sbtest_rows,
+                                                              scale.krange_rows, rng)
+    scan_trace = partial(_plan_scan, ts=ts, relatch=relatch)
+    star_trace = partial(_plan_star, ts=ts, relatch=relatch, dk=dk, qualifies=qualifies,
+                         keys=okey_date)
+    point_trace = partial(_plan_point, ts=ts, ids=ids)
+    krange_trace = partial(_plan_krange, ts=ts, relatch=relatch, sb=sb, order=order,
+                           k_sorted=k_sorted, first=first, last=last)
 
     db = SCHEMA
     return {
