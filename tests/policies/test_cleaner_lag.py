@@ -106,22 +106,3 @@ def test_cleaner_lag_is_inert_where_the_free_list_is_not_refilled_on_demand():
     while rb.step():
         pass
     np.testing.assert_array_equal(ra.counters(), rb.counters())
-
-
-@pytest.mark.parametrize("version", ["mariadb10.11", "mariadb10.5"])
-def test_the_once_a_second_pass_runs_the_lru_batch_only_when_needed(version):
-    # 450 pages read over about 2.25 s of virtual time (5 ms of CPU per get): at each
-    # whole second the page cleaner's pass runs (at 2 s the LRU holds 400 pages).
-    # MariaDB 10.11's runs its LRU batch only if need_LRU_eviction (LRU > 256 and free <
-    # lru_scan_depth / 2): 865 blocks are free, so the LRU keeps all 450 pages.  10.5's
-    # pass runs the batch every second (buf_flush_LRU_tail): at 2 s the LRU goes down to
-    # BUF_LRU_MIN_LEN (256), and about 50 pages come after
-    cfg = _cfg(0, threshold=0).replace(version=version)
-    state, ref = run_both(cfg, SPACE, [[(j, 1, 5_000_000, 0) for j in range(450)]])
-    assert ref.ticks == 2
-    evicted = ref.counters()[0, COUNTER_NAMES.index("evictions")]
-    assert evicted == 450 - len(ref.inst[0].lru)
-    if version == "mariadb10.11":
-        assert evicted == 0
-    else:
-        assert 256 < len(ref.inst[0].lru) < 256 + 60

@@ -252,18 +252,10 @@ def get_free_block(pst, stat, ist, cnt, sst, glob, cfg, fmap, ffree, i, k, t_ns)
 @njit(_nrt=False, cache=True)
 def page_cleaner(pst, stat, ist, cnt, glob, cfg, fmap, ffree, n_inst, t_ns):
     """One pass of the 5.6+ page cleaner: its LRU batch on every instance (a wake
-    pending under ``cleaner_lag`` is consumed: the cleaner ran).
-
-    Where the free list is refilled on demand (MariaDB 10.11, K_REFILL_DEMAND) the batch
-    runs only on an instance that needs it (:func:`need_lru_eviction`): 10.11's
-    buf_flush_page_cleaner calls buf_flush_LRU only ``if
-    (buf_pool.need_LRU_eviction())``; otherwise its pass flushes the flush list, or
-    sleeps until woken (``my_cond_wait`` when idle with no dirty page)."""
+    pending under ``cleaner_lag`` is consumed: the cleaner ran)."""
     glob[G_CLEANER_PEND] = 0
-    on_need = cfg[K_REFILL_DEMAND] != 0
     for i in range(n_inst):
-        if not on_need or need_lru_eviction(ist, cfg, i):
-            cleaner_lru_batch(pst, stat, ist, cnt, glob, cfg, fmap, ffree, i, t_ns)
+        cleaner_lru_batch(pst, stat, ist, cnt, glob, cfg, fmap, ffree, i, t_ns)
 
 
 @njit(_nrt=False, cache=True)

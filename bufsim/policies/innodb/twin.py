@@ -294,9 +294,7 @@ class InnoDBPoolRules:
                     if cfg.page_cleaner:
                         self.cleaner_pend = 0   # a pending wake is consumed: the cleaner ran
                         for inst in self.inst:
-                            # 10.11: buf_flush_LRU only if need_LRU_eviction
-                            if not cfg.server.refill_on_demand or inst.need_lru_eviction():
-                                inst.cleaner_pass(self.next_tick)
+                            inst.cleaner_pass(self.next_tick)
                         self.ticks += 1
                     self.flush_pass(self.next_tick)
                     self.active = False
