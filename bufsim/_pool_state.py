@@ -27,7 +27,7 @@ from .policies._state import (
     COUNTER_NAMES, C_DIRTIED, C_GETS, C_READ, C_WRITE_REQ, FLAG_RELATCH, FrameState, G_AREA,
     G_DEVBUSY, G_DEVLAST, G_FIXED, G_FTOP, G_NEXT_TICK, G_NLOCAL, G_TICKS, I_AREA, I_CAP,
     I_DROP, I_FREE,
-    I_OLD, I_OLDLEN, I_SIZE, I_W, K_ACTIVITY, K_AHI, K_BATCH_UNBOUNDED, K_CLEANER, K_COST_CLOCK,
+    I_OLD, I_OLDLEN, I_SIZE, I_W, K_ACTIVITY, K_AHI, K_BATCH_UNBOUNDED, K_CLEANER, K_CLEANER_LAG, K_COST_CLOCK,
     K_COST_EVICT, K_COST_MISS, K_COST_YOUNG, K_DEV_EXPIRE, K_DEV_IDLE, K_DEV_RAND, K_DEV_SCHED,
     K_DEV_SEQ, K_DEV_SKIP, K_DEV_SLICE, K_DEV_WRITE, K_DIRTY_LWM, K_FLUSH, K_FREE_SCAN,
     K_FREE_UNUSED, K_IO_CAPACITY, K_LRU_FLOOR_SMALL, K_MASTER_FLUSH, K_MAX_DIRTY, K_NINST,
@@ -100,6 +100,7 @@ def _config_array(cfg: PoolConfig) -> np.ndarray:
     a[K_BATCH_UNBOUNDED] = int(rules.cleaner_batch_unbounded)
     a[K_LRU_FLOOR_SMALL] = int(rules.small_pool_lru_floor)
     a[K_TEMP_UNLOGGED] = int(rules.temp_pages_unlogged)
+    a[K_CLEANER_LAG] = cfg.cleaner_lag
     a[K_OLDTIME] = cfg.old_blocks_time_ms
     a[K_RATIO] = cfg.old_ratio
     a[K_RATHRESH] = cfg.read_ahead_threshold

@@ -364,6 +364,18 @@ class PoolConfig:
         innodb_max_dirty_pages_pct_lwm (5.6+), 0..max_dirty_pages_pct (default 0 in
         5.6: ``ha_innodb.cc``): non-zero starts flushing gradually above it
         (``af_get_pct_for_dirty``).  Ignored by 5.5, which has no such variable.
+    cleaner_lag
+        Blocks that user threads take, after one of them woke MariaDB 10.11's page
+        cleaner for the LRU, before the cleaner's LRU batch runs (versions with
+        ``refill_on_demand`` only), 0..2**32-1.  0 (default): the batch runs at the
+        wake.  In the server the cleaner is a thread of its own: a thread that takes a
+        free block leaving fewer than lru_scan_depth / 2 signals it
+        (``buf_LRU_get_free_block`` -> ``page_cleaner_wakeup``) and goes on reading;
+        while the cleaner is active no thread signals it again
+        (``page_cleaner_active``); its batch (``buf_flush_LRU``) runs once it is
+        scheduled and holds ``buf_pool.mutex``.  How many blocks are taken meanwhile
+        is thread timing, which the source leaves open: a value > 0 replays one such
+        timing (it is not a server setting, and not fitted).
     flush_list_flushing
         Whether the flush-list flushing of :mod:`bufsim.policies.flush` runs (True; a
         switch to compare with the replay before it existed, when dirty pages were
@@ -387,6 +399,7 @@ class PoolConfig:
     max_dirty_pages_pct: int = 75
     max_dirty_pages_pct_lwm: int = 0
     flush_list_flushing: bool = True
+    cleaner_lag: int = 0
     cost: CostModel = field(default_factory=CostModel)
     device: DeviceModel = field(default_factory=DeviceModel.hdd7200)
 
@@ -415,6 +428,7 @@ class PoolConfig:
                  self.max_dirty_pages_pct)
         object.__setattr__(self, "flush_list_flushing",
                            check_bool("flush_list_flushing", self.flush_list_flushing))
+        _set_int(self, "cleaner_lag", "cleaner_lag", 0, _U32)
         if not isinstance(self.cost, CostModel):
             raise ValueError(f"cost must be a CostModel, got {type(self.cost).__name__}")
         if isinstance(self.device, str):

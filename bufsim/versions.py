@@ -150,7 +150,12 @@ class ServerVersion:
     free_unused_after_read_ahead: bool = False
     #: A thread that takes a free block leaving fewer than innodb_lru_scan_depth / 2 has
     #: the page cleaner refill the free list at once (MariaDB 10.11+ ``buf/buf0lru.cc``:
-    #: buf_LRU_get_free_block -> buf_pool_t::page_cleaner_wakeup; spec §13).
+    #: buf_LRU_get_free_block -> buf_pool_t::page_cleaner_wakeup; spec §13).  When the
+    #: woken batch runs is thread timing: :attr:`bufsim.PoolConfig.cleaner_lag`.  The
+    #: replay's once-a-second pass still runs the LRU batch unconditionally: a newer
+    #: source gates it by need_LRU_eviction (``buf/buf0flu.cc``: buf_flush_page_cleaner),
+    #: but with that gate the LRU the live 10.11.19 leaves held in fewer rows of
+    #: notebook 07's grid (``docs/live07rows-cleaner.md``).
     refill_on_demand: bool = False
     #: The cleaner's LRU batch has no scan quota: it runs until lru_scan_depth blocks are
     #: free or the LRU is down to its floor (MariaDB 10.11+ ``buf/buf0flu.cc``:

@@ -166,7 +166,12 @@ G_DEV_OWNER, G_DEV_OFREE, G_DEV_OLAST, G_DEV_RSTART, G_DEV_SLICE, G_DEV_BUSYSINC
 # is its 10-second loop), the pages read + written at the last 10-second loop (its I/O
 # activity test) and the LSN at the previous 5.6+ page-cleaner pass
 G_LSN, G_FLUSH_PASSES, G_FLUSH_IOS, G_FLUSH_LSN = range(19, 23)
-N_G = 23
+# MariaDB 10.11's page cleaner woken for the LRU (buf_LRU_get_free_block ->
+# page_cleaner_wakeup) under PoolConfig(cleaner_lag=n > 0): the blocks user threads may
+# still take before its LRU batch runs (0: no wake pending; the batch runs when the
+# count reaches 0 again; bufsim.policies.innodb.free.get_free_block)
+G_CLEANER_PEND = 23
+N_G = 24
 # ---- event flags (a trace's ``flags`` column; re-exported by bufsim.trace) ---------------
 #: The get takes the adaptive-hash-index path: it counts two gets when the page is resident.
 FLAG_AHI = 1
@@ -218,7 +223,10 @@ K_IO_CAPACITY, K_MAX_DIRTY, K_DIRTY_LWM, K_FLUSH = range(22, 26)
 # refill_on_demand, cleaner_batch_unbounded, small_pool_lru_floor, temp_pages_unlogged
 (K_MASTER_FLUSH, K_RA_ZERO_OFF, K_RA_NEXT_AREA, K_RA_FAIL_EARLY, K_FREE_UNUSED,
  K_REFILL_DEMAND, K_BATCH_UNBOUNDED, K_LRU_FLOOR_SMALL, K_TEMP_UNLOGGED) = range(26, 35)
-N_K = 35
+# PoolConfig.cleaner_lag: blocks taken between the wake of MariaDB 10.11's page cleaner
+# for the LRU and its batch (0: the batch runs at the wake)
+K_CLEANER_LAG = 35
+N_K = 36
 SCHED_CODES = {"fifo": 0, "deadline": 1, "cfq": 2}
 SKIP_CODES = {"adjacent": 0, "distance": 1}
 

@@ -6,10 +6,11 @@ from numba import njit
 
 from ..flush import flush_pass, write_page, write_temp_page
 from .._state import (
-    C_EVICT, C_RA_EVICTED, C_WAIT_FREE, G_ACTIVE, G_FIXED, G_FTOP, G_NEXT_TICK, G_TICKS, I_CLOCK,
-    I_FREE, I_SIZE, K_BATCH_UNBOUNDED, K_CLEANER, K_COST_EVICT, K_FREE_SCAN, K_LRU_FLOOR_SMALL,
-    K_REFILL_DEMAND, K_SCANDEPTH, L1_LEN, L1_TAIL, LRU_MIN_LEN, NS_PER_S, P_ACCESS, P_DIRTY,
-    P_PAGE, P_PREV, P_READY, SCAN_DEPTH, SCAN_TENTH, TEMP_DIRTY, TEMP_WRITTEN, T_CPU, T_IOWAIT,
+    C_EVICT, C_RA_EVICTED, C_WAIT_FREE, G_ACTIVE, G_CLEANER_PEND, G_FIXED, G_FTOP, G_NEXT_TICK,
+    G_TICKS, I_CLOCK, I_FREE, I_SIZE, K_BATCH_UNBOUNDED, K_CLEANER, K_CLEANER_LAG, K_COST_EVICT,
+    K_FREE_SCAN, K_LRU_FLOOR_SMALL, K_REFILL_DEMAND, K_SCANDEPTH, L1_LEN, L1_TAIL, LRU_MIN_LEN,
+    NS_PER_S, P_ACCESS, P_DIRTY, P_PAGE, P_PREV, P_READY, SCAN_DEPTH, SCAN_TENTH, TEMP_DIRTY,
+    TEMP_WRITTEN, T_CPU, T_IOWAIT,
 )
 from .lists import remove_block
 
@@ -175,23 +176,54 @@ def flush_single_page(pst, stat, ist, cnt, sst, glob, cfg, fmap, ffree, i, k, t_
 
 
 @njit(_nrt=False, cache=True, inline="always")
+def need_lru_eviction(ist, cfg, i):
+    """MariaDB 10.11's test for an LRU batch (buf_pool_t::need_LRU_eviction, 10.11
+    ``buf/buf0flu.cc``, and the same test in buf_LRU_get_free_block): more than
+    BUF_LRU_MIN_LEN (256) pages in the LRU and fewer than innodb_lru_scan_depth / 2
+    free blocks."""
+    return ist[i, L1_LEN] > LRU_MIN_LEN and ist[i, I_FREE] < cfg[K_SCANDEPTH] // 2
+
+
+@njit(_nrt=False, cache=True)
+def refill_on_demand(pst, stat, ist, cnt, glob, cfg, fmap, ffree, i, t_ns):
+    """MariaDB 10.11 (§13, ServerVersion.refill_on_demand), after a user thread took a
+    free block of instance i: a take that leaves :func:`need_lru_eviction` true wakes
+    the page cleaner (buf_LRU_get_free_block: ``available < scan_depth`` with
+    ``scan_depth = LRU_scan_depth / 2`` and ``LRU_size > BUF_LRU_MIN_LEN``, ->
+    page_cleaner_wakeup), whose LRU batch (:func:`cleaner_lru_batch`) evicts from the
+    tail until lru_scan_depth blocks are free or the LRU is down to batch_lru_min.
+    The live server chose the half against "below the target" (notebook 07: every
+    counter holds on more rows).
+
+    ``PoolConfig.cleaner_lag`` (K_CLEANER_LAG) = 0: the batch runs at the wake.  n > 0:
+    the cleaner is a thread of its own, and user threads take n more blocks before
+    its batch runs; meanwhile no take wakes it again (the wake is skipped while
+    ``buf_pool.page_cleaner_active()``).  When it runs, the cleaner tests
+    need_LRU_eviction again (buf_flush_page_cleaner: ``else if
+    (buf_pool.need_LRU_eviction())`` before buf_flush_LRU).  Not inlined: one call
+    site per caller of get_free_block, outside its hot path."""
+    pend = glob[G_CLEANER_PEND]
+    if pend > 0:
+        # the woken cleaner has not run yet: one more block taken
+        glob[G_CLEANER_PEND] = pend - 1
+        if pend == 1 and need_lru_eviction(ist, cfg, i):
+            cleaner_lru_batch(pst, stat, ist, cnt, glob, cfg, fmap, ffree, i, t_ns)
+    elif need_lru_eviction(ist, cfg, i):
+        if cfg[K_CLEANER_LAG] == 0:
+            cleaner_lru_batch(pst, stat, ist, cnt, glob, cfg, fmap, ffree, i, t_ns)
+        else:
+            glob[G_CLEANER_PEND] = cfg[K_CLEANER_LAG]
+
+
+@njit(_nrt=False, cache=True, inline="always")
 def get_free_block(pst, stat, ist, cnt, sst, glob, cfg, fmap, ffree, i, k, t_ns):
     """buf_LRU_get_free_block for a user thread of stream k at time t_ns.  Returns the
     time at which the block is had (later than t_ns if a page had to be flushed)."""
     while True:
         if ist[i, I_FREE] > 0:
             ist[i, I_FREE] -= 1
-            if cfg[K_REFILL_DEMAND] != 0 and ist[i, I_FREE] < cfg[K_SCANDEPTH] // 2 and \
-                    ist[i, L1_LEN] > LRU_MIN_LEN:
-                # MariaDB 10.11 (§13): a thread that takes a free block with fewer than
-                # innodb_lru_scan_depth / 2 left wakes the page cleaner
-                # (buf_LRU_get_free_block: ``available < scan_depth`` with ``scan_depth =
-                # LRU_scan_depth / 2``, -> page_cleaner_wakeup), whose LRU batch
-                # (buf_flush_LRU_list_batch) evicts from the tail until lru_scan_depth
-                # blocks are free or the LRU is down to batch_lru_min: modelled as done
-                # at once.  The live server chose the half against "below the target"
-                # (notebook 07: every counter holds on more rows).
-                cleaner_lru_batch(pst, stat, ist, cnt, glob, cfg, fmap, ffree, i, t_ns)
+            if cfg[K_REFILL_DEMAND] != 0:
+                refill_on_demand(pst, stat, ist, cnt, glob, cfg, fmap, ffree, i, t_ns)
             return t_ns
         scan = cfg[K_FREE_SCAN]   # ServerVersion.free_scan
         if scan == SCAN_TENTH:
@@ -219,7 +251,9 @@ def get_free_block(pst, stat, ist, cnt, sst, glob, cfg, fmap, ffree, i, k, t_ns)
 
 @njit(_nrt=False, cache=True)
 def page_cleaner(pst, stat, ist, cnt, glob, cfg, fmap, ffree, n_inst, t_ns):
-    """One pass of the 5.6+ page cleaner: its LRU batch on every instance."""
+    """One pass of the 5.6+ page cleaner: its LRU batch on every instance (a wake
+    pending under ``cleaner_lag`` is consumed: the cleaner ran)."""
+    glob[G_CLEANER_PEND] = 0
     for i in range(n_inst):
         cleaner_lru_batch(pst, stat, ist, cnt, glob, cfg, fmap, ffree, i, t_ns)
 

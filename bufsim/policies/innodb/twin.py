@@ -190,9 +190,8 @@ class InnoDBInstance:
         while True:
             if self.free > 0:
                 self.free -= 1
-                if cfg.server.refill_on_demand and self.free < cfg.lru_scan_depth // 2 and \
-                        len(self.lru) > 256:
-                    self.cleaner_pass(t_ns)  # §13: the free list refilled on demand
+                if cfg.server.refill_on_demand:
+                    self.refill_on_demand(t_ns)  # §13: the free list refilled on demand
                 return t_ns
             first = {"tenth": 100 + self.size // 10,
                      "scan_depth": cfg.lru_scan_depth}.get(cfg.server.free_scan, 100)
@@ -222,6 +221,29 @@ class InnoDBInstance:
                 raise RuntimeError("no block can be freed")
             stream.io_wait += min(pending) - t_ns
             t_ns = min(pending)
+
+    def need_lru_eviction(self) -> bool:
+        """MariaDB 10.11's buf_pool_t::need_LRU_eviction: more than 256 pages in the LRU
+        and fewer than lru_scan_depth / 2 free."""
+        return len(self.lru) > 256 and self.free < self.pool.config.lru_scan_depth // 2
+
+    def refill_on_demand(self, t_ns):
+        """After a take: wake the page cleaner if need_lru_eviction (buf_LRU_get_free_block
+        -> page_cleaner_wakeup); its LRU batch runs at once, or with ``cleaner_lag`` = n
+        after n more takes, during which no take wakes it again (page_cleaner_active),
+        if need_lru_eviction still holds then (buf_flush_page_cleaner).  The pending
+        wake is the pool's (one page cleaner)."""
+        pool = self.pool
+        pend = getattr(pool, "cleaner_pend", 0)
+        if pend > 0:
+            pool.cleaner_pend = pend - 1
+            if pend == 1 and self.need_lru_eviction():
+                self.cleaner_pass(t_ns)
+        elif self.need_lru_eviction():
+            if pool.config.cleaner_lag == 0:
+                self.cleaner_pass(t_ns)
+            else:
+                pool.cleaner_pend = pool.config.cleaner_lag
 
     def cleaner_pass(self, t_ns):
         """The page cleaner's LRU batch: from the tail until lru_scan_depth blocks are
@@ -270,6 +292,7 @@ class InnoDBPoolRules:
             while self.next_tick <= t_ns:
                 if self.active:
                     if cfg.page_cleaner:
+                        self.cleaner_pend = 0   # a pending wake is consumed: the cleaner ran
                         for inst in self.inst:
                             inst.cleaner_pass(self.next_tick)
                         self.ticks += 1
