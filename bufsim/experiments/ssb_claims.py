@@ -4,11 +4,11 @@ exclude it under the model family, with the computed range beside it.
 The 13-query response-time claims are out-of-sample predictions: each configuration's
 Cold and Run1-3 times are predicted by the CPU model of :mod:`bufsim.experiments.ssb_cpu`
 with costs fitted on Q1.1 and the *other* four configurations only
-(:func:`~bufsim.experiments.ssb_cpu.leave_one_out`, least squares: an estimator named
+(:func:`~bufsim.experiments.ssb_cpu_ranges.leave_one_out`, least squares: an estimator named
 in advance), so no constant is fitted on a claim it is said to predict (``fitted`` is
 False on every row).  Beside each prediction, the range of predictions over *every*
 cost vector that keeps Q1.1 and the other configurations within their limits
-(:func:`~bufsim.experiments.ssb_cpu.held_out_ranges`).  The verdict of one claim
+(:func:`~bufsim.experiments.ssb_cpu_ranges.held_out_ranges`).  The verdict of one claim
 (:func:`time_verdict`):
 
 * **holds** when the least-squares prediction is within the stated limit of the
@@ -23,7 +23,7 @@ cost vector that keeps Q1.1 and the other configurations within their limits
   predict it) but the named estimator misses it.  Holding it would mean choosing costs
   knowing the figure, so it is not counted as held.  Also neither when the rest cannot
   be fitted within the limits at all (the range is then over the rest's floor, not over
-  the limits; ``range_limit`` of :func:`~bufsim.experiments.ssb_cpu.held_out_ranges`).
+  the limits; ``range_limit`` of :func:`~bufsim.experiments.ssb_cpu_ranges.held_out_ranges`).
 """
 from __future__ import annotations
 
@@ -109,10 +109,10 @@ def time_claims(table: pd.DataFrame, loo: pd.DataFrame, ranges: pd.DataFrame,
         The document's figures: ``config``, ``run`` (Cold, Run1, Run2, Run3), ``reported``
         (seconds).
     loo : pandas.DataFrame
-        :func:`~bufsim.experiments.ssb_cpu.leave_one_out` with each configuration held out
+        :func:`~bufsim.experiments.ssb_cpu_ranges.leave_one_out` with each configuration held out
         alone: ``config``, ``phase``, ``predicted``.
     ranges : pandas.DataFrame
-        :func:`~bufsim.experiments.ssb_cpu.held_out_ranges` of the same configurations:
+        :func:`~bufsim.experiments.ssb_cpu_ranges.held_out_ranges` of the same configurations:
         ``config``, ``phase``, ``reported`` (the phase's figure the range is relative to),
         ``ratio_low``, ``ratio_high``, ``range_limit``.
     limits : dict
