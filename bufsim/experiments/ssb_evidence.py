@@ -19,6 +19,13 @@ notebook's explanation of its misses (000_fe2813b876a91991.txt):
   pool when a long run of B-tree searches leaves a frozen young sublist (date_first with
   old_blocks_time 1000): each young leaf searched more than ``n_recs / 16`` times in its
   residency gets a hash node per record, and the node heap grows in whole pool blocks.
+* :func:`stats_refresh` — what ``INNODB_BUFFER_POOL_STATS``' per-second rates say about
+  the pool before the statement: each rate is the counter's increase since the last
+  ``buf_refresh_io_stats`` divided by the seconds since it, so with the counter itself
+  they give the seconds since that refresh and every counter's value at it (the pages
+  read before the statement, and that none had been made young or not made young).
+* :func:`unchecked_gets` — with old_blocks_time > 0 every get counts not made young, made
+  young or nothing (a young page, or no eviction yet): the gets that counted nothing.
 * :func:`lock_pair_ns` — what the one source difference between 5.5.30's and 5.6.10's
   ``buf_page_get_gen`` costs uncontended: 5.5's ``buf_pool->mutex`` enter/exit fast path
   against 5.6's page-hash rw-lock S lock/unlock, each as a minimal machine-code kernel
@@ -27,6 +34,7 @@ notebook's explanation of its misses (000_fe2813b876a91991.txt):
 from __future__ import annotations
 
 import itertools
+import math
 from typing import Sequence
 
 import numpy as np
@@ -35,7 +43,7 @@ import pandas as pd
 from .._validation import check_int
 
 __all__ = ["q11_identifiability", "implied_check_cost", "profile_offthread", "table_implied",
-           "ahi_heap", "lock_pair_ns", "CONSTANTS", "AHI_NODE_BYTES", "MEM_BLOCK_HEADER_BYTES",
+           "ahi_heap", "lock_pair_ns", "stats_refresh", "RATE_OF", "unchecked_gets", "CONSTANTS", "AHI_NODE_BYTES", "MEM_BLOCK_HEADER_BYTES",
            "BTR_SEARCH_PAGE_BUILD_LIMIT"]
 
 #: the four constants, in the order of the columns of the linear system
@@ -196,6 +204,82 @@ def table_implied(times: pd.DataFrame, model_runs: pd.DataFrame, *, q11: pd.Data
         for plan, r in q11.xs(0, level="old_blocks_time_ms").iterrows():
             df[f"q11_{plan}_us_per_read"] = (r.seconds - r.gets * g / 1e6) / r.reads * 1e6
     return df
+
+
+# ---- the statistics refresh before a run ------------------------------------------------------
+#: INNODB_BUFFER_POOL_STATS rate field -> the counter it is the rate of
+RATE_OF = {"PAGES_MADE_YOUNG_RATE": "PAGES_MADE_YOUNG",
+           "PAGES_MADE_NOT_YOUNG_RATE": "PAGES_NOT_MADE_YOUNG",
+           "PAGES_READ_RATE": "NUMBER_PAGES_READ",
+           "READ_AHEAD_RATE": "NUMBER_PAGES_READ_AHEAD"}
+
+
+def stats_refresh(counters: pd.DataFrame) -> pd.DataFrame:
+    """The pool at the last statistics refresh before each run's ``INNODB_BUFFER_POOL_STATS``.
+
+    MySQL 5.6 ``buf0buf.cc`` ``buf_stats_get_pool_info`` computes each rate as
+    ``(stat.n - old_stat.n) / time_elapsed`` with ``time_elapsed = 0.001 +
+    difftime(now, last_printout_time)`` (whole seconds + 0.001), where ``old_stat`` and
+    ``last_printout_time`` are what ``buf_refresh_io_stats`` copied at the last refresh.
+    A counter that was 0 at the refresh has ``counter / rate = time_elapsed`` exactly;
+    one that was not has a larger quotient.  So the smallest quotient, when it is a whole
+    number of seconds + 0.001, is ``time_elapsed``, and every counter's value at the
+    refresh is ``counter - round(rate * time_elapsed)``.
+    ``NOT_YOUNG_MAKE_PER_THOUSAND_GETS`` and ``YOUNG_MAKE_PER_THOUSAND_GETS`` (``1000 *
+    increase / gets increase``, truncated) bound the gets at the refresh from above.
+
+    ``counters``: ``plan``, ``old_blocks_time_ms``, ``metric``, ``value`` (as
+    ``data/ssb_q11_counters.csv``), with the rate fields of :data:`RATE_OF`.  One row per
+    run whose rates are not all 0 (all 0: nothing happened since the refresh, which then
+    says nothing about the pool before the statement): ``plan``, ``old_blocks_time_ms``,
+    ``elapsed_s``, ``<counter>_at_refresh`` for each counter of :data:`RATE_OF`, and
+    ``gets_at_refresh_max`` (-1 when no per-thousand field is non-zero).
+
+    Raises
+    ------
+    ValueError
+        If a column or a field is missing, or a run's smallest quotient is not within
+        1e-6 s of a whole number of seconds + 0.001 (no counter was 0 at the refresh, so
+        the seconds since it are not determined; the document prints its rates to 16-17
+        digits).
+    """
+    need = {"plan", "old_blocks_time_ms", "metric", "value"}
+    if not need <= set(counters.columns):
+        raise ValueError(f"counters must have columns {sorted(need)}; got {sorted(counters.columns)}")
+    wide = counters.pivot_table(index=["plan", "old_blocks_time_ms"], columns="metric",
+                                values="value", aggfunc="first")
+    fields = [*RATE_OF, *RATE_OF.values(), "NUMBER_PAGES_GET", "NOT_YOUNG_MAKE_PER_THOUSAND_GETS",
+              "YOUNG_MAKE_PER_THOUSAND_GETS"]
+    missing = [m for m in fields if m not in wide.columns]
+    if missing:
+        raise ValueError(f"counters lack metric(s) {missing}; allowed: data/ssb_q11_counters.csv")
+    out = []
+    for key, r in wide.iterrows():
+        rates = {f: float(r[f]) for f in RATE_OF}
+        live = {f: v for f, v in rates.items() if v > 0}
+        if not live:
+            continue
+        elapsed = min(float(r[RATE_OF[f]]) / v for f, v in live.items())
+        whole = round(elapsed - 0.001)
+        if abs(elapsed - (whole + 0.001)) > 1e-6:
+            raise ValueError(f"run {key}: the smallest counter / rate is {elapsed:.6f} s, not a whole "
+                             "number of seconds + 0.001: no counter was 0 at the refresh")
+        elapsed = whole + 0.001
+        row = dict(plan=key[0], old_blocks_time_ms=int(key[1]), elapsed_s=elapsed)
+        for f, c in RATE_OF.items():
+            row[f"{c}_at_refresh"] = int(round(float(r[c]) - rates[f] * elapsed))
+        g_max = -1
+        for per, c in (("NOT_YOUNG_MAKE_PER_THOUSAND_GETS", "PAGES_NOT_MADE_YOUNG"),
+                       ("YOUNG_MAKE_PER_THOUSAND_GETS", "PAGES_MADE_YOUNG")):
+            k = float(r[per])
+            if k > 0:
+                # k = floor(1000 * d / dg), so dg > 1000 * d / (k + 1)
+                d = float(r[c]) - row[f"{c}_at_refresh"]
+                bound = int(r["NUMBER_PAGES_GET"]) - math.floor(1000 * d / (k + 1)) - 1
+                g_max = bound if g_max < 0 else min(g_max, bound)
+        row["gets_at_refresh_max"] = g_max
+        out.append(row)
+    return pd.DataFrame(out)
 
 
 # ---- the adaptive hash index's node heap ------------------------------------------------------
@@ -363,3 +447,36 @@ def lock_pair_ns(n: int = 5_000_000, repeat: int = 5) -> dict:
                                    f"lock word {word[0]:#x}")
         out[name] = float(best)
     return out
+
+
+def unchecked_gets(counters: pd.DataFrame) -> pd.DataFrame:
+    """Per run with ``old_blocks_time_ms`` > 0: the gets that counted neither not made
+    young nor made young, ``gets - PAGES_NOT_MADE_YOUNG - PAGES_MADE_YOUNG``, and per row.
+
+    In 5.6.10 every get runs ``buf_page_peek_if_too_old`` once (``buf_page_get_gen``,
+    ``buf_page_optimistic_get``, ``buf_page_get_known_nowait``), which with a non-zero
+    old_blocks_time counts a page not made young (an old page first accessed less than
+    the time ago, or never), or moves an old page past it (made young), or counts nothing
+    (a young page, or no eviction yet: ``freed_page_clock`` 0).  So the unchecked gets are
+    the gets of young pages and of the warm-up.  Columns: ``plan``,
+    ``old_blocks_time_ms``, ``gets``, ``rows``, ``unchecked``, ``unchecked_per_row``,
+    ``gets_per_row``.
+    """
+    need = {"plan", "old_blocks_time_ms", "metric", "value"}
+    if not need <= set(counters.columns):
+        raise ValueError(f"counters must have columns {sorted(need)}; got {sorted(counters.columns)}")
+    wide = counters.pivot_table(index=["plan", "old_blocks_time_ms"], columns="metric",
+                                values="value", aggfunc="first")
+    fields = ["NUMBER_PAGES_GET", "PAGES_NOT_MADE_YOUNG", "PAGES_MADE_YOUNG", "INNODB_ROWS_READ"]
+    missing = [m for m in fields if m not in wide.columns]
+    if missing:
+        raise ValueError(f"counters lack metric(s) {missing}; allowed: data/ssb_q11_counters.csv")
+    out = []
+    for (plan, t), r in wide.iterrows():
+        if int(t) <= 0:
+            continue
+        g, rows = float(r.NUMBER_PAGES_GET), float(r.INNODB_ROWS_READ)
+        u = g - float(r.PAGES_NOT_MADE_YOUNG) - float(r.PAGES_MADE_YOUNG)
+        out.append(dict(plan=plan, old_blocks_time_ms=int(t), gets=g, rows=rows, unchecked=u,
+                        unchecked_per_row=u / rows, gets_per_row=g / rows))
+    return pd.DataFrame(out)

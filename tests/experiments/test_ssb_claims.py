@@ -86,6 +86,15 @@ def test_counter_claims_exclude_only_outside_the_given_range():
     assert out.document_excludes.iloc[1] and out.computed_low.iloc[1] == 2.2e6
     inside = K.counter_claims(q11, {key: (1.5e6, 3.0e6, "bound")})
     assert not inside.document_excludes.iloc[1]
+    # the replay of the document's procedure judges the row in place of the empty pool's
+    rep = K.counter_claims(q11, {key: (1.5e6, 3.0e6, "bound")}, {key: (1.9e6, "after its restart")})
+    assert list(rep.holds) == [True, True] and rep.simulated.iloc[1] == 1.9e6
+    assert rep.claim.iloc[1].endswith("within 10% (after its restart)")
+    assert rep.claim.iloc[0] == t.claim.iloc[0]
+    miss = K.counter_claims(q11, {key: (2.2e6, 3.0e6, "bound")}, {key: (1.8e6, "after its restart")})
+    assert not miss.holds.iloc[1] and miss.document_excludes.iloc[1]     # 0.876; figure outside
+    with pytest.raises(ValueError, match="replays"):
+        K.counter_claims(q11, None, {key: (float("nan"), "x")})
 
 
 def test_table_open_pages_are_the_statistics_descents():
@@ -131,3 +140,33 @@ def test_a_restart_history_keeps_the_root_young_at_sf1():
     assert after["gets"] == empty["gets"]
     assert after["not_made_young"] < empty["not_made_young"] - 0.5 * rows
     assert abs(after["pages_read"] / empty["pages_read"] - 1) < 0.03
+
+
+def test_document_restart_refuses_what_it_cannot_pin():
+    from bufsim.experiments import ssb as X
+    from bufsim.workloads.ssb import SSB
+    counters = pd.read_csv(paths.data_dir() / "ssb_q11_counters.csv")
+    ssb, calib = SSB(0.01), X.Calibration()
+    with pytest.raises(ValueError, match="seeds"):
+        K.document_restart(ssb, calib, counters, seeds=[])
+    # scan t=1000: every rate 0 (nothing since the refresh), so nothing pins its history
+    with pytest.raises(ValueError, match="no statistics refresh"):
+        K.document_restart(ssb, calib, counters, plan="scan", old_blocks_time_ms=1000)
+
+
+@pytest.mark.slow
+def test_the_documents_restart_brings_date_first_within_10pct_at_sf1():
+    """Q1.1 date_first, old_blocks_time 1000, SF1: replayed after the restart the document's
+    statistics rates pin (263 pages read before the statement), the pages not made young
+    come within 10% of the document's 2,054,952 (seeds 0 and 1: 0.933, 0.912), where the
+    empty pool gives 1.39; the gap before the statement does not change the count."""
+    from bufsim.experiments import ssb as X
+    from bufsim.workloads.ssb import SSB
+    counters = pd.read_csv(paths.data_dir() / "ssb_q11_counters.csv")
+    ssb = SSB(1.0)
+    calib = X.Calibration(row_ns=1, get_ns=1171, clock_read_ns=4710, read_ns=34513)
+    r = K.document_restart(ssb, calib, counters, seeds=[0, 1])
+    assert (r.earlier_pages == 263).all()
+    assert ((r.not_made_young / 2_054_952 - 1).abs() <= 0.10).all(), r.not_made_young.tolist()
+    no_gap = K.document_restart(ssb, calib, counters, seeds=[0], idle_ns=0)
+    assert no_gap.not_made_young.iloc[0] == r.not_made_young.iloc[0]

@@ -137,3 +137,52 @@ def test_ahi_heap_is_the_fixed_point_of_its_two_equations():
                 dict(pool_pages=8192, free_target=0, recs_per_page=0.0)):
         with pytest.raises(ValueError):
             E.ahi_heap(**bad)
+
+
+def _stats(now, at_refresh, elapsed, gets=(5_000_000, 1_000), per_thousand=True):
+    """One run's counters and INNODB_BUFFER_POOL_STATS rates as buf_stats_get_pool_info
+    prints them: counters ``now`` and ``at_refresh`` (made young, not made young, read,
+    read ahead), ``elapsed`` whole seconds since the refresh (+ 0.001)."""
+    te = elapsed + 0.001
+    names = list(E.RATE_OF.values())
+    rows = {c: n for c, n in zip(names, now)}
+    rows.update({f: (n - a) / te for (f, c), n, a in zip(E.RATE_OF.items(), now, at_refresh)})
+    g_now, g_ref = gets
+    dg = g_now - g_ref
+    rows["NUMBER_PAGES_GET"] = g_now
+    rows["NOT_YOUNG_MAKE_PER_THOUSAND_GETS"] = (1000 * (now[1] - at_refresh[1]) // dg
+                                                if per_thousand else 0)
+    rows["YOUNG_MAKE_PER_THOUSAND_GETS"] = (1000 * (now[0] - at_refresh[0]) // dg
+                                            if per_thousand else 0)
+    return pd.DataFrame([dict(plan="p", old_blocks_time_ms=1000, metric=m, value=v)
+                         for m, v in rows.items()])
+
+
+def test_stats_refresh_recovers_the_counters_at_the_refresh():
+    c = _stats((40, 2_000_000, 190_000, 7), (0, 0, 263, 7), 59)
+    r = E.stats_refresh(c).iloc[0]
+    assert r.elapsed_s == pytest.approx(59.001)
+    assert (r.PAGES_MADE_YOUNG_at_refresh, r.PAGES_NOT_MADE_YOUNG_at_refresh,
+            r.NUMBER_PAGES_READ_at_refresh, r.NUMBER_PAGES_READ_AHEAD_at_refresh) == (0, 0, 263, 7)
+    # the per-thousand field bounds the gets at the refresh from above: the truth (1,000) is below
+    assert 1_000 <= r.gets_at_refresh_max < 5_000_000
+    # no counter 0 at the refresh: the seconds since it are not determined
+    with pytest.raises(ValueError, match="no counter was 0"):
+        E.stats_refresh(_stats((40, 2_000_000, 190_000, 7), (3, 10, 263, 7), 59))
+    # a run with every rate 0 says nothing about before it
+    assert E.stats_refresh(_stats((0, 0, 0, 0), (0, 0, 0, 0), 10, per_thousand=False)).empty
+    with pytest.raises(ValueError, match="READ_AHEAD_RATE"):
+        E.stats_refresh(c[c.metric != "READ_AHEAD_RATE"])
+
+
+def test_stats_refresh_on_the_document():
+    """000's three runs with non-zero rates: 263 pages read at the refresh before the
+    statement, none made young or not made young then (the rates' quotients are whole
+    seconds + 0.001 to the printed precision)."""
+    r = E.stats_refresh(pd.read_csv(data_dir() / "ssb_q11_counters.csv")).set_index(
+        ["plan", "old_blocks_time_ms"])
+    assert sorted(r.index) == [("date_first", 0), ("date_first", 1000), ("scan", 0)]
+    assert (r.NUMBER_PAGES_READ_at_refresh == 263).all()
+    assert (r.PAGES_MADE_YOUNG_at_refresh == 0).all() and (r.PAGES_NOT_MADE_YOUNG_at_refresh == 0).all()
+    assert r.loc[("date_first", 1000), "elapsed_s"] == pytest.approx(59.001)
+    assert r.loc[("date_first", 1000), "gets_at_refresh_max"] < 10_000

@@ -1,0 +1,293 @@
+"""Notebook 01's CPU model, step 2 of 3: the costs, fitted.
+
+:func:`predict` prices observations (:mod:`bufsim.experiments.ssb_cpu_counts`) with a
+cost vector, the max (or the sum) of the query thread's lane and the read-ahead lane;
+:func:`fit` fits the costs on named observations, by non-negative least squares of the
+relative errors or exactly by the smallest largest error (``objective="minimax"``, a
+mixed-integer program: :class:`_Program`, :func:`_minimax`).  Re-exported by
+:mod:`bufsim.experiments.ssb_cpu`.
+"""
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+from dataclasses import dataclass
+from typing import Iterable, Mapping
+
+import numpy as np
+import pandas as pd
+
+from .._validation import check_int
+from .ssb_cpu_counts import COSTS, FITTED, LANES, NS
+
+__all__ = ["predict", "CpuFit", "OBJECTIVES", "fit"]
+
+# ---- the model -----------------------------------------------------------------------------
+def _lane_matrices(obs: pd.DataFrame):
+    """Per lane, the matrix of features times costs (columns in FITTED order; the tied
+    cold_page_q feature is added onto cold_page's column in the query lane)."""
+    mats = {}
+    for lane in LANES:
+        m = np.zeros((len(obs), len(FITTED)))
+        for name, (col, ln, _) in COSTS.items():
+            if ln != lane:
+                continue
+            j = FITTED.index("cold_page" if name == "cold_page_q" else name)
+            m[:, j] += obs[col].to_numpy(float)
+        mats[lane] = m / NS       # ns -> seconds
+    return mats
+
+
+def _groups(obs: pd.DataFrame):
+    """The observations (``config``, ``phase``) in order of first appearance, and the
+    0/1 matrix summing ``obs``' rows into them (the identity without a ``statement``
+    column: each row is an observation)."""
+    if "statement" not in obs.columns:
+        keys = list(zip(obs["config"], obs["phase"]))
+        return keys, np.eye(len(obs))
+    pairs = list(zip(obs["config"], obs["phase"]))
+    keys = list(dict.fromkeys(pairs))
+    pos = {k: i for i, k in enumerate(keys)}
+    g = np.zeros((len(keys), len(obs)))
+    g[[pos[p] for p in pairs], np.arange(len(obs))] = 1.0
+    return keys, g
+
+
+def predict(costs: Mapping[str, float], obs: pd.DataFrame, *, overlap: bool = True) -> pd.DataFrame:
+    """Per observation: the query-thread and read-ahead lane seconds and the predicted
+    time (their max with ``overlap``, else their sum).  With a ``statement`` column
+    (``observations(..., statements=True)``) the max is taken per statement and summed
+    over the observation's statements; one row per observation (``config``, ``phase``,
+    ``reported`` when ``obs`` has it)."""
+    missing = [k for k in FITTED if k not in costs]
+    if missing:
+        raise ValueError(f"costs lack {missing}; allowed keys: {', '.join(FITTED)}")
+    x = np.array([float(costs[k]) for k in FITTED])
+    if (x < 0).any() or not np.isfinite(x).all():
+        raise ValueError(f"costs must be finite and >= 0, got {dict(costs)}")
+    mats = _lane_matrices(obs)
+    q, a = mats["query"] @ x, mats["ahead"] @ x
+    t = np.maximum(q, a) if overlap else q + a
+    keys, g = _groups(obs)
+    out = pd.DataFrame({"config": [k[0] for k in keys], "phase": [k[1] for k in keys],
+                        "query_s": g @ q, "ahead_s": g @ a, "predicted": g @ t})
+    if "statement" not in obs.columns:
+        out.index = obs.index
+    if "reported" in obs.columns:
+        first = obs.groupby(["config", "phase"], sort=False)["reported"].first()
+        out.insert(2, "reported", [float(first.loc[k]) for k in keys])
+    return out
+
+
+@dataclass
+class CpuFit:
+    """Fitted costs (ns, >= 0), the fit set's names, the in-sample predictions and the
+    residual: the norm of the relative errors (``objective="lsq"``) or the largest
+    relative error (``"minimax"``)."""
+
+    costs: dict
+    fit_set: tuple
+    in_sample: pd.DataFrame
+    residual: float
+    overlap: bool
+    objective: str = "lsq"
+
+    def table(self) -> pd.DataFrame:
+        """The costs with what each prices and its fit set (written beside it)."""
+        return pd.DataFrame([dict(cost=k, ns=self.costs[k], lane=COSTS[k][1], prices=COSTS[k][2],
+                                  fit_set=", ".join(self.fit_set)) for k in FITTED])
+
+
+OBJECTIVES = ("lsq", "minimax")
+
+
+def fit(obs: pd.DataFrame, fit_set: Iterable[str] | None = None, *, overlap: bool = True,
+        max_iter: int = 50, objective: str = "lsq", time_limit: float = 120.0) -> CpuFit:
+    """Fit the costs on the observations named in ``fit_set`` (``config`` values;
+    None: all).
+
+    ``objective="minimax"`` minimises the largest relative error instead, exactly
+    (:func:`_minimax`, a mixed-integer program; ``time_limit`` seconds at most): its
+    residual is the smallest largest error any costs >= 0 reach on the fit set, so a
+    smaller one is not in the model.
+
+    ``"lsq"`` minimises the squared relative errors subject to costs >= 0 (``scipy.optimize.nnls``).
+    With ``overlap`` (max of the lanes) the fit alternates: fix each observation's slower
+    lane, solve the nnls with that lane's features, re-decide the lanes; from three starts
+    (every observation on the query lane, every one on the read-ahead lane, the no-overlap
+    solution) until the lanes stop changing or ``max_iter``; the start with the smallest
+    max-model error wins.  A cost whose feature is 0 in every fitted observation is 0
+    (nothing determines it).
+    """
+    from scipy.optimize import nnls
+
+    check_int("max_iter", max_iter, 1)
+    if objective not in OBJECTIVES:
+        raise ValueError(f"objective = {objective!r}; allowed: {', '.join(map(repr, OBJECTIVES))}")
+    names = list(obs["config"]) if fit_set is None else list(fit_set)
+    unknown = [n for n in names if n not in set(obs["config"])]
+    if unknown or not names:
+        raise ValueError(f"fit_set names {unknown or 'nothing'}; allowed: {sorted(set(obs['config']))}")
+    sub = obs[obs["config"].isin(names)]
+    keys, g = _groups(sub)
+    y = sub.groupby(["config", "phase"], sort=False)["reported"].first()
+    y = np.array([float(y.loc[k]) for k in keys])
+    if (y <= 0).any():
+        raise ValueError("reported times must all be > 0")
+    w = 1 / y
+    mats = _lane_matrices(sub)
+    Aq, Aa = mats["query"], mats["ahead"]
+
+    def solve(A):
+        x, _ = nnls(A * w[:, None], y * w, maxiter=50 * A.shape[1])
+        return x
+
+    def err(x):
+        q, a = Aq @ x, Aa @ x
+        t = g @ (np.maximum(q, a) if overlap else q + a)
+        return float(np.sqrt(np.sum(((t - y) * w) ** 2)))
+
+    x_sum = solve(g @ (Aq + Aa))
+    best = x_sum
+    if overlap:
+        best_err = np.inf
+        for start in ("query", "ahead", "sum"):
+            if start == "sum":
+                on_q = (Aq @ x_sum) >= (Aa @ x_sum)
+            else:
+                on_q = np.full(len(sub), start == "query")
+            for _ in range(max_iter):
+                A = g @ np.where(on_q[:, None], Aq, Aa)
+                x = solve(A)
+                new = (Aq @ x) >= (Aa @ x)
+                if (new == on_q).all():
+                    break
+                on_q = new
+            e = err(x)
+            if e < best_err - 1e-12:
+                best, best_err = x, e
+    residual = err(best)
+    if objective == "minimax":
+        q, a = Aq @ best, Aa @ best
+        start = g @ (np.maximum(q, a) if overlap else q + a)
+        best, residual = _minimax(Aq, Aa, g, y, overlap,
+                                  float(np.max(np.abs(start / y - 1))) * 1.01 + 1e-4,
+                                  time_limit)
+    costs = {k: float(v) for k, v in zip(FITTED, best)}
+    pred = predict(costs, sub, overlap=overlap)
+    pred["reported"] = y
+    pred["ratio"] = pred["predicted"] / y
+    return CpuFit(costs, tuple(dict.fromkeys(names)), pred, residual, overlap, objective)
+
+
+@contextlib.contextmanager
+def _quiet_fd1():
+    """The process's standard output (file descriptor 1) goes to the null device inside.
+
+    HiGHS, the solver behind ``scipy.optimize.milp``, prints some internal lines (e.g.
+    ``HighsMipSolverData::transformNewIntegerFeasibleSolution tmpSolver.run();``) straight
+    to descriptor 1 even with ``disp`` off, and Jupyter shows those in the cell's output.
+    The result and any error still come back through ``milp``'s return value.  Where
+    descriptor 1 cannot be duplicated, nothing is redirected."""
+    sys.stdout.flush()
+    try:
+        saved = os.dup(1)
+    except OSError:
+        yield
+        return
+    null = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(null, 1)
+        yield
+    finally:
+        os.dup2(saved, 1)
+        os.close(saved)
+        os.close(null)
+
+
+class _Program:
+    """The mixed-integer program behind :func:`_minimax` and
+    :func:`~bufsim.experiments.ssb_cpu_ranges.prediction_range`.
+
+    Row ``r`` of ``Aq``/``Aa`` (a statement, or an observation) takes ``v_r``: the sum of
+    its lanes without ``overlap`` or where one lane has no feature; else their max, by one
+    binary ``b_r`` (``v_r >= q_r, a_r``; ``v_r <= q_r + M b_r``; ``v_r <= a_r + M (1 - b_r)``,
+    so ``M`` must bound every lane).  Observation ``o`` (``g``'s row) predicts
+    ``sum v_r`` with relative error ``e_o`` (``e_o >= |sum v_r / y_o - 1|``) and
+    ``e_o <= tau`` for each observation ``linked`` (default: all; the others' ``e_o`` are
+    bounded through ``ub`` alone).  Variables: the costs (ns), ``v``, ``b``, ``e``, ``tau``.
+    """
+
+    def __init__(self, Aq, Aa, g, y, overlap, big, linked=None):
+        n, nc, no = Aq.shape[0], Aq.shape[1], len(y)
+        linked = np.ones(no, bool) if linked is None else np.asarray(linked, bool)
+        two = np.nonzero((Aq.any(axis=1) & Aa.any(axis=1)) if overlap else np.zeros(n, bool))[0]
+        self.nc, self.iv, self.ib = nc, nc, nc + n
+        self.ie = self.ib + len(two)
+        self.it = self.ie + no
+        nv = self.it + 1
+        rows, lo, hi = [], [], []
+
+        def add(z, lower, upper):
+            rows.append(z), lo.append(lower), hi.append(upper)
+
+        for r in np.setdiff1d(np.arange(n), two):              # v_r = (q_r + a_r) . costs
+            z = np.zeros(nv); z[:nc] = -(Aq[r] + Aa[r]); z[self.iv + r] = 1; add(z, 0.0, 0.0)
+        for j, r in enumerate(two):
+            for lane, other in ((Aq[r], 0.0), (Aa[r], 1.0)):
+                z = np.zeros(nv); z[:nc] = -lane; z[self.iv + r] = 1; add(z, 0.0, np.inf)
+                z = z.copy(); z[self.ib + j] = big if other else -big
+                add(z, -np.inf, big * other)
+        for o in range(no):
+            members = self.iv + np.nonzero(g[o])[0]
+            for sign in (1.0, -1.0):
+                z = np.zeros(nv); z[members] = -sign / y[o]; z[self.ie + o] = 1; add(z, -sign, np.inf)
+            if linked[o]:
+                z = np.zeros(nv); z[self.ie + o] = 1; z[self.it] = -1; add(z, -np.inf, 0.0)
+        self.a, self.lo, self.hi = np.array(rows), lo, hi
+        self.lb, self.ub = np.zeros(nv), np.full(nv, np.inf)
+        self.ub[self.ib:self.ie] = 1
+        self.integrality = np.zeros(nv)
+        self.integrality[self.ib:self.ie] = 1
+        self.nv = nv
+
+    def solve(self, cost, time_limit):
+        from scipy.optimize import Bounds, LinearConstraint, milp
+
+        with _quiet_fd1():
+            res = milp(cost, constraints=LinearConstraint(self.a, self.lo, self.hi),
+                       integrality=self.integrality, bounds=Bounds(self.lb, self.ub),
+                       options=dict(time_limit=float(time_limit), mip_rel_gap=1e-9))
+        if res.status != 0:
+            raise RuntimeError(f"cost program: {res.message} (time_limit = {time_limit} s)")
+        return res.x
+
+
+def _minimax(Aq, Aa, g, y, overlap, tau_start, time_limit):
+    """The costs (ns, >= 0) whose largest relative error over the observations is the
+    smallest, and that error: exact, by ``scipy.optimize.milp`` (HiGHS) over
+    :class:`_Program`.  First ``tau`` is minimised; then, with ``tau`` held at its
+    minimum, the sum of the errors (the minimum has many costs in general; this picks
+    one, deterministically).  ``tau_start`` is an error some costs reach (a little more
+    than the least-squares fit's): the minimum is no larger, and it bounds ``M``.
+    """
+    pr = _Program(Aq, Aa, g, y, overlap, (1 + tau_start) * float(y.max()) * 1.01 + 1.0)
+    pr.ub[pr.it] = tau_start
+    c1 = np.zeros(pr.nv); c1[pr.it] = 1
+    tau = float(pr.solve(c1, time_limit)[pr.it])
+    c2 = np.zeros(pr.nv); c2[pr.ie:pr.it] = 1
+    slack = max(1e-7, 1e-6 * tau)
+    for attempt in range(4):           # the solver's tolerances may need a looser tau
+        pr.ub[pr.it] = tau + slack
+        try:
+            x = pr.solve(c2, time_limit)
+            break
+        except RuntimeError:
+            if attempt == 3:
+                raise
+            slack *= 10
+    costs = np.maximum(x[:pr.nc], 0.0)
+    q, a = Aq @ costs, Aa @ costs
+    pred = g @ (np.maximum(q, a) if overlap else q + a)
+    return costs, float(np.max(np.abs(pred / y - 1)))
