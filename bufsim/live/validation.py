@@ -330,10 +330,18 @@ def loaded_server(scale: W.Scale = W.QUICK, seed: int = 0, *, timing: bool = Fal
     performance_schema on (:data:`bufsim.live.TIMING_SETTINGS`), as ``run_grid(timing=True)``
     needs."""
     srv = MariaDBServer(dict(innodb_buffer_pool_size=LOAD_POOL,
-                             **(TIMING_SETTINGS if timing else {}))).start()
+                             **(TIMING_SETTINGS if timing else {})))
+    with cf.ThreadPoolExecutor(max_workers=1) as ex:   # the rows are drawn while the
+        rows = ex.submit(_rows, scale, seed)            # server's data directory is made
+        try:
+            srv.start()
+            data = rows.result()
+        except BaseException:
+            srv.close()
+            raise
     try:
         with srv.connect() as conn:
-            W.load(conn, _rows(scale, seed))
+            W.load(conn, data)
         yield srv
     finally:
         srv.close()
