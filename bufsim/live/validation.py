@@ -212,29 +212,46 @@ class _Run:
     ms: list
 
 
-def _measure(srv: MariaDBServer, k: int, st: Setting, plan, timing: bool,
-             restart: bool = True) -> _Run:
-    """One run: restart ``srv`` with ``st`` (a cold pool), open the tables, run ``plan``
-    cold then warm, and take the counter deltas of each phase.  ``restart=False``: ``srv``
-    was restarted with ``st`` already (by :func:`_worker`'s standby) and has run nothing
-    since."""
-    if restart:
-        srv.restart(**st.server_settings())
+def _ready(srv: MariaDBServer, st: Setting):
+    """Restart ``srv`` with ``st`` (a cold pool), connect to it and read its settings
+    (:meth:`bufsim.live.Connection.settings`: variables and INNODB_BUFFER_POOL_STATS, no
+    page of any table): the connection a run of :func:`_measure` starts from.  A run's
+    server did nothing else between this and the run."""
+    srv.restart(**st.server_settings())
     conn = srv.connect(multi_statements=True)
     try:
-        info = conn.settings()
+        return conn, conn.settings()
+    except BaseException:
+        conn.close()
+        raise
+
+
+def _measure(srv: MariaDBServer, k: int, st: Setting, plan, timing: bool,
+             ready=None) -> _Run:
+    """One run: restart ``srv`` with ``st`` (a cold pool), open the tables, run ``plan``
+    cold then warm, and take the counter deltas of each phase.  ``ready``: the
+    ``(connection, settings)`` :func:`_ready` returned for ``srv`` and ``st`` (by
+    :func:`_worker`'s standby, beside the previous run), so ``srv`` is not restarted
+    here; the connection is closed here.
+
+    The counters are read before the cold phase, between the phases (the cold phase's
+    end and the warm phase's start: one reading, no statement runs between them) and
+    after the warm phase."""
+    conn, info = ready if ready is not None else _ready(srv, st)
+    try:
         for t in ("dates", "lineorder", "sbtest"):
             conn.query(f"SELECT * FROM `{W.SCHEMA}`.`{t}` LIMIT 0", doing="opening tables")
         real, ms = [], []
+        before = conn.counters()
+        resident0 = int(before["DATABASE_PAGES"])
+        created0 = int(before["NUMBER_PAGES_CREATED"])
         for _phase in ("cold", "warm"):
-            before = conn.counters()
-            if not real:
-                resident0 = int(before["DATABASE_PAGES"])
-                created0 = int(before["NUMBER_PAGES_CREATED"])
             ns0 = conn.statement_ns() if timing else 0
             plan.run(conn)
             ms.append((conn.statement_ns() - ns0) / 1e6 if timing else float("nan"))
-            real.append(delta(before, conn.counters()))
+            after = conn.counters()
+            real.append(delta(before, after))
+            before = after
     finally:
         conn.close()
     return _Run(k, plan.name, info, resident0, created0, real, ms)
@@ -245,13 +262,14 @@ def _worker(servers: list, jobs: "queue.Queue", done: "queue.Queue",
     """Take (k, setting, plan) jobs until none is left (or ``stop``); put each
     :class:`_Run`, or the exception that ended the worker, on ``done``.
 
-    With one server, each run restarts it (stop, start) and then runs.  With two (a
-    standby), they take the runs in turn and the restart of the next run's server
-    goes on in the background while this run's server runs its plan: a restart is mostly
-    waiting on files (0.05-0.1 s of the server's CPU in 0.6-1 s), and a restarted server
-    left idle changes no counter of INNODB_BUFFER_POOL_STATS until it is used, so each run
-    still starts from the pool a restart leaves; only one plan runs at a time.  A server
-    is left running with the setting of the last run it took (or was restarted for)."""
+    With one server, each run restarts it (stop, start), connects and then runs.  With
+    two (a standby), they take the runs in turn and the restart of the next run's server,
+    with its connection and the reading of its settings (:func:`_ready`), goes on in the
+    background while this run's server runs its plan: a restart is mostly waiting on
+    files (0.05-0.1 s of the server's CPU in 0.6-1 s), and a restarted server left idle
+    changes no counter of INNODB_BUFFER_POOL_STATS until it is used, so each run still
+    starts from the pool a restart leaves; only one plan runs at a time.  A server is
+    left running with the setting of the last run it took (or was restarted for)."""
     ahead: "cf.Future | None" = None
     try:
         with cf.ThreadPoolExecutor(max_workers=1) as starter:
@@ -264,23 +282,28 @@ def _worker(servers: list, jobs: "queue.Queue", done: "queue.Queue",
                 k, st, plan = nxt
                 srv = servers[i % len(servers)]
                 if ahead is not None:
-                    ahead.result()
-                    ahead = None
+                    ready, ahead = ahead.result(), None
                 else:
-                    srv.restart(**st.server_settings())
+                    ready = _ready(srv, st)
                 try:
                     nxt = jobs.get_nowait()
                 except queue.Empty:
                     nxt = None
                 if nxt is not None and len(servers) > 1:
                     other = servers[(i + 1) % len(servers)]
-                    ahead = starter.submit(other.restart, **nxt[1].server_settings())
-                done.put(_measure(srv, k, st, plan, timing, restart=False))
+                    ahead = starter.submit(_ready, other, nxt[1])
+                done.put(_measure(srv, k, st, plan, timing, ready))
                 i += 1
             if ahead is not None:
-                ahead.result()
+                ahead.result()[0].close()
+                ahead = None
     except BaseException as exc:          # handed to the caller's thread, which raises it
         stop.set()
+        if ahead is not None:
+            try:
+                ahead.result()[0].close()
+            except BaseException:
+                pass
         done.put(exc)
 
 
@@ -307,10 +330,18 @@ def loaded_server(scale: W.Scale = W.QUICK, seed: int = 0, *, timing: bool = Fal
     performance_schema on (:data:`bufsim.live.TIMING_SETTINGS`), as ``run_grid(timing=True)``
     needs."""
     srv = MariaDBServer(dict(innodb_buffer_pool_size=LOAD_POOL,
-                             **(TIMING_SETTINGS if timing else {}))).start()
+                             **(TIMING_SETTINGS if timing else {})))
+    with cf.ThreadPoolExecutor(max_workers=1) as ex:   # the rows are drawn while the
+        rows = ex.submit(_rows, scale, seed)            # server's data directory is made
+        try:
+            srv.start()
+            data = rows.result()
+        except BaseException:
+            srv.close()
+            raise
     try:
         with srv.connect() as conn:
-            W.load(conn, _rows(scale, seed))
+            W.load(conn, data)
         yield srv
     finally:
         srv.close()
@@ -360,8 +391,10 @@ def run_grid(settings=QUICK_GRID, *, scale: W.Scale = W.QUICK, seed: int = 0,
 
     ``standby`` (default True): each worker has a second server (another copy of the
     data directory), and the two take its runs in turn: while one runs its plan, the
-    other is restarted with the next run's setting, so the restart's wait leaves the
-    runs' path while only one plan runs at a time.  Each run still starts on a server
+    other is restarted with the next run's setting, connected to and its settings read
+    (:func:`_ready`), so the restart's wait leaves the runs' path while only one plan
+    runs at a time (8 full-scale settings, 32 runs, at a load of 13-16: 41.8-41.9 s with
+    the standby, 73.5 s without; a second standby gained nothing on the quick grid).  Each run still starts on a server
     restarted for it that has run nothing since (a restarted server left idle changes no
     counter of INNODB_BUFFER_POOL_STATS: checked on MariaDB 10.11.19 over 3 s at 6 and
     20 MiB); the tables are opened when the run starts, as without a standby.  False:

@@ -53,6 +53,19 @@ def test_settings_pool_size_is_the_servers(server):
     assert s.lru_scan_depth == 1536 and s.page_size == 16384
 
 
+def test_counters_are_the_sums_of_pool_stats(server, loaded):
+    """Connection.counters() reads the two statements without pool_stats()'s frame: the
+    same values, index and dtype as the frame's column sums (POOL_ID dropped), after a
+    scan has moved the counters off zero."""
+    with server.connect() as conn:
+        conn.query(f"SELECT SUM(lo_revenue) FROM `{W.SCHEMA}`.lineorder")
+        frame = conn.pool_stats()
+        fast = conn.counters()
+    slow = frame.drop(columns=["POOL_ID"]).sum(numeric_only=True, min_count=1).astype("float64")
+    assert fast["NUMBER_PAGES_GET"] > 0 and fast["Innodb_buffer_pool_read_requests"] > 0
+    pd.testing.assert_series_equal(fast, slow)
+
+
 def test_geometry_matches_what_the_server_holds(server, loaded):
     data, geo = loaded
     server.restart(innodb_buffer_pool_size="64M")     # room for the whole table
