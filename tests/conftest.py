@@ -52,16 +52,16 @@ settings.register_profile("ci", max_examples=100)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
 
 #: node-id prefixes of the longest tests of the default tier, longest first (CPU seconds,
-#: own and children, measured with ``BUFSIM_TEST_CPU`` on 2 workers: 01 61, 03 37, 04 29,
-#: 07 against its server 26, 02 25, 05 19, 06 14, the browser 13, then under 10 each; the
+#: own and children, measured with ``BUFSIM_TEST_CPU`` on 2 workers: 01 61, 03 37, 02 34,
+#: 04 29, 07 against its server 26, 05 19, 06 14, the browser 13, then under 10 each; the
 #: dask cluster's wall time is much more than its CPU); they run before everything else,
 #: each on its own
 LONG_FIRST = (
     "tests/test_notebooks.py::test_notebook_follows_its_parameters[01_",
     "tests/test_notebooks.py::test_notebook_follows_its_parameters[03_",
+    "tests/test_notebooks.py::test_notebook_follows_its_parameters[02_",
     "tests/test_notebooks.py::test_notebook_follows_its_parameters[04_",
     "tests/test_notebooks.py::test_live_notebook_writes_its_validation_rows",
-    "tests/test_notebooks.py::test_notebook_follows_its_parameters[02_",
     "tests/test_notebooks.py::test_notebook_follows_its_parameters[05_",
     "tests/test_notebooks.py::test_notebook_follows_its_parameters[06_",
     "tests/test_browser.py::",
