@@ -51,23 +51,27 @@ settings.register_profile("default", max_examples=25)
 settings.register_profile("ci", max_examples=100)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
 
-#: node-id prefixes of the longest tests of the default tier, longest first (measured with
-#: ``--durations`` on 2 workers); they run before everything else, each on its own
+#: node-id prefixes of the longest tests of the default tier, longest first (CPU seconds,
+#: own and children, measured with ``BUFSIM_TEST_CPU`` on 2 workers: 01 61, 03 37, 02 34,
+#: 04 29, 07 against its server 26, 05 19, 06 14, the browser 13, then under 10 each; the
+#: dask cluster's wall time is much more than its CPU); they run before everything else,
+#: each on its own
 LONG_FIRST = (
     "tests/test_notebooks.py::test_notebook_follows_its_parameters[01_",
     "tests/test_notebooks.py::test_notebook_follows_its_parameters[03_",
-    "tests/test_browser.py::",
+    "tests/test_notebooks.py::test_notebook_follows_its_parameters[02_",
     "tests/test_notebooks.py::test_notebook_follows_its_parameters[04_",
+    "tests/test_notebooks.py::test_live_notebook_writes_its_validation_rows",
     "tests/test_notebooks.py::test_notebook_follows_its_parameters[05_",
     "tests/test_notebooks.py::test_notebook_follows_its_parameters[06_",
-    "tests/test_notebooks.py::test_notebook_follows_its_parameters[02_",
+    "tests/test_browser.py::",
     "tests/test_sweep.py::test_dask_local_cluster_gives_identical_results",
+    "tests/test_notebooks.py::test_live_trace_notebook_writes_rows_that_hold",
     "tests/test_reproduce_setup.py::test_two_notebooks_side_by_side_each_write_their_own_output",
     "tests/test_notebooks.py::test_hand_run_leaves_git_status_clean",
     "tests/test_notebooks.py::test_notebook_follows_its_parameters[08_",
     "tests/reliability/test_notebook_params.py::test_plain_papermill_run_stops_at_setup",
     "tests/test_notebooks.py::test_bad_parameter_stops_the_notebook_naming_it",
-    "tests/test_notebooks.py::test_live_notebook_writes_its_validation_rows",
     "tests/test_notebooks.py::test_bad_live_parameter_stops_notebook_07",
 )
 

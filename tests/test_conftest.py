@@ -15,3 +15,16 @@ def test_run_child_imports_this_checkout_and_reports_json(run_child):
 def test_child_env_puts_the_checkout_first(child_env):
     first = child_env["PYTHONPATH"].split(":")[0]
     assert Path(first) == Path(bufsim.__file__).resolve().parents[1]
+
+
+def test_every_long_first_prefix_names_a_test_that_exists():
+    """A renamed test would silently drop out of conftest's LONG_FIRST order."""
+    from tests.conftest import LONG_FIRST
+    root = Path(__file__).resolve().parents[1]
+    for prefix in LONG_FIRST:
+        path, _, name = prefix.partition("::")
+        src = (root / path).read_text()
+        func = name.split("[", 1)[0]
+        assert func == "" or f"def {func}(" in src, prefix
+        if "[" in name:      # a parametrized case: its id's start is a key of the file
+            assert f'"{name.split("[", 1)[1]}' in src, prefix
