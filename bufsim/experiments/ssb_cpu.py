@@ -41,7 +41,7 @@ and a join buffer is used only for joins without a usable index); the final sort
 (at most 800 groups in the SSB queries, Q4.3: 2 years x 10 cities x 40 brands; microseconds).
 
 Two exact programs say what any estimator on these counts could do
-(:class:`~bufsim.experiments.ssb_cpu_fit._Program`,
+(:class:`~bufsim.experiments.ssb_cpu_fit.ExactProgram`,
 ``scipy.optimize.milp``, one binary per statement for its slower lane):
 ``fit(..., objective="minimax")`` finds the costs with the smallest largest relative
 error (its residual is a floor no costs go below), and
@@ -72,12 +72,12 @@ here):
 """
 from __future__ import annotations
 
-from .ssb_cpu_counts import (  # noqa: F401  (_FEATURES: the feature columns, in COSTS order)
-    _FEATURES, COSTS, FITTED, LANES, NS, OPERATOR_COUNTS, observations, operator_counts, phase_of,
+from .ssb_cpu_counts import (  # noqa: F401  (FEATURES: the feature columns, in COSTS order)
+    FEATURES, COSTS, FITTED, LANES, NS, OPERATOR_COUNTS, observations, operator_counts, phase_of,
     statement_features, totals,
 )
-from .ssb_cpu_fit import (  # noqa: F401  (the private names: the tests reach them here)
-    OBJECTIVES, CpuFit, _groups, _lane_matrices, _minimax, _Program, _quiet_fd1, fit, predict,
+from .ssb_cpu_fit import (  # noqa: F401  (the fit's steps: the tests reach them here)
+    OBJECTIVES, CpuFit, obs_groups, lane_matrices, minimax, ExactProgram, quiet_fd1, fit, predict,
 )
 from .ssb_cpu_ranges import (
     LIMITS, band_floor, held_out_ranges, leave_one_out, prediction_range, range_rows,

@@ -107,7 +107,7 @@ def phase_of(run: str) -> str:
     raise ValueError(f"run = {run!r} is not a run of the table; allowed: Cold, Run1, Run2, Run3")
 
 
-_FEATURES = tuple(dict.fromkeys(f for f, _, _ in COSTS.values()))
+FEATURES = tuple(dict.fromkeys(f for f, _, _ in COSTS.values()))
 
 
 def observations(ssb: SSB, per_query: pd.DataFrame, times: pd.DataFrame, cold: Mapping, *,
@@ -162,7 +162,7 @@ def observations(ssb: SSB, per_query: pd.DataFrame, times: pd.DataFrame, cold: M
         if "by_query" not in cold:
             raise ValueError("cold lacks 'by_query' (see cold_extra_ns), needed with statements=True")
         feats["statement"] = per_query["query"].to_numpy()
-        sim = feats.groupby(["config", "phase", "statement"], sort=False)[list(_FEATURES)].mean()
+        sim = feats.groupby(["config", "phase", "statement"], sort=False)[list(FEATURES)].mean()
         ph = sim.index.get_level_values("phase") == "cold"
         st = sim.index.get_level_values("statement")
         by_q = cold["by_query"]
@@ -174,7 +174,7 @@ def observations(ssb: SSB, per_query: pd.DataFrame, times: pd.DataFrame, cold: M
         sim = sim * float(table_scale)
         keys = ["config", "phase"]
     else:
-        per_run = feats.groupby(["config", "phase", "run"], sort=False)[list(_FEATURES)].sum()
+        per_run = feats.groupby(["config", "phase", "run"], sort=False)[list(FEATURES)].sum()
         sim = per_run.groupby(level=["config", "phase"], sort=False).mean()
         cold_rows = sim.index.get_level_values("phase") == "cold"
         sim.loc[cold_rows, "cold_seq_pages"] = float(cold["seq_pages"])
@@ -201,7 +201,7 @@ def observations(ssb: SSB, per_query: pd.DataFrame, times: pd.DataFrame, cold: M
             rows.append(f)
         out = pd.concat([pd.DataFrame(rows), out], ignore_index=True)
     lead = ["config", "phase", "flight", "reported"] + (["statement"] if keys else [])
-    return out[[*lead, *_FEATURES]].reset_index(drop=True)
+    return out[[*lead, *FEATURES]].reset_index(drop=True)
 
 
 def totals(obs: pd.DataFrame) -> pd.DataFrame:
@@ -211,5 +211,5 @@ def totals(obs: pd.DataFrame) -> pd.DataFrame:
     if "statement" not in obs.columns:
         return obs
     head = obs.groupby(["config", "phase"], sort=False)[["flight", "reported"]].first()
-    feats = obs.groupby(["config", "phase"], sort=False)[list(_FEATURES)].sum()
+    feats = obs.groupby(["config", "phase"], sort=False)[list(FEATURES)].sum()
     return head.join(feats).reset_index()

@@ -4,7 +4,7 @@
 cost vector, the max (or the sum) of the query thread's lane and the read-ahead lane;
 :func:`fit` fits the costs on named observations, by non-negative least squares of the
 relative errors or exactly by the smallest largest error (``objective="minimax"``, a
-mixed-integer program: :class:`_Program`, :func:`_minimax`).  Re-exported by
+mixed-integer program: :class:`ExactProgram`, :func:`minimax`).  Re-exported by
 :mod:`bufsim.experiments.ssb_cpu`.
 """
 from __future__ import annotations
@@ -24,7 +24,7 @@ from .ssb_cpu_counts import COSTS, FITTED, LANES, NS
 __all__ = ["predict", "CpuFit", "OBJECTIVES", "fit"]
 
 # ---- the model -----------------------------------------------------------------------------
-def _lane_matrices(obs: pd.DataFrame):
+def lane_matrices(obs: pd.DataFrame):
     """Per lane, the matrix of features times costs (columns in FITTED order; the tied
     cold_page_q feature is added onto cold_page's column in the query lane)."""
     mats = {}
@@ -39,7 +39,7 @@ def _lane_matrices(obs: pd.DataFrame):
     return mats
 
 
-def _groups(obs: pd.DataFrame):
+def obs_groups(obs: pd.DataFrame):
     """The observations (``config``, ``phase``) in order of first appearance, and the
     0/1 matrix summing ``obs``' rows into them (the identity without a ``statement``
     column: each row is an observation)."""
@@ -66,10 +66,10 @@ def predict(costs: Mapping[str, float], obs: pd.DataFrame, *, overlap: bool = Tr
     x = np.array([float(costs[k]) for k in FITTED])
     if (x < 0).any() or not np.isfinite(x).all():
         raise ValueError(f"costs must be finite and >= 0, got {dict(costs)}")
-    mats = _lane_matrices(obs)
+    mats = lane_matrices(obs)
     q, a = mats["query"] @ x, mats["ahead"] @ x
     t = np.maximum(q, a) if overlap else q + a
-    keys, g = _groups(obs)
+    keys, g = obs_groups(obs)
     out = pd.DataFrame({"config": [k[0] for k in keys], "phase": [k[1] for k in keys],
                         "query_s": g @ q, "ahead_s": g @ a, "predicted": g @ t})
     if "statement" not in obs.columns:
@@ -108,7 +108,7 @@ def fit(obs: pd.DataFrame, fit_set: Iterable[str] | None = None, *, overlap: boo
     None: all).
 
     ``objective="minimax"`` minimises the largest relative error instead, exactly
-    (:func:`_minimax`, a mixed-integer program; ``time_limit`` seconds at most): its
+    (:func:`minimax`, a mixed-integer program; ``time_limit`` seconds at most): its
     residual is the smallest largest error any costs >= 0 reach on the fit set, so a
     smaller one is not in the model.
 
@@ -130,13 +130,13 @@ def fit(obs: pd.DataFrame, fit_set: Iterable[str] | None = None, *, overlap: boo
     if unknown or not names:
         raise ValueError(f"fit_set names {unknown or 'nothing'}; allowed: {sorted(set(obs['config']))}")
     sub = obs[obs["config"].isin(names)]
-    keys, g = _groups(sub)
+    keys, g = obs_groups(sub)
     y = sub.groupby(["config", "phase"], sort=False)["reported"].first()
     y = np.array([float(y.loc[k]) for k in keys])
     if (y <= 0).any():
         raise ValueError("reported times must all be > 0")
     w = 1 / y
-    mats = _lane_matrices(sub)
+    mats = lane_matrices(sub)
     Aq, Aa = mats["query"], mats["ahead"]
 
     def solve(A):
@@ -171,7 +171,7 @@ def fit(obs: pd.DataFrame, fit_set: Iterable[str] | None = None, *, overlap: boo
     if objective == "minimax":
         q, a = Aq @ best, Aa @ best
         start = g @ (np.maximum(q, a) if overlap else q + a)
-        best, residual = _minimax(Aq, Aa, g, y, overlap,
+        best, residual = minimax(Aq, Aa, g, y, overlap,
                                   float(np.max(np.abs(start / y - 1))) * 1.01 + 1e-4,
                                   time_limit)
     costs = {k: float(v) for k, v in zip(FITTED, best)}
@@ -182,7 +182,7 @@ def fit(obs: pd.DataFrame, fit_set: Iterable[str] | None = None, *, overlap: boo
 
 
 @contextlib.contextmanager
-def _quiet_fd1():
+def quiet_fd1():
     """The process's standard output (file descriptor 1) goes to the null device inside.
 
     HiGHS, the solver behind ``scipy.optimize.milp``, prints some internal lines (e.g.
@@ -206,8 +206,8 @@ def _quiet_fd1():
         os.close(null)
 
 
-class _Program:
-    """The mixed-integer program behind :func:`_minimax` and
+class ExactProgram:
+    """The mixed-integer program behind :func:`minimax` and
     :func:`~bufsim.experiments.ssb_cpu_ranges.prediction_range`.
 
     Row ``r`` of ``Aq``/``Aa`` (a statement, or an observation) takes ``v_r``: the sum of
@@ -255,7 +255,7 @@ class _Program:
     def solve(self, cost, time_limit):
         from scipy.optimize import Bounds, LinearConstraint, milp
 
-        with _quiet_fd1():
+        with quiet_fd1():
             res = milp(cost, constraints=LinearConstraint(self.a, self.lo, self.hi),
                        integrality=self.integrality, bounds=Bounds(self.lb, self.ub),
                        options=dict(time_limit=float(time_limit), mip_rel_gap=1e-9))
@@ -264,15 +264,15 @@ class _Program:
         return res.x
 
 
-def _minimax(Aq, Aa, g, y, overlap, tau_start, time_limit):
+def minimax(Aq, Aa, g, y, overlap, tau_start, time_limit):
     """The costs (ns, >= 0) whose largest relative error over the observations is the
     smallest, and that error: exact, by ``scipy.optimize.milp`` (HiGHS) over
-    :class:`_Program`.  First ``tau`` is minimised; then, with ``tau`` held at its
+    :class:`ExactProgram`.  First ``tau`` is minimised; then, with ``tau`` held at its
     minimum, the sum of the errors (the minimum has many costs in general; this picks
     one, deterministically).  ``tau_start`` is an error some costs reach (a little more
     than the least-squares fit's): the minimum is no larger, and it bounds ``M``.
     """
-    pr = _Program(Aq, Aa, g, y, overlap, (1 + tau_start) * float(y.max()) * 1.01 + 1.0)
+    pr = ExactProgram(Aq, Aa, g, y, overlap, (1 + tau_start) * float(y.max()) * 1.01 + 1.0)
     pr.ub[pr.it] = tau_start
     c1 = np.zeros(pr.nv); c1[pr.it] = 1
     tau = float(pr.solve(c1, time_limit)[pr.it])

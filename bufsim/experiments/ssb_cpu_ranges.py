@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 from .ssb_cpu_counts import FITTED
-from .ssb_cpu_fit import _groups, _lane_matrices, _Program, fit, predict
+from .ssb_cpu_fit import obs_groups, lane_matrices, ExactProgram, fit, predict
 
 __all__ = ["LIMITS", "prediction_range", "band_floor", "held_out_ranges", "range_rows",
            "leave_one_out"]
@@ -33,7 +33,7 @@ def prediction_range(obs: pd.DataFrame, held: Sequence[str], *, overlap: bool = 
 
     Over every cost vector (ns, >= 0) that puts each observation not in ``held``
     (``config`` values) within its phase's limit (``limits``), the smallest and the
-    largest prediction of each held-out observation (exact, by :class:`_Program`).  A
+    largest prediction of each held-out observation (exact, by :class:`ExactProgram`).  A
     wide range says the fit set does not determine the prediction: any value in it is
     what some costs that fit the rest within the limits predict; a range outside
     ``1 +- limit`` shows that no fit within the limits predicts the held-out observation
@@ -55,15 +55,15 @@ def prediction_range(obs: pd.DataFrame, held: Sequence[str], *, overlap: bool = 
         raise ValueError(f"limits {bad} out of range; allowed: a finite number > 0")
     if not (isinstance(ceiling, (int, float)) and 2 <= ceiling < np.inf):
         raise ValueError(f"ceiling = {ceiling!r}; allowed: a finite number >= 2")
-    keys, g = _groups(obs)
+    keys, g = obs_groups(obs)
     y = obs.groupby(["config", "phase"], sort=False)["reported"].first()
     y = np.array([float(y.loc[k]) for k in keys])
     missing = sorted({k[1] for k in keys if k[0] not in held} - set(limits))
     if missing:
         raise ValueError(f"limits lack phase(s) {missing}")
-    mats = _lane_matrices(obs)
+    mats = lane_matrices(obs)
     big = max(float(ceiling), 1 + max(limits.values())) * float(y.max()) * 1.01 + 1.0
-    pr = _Program(mats["query"], mats["ahead"], g, y, overlap, big)
+    pr = ExactProgram(mats["query"], mats["ahead"], g, y, overlap, big)
     for o, (cfg, phase) in enumerate(keys):
         if cfg in held:                        # a held-out prediction: at most the ceiling
             pr.ub[pr.ie + o] = ceiling - 1
@@ -102,14 +102,14 @@ def band_floor(obs: pd.DataFrame, held: Sequence[str], *, overlap: bool = True,
     its own data a fit must be to meet the limits out of sample: 0 when one of the best
     fits of the rest already does; small and positive when the fit set allows it but its
     best fits do not (then which fit meets it is a choice among near-equal costs, not a
-    prediction); ``nan`` when none can.  Exact, by :class:`_Program`.
+    prediction); ``nan`` when none can.  Exact, by :class:`ExactProgram`.
     """
     held = list(held)
     cfgs = list(dict.fromkeys(obs["config"]))
     unknown = [h for h in held if h not in cfgs]
     if unknown or not held or len(held) == len(cfgs):
         raise ValueError(f"held = {held!r}: must name some but not all of {cfgs}")
-    keys, g = _groups(obs)
+    keys, g = obs_groups(obs)
     missing = sorted({k[1] for k in keys if k[0] in held} - set(limits))
     if missing:
         raise ValueError(f"limits lack phase(s) {missing}")
@@ -118,10 +118,10 @@ def band_floor(obs: pd.DataFrame, held: Sequence[str], *, overlap: bool = True,
     y = obs.groupby(["config", "phase"], sort=False)["reported"].first()
     y = np.array([float(y.loc[k]) for k in keys])
     out = np.array([k[0] in held for k in keys])
-    mats = _lane_matrices(obs)
+    mats = lane_matrices(obs)
     cap = max(9.0, 2 * floor)          # the rest's errors: a bound for M, never reached
     top = 1 + max(cap, max(limits[k[1]] for k in keys if k[0] in held))
-    pr = _Program(mats["query"], mats["ahead"], g, y, overlap, top * float(y.max()) * 1.01 + 1.0,
+    pr = ExactProgram(mats["query"], mats["ahead"], g, y, overlap, top * float(y.max()) * 1.01 + 1.0,
                   linked=~out)
     for o, (cfg, phase) in enumerate(keys):
         pr.ub[pr.ie + o] = float(limits[phase]) if out[o] else cap

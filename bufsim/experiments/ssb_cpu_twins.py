@@ -14,7 +14,7 @@ from typing import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from .ssb_cpu_counts import _FEATURES, FITTED
+from .ssb_cpu_counts import FEATURES, FITTED
 from .ssb_cpu_fit import fit, predict
 from .ssb_cpu_ranges import LIMITS
 
@@ -41,7 +41,7 @@ def twins(obs: pd.DataFrame, tol: float = 0.02, *, both_ways: bool = False) -> p
     """
     if not (isinstance(tol, (int, float)) and 0 <= tol < np.inf and not isinstance(tol, bool)):
         raise ValueError(f"tol = {tol!r} is out of range; allowed: a finite number >= 0")
-    feats = list(_FEATURES)
+    feats = list(FEATURES)
     if "statement" in obs.columns:
         idx = ["phase", "statement"]
     else:
@@ -148,9 +148,9 @@ def scale_version(obs: pd.DataFrame, prefix: str, k: float,
     with ``prefix`` (e.g. ``"5.5.30"``): a server that does the same work ``k`` times slower."""
     if not (isinstance(k, (int, float, np.floating)) and 0 < k < np.inf):
         raise ValueError(f"k = {k!r} is out of range; allowed: 0 < k < inf")
-    unknown = [f for f in features if f not in _FEATURES]
+    unknown = [f for f in features if f not in FEATURES]
     if unknown:
-        raise ValueError(f"features {unknown} are not features; allowed: {', '.join(_FEATURES)}")
+        raise ValueError(f"features {unknown} are not features; allowed: {', '.join(FEATURES)}")
     m = obs["config"].str.startswith(prefix).to_numpy()
     if not m.any():
         raise ValueError(f"prefix = {prefix!r} names no configuration of {sorted(set(obs['config']))}")

@@ -205,7 +205,7 @@ def test_per_statement_lanes_fit_and_predict(overlap):
     p = C.predict(costs, obs, overlap=overlap)
     assert len(p) == 30 and list(p.config) == [f"o{i}" for i in range(30)]
     # the max is per statement: the sum of the statements' maxima, not the max of the sums
-    mats = C._lane_matrices(obs)
+    mats = C.lane_matrices(obs)
     x = np.array([costs[k] for k in C.FITTED])
     q, a = mats["query"] @ x, mats["ahead"] @ x
     per = (np.maximum(q, a) if overlap else q + a).reshape(30, 3).sum(axis=1)
@@ -531,7 +531,7 @@ def test_version_factor_recovers_a_slower_build_out_of_sample():
 
 def test_solver_output_is_kept_out_of_standard_output(capfd):
     os.write(1, b"before\n")
-    with C._quiet_fd1():
+    with C.quiet_fd1():
         os.write(1, b"HighsMipSolverData::transformNewIntegerFeasibleSolution\n")
     os.write(1, b"after\n")
     out = capfd.readouterr().out
