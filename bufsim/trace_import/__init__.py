@@ -24,13 +24,24 @@ from collections.abc import Mapping
 from .._validation import TraceError, check_int, describe
 from ..pages import SpaceSpec, Tablespaces
 from ..trace import Trace
+from . import _spec
 from ._events import Events, ThreadEvents, threaded_trace
 from ._rows import Rows, parse_time
 from ._sources import Source
-# the limits and libCacheSim's record are importable from here, as before the split
-from ._spec import CANONICAL_COLUMNS, FORMATS, MAX_COUNT, MAX_PAGE_NO, ORACLE_DTYPE  # noqa: F401
 
 __all__ = ["read_trace", "CANONICAL_COLUMNS", "FORMATS"]
+
+# the constants of the format (defined in _spec.py), documented here where callers find them
+#: Canonical column names a table may carry (map the file's names with ``columns=``).
+CANONICAL_COLUMNS = _spec.CANONICAL_COLUMNS
+#: Values of ``format=``.
+FORMATS = _spec.FORMATS
+#: Largest page number (InnoDB's page_no is 32 bits).
+MAX_PAGE_NO = _spec.MAX_PAGE_NO
+#: Largest run length of one row.
+MAX_COUNT = _spec.MAX_COUNT
+#: libCacheSim's oracleGeneral record (24 bytes, little-endian).
+ORACLE_DTYPE = _spec.ORACLE_DTYPE
 
 #: the name the decimal time parser had when this was one module (tests use it)
 _parse_time = parse_time
