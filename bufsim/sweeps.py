@@ -500,8 +500,19 @@ def sweep(trace, grid, *, executor=None, jobs: int | None = None, preset: str = 
     ...                    "old_blocks_time_ms": [0, 1000]})  # doctest: +SKIP
     >>> df[["pool_pages", "old_blocks_time_ms", "hit_ratio", "error"]]  # doctest: +SKIP
     """
-    from .trace import Trace
     points = expand_grid(grid)
+    _check_sweep(preset, jobs, executor)
+    read_kw = tuple(sorted({"columns": tuple(sorted(columns.items())) if columns else None,
+                            "format": format}.items()))
+    source, label = _sweep_source(trace)
+    prov = provenance(source if isinstance(source, str) else trace)
+    rows = _run_points(points, source, trace, read_kw, preset, streams, per_instance,
+                       executor, jobs, progress)
+    return _sweep_frame(points, rows, preset, prov, label, streams)
+
+
+def _check_sweep(preset, jobs, executor) -> None:
+    """:func:`sweep`'s preset, ``jobs`` and executor, before any work."""
     if preset not in PRESETS:
         raise ValueError(f"preset={preset!r} is unknown; allowed: {', '.join(PRESETS)}")
     if jobs is not None:
@@ -509,8 +520,11 @@ def sweep(trace, grid, *, executor=None, jobs: int | None = None, preset: str = 
     if executor is not None and not callable(getattr(executor, "submit", None)):
         raise ValueError(f"executor must have a submit method (a concurrent.futures.Executor "
                          f"or a dask.distributed.Client), got {type(executor).__name__}")
-    read_kw = tuple(sorted({"columns": tuple(sorted(columns.items())) if columns else None,
-                            "format": format}.items()))
+
+
+def _sweep_source(trace) -> tuple[object, str]:
+    """What the workers read (a resolved path, or the Trace) and the trace's label."""
+    from .trace import Trace
     if isinstance(trace, (str, os.PathLike)):
         path = Path(trace)
         if not path.is_file():
@@ -521,8 +535,14 @@ def sweep(trace, grid, *, executor=None, jobs: int | None = None, preset: str = 
         source, label = trace, trace.name
     else:
         raise ValueError(f"trace must be a path or a Trace, got {type(trace).__name__}")
-    prov = provenance(source if isinstance(source, str) else trace)
+    return source, label
 
+
+def _run_points(points, source, trace, read_kw, preset, streams, per_instance, executor,
+                jobs, progress) -> list:
+    """Replay every point, serially or on ``executor`` (a process pool of ``jobs``
+    workers when None): one row dict per point, in order (a failed task's row holds its
+    error); on Ctrl-C or an error, what runs is cancelled and no process is left."""
     bar = None
 
     def start_bar():
@@ -583,6 +603,12 @@ def sweep(trace, grid, *, executor=None, jobs: int | None = None, preset: str = 
             own.shutdown()
         if tmpdir is not None:
             tmpdir.cleanup()
+    return rows
+
+
+def _sweep_frame(points, rows, preset, prov, label, streams) -> pd.DataFrame:
+    """The rows as :func:`sweep`'s table: the point, its results and provenance, then
+    its streams' rows; counters as nullable integers, columns in a fixed order."""
     out = []
     for p, r in zip(points, rows):
         row = {k: v for k, v in p.items()}

@@ -1,4 +1,4 @@
-r"""A characteristic-time model of InnoDB's midpoint LRU with ``innodb_old_blocks_time > 0``.
+"""A characteristic-time model of InnoDB's midpoint LRU with ``innodb_old_blocks_time > 0``.
 
 The workload is a mixture of an independent-reference *hot set* (page ``i`` is
 requested as a Poisson process of rate ``lambda_i`` per second) and at most one
@@ -153,6 +153,10 @@ References
 .. [2] N. Gast and B. Van Houdt, "TTL approximations of the cache replacement
    algorithms LRU(m) and h-LRU", Performance Evaluation 117, 2017.
 .. [3] MySQL 5.6 Reference Manual, "Making the Buffer Pool Scan Resistant".
+
+The per-page quantities of the derivation (the old sublist's clock over a scan
+period, the phase means, the chain's time fractions) are in
+:mod:`bufsim.analytic.midpoint_terms`.
 """
 from __future__ import annotations
 
@@ -165,10 +169,10 @@ from scipy import optimize
 
 from .._units import old_ratio
 from .._validation import check_int
+from .midpoint_terms import (Phase, TINY, block_transient, chain, hot_terms, net_promotion,
+                             window_mean)
 
 __all__ = ["ScanClass", "MidpointResult", "midpoint_lru", "old_capacity"]
-
-_TINY = 1e-300
 
 
 @dataclass(frozen=True)
@@ -281,164 +285,6 @@ def old_capacity(lru_pages: int, old_blocks_pct: int, capacity: str = "innodb") 
     return int(min(max(old, 1), lru_pages - 1))
 
 
-# --------------------------------------------------------------------------
-# the old sublist's clock over one scan period
-# --------------------------------------------------------------------------
-class _Phase:
-    """Piecewise-constant entry rate into the old head over one period, and the
-    resulting ``T_old(phi)`` on a grid of phases."""
-
-    def __init__(self, scan: ScanClass | None, n_points: int):
-        self.scan = scan
-        if scan is None:
-            self.phi = np.zeros(1)
-            self.period = 1.0
-        else:
-            self.period = scan.period
-            self.phi = (np.arange(n_points) + 0.5) * (self.period / n_points)
-
-    def profile(self, a, base, scan_rate, pinned, promote_scan):
-        """T_old at every grid phase for occupancy scale ``a`` (pages), a constant
-        entry rate ``base`` and a scan missing at ``scan_rate`` pages/s (doubled
-        if its pages are promoted: each promotion demotes a young page) outside
-        the pinned stretch and the gap."""
-        if self.scan is None:
-            return np.array([a / max(base, _TINY)])
-        sc = self.scan
-        p_pin = pinned * sc.page_time
-        p_miss = (sc.pages - pinned) * sc.page_time
-        # breakpoints of one period: [0, p_pin) pinned, [p_pin, p_pin + p_miss) missing, gap
-        edges = np.array([0.0, p_pin, p_pin + p_miss, self.period])
-        rates = np.array([base, base + scan_rate * (2.0 if promote_scan else 1.0), base])
-        seg = np.diff(edges) * rates
-        per = seg.sum()
-        if per <= 0:
-            return np.full(self.phi.shape, np.inf)
-        cum = np.concatenate([[0.0], np.cumsum(seg)])
-
-        def K(t):
-            n = np.floor(t / self.period)
-            x = t - n * self.period
-            return n * per + np.interp(x, edges, cum)
-
-        def Kinv(y):
-            n = np.floor(y / per)
-            x = y - n * per
-            # inverse of a nondecreasing piecewise-linear map; flat pieces map left
-            t = np.empty_like(x)
-            for j in range(3):
-                lo, hi = cum[j], cum[j + 1]
-                m = (x >= lo) & (x <= hi) if j == 2 else (x >= lo) & (x < hi)
-                if rates[j] > 0 and edges[j + 1] > edges[j]:
-                    t[m] = edges[j] + (x[m] - lo) / rates[j]
-                else:
-                    t[m] = edges[j]
-            return n * self.period + t
-
-        return Kinv(K(self.phi) + a) - self.phi
-
-
-# --------------------------------------------------------------------------
-# per-page quantities
-# --------------------------------------------------------------------------
-def _hot_terms(lam, t1, tau, miss_promotes=False):
-    """Phase means for rates ``lam`` (n,) and T_old values ``t1`` (g,).
-
-    Returns q_n, a, q_d, s_d and w (time in old before tau) per page.  With
-    ``miss_promotes`` a read page goes straight to the young head (q_n = 1, a = 0)."""
-    # distinct rates and distinct T_old values only (a uniform hot set or a
-    # scan without pauses collapses to one of each)
-    lu, inv = np.unique(lam, return_inverse=True)
-    tu, tc = np.unique(t1, return_counts=True)
-    wt = tc / tc.sum()
-    lt = lu[:, None]
-    tt = tu[None, :]
-    over = np.clip(tt - tau, 0.0, None)
-    qn = (-np.expm1(-lt * over) @ wt)[inv]
-    qd = (-np.expm1(-lt * tt) @ wt)[inv]
-    w = np.full(lam.shape, float(np.minimum(tau, tu) @ wt))
-    a = w + qn / lam
-    sd = qd / lam
-    if miss_promotes:
-        qn, a, w = np.ones_like(lam), np.zeros_like(lam), np.zeros_like(lam)
-    return qn, a, qd, sd, w
-
-
-def _net_promotion(lam, phi, t1, tau, period, p_pin, p_miss):
-    """Phase mean, over the read phase ``phi`` (g,), of the probability that a hot page
-    of rate ``lam`` (n,) read into old is promoted (first get in ``[tau, T_old)``) at a
-    moment when the young tail is a scan page: while the pass walks over the pinned
-    pages (``[0, p_pin)`` of the period, the ones not yet hit are the oldest in young)
-    or in the idle gap (``[p_pin + p_miss, period)``).  See ``recovery="net"``."""
-    lam = np.asarray(lam, dtype=np.float64)[:, None]
-    # beyond 50 mean gaps of the slowest page a promotion has probability < e^-50
-    horizon = 50.0 / float(np.min(lam))
-    L = np.clip(np.minimum(t1 - tau, horizon), 0.0, None)           # promotion window
-    start = phi + tau                                                # earliest promotion
-    k_max = int(np.ceil((float(np.max(phi)) + tau + float(np.max(L))) / period)) + 1
-    out = np.zeros(lam.shape[0])
-    for k in range(k_max + 1):
-        base = k * period
-        for a, b in ((base, base + p_pin), (base + p_pin + p_miss, base + period)):
-            if b <= a:
-                continue
-            lo = np.clip(a - start, 0.0, None)
-            hi = np.minimum(b - start, L)
-            ok = hi > lo          # only the phases whose window meets the interval
-            if ok.any():
-                out += (np.exp(-lam * lo[ok]) - np.exp(-lam * hi[ok])).sum(axis=1)
-    return out / phi.shape[0]
-
-
-def _chain(lam, qn, a, qd, sd, t2):
-    """Time fractions of the OUT/OLD_NEW/YOUNG/OLD_DEM chain."""
-    stay = np.clip(1.0 - qd, _TINY, None)
-    v = qn / stay
-    if np.isinf(t2):
-        ey = np.where(v > 0, np.inf, 0.0)
-    else:
-        with np.errstate(over="ignore"):
-            ey = v * np.expm1(np.minimum(lam * t2, 700.0))
-    lz = 1.0 + lam * a + ey + v * lam * sd
-    with np.errstate(invalid="ignore"):
-        p_old = np.where(np.isinf(lz), 0.0, lam * (a + v * sd) / lz)
-        p_young = np.where(np.isinf(lz), 1.0, ey / lz)
-    miss_rate = np.where(np.isinf(lz), 0.0, lam / lz)
-    prom_rate = np.where(np.isinf(lz), 0.0, v * lam / lz)
-    return p_old, p_young, miss_rate, prom_rate
-
-
-def _block_transient(lam, cnt, f0, n0, m0, n_steps=2000):
-    """Probability that each hot page of the warm old block is evicted (lost)
-    before it is referenced, when evictions take the block at rate ``m0``."""
-    if n0 <= 0 or m0 <= 0:
-        return np.zeros_like(lam)
-    p = np.full(lam.shape, f0)
-    lost = np.zeros_like(lam)
-    # time for the block to empty is at most n0 / m0
-    dt = (n0 / m0) / n_steps * 1.2
-    for _ in range(int(n_steps * 1.5)):
-        n = p @ cnt
-        if n < 1e-9 * n0:
-            break
-        h = m0 / n
-        tot = lam + h
-        dec = p * -np.expm1(-tot * dt)
-        lost += dec * (h / tot)
-        p = p - dec
-    return lost
-
-
-def _window_mean(f, window):
-    """Mean of f(t) (vectorised over a 1-D array of t) over the window."""
-    ta, tb = window
-    t = np.linspace(ta, tb, 65)
-    return np.trapezoid(f(t), t, axis=-1) / (tb - ta) if tb > ta else f(np.array([ta]))[..., 0]
-
-
-# --------------------------------------------------------------------------
-# the model
-# --------------------------------------------------------------------------
 def midpoint_lru(hot_rates, scans: Sequence[ScanClass] = (), *, pool_pages: int,
                  old_blocks_pct: int = 37, old_blocks_time_ms: float = 1000,
                  lru_pages: int | None = None, capacity: str = "innodb",
@@ -500,31 +346,9 @@ def midpoint_lru(hot_rates, scans: Sequence[ScanClass] = (), *, pool_pages: int,
        algorithms LRU(m) and h-LRU", Performance Evaluation 117, 2017.
     .. [2] H. Che, Y. Tung and Z. Wang, IEEE JSAC 20(7), 2002.
     """
-    lam_all = np.asarray(hot_rates, dtype=np.float64)
-    if lam_all.ndim != 1 or not np.all(np.isfinite(lam_all)) or (lam_all < 0).any():
-        raise ValueError("hot_rates must be a one-dimensional array of finite rates >= 0")
-    pool_pages = check_int("pool_pages", pool_pages, 2, 2**40)
-    old_blocks_pct = check_int("old_blocks_pct", old_blocks_pct, 5, 95)
-    if not (isinstance(old_blocks_time_ms, (int, float, np.integer, np.floating))
-            and math.isfinite(old_blocks_time_ms) and old_blocks_time_ms >= 0):
-        raise ValueError(f"old_blocks_time_ms must be a number >= 0; got {old_blocks_time_ms!r}")
-    lru = pool_pages if lru_pages is None else check_int("lru_pages", lru_pages, 2, pool_pages)
-    scans = list(scans)
-    if len(scans) > 1:
-        raise ValueError("at most one scan class is supported (see Limits)")
-    for s in scans:
-        if not isinstance(s, ScanClass):
-            raise ValueError(f"scans must hold ScanClass objects; got {type(s).__name__}")
-    if tau0 not in ("innodb", "midpoint"):
-        raise ValueError(f"tau0 must be 'innodb' or 'midpoint'; got {tau0!r}")
-    if recovery not in ("gross", "net"):
-        raise ValueError(f"recovery must be 'gross' or 'net'; got {recovery!r}")
-    if start != "warm":
-        raise ValueError(f"start must be 'warm'; got {start!r}")
-    if window is not None:
-        window = (float(window[0]), float(window[1]))
-        if not (0 <= window[0] <= window[1]):
-            raise ValueError(f"window must be (t_a, t_b) with 0 <= t_a <= t_b; got {window!r}")
+    lam_all, pool_pages, old_blocks_pct, lru, scans, window = _checked(
+        hot_rates, scans, pool_pages, old_blocks_pct, old_blocks_time_ms, lru_pages, start,
+        window, tau0, recovery)
     scan = scans[0] if scans else None
     tau = old_blocks_time_ms / 1000.0
     miss_promotes = tau == 0 and tau0 == "innodb"
@@ -536,22 +360,9 @@ def midpoint_lru(hot_rates, scans: Sequence[ScanClass] = (), *, pool_pages: int,
     cnt = cnt.astype(np.float64)
     H = int(cnt.sum())
     total_hot = float(lam @ cnt)
-    ph = _Phase(scan, phase_points)
+    ph = Phase(scan, phase_points)
 
-    # scan constants
-    if scan is not None:
-        r, S, k, b, P = scan.page_rate, scan.pages, scan.gets_per_page, scan.burst, scan.period
-        if miss_promotes:
-            promote_scan, u = True, 0.0
-        elif tau == 0:
-            promote_scan, u = k >= 2, scan.get_time
-        else:
-            j = math.ceil(tau / scan.get_time - 1e-12)
-            promote_scan, u = j <= k - 1, j * scan.get_time
-    else:
-        r = S = k = b = 0.0
-        P = 1.0
-        promote_scan, u = False, 0.0
+    r, S, k, b, P, promote_scan, u = _scan_constants(scan, tau, miss_promotes)
 
     # everything fits: no evictions, no old-blocks checks (warm-up rule)
     if H + (S if scan is not None else 0) <= lru:
@@ -580,11 +391,11 @@ def midpoint_lru(hot_rates, scans: Sequence[ScanClass] = (), *, pool_pages: int,
 
         def inner(a):
             t1 = ph.profile(a, base, scan_rate, 0.0, promote_scan)
-            qn, aa, qd, sd, w = _hot_terms(lam, t1, tau, miss_promotes)
+            qn, aa, qd, sd, w = hot_terms(lam, t1, tau, miss_promotes)
 
             def young_gap(log_t2):
                 t2 = math.exp(log_t2)
-                _, py, _, _ = _chain(lam, qn, aa, qd, sd, t2)
+                _, py, _, _ = chain(lam, qn, aa, qd, sd, t2)
                 return (py @ cnt) + scan_old_young(t1, t2)[1] - c_young
 
             lo, hi = -40.0, 40.0
@@ -594,7 +405,7 @@ def midpoint_lru(hot_rates, scans: Sequence[ScanClass] = (), *, pool_pages: int,
                 t2 = math.exp(lo)
             else:
                 t2 = math.exp(optimize.brentq(young_gap, lo, hi, xtol=1e-10))
-            po, py, mr, pr = _chain(lam, qn, aa, qd, sd, t2)
+            po, py, mr, pr = chain(lam, qn, aa, qd, sd, t2)
             so, sy = scan_old_young(t1, t2)
             return dict(t1=t1, t2=t2, qn=qn, a=aa, qd=qd, sd=sd, w=w, po=po, py=py, mr=mr,
                         pr=pr, so=so, sy=sy)
@@ -608,6 +419,70 @@ def midpoint_lru(hot_rates, scans: Sequence[ScanClass] = (), *, pool_pages: int,
             else (hi if old_gap(hi) <= 0 else lo)
         return inner(math.exp(la))
 
+    st = _iterate_lru(solve_lru, total_hot, cnt, max_iter)
+    promotable = float((st["qn"] > 1e-12) @ cnt)
+    if not math.isinf(st["t2"]) and (promote_scan or promotable > c_young):
+        return _finish_lru(st, lam, cnt, inv, lam_all, scan, tau, u, promote_scan, c_old, c_young)
+
+    # ---------------- frozen young list ----------------
+    return _solve_frozen(lam, cnt, inv, lam_all, scan, ph, tau, c_old, c_young, lru, window, max_iter,
+                         recovery)
+
+
+def _checked(hot_rates, scans, pool_pages, old_blocks_pct, old_blocks_time_ms, lru_pages,
+             start, window, tau0, recovery):
+    """:func:`midpoint_lru`'s arguments checked: the rates as an array, ``pool_pages``,
+    ``old_blocks_pct``, the LRU list's pages, the scans as a list and the window."""
+    lam_all = np.asarray(hot_rates, dtype=np.float64)
+    if lam_all.ndim != 1 or not np.all(np.isfinite(lam_all)) or (lam_all < 0).any():
+        raise ValueError("hot_rates must be a one-dimensional array of finite rates >= 0")
+    pool_pages = check_int("pool_pages", pool_pages, 2, 2**40)
+    old_blocks_pct = check_int("old_blocks_pct", old_blocks_pct, 5, 95)
+    if not (isinstance(old_blocks_time_ms, (int, float, np.integer, np.floating))
+            and math.isfinite(old_blocks_time_ms) and old_blocks_time_ms >= 0):
+        raise ValueError(f"old_blocks_time_ms must be a number >= 0; got {old_blocks_time_ms!r}")
+    lru = pool_pages if lru_pages is None else check_int("lru_pages", lru_pages, 2, pool_pages)
+    scans = list(scans)
+    if len(scans) > 1:
+        raise ValueError("at most one scan class is supported (see Limits)")
+    for s in scans:
+        if not isinstance(s, ScanClass):
+            raise ValueError(f"scans must hold ScanClass objects; got {type(s).__name__}")
+    if tau0 not in ("innodb", "midpoint"):
+        raise ValueError(f"tau0 must be 'innodb' or 'midpoint'; got {tau0!r}")
+    if recovery not in ("gross", "net"):
+        raise ValueError(f"recovery must be 'gross' or 'net'; got {recovery!r}")
+    if start != "warm":
+        raise ValueError(f"start must be 'warm'; got {start!r}")
+    if window is not None:
+        window = (float(window[0]), float(window[1]))
+        if not (0 <= window[0] <= window[1]):
+            raise ValueError(f"window must be (t_a, t_b) with 0 <= t_a <= t_b; got {window!r}")
+    return lam_all, pool_pages, old_blocks_pct, lru, scans, window
+
+
+def _scan_constants(scan, tau, miss_promotes):
+    """The scan's page rate, pages, gets per page, burst and period, whether its pages
+    are promoted and how long after its read a page's promoting get comes."""
+    if scan is not None:
+        r, S, k, b, P = scan.page_rate, scan.pages, scan.gets_per_page, scan.burst, scan.period
+        if miss_promotes:
+            promote_scan, u = True, 0.0
+        elif tau == 0:
+            promote_scan, u = k >= 2, scan.get_time
+        else:
+            j = math.ceil(tau / scan.get_time - 1e-12)
+            promote_scan, u = j <= k - 1, j * scan.get_time
+    else:
+        r = S = k = b = 0.0
+        P = 1.0
+        promote_scan, u = False, 0.0
+    return r, S, k, b, P, promote_scan, u
+
+
+def _iterate_lru(solve_lru, total_hot, cnt, max_iter):
+    """The normal regime's fixed point of the hot pages' miss and demotion rates
+    (``M``, ``D``), damped by halves; the state of the last solve."""
     M = total_hot * 0.1
     D = 0.0
     st = None
@@ -621,13 +496,7 @@ def midpoint_lru(hot_rates, scans: Sequence[ScanClass] = (), *, pool_pages: int,
             M, D = M_new, D_new
             break
         M, D = 0.5 * (M + M_new), 0.5 * (D + D_new)
-    promotable = float((st["qn"] > 1e-12) @ cnt)
-    if not math.isinf(st["t2"]) and (promote_scan or promotable > c_young):
-        return _finish_lru(st, lam, cnt, inv, lam_all, scan, tau, u, promote_scan, c_old, c_young)
-
-    # ---------------- frozen young list ----------------
-    return _solve_frozen(lam, cnt, inv, lam_all, scan, ph, tau, c_old, c_young, lru, window, max_iter,
-                         recovery)
+    return st
 
 
 def _finish_lru(st, lam, cnt, inv, lam_all, scan, tau, u, promote_scan, c_old, c_young):
@@ -700,7 +569,7 @@ def _frozen_iterate(lam, cnt, inv, lam_all, scan, ph, tau, c_old, c_young, f0, w
             # the hot set never fitted: the young list is full of hot pages
             lost0 = np.full(lam.shape, 1.0 - c_young / H)
         else:
-            lost0 = _block_transient(lam, cnt, f0, f0 * H, m0)
+            lost0 = block_transient(lam, cnt, f0, f0 * H, m0)
         protected0 = 1.0 - lost0
         excess = max(protected0 @ cnt - c_young, 0.0)
 
@@ -710,12 +579,12 @@ def _frozen_iterate(lam, cnt, inv, lam_all, scan, ph, tau, c_old, c_young, f0, w
             scaled by the net share of the last exact evaluation (inside the root search),
             or the net one itself (``exact``, which also updates that share)."""
             t1 = ph.profile(a, M, r, pinned, False)
-            qn, aa, qd, sd, w = _hot_terms(lam, t1, tau)
+            qn, aa, qd, sd, w = hot_terms(lam, t1, tau)
             if recovery == "net" and scan is not None:
                 if exact:
-                    qnet = _net_promotion(lam, ph.phi, t1, tau, P, pinned * scan.page_time,
+                    qnet = net_promotion(lam, ph.phi, t1, tau, P, pinned * scan.page_time,
                                           (S - pinned) * scan.page_time)
-                    net_share[:] = np.where(qn > 0, qnet / np.clip(qn, _TINY, None), 0.0)
+                    net_share[:] = np.where(qn > 0, qnet / np.clip(qn, TINY, None), 0.0)
                     qn = qnet
                 else:
                     qn = qn * net_share
@@ -724,14 +593,14 @@ def _frozen_iterate(lam, cnt, inv, lam_all, scan, ph, tau, c_old, c_young, f0, w
         def lost_of_t(qn, aa, qd, sd, t):
             """P(page lost at times t): (n, len(t))."""
             rho = qn / (1.0 / lam + aa)
-            eps = np.where(qd < 1.0, (1.0 - qd) / np.clip(sd, _TINY, None), 0.0)
+            eps = np.where(qd < 1.0, (1.0 - qd) / np.clip(sd, TINY, None), 0.0)
             if excess > 0:
                 share = protected0 * eps
                 if share @ cnt <= 0:
                     share = protected0
-                x = excess * share / max(share @ cnt, _TINY)
+                x = excess * share / max(share @ cnt, TINY)
                 x = np.minimum(x, protected0)
-                epsm = ((x * eps) @ cnt) / max(x @ cnt, _TINY)
+                epsm = ((x * eps) @ cnt) / max(x @ cnt, TINY)
                 extra = x[:, None] * (-np.expm1(-epsm * t[None, :]) if epsm > 0 else 1.0)
             else:
                 extra = 0.0
@@ -750,7 +619,7 @@ def _frozen_iterate(lam, cnt, inv, lam_all, scan, ph, tau, c_old, c_young, f0, w
                 rho = qn / (1.0 / lam + aa)
                 t = np.array([1e12])
                 return np.where(rho > 0, 0.0, lost_of_t(qn, aa, qd, sd, t)[:, 0])
-            return _window_mean(lambda t: lost_of_t(qn, aa, qd, sd, t), window)
+            return window_mean(lambda t: lost_of_t(qn, aa, qd, sd, t), window)
 
         def old_gap(log_a):
             t1, qn, aa, qd, sd, w = occupancy(math.exp(log_a))
@@ -785,7 +654,7 @@ def _frozen_iterate(lam, cnt, inv, lam_all, scan, ph, tau, c_old, c_young, f0, w
     hot_hits = float((lam * hit) @ cnt)
     cyc = 1.0 / lam + st["a"]
     miss_rate = lp / cyc
-    qn_gross = _hot_terms(lam, t1, tau)[0]   # every promotion is counted, net or not
+    qn_gross = hot_terms(lam, t1, tau)[0]   # every promotion is counted, net or not
     made_young = float((miss_rate * qn_gross) @ cnt)
     nmy = float((miss_rate * (1.0 + lam * w)) @ cnt) if tau > 0 else 0.0
     scan_hit = float("nan")

@@ -511,37 +511,9 @@ def instance_demand(source, tablespaces: Tablespaces | None = None, n_instances:
     ([64, 64, 64, 64], [6.4e-06, 6.4e-06, 6.4e-06, 6.4e-06])
     """
     # ---- validation, before any work ----------------------------------------------------
-    if version not in VERSIONS:
-        raise ValueError(f"version={version!r} is not supported; allowed: {', '.join(VERSIONS)}")
-    n = check_int("n_instances", n_instances, 1, MAX_INSTANCES)
-    hold = HoldTimes() if hold is None else hold
-    if not isinstance(hold, HoldTimes):
-        raise ValueError(f"hold must be a HoldTimes, got {type(hold).__name__}")
-    ok = isinstance(n_transactions, numbers.Real) and not isinstance(n_transactions, bool)
-    if not ok or not math.isfinite(n_transactions) or n_transactions <= 0:
-        raise ValueError(f"n_transactions={n_transactions!r} is out of range; allowed: finite > 0")
-    if not isinstance(adaptive_hash_index, (bool, np.bool_)):
-        raise ValueError(f"adaptive_hash_index must be a bool, got {adaptive_hash_index!r}")
-    if ahi_parts is None:
-        parts = record(version).ahi_parts
-    else:
-        parts = check_int("ahi_parts", ahi_parts, 1, 512)
-    if replay is not None and any(a is not None for a in (misses, moves, dirtied, flushed,
-                                                           flush_per_instance)):
-        raise ValueError("give either replay or misses/moves/dirtied/flushed, not both")
-    if flush_per_instance is not None:
-        if dirtied is not None or flushed is not None:
-            raise ValueError("give either flush_per_instance or dirtied/flushed, not both")
-        if not isinstance(flush_per_instance, (tuple, list)) or len(flush_per_instance) != 2:
-            raise ValueError("flush_per_instance must be a pair (dirtied, flushed) of "
-                             f"per-instance counts, got {flush_per_instance!r}")
-        fpi = []
-        for name, a in zip(("dirtied", "flushed"), flush_per_instance):
-            a = as_int64(a, f"flush_per_instance {name}")
-            if a.shape != (n,) or (a.size and a.min() < 0):
-                raise ValueError(f"flush_per_instance {name} must hold {n} counts >= 0 (one "
-                                 f"per instance); got {a.tolist()}")
-            fpi.append(a)
+    n, hold, parts = _check_settings(version, n_instances, hold, n_transactions,
+                                     adaptive_hash_index, ahi_parts)
+    fpi = _check_flush_inputs(replay, misses, moves, dirtied, flushed, flush_per_instance, n)
     is_trace = isinstance(source, Trace)
     if is_trace:
         if tablespaces is None:
@@ -554,20 +526,8 @@ def instance_demand(source, tablespaces: Tablespaces | None = None, n_instances:
         raise ValueError(f"tablespaces must be a Tablespaces, got {type(tablespaces).__name__}")
     n_pages = tablespaces.n_pages
     if not is_trace:
-        page_gets = _per_page(source, n_pages, "source")
-        page_ahi = (np.zeros(n_pages, dtype=np.int64) if ahi_lookups is None
-                    else _per_page(ahi_lookups, n_pages, "ahi_lookups"))
-        if np.any(page_ahi > page_gets):
-            i = int(np.flatnonzero(page_ahi > page_gets)[0])
-            raise ValueError(f"ahi_lookups row {i} = {int(page_ahi[i])} is out of range; "
-                             f"allowed: 0..{int(page_gets[i])} (the page's gets)")
-        page_opt = (np.zeros(n_pages, dtype=np.int64) if optimistic is None
-                    else _per_page(optimistic, n_pages, "optimistic"))
-        if np.any(page_opt > page_gets - page_ahi):
-            i = int(np.flatnonzero(page_opt > page_gets - page_ahi)[0])
-            raise ValueError(f"optimistic row {i} = {int(page_opt[i])} is out of range; "
-                             f"allowed: 0..{int(page_gets[i] - page_ahi[i])} (the page's "
-                             "gets that are not AHI lookups)")
+        page_gets, page_ahi, page_opt = _frequency_vectors(source, n_pages, ahi_lookups,
+                                                           optimistic)
     elif optimistic is not None:
         raise ValueError("optimistic is for a page-frequency vector; a Trace does not mark "
                          "optimistic gets")
@@ -589,16 +549,7 @@ def instance_demand(source, tablespaces: Tablespaces | None = None, n_instances:
         page_opt = np.zeros(n_pages, dtype=np.int64)
     if not adaptive_hash_index:
         page_ahi = np.zeros_like(page_gets)
-    if touched is not None:
-        inst = _instances_of(tablespaces, touched, n)
-    elif instance_map is None:
-        inst = tablespaces.instance_of(n)
-    else:
-        inst = _per_page(instance_map, n_pages, "instance_map")
-        if inst.size and inst.max() >= n:
-            i = int(np.argmax(inst >= n))
-            raise ValueError(f"instance_map row {i} = {int(inst[i])} is out of range; "
-                             f"allowed: 0..{n - 1}")
+    inst = _page_instances(tablespaces, touched, instance_map, n, n_pages)
 
     def per_instance(a):
         return np.bincount(inst, weights=a, minlength=n).astype(np.int64)
@@ -609,9 +560,104 @@ def instance_demand(source, tablespaces: Tablespaces | None = None, n_instances:
         inst_move = np.zeros(n, np.int64) if page_move is None else per_instance(page_move)
         inst_dirty = np.zeros(n, np.int64) if page_dirty is None else per_instance(page_dirty)
         inst_flush = np.zeros(n, np.int64) if page_flush is None else per_instance(page_flush)
-        if flush_per_instance is not None:
+        if fpi is not None:
             inst_dirty, inst_flush = fpi
     flush_acq = inst_dirty + inst_flush
+    acq, hold_ns = _pool_mutex(version, gets, ahi, opt, inst_move, inst_miss, hold)
+    txn = float(n_transactions)
+    names, latch_acq, latch_demand = _latch_demands(parts, page_ahi, tablespaces, touched,
+                                                    txn, hold)
+    return ContentionDemand(
+        version=version, n_instances=n, n_transactions=txn, hold=hold, gets=gets,
+        ahi_lookups=ahi, moves=inst_move, misses=inst_miss, acquisitions=acq,
+        pool_demand=hold_ns / txn / NS_PER_S, latch_names=names,
+        latch_acquisitions=latch_acq, latch_demand=latch_demand,
+        cpu_demand=hold.cpu_ns / NS_PER_S, dirtied=inst_dirty, flushed=inst_flush,
+        flush_acquisitions=flush_acq, flush_demand=flush_acq * hold.flush_ns / txn / NS_PER_S)
+
+
+def _check_settings(version, n_instances, hold, n_transactions, adaptive_hash_index,
+                    ahi_parts) -> tuple:
+    """:func:`instance_demand`'s settings checked: the instance count, the hold times
+    (``HoldTimes()`` by default) and the AHI parts (the version's by default)."""
+    if version not in VERSIONS:
+        raise ValueError(f"version={version!r} is not supported; allowed: {', '.join(VERSIONS)}")
+    n = check_int("n_instances", n_instances, 1, MAX_INSTANCES)
+    hold = HoldTimes() if hold is None else hold
+    if not isinstance(hold, HoldTimes):
+        raise ValueError(f"hold must be a HoldTimes, got {type(hold).__name__}")
+    ok = isinstance(n_transactions, numbers.Real) and not isinstance(n_transactions, bool)
+    if not ok or not math.isfinite(n_transactions) or n_transactions <= 0:
+        raise ValueError(f"n_transactions={n_transactions!r} is out of range; allowed: finite > 0")
+    if not isinstance(adaptive_hash_index, (bool, np.bool_)):
+        raise ValueError(f"adaptive_hash_index must be a bool, got {adaptive_hash_index!r}")
+    if ahi_parts is None:
+        parts = record(version).ahi_parts
+    else:
+        parts = check_int("ahi_parts", ahi_parts, 1, 512)
+    return n, hold, parts
+
+
+def _check_flush_inputs(replay, misses, moves, dirtied, flushed, flush_per_instance, n):
+    """The replay and the per-page counts exclude each other; ``flush_per_instance``
+    checked as ``[dirtied, flushed]`` int64 arrays of ``n`` counts (None if not given)."""
+    if replay is not None and any(a is not None for a in (misses, moves, dirtied, flushed,
+                                                           flush_per_instance)):
+        raise ValueError("give either replay or misses/moves/dirtied/flushed, not both")
+    if flush_per_instance is None:
+        return None
+    if dirtied is not None or flushed is not None:
+        raise ValueError("give either flush_per_instance or dirtied/flushed, not both")
+    if not isinstance(flush_per_instance, (tuple, list)) or len(flush_per_instance) != 2:
+        raise ValueError("flush_per_instance must be a pair (dirtied, flushed) of "
+                         f"per-instance counts, got {flush_per_instance!r}")
+    fpi = []
+    for name, a in zip(("dirtied", "flushed"), flush_per_instance):
+        a = as_int64(a, f"flush_per_instance {name}")
+        if a.shape != (n,) or (a.size and a.min() < 0):
+            raise ValueError(f"flush_per_instance {name} must hold {n} counts >= 0 (one "
+                             f"per instance); got {a.tolist()}")
+        fpi.append(a)
+    return fpi
+
+
+def _frequency_vectors(source, n_pages, ahi_lookups, optimistic):
+    """Gets, AHI lookups and optimistic gets per dense page of a frequency vector,
+    each within the page's gets."""
+    page_gets = _per_page(source, n_pages, "source")
+    page_ahi = (np.zeros(n_pages, dtype=np.int64) if ahi_lookups is None
+                else _per_page(ahi_lookups, n_pages, "ahi_lookups"))
+    if np.any(page_ahi > page_gets):
+        i = int(np.flatnonzero(page_ahi > page_gets)[0])
+        raise ValueError(f"ahi_lookups row {i} = {int(page_ahi[i])} is out of range; "
+                         f"allowed: 0..{int(page_gets[i])} (the page's gets)")
+    page_opt = (np.zeros(n_pages, dtype=np.int64) if optimistic is None
+                else _per_page(optimistic, n_pages, "optimistic"))
+    if np.any(page_opt > page_gets - page_ahi):
+        i = int(np.flatnonzero(page_opt > page_gets - page_ahi)[0])
+        raise ValueError(f"optimistic row {i} = {int(page_opt[i])} is out of range; "
+                         f"allowed: 0..{int(page_gets[i] - page_ahi[i])} (the page's "
+                         "gets that are not AHI lookups)")
+    return page_gets, page_ahi, page_opt
+
+
+def _page_instances(tablespaces, touched, instance_map, n, n_pages):
+    """The instance of every counted page: of the pages a trace touches, of every page
+    of the map, or as ``instance_map`` says (checked)."""
+    if touched is not None:
+        return _instances_of(tablespaces, touched, n)
+    if instance_map is None:
+        return tablespaces.instance_of(n)
+    inst = _per_page(instance_map, n_pages, "instance_map")
+    if inst.size and inst.max() >= n:
+        i = int(np.argmax(inst >= n))
+        raise ValueError(f"instance_map row {i} = {int(inst[i])} is out of range; "
+                         f"allowed: 0..{n - 1}")
+    return inst
+
+
+def _pool_mutex(version, gets, ahi, opt, inst_move, inst_miss, hold):
+    """Acquisitions and hold time (ns) of every instance mutex."""
     if record(version).get_takes_pool_mutex:   # 5.5: every get takes the instance mutex
         pool_gets = gets - ahi - opt
         acq = pool_gets + inst_move + inst_miss
@@ -619,7 +665,12 @@ def instance_demand(source, tablespaces: Tablespaces | None = None, n_instances:
     else:
         acq = inst_move + inst_miss
         hold_ns = inst_move * hold.move_ns + inst_miss * hold.miss_ns
-    txn = float(n_transactions)
+    return acq, hold_ns
+
+
+def _latch_demands(parts, page_ahi, tablespaces, touched, txn, hold):
+    """The AHI latches' (one, or one per part) and the kernel mutex's names,
+    acquisitions and demands per transaction."""
     if parts == 1:
         ahi_acq = np.array([page_ahi.sum()], dtype=np.int64)
         names = ("ahi", "kernel")
@@ -632,13 +683,7 @@ def instance_demand(source, tablespaces: Tablespaces | None = None, n_instances:
     latch_acq = np.concatenate([ahi_acq, [kernel_acq]]).astype(np.int64)
     latch_demand = np.concatenate([ahi_acq * hold.ahi_ns / txn / NS_PER_S,
                                    [hold.kernel_ns / NS_PER_S]])
-    return ContentionDemand(
-        version=version, n_instances=n, n_transactions=txn, hold=hold, gets=gets,
-        ahi_lookups=ahi, moves=inst_move, misses=inst_miss, acquisitions=acq,
-        pool_demand=hold_ns / txn / NS_PER_S, latch_names=names,
-        latch_acquisitions=latch_acq, latch_demand=latch_demand,
-        cpu_demand=hold.cpu_ns / NS_PER_S, dirtied=inst_dirty, flushed=inst_flush,
-        flush_acquisitions=flush_acq, flush_demand=flush_acq * hold.flush_ns / txn / NS_PER_S)
+    return names, latch_acq, latch_demand
 
 
 def network(demand: ContentionDemand, cores: int, think_time: float = 0.0, *,
