@@ -209,21 +209,32 @@ def test_run_ssb_replays_only_the_configurations_it_has_not_seen(on, monkeypatch
     monkeypatch.delenv(cache.OFF_ENV_VAR)
     first = X.run_ssb(ssb, cfg, calib, **kw)
     pd.testing.assert_frame_equal(first, plain)
-    assert cache.stats() == {"hits": 0, "misses": 2, "stores": 2}
+    # two runs: each configuration's entry, and the entry of its first run alone
+    assert cache.stats() == {"hits": 0, "misses": 2, "stores": 4}
     fed = []
     real_feed = bufsim.Pool.feed
     monkeypatch.setattr(bufsim.Pool, "feed", lambda self, c: fed.append(self) or real_feed(self, c))
     changed = {"t=0": cfg["t=0"], "t=5": cfg["t=0"].replace(old_blocks_time_ms=5),
                "t=1000": cfg["t=1000"]}
     second = X.run_ssb(ssb, changed, calib, **kw)
-    assert cache.stats() == {"hits": 2, "misses": 3, "stores": 3}
+    assert cache.stats() == {"hits": 2, "misses": 3, "stores": 6}
     assert len({id(p) for p in fed}) == 1          # one pool replayed: t=5's
     monkeypatch.setenv(cache.OFF_ENV_VAR, "1")
     pd.testing.assert_frame_equal(second, X.run_ssb(ssb, changed, calib, **kw))
-    # another seed is another trace: nothing served
+    # one run under another label: the first run of the two-run entries, relabelled;
+    # a configuration given twice in one call replays once
+    one = dict(runs=("pass",), queries=kw["queries"])
+    alone = {"t=0": cfg["t=0"], "again": cfg["t=0"], "t=7": cfg["t=0"].replace(old_blocks_time_ms=7)}
+    plain1 = X.run_ssb(ssb, alone, calib, **one)
     monkeypatch.delenv(cache.OFF_ENV_VAR)
+    fed.clear()
+    pd.testing.assert_frame_equal(X.run_ssb(ssb, alone, calib, **one), plain1)
+    assert cache.stats() == {"hits": 3, "misses": 4, "stores": 7}
+    assert len({id(p) for p in fed}) == 1          # t=7's pool alone
+    assert list(plain1["run"].unique()) == ["pass"]
+    # another seed is another trace: nothing served
     X.run_ssb(SSB(0.01, seed=2), {"t=0": cfg["t=0"]}, calib, **kw)
-    assert cache.stats()["hits"] == 2
+    assert cache.stats()["hits"] == 3
 
 
 def test_q11_run_is_served_only_for_the_same_inputs(on):

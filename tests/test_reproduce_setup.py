@@ -124,17 +124,17 @@ def test_longest_notebook_starts_first_and_times_are_remembered(tmp_path):
     srcs = [tmp_path / f"{n}.ipynb" for n in ("00_a", "01_b", "02_c", "03_new")]
     out = tmp_path / "out"
     out.mkdir()
-    assert notebooks._longest_first(srcs, out) == srcs          # nothing known: name order
+    assert notebooks.longest_first(srcs, out) == srcs          # nothing known: name order
     runs = [notebooks.NotebookRun("00_a", srcs[0], None, True, 5.0),
             notebooks.NotebookRun("01_b", srcs[1], None, True, 190.0),
             notebooks.NotebookRun("02_c", srcs[2], None, True, 40.0)]
-    notebooks._save_seconds(out, runs)
+    notebooks.save_seconds(out, runs)
     # unknown first (it may be long), then the longest
-    assert [p.stem for p in notebooks._longest_first(srcs, out)] == ["03_new", "01_b", "02_c", "00_a"]
-    notebooks._save_seconds(out, [notebooks.NotebookRun("00_a", srcs[0], None, False, 999.0)])
-    assert [p.stem for p in notebooks._longest_first(srcs, out)][1] == "01_b", "failures not kept"
+    assert [p.stem for p in notebooks.longest_first(srcs, out)] == ["03_new", "01_b", "02_c", "00_a"]
+    notebooks.save_seconds(out, [notebooks.NotebookRun("00_a", srcs[0], None, False, 999.0)])
+    assert [p.stem for p in notebooks.longest_first(srcs, out)][1] == "01_b", "failures not kept"
     (out / ".seconds.json").write_text("not json")
-    assert notebooks._longest_first(srcs, out) == srcs
+    assert notebooks.longest_first(srcs, out) == srcs
 
 
 def test_a_first_run_starts_the_shipped_notebooks_longest_first(tmp_path):
@@ -142,12 +142,12 @@ def test_a_first_run_starts_the_shipped_notebooks_longest_first(tmp_path):
     their typical times, 07 (the live server) first; one recorded time counts over it."""
     srcs = notebooks.discover_notebooks()
     assert {p.stem for p in srcs} == set(notebooks.TYPICAL_SECONDS)
-    order = [p.stem for p in notebooks._longest_first(srcs, tmp_path)]
+    order = [p.stem for p in notebooks.longest_first(srcs, tmp_path)]
     assert order[:2] == ["07_live_server_validation", "01_ssb_old_blocks_time"]
     assert order[-1] == "08_explorer"
-    notebooks._save_seconds(tmp_path, [notebooks.NotebookRun("08_explorer", srcs[-1], None,
+    notebooks.save_seconds(tmp_path, [notebooks.NotebookRun("08_explorer", srcs[-1], None,
                                                              True, 999.0)])
-    assert [p.stem for p in notebooks._longest_first(srcs, tmp_path)][0] == "08_explorer"
+    assert [p.stem for p in notebooks.longest_first(srcs, tmp_path)][0] == "08_explorer"
 
 
 def test_two_notebooks_side_by_side_each_write_their_own_output(tmp_path):

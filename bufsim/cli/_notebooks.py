@@ -96,7 +96,7 @@ def _live_not_run(notebooks, selected) -> list:
     if not live:
         return []
     ok, why = notebooks.live_server_status()
-    return [] if ok else [notebooks._not_run(p, why) for p in live]
+    return [] if ok else [notebooks.not_run(p, why) for p in live]
 
 
 @contextlib.contextmanager

@@ -46,6 +46,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from .. import cache as _cache
 from .._validation import check_int, check_int_fields
 from ..config import DEVICES, DeviceModel, PoolConfig, preset
 from ..versions import record
@@ -169,11 +170,24 @@ def repeated_runs(trace: Trace, config: PoolConfig, n_runs: int, *,
     next run is then an identical replay.  It is still simulated once to check
     that (a ``RuntimeError`` if any counter differs); the runs after it are
     copies.
+
+    Served from the result cache (:mod:`bufsim.cache`) when the same events ran in the
+    same configuration before: the notebook's sensitivity (its 50MB pool, the default
+    join_buffer_size) and skip-pricing sections repeat runs of its first table.
     """
     check_int("n_runs", n_runs, 1)
     if skip_quiescent and config.old_blocks_time_ms != 0:
         raise ValueError("skip_quiescent needs old_blocks_time_ms = 0 (access times would "
                          "matter); pass skip_quiescent=False")
+
+    def key() -> str:
+        return _cache.trace_key(_cache.Key("dbt3.repeated_runs").add(
+            config, int(n_runs), bool(skip_quiescent)), trace).hexdigest()
+    return _cache.cached(key, lambda: _repeated_runs(trace, config, n_runs, skip_quiescent))
+
+
+def _repeated_runs(trace: Trace, config: PoolConfig, n_runs: int,
+                   skip_quiescent: bool) -> pd.DataFrame:
     pool = Pool(config, trace.tablespaces)
     dev = config.device
     rows = []

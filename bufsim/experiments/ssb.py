@@ -396,25 +396,41 @@ def run_ssb(ssb: SSB, configs: PoolConfig | Mapping[str, PoolConfig], calib: Cal
 
 
 def _run_ssb_cached(ssb, configs, calib, runs, queries, idle_ns, jobs) -> pd.DataFrame:
-    """run_ssb through the result cache, one entry per configuration (each pool replays
-    on its own: its rows do not depend on the others); only the missing ones replay."""
+    """run_ssb through the result cache, one entry per configuration and number of runs
+    (each pool replays on its own: its rows do not depend on the others, nor on the runs'
+    labels); only the missing ones replay, each distinct configuration once.  A replay of
+    ``n`` runs also stores its first ``1 .. n-1`` runs: the first runs of a longer
+    sequence are the same statements in the same pool (01's sweeps, one pass from an
+    empty pool, reuse the cold runs of its 13-query table)."""
+    n_q = len(queries)
+
+    def key(c, n_runs):
+        return _cache.digest("ssb.run_ssb", ssb.cache_params, c, calib, n_runs,
+                             tuple(queries), idle_ns)
     try:
-        keys = {k: _cache.digest("ssb.run_ssb", ssb.cache_params, c, calib, tuple(runs),
-                                 tuple(queries), idle_ns) for k, c in configs.items()}
+        keys = {k: key(c, len(runs)) for k, c in configs.items()}
     except _cache.Uncacheable:
         return _run_ssb(ssb, configs, calib, runs, queries, idle_ns, None, jobs)
-    got = {k: _cache.load(keys[k]) for k in configs}
-    todo = {k: c for k, c in configs.items() if got[k] is _cache.MISSING}
+    got = {h: _cache.load(h) for h in set(keys.values())}
+    todo = {}                                   # one label per missing configuration
+    for k, c in configs.items():
+        if got[keys[k]] is _cache.MISSING and keys[k] not in {keys[j] for j in todo}:
+            todo[k] = c
     if todo:
         fresh = _run_ssb(ssb, todo, calib, runs, queries, idle_ns, None, jobs)
-        for k in todo:
-            got[k] = fresh[fresh.config == k].drop(columns="config").reset_index(drop=True)
-            _cache.store(keys[k], got[k])
+        for k, c in todo.items():
+            rows = fresh[fresh.config == k].drop(columns="config").reset_index(drop=True)
+            rows["run"] = np.arange(len(rows)) // n_q      # the run's place, not its label
+            for n in range(1, len(runs)):
+                _cache.store(key(c, n), rows.iloc[:n * n_q].copy())
+            _cache.store(keys[k], rows)
+            got[keys[k]] = rows
     # the rows in run_ssb's order: run, query, then configuration
-    parts = [got[k].assign(config=k, _row=np.arange(len(got[k])), _cfg=j)
+    parts = [got[keys[k]].assign(config=k, run=[runs[i] for i in got[keys[k]]["run"]],
+                                 _row=np.arange(len(got[keys[k]])), _cfg=j)
              for j, k in enumerate(configs)]
     out = pd.concat(parts, ignore_index=True).sort_values(["_row", "_cfg"], kind="stable")
-    cols = ["config"] + [c for c in got[next(iter(configs))].columns]
+    cols = ["config"] + [c for c in got[keys[next(iter(configs))]].columns]
     return out[cols].reset_index(drop=True)
 
 

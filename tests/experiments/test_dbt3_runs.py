@@ -93,6 +93,30 @@ def test_quiescent_shortcut_equals_full_simulation(d):
     assert fast.pages_read.iloc[0] > 0 and (fast.pages_read.iloc[1:] == 0).all()
 
 
+def test_repeated_runs_served_from_the_cache_by_content(d, tmp_path, monkeypatch):
+    """The same events in the same pool replay once (a trace made again, e.g. by the
+    sensitivity section, hits); other events, pool or run count replay."""
+    from bufsim import cache
+    monkeypatch.delenv(cache.OFF_ENV_VAR, raising=False)
+    monkeypatch.setenv(cache.DIR_ENV_VAR, str(tmp_path / "cache"))
+    monkeypatch.setattr(cache, "_stats", {"hits": 0, "misses": 0, "stores": 0})
+    cpu = R.Dbt3Cpu()
+    pages, misc = _pool()
+    cfg = R.pool_config("5.6", pages, misc_pages=misc)
+    first = R.repeated_runs(R._trace(d, 17, "plain", cpu), cfg, 3)
+    again = R.repeated_runs(R._trace(d, 17, "plain", cpu), cfg, 3)   # generated again
+    assert cache.stats() == {"hits": 1, "misses": 1, "stores": 1}
+    pd.testing.assert_frame_equal(first, again)
+    monkeypatch.setenv(cache.OFF_ENV_VAR, "1")
+    pd.testing.assert_frame_equal(first, R.repeated_runs(R._trace(d, 17, "plain", cpu), cfg, 3))
+    monkeypatch.delenv(cache.OFF_ENV_VAR)
+    other = R.repeated_runs(R._trace(d, 17, "bka", cpu), cfg, 3)       # other events
+    R.repeated_runs(R._trace(d, 17, "plain", cpu), cfg, 2)              # fewer runs
+    R.repeated_runs(R._trace(d, 17, "plain", cpu), R.pool_config("5.5", pages, misc_pages=misc), 3)
+    assert cache.stats() == {"hits": 1, "misses": 4, "stores": 4}
+    assert other.pages_read.iloc[0] != first.pages_read.iloc[0]
+
+
 def test_sequential_plus_random_is_pages_read_and_io_adds_up(d):
     tr = R._trace(d, 3, "bka", R.NO_CPU)
     pages, misc = _pool()
