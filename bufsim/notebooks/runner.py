@@ -111,7 +111,7 @@ def select_notebooks(
     return sorted(chosen)
 
 
-def _describe(exc: BaseException) -> str:
+def describe_error(exc: BaseException) -> str:
     ename = getattr(exc, "ename", None)
     if ename is not None:  # papermill.PapermillExecutionError: the notebook's own error
         return f"{ename}: {getattr(exc, 'evalue', '')}".strip()
@@ -206,7 +206,7 @@ def run_notebooks(
                 try:
                     report(fut.result())
                 except Exception as exc:  # noqa: BLE001 - the worker died: reported, run goes on
-                    report(NotebookRun(src.stem, src, None, False, 0.0, _describe(exc)))
+                    report(NotebookRun(src.stem, src, None, False, 0.0, describe_error(exc)))
     bar.close()
     save_seconds(out_dir, done.values())
     return [done[source] for source in selected]
@@ -232,7 +232,7 @@ def _execute(source: Path, output: Path, parameters: Mapping[str, object],
                 kernel_manager_class=_ipc_kernel_manager(sockets),
             )
     except Exception as exc:  # noqa: BLE001 - every failure is reported, the run goes on
-        error = _describe(exc)
+        error = describe_error(exc)
     seconds = time.perf_counter() - start
     cpu = _cpu_seconds() - cpu_start
     written = output if output.is_file() else None

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from bufsim import paths
 from bufsim import provenance as _prov
-from bufsim.notebooks.runner import NotebookRun, _describe
+from bufsim.notebooks.runner import NotebookRun, describe_error
 from bufsim.paths import atomic_path
 
 def format_runs(runs: Sequence[NotebookRun]) -> str:
@@ -126,7 +126,7 @@ def write_summary(
         try:
             frame = pd.read_csv(csv)
         except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
-            lines += [f"Could not read it: {_describe(exc)}", ""]
+            lines += [f"Could not read it: {describe_error(exc)}", ""]
             continue
         if csv.name.endswith(".claims.csv") and "holds" in frame.columns:
             lines += [claims_count_text(frame), ""]
@@ -281,7 +281,7 @@ def write_html_summary(
             try:
                 frame = pd.read_csv(csv)
             except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
-                body.append(f'<p class="error">Could not read it: {html.escape(_describe(exc))}</p>')
+                body.append(f'<p class="error">Could not read it: {html.escape(describe_error(exc))}</p>')
                 continue
             if "holds" in frame.columns:
                 body.append(f"<p>{html.escape(claims_count_text(frame))}</p>")
