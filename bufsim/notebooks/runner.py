@@ -255,13 +255,13 @@ _SECONDS_FILE = ".seconds.json"   # in the output folder: each notebook's last t
 #: Seconds of the shipped notebooks' full runs on an idle 2-core machine, the order of a
 #: first run, before build/notebooks/.seconds.json holds this machine's times: 07 (a
 #: MariaDB server, then its grid) starts first, not after the others.  Measured by one
-#: ``make reproduce`` on a fresh clone of df7866a after its ``.ci/run`` (compiled kernels warm,
-#: 2 side by side, idle, 2026-11-28: 7 min 38 s in all).
-TYPICAL_SECONDS = {"00_quickstart": 9, "01_ssb_old_blocks_time": 173,
-                   "02_side_load_mysqldump": 102, "03_bp_instance_contention": 54,
-                   "04_bp_instances_hot_uniform": 38, "05_dbt3_mrr_bka": 77,
-                   "06_analytic_vs_simulated": 38, "07_live_server_validation": 325,
-                   "08_explorer": 6, "09_live_trace": 63}
+#: ``make reproduce`` on a fresh clone of dd29385 after its ``.ci/run`` (compiled kernels warm,
+#: 2 side by side, idle, 2026-11-29: 8 min 47 s in all).
+TYPICAL_SECONDS = {"00_quickstart": 11, "01_ssb_old_blocks_time": 195,
+                   "02_side_load_mysqldump": 133, "03_bp_instance_contention": 62,
+                   "04_bp_instances_hot_uniform": 42, "05_dbt3_mrr_bka": 102,
+                   "06_analytic_vs_simulated": 45, "07_live_server_validation": 345,
+                   "08_explorer": 6, "09_live_trace": 89}
 
 
 def longest_first(selected: Sequence[Path], out_dir: Path) -> list[Path]:
