@@ -38,8 +38,9 @@ import pandas as pd
 
 from .._validation import check_int_fields
 from ..trace import Chunk, Trace
-from ..workloads.plans import (FETCH_CACHE_THRESHOLD, FETCH_ROWS_PER_CALL_ICP, RANGE_DIVE_PAGES,
+from ..workloads.plans import (FETCH_CACHE_THRESHOLD, FETCH_ROWS_PER_CALL_ICP,
                                relatch_flag, mariadb1011_scan_events)
+from .compile_btree import dive_pages
 from .geometry import LiveGeometry
 
 __all__ = ["Scale", "QUICK", "FULL", "generate", "load", "quiesce", "LivePlan", "plans", "SCHEMA",
@@ -319,21 +320,7 @@ def _range_dive(g, ix, lo_leaf: int, hi_leaf: int) -> np.ndarray:
     paths from the root, level by level, a page once where they share it; where they
     differ, the left page, up to RANGE_DIVE_PAGES pages between them on that level
     (btr_estimate_n_rows_in_range_on_level), then the right page.  Counted gets."""
-    paths = ix._paths()
-    p1, p2 = paths[lo_leaf], paths[hi_leaf]
-    h = p1.size
-    out = []
-    for d in range(h):
-        if p1[d] == p2[d]:
-            out.append(p1[d])
-            continue
-        level = ix.levels[h - 1 - d] if d < h - 1 else ix.leaves
-        a = int(np.flatnonzero(level == p1[d])[0])
-        b = int(np.flatnonzero(level == p2[d])[0])
-        out.append(p1[d])
-        out.extend(level[a + 1:min(b, a + 1 + RANGE_DIVE_PAGES)])
-        out.append(p2[d])
-    return g.dense("sbtest", np.asarray(out, dtype=np.int64))
+    return g.dense("sbtest", dive_pages(ix, lo_leaf, hi_leaf))
 
 
 def _krange_bounds(sb, rows: int, krange_rows: int, rng) -> tuple:
