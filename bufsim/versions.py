@@ -155,7 +155,7 @@ class ServerVersion:
     #: replay's once-a-second pass still runs the LRU batch unconditionally: a newer
     #: source gates it by need_LRU_eviction (``buf/buf0flu.cc``: buf_flush_page_cleaner),
     #: but with that gate the LRU the live 10.11.19 leaves held in fewer rows of
-    #: notebook 07's grid (``docs/live07rows-cleaner.md``).
+    #: notebook 07's grid (``docs/cleaner-race.md``).
     refill_on_demand: bool = False
     #: The cleaner's LRU batch has no scan quota: it runs until lru_scan_depth blocks are
     #: free or the LRU is down to its floor (MariaDB 10.11+ ``buf/buf0flu.cc``:

@@ -1,12 +1,15 @@
 """Analytic models beside the replay: miss-ratio curves, Che-type estimates, MVA.
 
 * :mod:`~bufsim.analytic.mrc`: exact LRU miss-ratio curves from Mattson stack
-  distances (chunked, ``O(n_pages)`` memory) and SHARDS sampled curves.
+  distances (chunked, ``O(n_pages)`` memory); :mod:`~bufsim.analytic.shards`: SHARDS
+  sampled curves; :mod:`~bufsim.analytic.mrc_base`: what both share (the Fenwick tree,
+  events as arrays).
 * :mod:`~bufsim.analytic.che`: characteristic-time estimates under the
   independent reference model for LRU, FIFO/RANDOM, segmented LRU with ``h``
   lists and InnoDB's midpoint LRU as two lists.
 * :mod:`~bufsim.analytic.midpoint`: InnoDB's midpoint LRU with ``innodb_old_blocks_time``,
-  for an independent-reference hot set mixed with a scan (the side-load experiment).
+  for an independent-reference hot set mixed with a scan (the side-load experiment); its
+  per-page quantities in :mod:`~bufsim.analytic.midpoint_terms`.
 * :mod:`~bufsim.analytic.mva`: exact and Bard-Schweitzer MVA of closed
   networks with delay, queueing, multi-server and load-dependent stations;
   asymptotic bounds; Universal Scalability Law fits.

@@ -7,7 +7,8 @@
   :func:`bufsim.analytic.mva.exact_mva`.
 * :mod:`~bufsim.contention.des`: a compiled discrete-event simulation of
   threads contending for cores and mutexes (:func:`simulate`), with a
-  pure-Python twin (:func:`simulate_reference`).
+  pure-Python twin (:func:`simulate_reference`); its compiled event loop is in
+  :mod:`~bufsim.contention.des_kernel`.
 """
 from . import demand, des, instances
 from .demand import (
