@@ -65,6 +65,7 @@ class ReferencePool(InnoDBPoolRules):
         self.next_tick = 1_000_000_000
         self.active = False
         self.ticks = 0
+        self.cleaner_pend = 0     # takes left before a woken page cleaner runs (cleaner_lag)
         self.lsn = 0            # page modifications so far
         self.flush_passes = 0   # flushing passes (5.5: every tenth is the 10-second loop)
         self.flush_ios = 0      # pages read + written at the last 10-second loop (5.5)

@@ -412,10 +412,11 @@ def _run_ssb_cached(ssb, configs, calib, runs, queries, idle_ns, jobs) -> pd.Dat
     except _cache.Uncacheable:
         return _run_ssb(ssb, configs, calib, runs, queries, idle_ns, None, jobs)
     got = {h: _cache.load(h) for h in set(keys.values())}
-    todo = {}                                   # one label per missing configuration
+    todo, queued = {}, set()                    # one label per missing configuration
     for k, c in configs.items():
-        if got[keys[k]] is _cache.MISSING and keys[k] not in {keys[j] for j in todo}:
+        if got[keys[k]] is _cache.MISSING and keys[k] not in queued:
             todo[k] = c
+            queued.add(keys[k])
     if todo:
         fresh = _run_ssb(ssb, todo, calib, runs, queries, idle_ns, None, jobs)
         for k, c in todo.items():

@@ -167,22 +167,14 @@ QUERIES = {
 QUICK_QUERIES = ("q6", "q14", "q19", "q12", "q3", "q4")
 
 
-def _check_queries(queries) -> tuple:
-    queries = tuple(queries)
-    bad = [q for q in queries if q not in QUERIES]
-    if bad or not queries:
-        raise ValueError(f"queries={list(queries)!r}: unknown {bad}; allowed: a non-empty list "
-                         f"of {', '.join(QUERIES)}")
-    return queries
-
-
-def _check_settings(settings) -> tuple:
-    settings = tuple(settings)
-    bad = [s for s in settings if s not in SETTINGS]
-    if bad or not settings:
-        raise ValueError(f"settings={list(settings)!r}: unknown {bad}; allowed: a non-empty "
-                         f"list of {', '.join(SETTINGS)}")
-    return settings
+def _check_subset(name: str, values, allowed) -> tuple:
+    """``values`` as a tuple: a non-empty list of names from ``allowed``."""
+    values = tuple(values)
+    bad = [v for v in values if v not in allowed]
+    if bad or not values:
+        raise ValueError(f"{name}={list(values)!r}: unknown {bad}; allowed: a non-empty list "
+                         f"of {', '.join(allowed)}")
+    return values
 
 
 def prepare(server: MariaDBServer, sf: float, seed: int) -> float:
@@ -213,7 +205,8 @@ def statement_check(server: MariaDBServer, queries=tuple(QUERIES),
     45,113 matched the server in other runs).  A supported query whose first count
     differs from the compiled one runs :data:`RERUNS` more times; ``server`` is the least
     count, ``server_runs`` names them all."""
-    queries, settings = _check_queries(queries), _check_settings(settings)
+    queries = _check_subset("queries", queries, QUERIES)
+    settings = _check_subset("settings", settings, SETTINGS)
     out = []
     for st in settings:
         with server.connect() as conn:

@@ -55,7 +55,7 @@ def test_bad_scale_factor_is_refused_naming_the_range(sf):
 
 def test_unknown_query_names_the_allowed_ones():
     with pytest.raises(ValueError, match="unknown \\['q99'\\]; allowed: .*q6"):
-        C3._check_queries(["q6", "q99"])
+        C3._check_subset("queries", ["q6", "q99"], C3.QUERIES)
 
 
 @pytest.mark.live

@@ -234,7 +234,7 @@ class InnoDBInstance:
         if need_lru_eviction still holds then (buf_flush_page_cleaner).  The pending
         wake is the pool's (one page cleaner)."""
         pool = self.pool
-        pend = getattr(pool, "cleaner_pend", 0)
+        pend = pool.cleaner_pend
         if pend > 0:
             pool.cleaner_pend = pend - 1
             if pend == 1 and self.need_lru_eviction():
@@ -280,7 +280,7 @@ class InnoDBPoolRules:
     read-ahead, and the background passes (the page cleaner's LRU batch, flush-list
     flushing).  The pool holds the state they read: ``config``, ``inst``, ``inst_of``,
     ``ts``, ``unused``, ``fixed``, ``space_misses``, the background pass's ``next_tick``,
-    ``active``, ``ticks``, ``lsn``, ``flush_passes``, ``flush_ios``, ``flush_lsn``, and its
+    ``active``, ``ticks``, ``cleaner_pend``, ``lsn``, ``flush_passes``, ``flush_ios``, ``flush_lsn``, and its
     device (``device_read``, ``device_write``)."""
 
     def cleaner_passes_due(self, t_ns: int) -> None:
