@@ -23,6 +23,7 @@ from .pool import Pool, PoolSnapshot
 from .pages import IndexSpec, SpaceSpec, Tablespaces
 from .trace import (FLAG_AHI, FLAG_MODIFY, FLAG_RELATCH, FLAG_SHORTCUT, FLAG_STMT_END, FLAG_TEMP,
                     Chunk, Trace)
+from .trace import FLAG_DESCENT, FLAG_NO_RA, FLAG_STEP
 from .trace_import import read_trace
 from .sweeps import sweep  # noqa: E402
 
@@ -41,6 +42,7 @@ __all__ = [
     "CostModel", "DeviceModel", "PoolConfig", "mysql55", "mysql56", "mysql57", "mysql80", "mysql84",
     "mariadb105", "mariadb1011", "mariadb114", "PRESETS", "versions", "pages_from_bytes", "preset", "TraceError", "Pool", "PoolSnapshot", "ReplayResult",
     "replay", "IndexSpec", "SpaceSpec", "Tablespaces", "FLAG_AHI", "FLAG_MODIFY", "FLAG_SHORTCUT",
-    "FLAG_STMT_END", "FLAG_RELATCH", "FLAG_TEMP", "Chunk", "Trace", "read_trace",
+    "FLAG_STMT_END", "FLAG_RELATCH", "FLAG_TEMP", "FLAG_STEP", "FLAG_DESCENT", "FLAG_NO_RA",
+    "Chunk", "Trace", "read_trace",
     "synthetic", "analytic", "contention", "workloads", "live", "sweep",
 ]

@@ -29,12 +29,15 @@ from ._validation import TraceError, check_int, span
 from .paths import atomic_path
 from .pages import SpaceSpec, Tablespaces, as_int64
 
-__all__ = ["FLAG_AHI", "FLAG_MODIFY", "FLAG_SHORTCUT", "FLAG_STMT_END", "FLAG_RELATCH", "FLAG_TEMP", "FLAG_MASK", "Chunk", "Trace", "read_trace", "TRACE_DTYPE"]
+__all__ = ["FLAG_AHI", "FLAG_MODIFY", "FLAG_SHORTCUT", "FLAG_STMT_END", "FLAG_RELATCH", "FLAG_TEMP",
+           "FLAG_STEP", "FLAG_DESCENT", "FLAG_NO_RA", "FLAG_KIND", "FLAG_MASK", "Chunk", "Trace",
+           "read_trace", "TRACE_DTYPE"]
 
 # The flag bits are defined beside the kernels that read them (bufsim.policies._state,
 # where each is documented) and re-exported here, the trace's public vocabulary.
 from .policies import (  # noqa: E402
-    FLAG_AHI, FLAG_MASK, FLAG_MODIFY, FLAG_RELATCH, FLAG_SHORTCUT, FLAG_STMT_END, FLAG_TEMP,
+    FLAG_AHI, FLAG_DESCENT, FLAG_KIND, FLAG_MASK, FLAG_MODIFY, FLAG_NO_RA, FLAG_RELATCH,
+    FLAG_SHORTCUT, FLAG_STEP, FLAG_STMT_END, FLAG_TEMP,
 )
 
 _COLUMNS = ("page", "count", "cpu_ns", "stream", "flags")
@@ -76,7 +79,8 @@ class Chunk:
         Stream id (>= 0).
     flags : numpy.ndarray of uint8
         Bits of :data:`FLAG_AHI`, :data:`FLAG_MODIFY`, :data:`FLAG_SHORTCUT`, :data:`FLAG_RELATCH`,
-        :data:`FLAG_STMT_END` and :data:`FLAG_TEMP`.
+        :data:`FLAG_STMT_END` and :data:`FLAG_TEMP`, and the 2-bit access kind
+        (:data:`FLAG_STEP`, :data:`FLAG_DESCENT`, both = :data:`FLAG_NO_RA`, neither = unknown).
 
     Notes
     -----
@@ -128,7 +132,8 @@ class Chunk:
                   ("flags", (self.flags & ~np.uint8(FLAG_MASK)) != 0,
                    f"allowed: bits of FLAG_AHI={FLAG_AHI} | FLAG_MODIFY={FLAG_MODIFY} | "
                    f"FLAG_SHORTCUT={FLAG_SHORTCUT} | FLAG_STMT_END={FLAG_STMT_END} | "
-                   f"FLAG_RELATCH={FLAG_RELATCH} | FLAG_TEMP={FLAG_TEMP}"))
+                   f"FLAG_RELATCH={FLAG_RELATCH} | FLAG_TEMP={FLAG_TEMP} | "
+                   f"FLAG_STEP={FLAG_STEP} | FLAG_DESCENT={FLAG_DESCENT}"))
         for col, b, allowed in checks:
             if b.any():
                 i = first_true(b)

@@ -141,7 +141,7 @@ def test_flags_column_and_statement_ends(tmp_path):
     # equal flags merge, a row carrying STMT_END ends its event
     assert c.count.tolist() == [1, 2, 1, 1, 1, 1]
     assert c.flags.tolist() == [0, FLAG_MODIFY, FLAG_STMT_END, FLAG_STMT_END, 16, 0]
-    for bad, match in (("64", r"value 64 has bits outside the defined flags"),
+    for bad, match in (("256", r"value 256 has bits outside the defined flags"),
                        ("-1", r"value -1 is negative"), ("1.5", r"value 1\.5 is not an integer")):
         p.write_text(f"page,flags\n1,0\n1,{bad}\n")
         with pytest.raises(TraceError, match=r"row 1 \(line 3\): column 'flags'" + ".*" + match[6:]):

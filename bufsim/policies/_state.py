@@ -202,8 +202,29 @@ FLAG_RELATCH = 16
 #: only an LRU batch writes it, and the page is freed when that write completes
 #: (``buf_page_write_complete``).  The other versions treat it as any modification.
 FLAG_TEMP = 32
+#: Access kind, a 2-bit field (bits 6-7) saying where the server's B-tree code reached the
+#: page, which decides where MariaDB >= 10.6.17 / 10.11.7 / 11.x tries linear read-ahead
+#: (MDEV-32068, commit f074223ae7: ``buf_page_get_low`` no longer calls
+#: ``buf_read_ahead_linear``; its B-tree callers do; ``versions.read_ahead_sites == "btr"``).
+#: FLAG_STEP: a leaf reached by a forward leaf step (``btr_pcur_move_to_next_page``,
+#: btr/btr0pcur.cc:550 in 10.11.18): read-ahead is tried at its first access.
+FLAG_STEP = 64
+#: FLAG_DESCENT: a leaf reached by a root-to-leaf descent (``btr_cur_t::search_leaf`` with
+#: SEARCH_LEAF / MODIFY_LEAF / SEARCH_PREV / MODIFY_PREV, not change-buffered, not
+#: MODIFY_TREE; btr/btr0cur.cc:1648,1691).  The get just before it in the same stream is its
+#: level-1 parent's (absent for a tree of height 0): read-ahead is tried on the leaf BEFORE
+#: the leaf's get, when that parent's get was its first access.
+FLAG_DESCENT = 128
+#: FLAG_STEP | FLAG_DESCENT: a get that is never a read-ahead site under the B-tree rule
+#: (non-leaf pages, cursor restores and re-latches, backward steps, ``btr_latch_prev``).
+#: Neither bit: kind unknown (user traces, synthetic workloads), replayed with the
+#: every-first-access rule.  Versions with ``read_ahead_sites == "get"`` ignore the field.
+FLAG_NO_RA = FLAG_STEP | FLAG_DESCENT
+#: The access-kind field's mask (same value as FLAG_NO_RA).
+FLAG_KIND = FLAG_STEP | FLAG_DESCENT
 #: All defined flag bits; other bits are rejected.
-FLAG_MASK = FLAG_AHI | FLAG_MODIFY | FLAG_SHORTCUT | FLAG_STMT_END | FLAG_RELATCH | FLAG_TEMP
+FLAG_MASK = (FLAG_AHI | FLAG_MODIFY | FLAG_SHORTCUT | FLAG_STMT_END | FLAG_RELATCH | FLAG_TEMP
+             | FLAG_STEP | FLAG_DESCENT)
 #: Flags whose event, once done, moves the server's activity count.
 FLAG_ACTIVITY = FLAG_STMT_END | FLAG_MODIFY
 

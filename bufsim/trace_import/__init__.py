@@ -68,7 +68,8 @@ def read_trace(path: str | os.PathLike, *, columns: Mapping[str, str] | None = N
         ``thread`` and ``statement`` (any labels; see Notes), ``count`` (run
         length >= 1: the row is that many consecutive gets of its page) and
         ``flags`` (bits of :data:`bufsim.FLAG_AHI` 1, ``FLAG_MODIFY`` 2,
-        ``FLAG_SHORTCUT`` 4, ``FLAG_STMT_END`` 8, ``FLAG_RELATCH`` 16, ``FLAG_TEMP`` 32).  A name
+        ``FLAG_SHORTCUT`` 4, ``FLAG_STMT_END`` 8, ``FLAG_RELATCH`` 16, ``FLAG_TEMP`` 32, and the
+        access kind ``FLAG_STEP`` 64, ``FLAG_DESCENT`` 128, both = ``FLAG_NO_RA``).  A name
         not mapped is looked up as itself.  Other columns are ignored; names and
         values may be padded with spaces.
     format : str, optional

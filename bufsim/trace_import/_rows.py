@@ -326,7 +326,8 @@ class Rows:
             bits = ~bad & ((f & ~np.int64(FLAG_MASK)) != 0)
             complain("flags", "flags", bad | bits, lambda i: why(i) if bad[i] else
                      f"has bits outside the defined flags; allowed: bits of {FLAG_MASK} "
-                     "(1 AHI, 2 MODIFY, 4 SHORTCUT, 8 STMT_END, 16 RELATCH)", cols["flags"])
+                     "(1 AHI, 2 MODIFY, 4 SHORTCUT, 8 STMT_END, 16 RELATCH, 32 TEMP, "
+                     "64 STEP, 128 DESCENT)", cols["flags"])
             flags = (f & FLAG_MASK).astype(np.uint8)
         m = min((e[0] for e in errors), default=n)
         # checks that need valid values: only the rows before the first parse error matter
