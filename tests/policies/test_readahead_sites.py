@@ -134,6 +134,20 @@ def test_a_descent_to_a_leaf_not_in_the_pool_fails_at_once(rule, fired):
     assert _fired(_ra_per_event(RULES[rule](), SCAN_TS, ev)) == fired
 
 
+@pytest.mark.parametrize("rule, fired", [("btr", [(63, 64)]), ("get10.11", [(63, 64), (121, 64)]),
+                                         ("5.6", [(63, 64), (121, 64)])])
+def test_a_descent_counts_its_resident_unaccessed_leaf_as_one_failure(rule, fired):
+    # a scan 0..63 reads 64..127 ahead (event 63); then 64..99 and 107..126 are touched (no
+    # read-ahead site), 100..106 stay unaccessed: 7 failures; then a descent through a cold
+    # parent (200) to leaf 127, in the pool but never accessed.  "btr": read-ahead on 127
+    # before its get counts 127 too: the 8th failure aborts.  "get": after 127's get it is
+    # accessed, 7 failures pass: 128..191 at the leaf's event (121).
+    ev = [(p, 1, 10_000, STEP) for p in range(64)]
+    ev += [(p, 1, 10_000, NO_RA) for p in list(range(64, 100)) + list(range(107, 127))]
+    ev += [(200, 1, 10_000, NO_RA), (127, 1, 10_000, DESCENT)]
+    assert _fired(_ra_per_event(RULES[rule](), SCAN_TS, ev)) == fired
+
+
 def test_a_descent_through_an_accessed_parent_does_not_read_ahead():
     # as the first descent test, with the parent accessed once before the leaves: its get
     # in the descent is not a first access, so search_leaf does not try; nor does the
