@@ -150,7 +150,8 @@ T_CLOCK, T_CPU, T_IOWAIT, T_GETS, T_MISSES, T_EVENTS, T_POS, T_END = range(8)
 T_DEVLAST, T_SEEKS = range(8, 10)
 # pages linear read-ahead brought in on behalf of the stream (its get triggered the area)
 T_RA = 10
-# the B-tree read-ahead rule (K_RA_BTR): the page of the stream's previous get + 1 if that
+# the B-tree read-ahead rule (K_RA_BTR): the dense page index of the stream's previous get
+# + 1 if that
 # get was the page's first access (its access time was 0), else 0; a FLAG_DESCENT get
 # reads it as "the level-1 parent was accessed for the first time"
 # (btr_cur_t::search_leaf, btr/btr0cur.cc:1346,1691 of MariaDB 10.11.18)

@@ -330,3 +330,21 @@ def test_descents_and_steps_under_eviction_match_reference():
         state, ref = run_both(cfg, ts, [_btree_trace(kind)])
         got[sites, kind] = int(state.cnt[:, C_RA].sum())
     assert got == {("btr", DESCENT): 336, ("btr", NO_RA): 164, ("get", DESCENT): 365}
+
+
+def test_descents_replay_the_same_with_local_ids():
+    # the per-stream "previous get was a first access" is kept as a dense page index, so
+    # the page-id scheme (dense keys, or local ids with a hash) changes nothing
+    from bufsim import _pool_state
+    ts = Tablespaces([SpaceSpec(1, 1100, "t")])
+    cfg = PoolConfig(policy="innodb", version="mariadb10.11", pool_pages=379, cost=COST,
+                     device=DEVICE)
+    dense = run_both(cfg, ts, [_btree_trace(DESCENT)])[0]
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(_pool_state, "DENSE_MAP_MAX_PAGES", 0)
+        local = run_both(cfg, ts, [_btree_trace(DESCENT)])[0]
+    assert dense.dense_keys and not local.dense_keys
+    np.testing.assert_array_equal(dense.cnt, local.cnt)
+    np.testing.assert_array_equal(dense.sst, local.sst)
+    assert dense.lru() == local.lru()
+    assert int(dense.cnt[:, C_RA].sum()) == 336

@@ -8,7 +8,7 @@ from .._state import (
     C_AHI, C_GETS, C_READS, FLAG_AHI, FLAG_DESCENT, FLAG_KIND, FLAG_MODIFY, FLAG_RELATCH,
     FLAG_SHORTCUT, FLAG_STEP, FLAG_TEMP, G_ACTIVE, G_FIXED, K_ACTIVITY, K_AHI, K_COST_CLOCK,
     K_COST_MISS, K_COST_YOUNG, K_RA_BTR, K_TEMP_UNLOGGED, PM_FFREE, PM_FMAP, PM_SMISS, P_ACCESS,
-    P_READY, P_WHERE, T_CPU, T_IOWAIT, T_MISSES, T_PREV_FIRST, space_pos,
+    P_READY, P_WHERE, T_CPU, T_IOWAIT, T_MISSES, T_PREV_FIRST, dense_of, local_of, space_pos,
 )
 from .lists import instance_of, make_block_young, now_ms, peek_if_too_old
 from .read import init_for_read, ra_site, read_ahead_linear
@@ -50,9 +50,10 @@ def get(pst, stat, ist, cnt, sst, glob, cfg, pm, p, flags, k, t_ns):
     btr = cfg[K_RA_BTR] != 0
     kind = flags & FLAG_KIND
     if btr and kind == FLAG_DESCENT:
-        parent = sst[k, T_PREV_FIRST] - 1
-        if parent >= 0 and parent != p and ra_site(stat, pm, glob, cfg, p):
-            glob[G_FIXED] = fmap[parent]   # the parent, latched in the descent's mtr
+        parent = sst[k, T_PREV_FIRST] - 1     # a dense page index (-1: none)
+        if parent >= 0 and parent != dense_of(stat, p) and ra_site(stat, pm, glob, cfg, p):
+            lq = local_of(pm, parent)
+            glob[G_FIXED] = fmap[lq] if lq >= 0 else -1  # the parent, latched in the mtr
             t_ns = read_ahead_linear(pst, stat, ist, cnt, sst, glob, cfg, pm, p, k, t_ns)
             glob[G_FIXED] = -1
     counted = 0 if (flags & FLAG_RELATCH) != 0 else 1
@@ -114,5 +115,5 @@ def get(pst, stat, ist, cnt, sst, glob, cfg, pm, p, flags, k, t_ns):
         modify(pst, ist, cnt, glob, cfg, i, f, flags)
     glob[G_FIXED] = -1
     if btr:
-        sst[k, T_PREV_FIRST] = p + 1 if first else 0
+        sst[k, T_PREV_FIRST] = dense_of(stat, p) + 1 if first else 0
     return t_ns
