@@ -52,7 +52,7 @@ import numpy as np
 from ..trace import FLAG_MODIFY, FLAG_RELATCH, FLAG_STMT_END, Chunk
 from ..workloads.plans import FETCH_CACHE_THRESHOLD, FETCH_ROWS_PER_CALL
 from .compile_btree import (Events, IndexColumns, dive_pages, entry_starts,
-                            leaf_of, path_of, quote_ident, search_leaf, unique_lookup_pages,
+                            leaf_of, path_of, quote_ident, search_leaf, unique_lookup,
                             with_undo_space)
 from .compile_batched import BatchedMixin
 from .compile_dml import DmlMixin
@@ -309,7 +309,7 @@ class Compiler(JoinMixin, BatchedMixin, DmlMixin):
                                                                 f"table {table} range {d.index}")
             if unique_eq:
                 continue                       # no records-in-range estimate for it
-            ev.add(table, dive_pages(gix, search_leaf(gix, first), search_leaf(gix, end)))
+            ev.other(table, dive_pages(gix, search_leaf(gix, first), search_leaf(gix, end)))
 
     # ---- const: a unique lookup read while optimising ---------------------------------------
     def _key_values(self, plan: Plan, t: TableAccess, node: str) -> tuple:
@@ -358,15 +358,14 @@ class Compiler(JoinMixin, BatchedMixin, DmlMixin):
 
     def _unique(self, ev: Events, table: str, ix: IndexColumns, gix: LiveIndex, entry: int,
                 covering: bool, modify: bool, pk=None) -> None:
-        pages = unique_lookup_pages(gix, entry, step_past=not modify)
+        pages, kinds = unique_lookup(gix, entry, step_past=not modify)
         if ix.name == "PRIMARY" or covering:
-            flags = np.zeros(pages.size, np.uint8)
             if modify and ix.name == "PRIMARY":
-                flags[pages == gix.leaves[leaf_of(gix, entry)]] = FLAG_MODIFY
-            for p, f in zip(pages, flags):
-                ev.add(table, [p], int(f))
+                kinds = kinds | np.where(pages == gix.leaves[leaf_of(gix, entry)],
+                                         np.uint8(FLAG_MODIFY), np.uint8(0))
+            ev.lookup(table, (pages, kinds))
             return
-        ev.add(table, pages)
+        ev.lookup(table, (pages, kinds))
         if pk is None:
             pk = self._rows(table, table, ix, entry, 1)[0][0]
         self._clustered(ev, table, [pk], modify)
@@ -375,9 +374,8 @@ class Compiler(JoinMixin, BatchedMixin, DmlMixin):
         ranks = self._pk_ranks(table)
         cl = self.geo.table(table).clustered
         for pk in pks:
-            path = path_of(cl, leaf_of(cl, ranks[tuple(pk)]))
-            ev.add(table, path[:-1])
-            ev.add(table, path[-1:], FLAG_MODIFY if modify else 0)
+            ev.descent(table, path_of(cl, leaf_of(cl, ranks[tuple(pk)])),
+                       FLAG_MODIFY if modify else 0)
 
     # ---- a scan of entries [first, end) of one index ----------------------------------------
     def _segment(self, ev: Events, table: str, gix: LiveIndex, first: int, end: int, *,
@@ -394,7 +392,13 @@ class Compiler(JoinMixin, BatchedMixin, DmlMixin):
         st = entry_starts(gix)
         total = int(st[-1])
         cur = 0 if from_start else search_leaf(gix, first)
-        ev.add(table, path_of(gix, cur))
+        if from_start:
+            # btr_cur_t::open_leaf: its read-ahead is tried on the leftmost leaf, whose
+            # FIL_PAGE_PREV is FIL_NULL, which buf_read_ahead_linear refuses (MariaDB
+            # 10.11.18 btr/btr0cur.cc:2155, buf/buf0rea.cc): never a read-ahead site
+            ev.other(table, path_of(gix, cur))
+        else:
+            ev.descent(table, path_of(gix, cur))
         relatch = FLAG_RELATCH
         thr = FETCH_CACHE_THRESHOLD
         n = end - first
@@ -410,7 +414,7 @@ class Compiler(JoinMixin, BatchedMixin, DmlMixin):
             nonlocal cur
             while cur < lf:
                 cur += 1
-                ev.add(table, gix.leaves[cur:cur + 1], mflag)
+                ev.step(table, gix.leaves[cur:cur + 1], mflag)
 
         # handler calls count the rows InnoDB returns: an entry a rowid filter rejects
         # (pks[j] None) is skipped inside the call, so it starts no call of its own; a new
@@ -421,7 +425,7 @@ class Compiler(JoinMixin, BatchedMixin, DmlMixin):
         for j in range(n):
             r = first + j
             if pending:
-                ev.add(table, gix.leaves[cur:cur + 1], relatch)
+                ev.other(table, gix.leaves[cur:cur + 1], relatch)
                 pending, consumed = False, True
             step_to(leaf_of(gix, r))
             rejected = pks is not None and pks[j] is None
@@ -437,7 +441,7 @@ class Compiler(JoinMixin, BatchedMixin, DmlMixin):
             return True
         full = bool(rows) and pending
         if full:
-            ev.add(table, gix.leaves[cur:cur + 1], relatch)
+            ev.other(table, gix.leaves[cur:cur + 1], relatch)
         if past_end and end < total:
             last = end
             if window and n >= thr:
@@ -447,7 +451,7 @@ class Compiler(JoinMixin, BatchedMixin, DmlMixin):
                 last = min(total - 1, first + call + per_call - 1)
             step_to(leaf_of(gix, last))
         if rows and not full and not consumed:
-            ev.add(table, gix.leaves[cur:cur + 1], relatch)
+            ev.other(table, gix.leaves[cur:cur + 1], relatch)
         return False
 
     # ---- Disk-Sweep MRR on the first table's range -----------------------------------------

@@ -15,7 +15,7 @@ The batched reads of MariaDB 10.11's executor over the live geometry (mixed into
 from __future__ import annotations
 
 from ..workloads.plans import FETCH_ROWS_PER_CALL, FETCH_ROWS_PER_CALL_ICP
-from .compile_btree import Events, unique_lookup_pages
+from .compile_btree import Events, unique_lookup
 from .compile_plan import Bound, Plan, TableAccess, Unsupported
 from .geometry import LiveIndex
 
@@ -78,7 +78,7 @@ class BatchedMixin:
         cl = self.geo.table(table).clustered
         order = sorted(range(n), key=lambda k: ranks[tuple(pks[k])])
         for k in order:
-            ev.add(table, unique_lookup_pages(cl, ranks[tuple(pks[k])]))
+            ev.lookup(table, unique_lookup(cl, ranks[tuple(pks[k])]))
             on_row(k)
 
     # ---- rowid filters ------------------------------------------------------------------------
@@ -159,7 +159,7 @@ class BatchedMixin:
                 continue
             first, n = hit
             if t.access == "eq_ref" and n == 1 and ix.unique and len(key) == len(ix.columns):
-                ev.add(table, unique_lookup_pages(gix, first))
+                ev.lookup(table, unique_lookup(gix, first))
             else:
                 self._segment(ev, table, gix, first, first + n, past_end=True,
                               from_start=False, per_call=per_call)
@@ -173,4 +173,4 @@ class BatchedMixin:
             ranks = self._pk_ranks(table)
             cl = self.geo.table(table).clustered
             for r in sorted(ranks[tuple(pk)] for pk in rowids):
-                ev.add(table, unique_lookup_pages(cl, r))
+                ev.lookup(table, unique_lookup(cl, r))

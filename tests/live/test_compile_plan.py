@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from bufsim.cli import main
-from bufsim.live.compile import dive_pages, unique_lookup_pages, search_leaf
+from bufsim.live.compile_btree import dive_pages, search_leaf, unique_lookup, unique_lookup_pages
 from bufsim.live.compile_plan import (Unsupported, parse_plan, parse_range, statement_limit,
                                       table_aliases)
 from bufsim.live.compile_validation import oltp_workload
@@ -174,6 +174,26 @@ def small_index():
 ])
 def test_unique_lookup_pages(entry, pages):
     assert unique_lookup_pages(small_index(), entry).tolist() == pages
+
+
+def test_unique_lookup_kinds():
+    """Above the landing leaf no read-ahead site, the landing leaf a descent's, the steps
+    onto the record's leaf and past its last record forward leaf steps."""
+    from bufsim.trace import FLAG_DESCENT as D, FLAG_NO_RA as N, FLAG_STEP as S
+    ix = small_index()
+    assert unique_lookup(ix, 1)[1].tolist() == [N, D]
+    assert unique_lookup(ix, 3)[1].tolist() == [N, D, S]        # lands on leaf 4, steps to 5
+    assert unique_lookup(ix, 4)[1].tolist() == [N, D, S]        # steps past leaf 5's last
+    # leaf 6 is the first child of a second level-1 page: the search for its first record
+    # descends through the first level-1 page to leaf 5 (the levels above take the last
+    # node pointer below the key), then steps
+    two = LiveIndex("PRIMARY", 1, 9, (np.array([4, 5, 6, 7]), np.array([2, 3]), np.array([9])),
+                    (np.array([3, 2, 4, 1]), np.array([2, 2]), np.array([2])))
+    pages, kinds = unique_lookup(two, 5)
+    assert pages.tolist() == [9, 2, 5, 6] and kinds.tolist() == [N, N, D, S]
+    assert unique_lookup(two, 6)[0].tolist() == [9, 3, 6]      # inside leaf 6: its own path
+    root_leaf = LiveIndex("PRIMARY", 1, 3, (np.array([3]),), (np.array([4]),))
+    assert unique_lookup(root_leaf, 2)[1].tolist() == [N]      # a one-page tree: no parent
 
 
 def test_locking_lookup_does_not_step_past_the_last_record():
