@@ -203,6 +203,19 @@ class Compiler(JoinMixin, BatchedMixin, DmlMixin):
                      and lo.values == hi.values and None not in lo.values)
         return first, max(end, first), hi is not None, unique_eq, total
 
+    @staticmethod
+    def _eq_range(rng: str) -> bool:
+        """Whether a range of the optimizer trace is an equality (both bounds the same
+        values, both included): the server flags it EQ_RANGE and reads it with
+        HA_READ_KEY_EXACT (MariaDB 10.11.18 sql/opt_range.cc get_quick_keys,
+        sql/opt_range.h QUICK_RANGE::make_min_endpoint)."""
+        try:
+            lo, hi, _ = parse_range(rng)
+        except ValueError:
+            return False
+        return (lo is not None and hi is not None and lo.inclusive and hi.inclusive
+                and lo.values == hi.values)
+
     def _pk_ranks(self, table: str) -> dict:
         """Primary key value (tuple) -> clustered rank, for the clustered lookups of rows."""
         if table not in self._pk_rank:
@@ -381,10 +394,21 @@ class Compiler(JoinMixin, BatchedMixin, DmlMixin):
     def _segment(self, ev: Events, table: str, gix: LiveIndex, first: int, end: int, *,
                  past_end: bool, from_start: bool, per_call: int, pks=None, on_row=None,
                  modify: bool = False, stop_row: int | None = None,
-                 window: bool = False) -> bool:
+                 window: bool = False, exact: bool = False) -> bool:
         """A descent to ``first`` (to the leftmost leaf when ``from_start``), the entries up to
         ``end``, the entry past the end when ``past_end``; per entry the clustered lookup
         of ``pks[j]`` (None: covering) and ``on_row(j)`` (the join's probes).
+
+        ``exact``: the read is an exact-key search (``HA_READ_KEY_EXACT``: a ``ref``
+        probe, ``join_read_always_key`` / ``index_next_same``, an equality range, a BKA
+        key), which InnoDB runs with ``match_mode == ROW_SEL_EXACT`` and prefetches from
+        its first row, with no single-row calls first: row_search_mvcc's "Decide whether to
+        prefetch extra rows" tests ``match_mode == ROW_SEL_EXACT || n_rows_fetched >=
+        MYSQL_FETCH_CACHE_THRESHOLD`` (MariaDB 10.11.18 row/row0sel.cc:5634;
+        ha_innodb.cc:8831 sets ROW_SEL_EXACT for HA_READ_KEY_EXACT).  So the handler calls,
+        and the cursor restores between them (re-latches), are those of ``per_call`` rows
+        from the first row on; InnoDB finds the end of the key itself (the first record
+        that does not match), so no ``window`` applies.
 
         ``stop_row``: the SQL layer stops after the ``stop_row``-th entry (a LIMIT met);
         InnoDB has read to the end of that row's handler call (its prefetch).  Returns
@@ -400,7 +424,7 @@ class Compiler(JoinMixin, BatchedMixin, DmlMixin):
         else:
             ev.descent(table, path_of(gix, cur))
         relatch = FLAG_RELATCH
-        thr = FETCH_CACHE_THRESHOLD
+        thr = 0 if exact else FETCH_CACHE_THRESHOLD
         n = end - first
         stopped = False
         if stop_row is not None and stop_row < n:
@@ -444,7 +468,7 @@ class Compiler(JoinMixin, BatchedMixin, DmlMixin):
             ev.other(table, gix.leaves[cur:cur + 1], relatch)
         if past_end and end < total:
             last = end
-            if window and n >= thr:
+            if window and not exact and n >= thr:
                 # the call that reads the past-the-end entry fills its batch: InnoDB checks
                 # no range end outside index condition pushdown (the SQL layer does)
                 call = thr + ((n - thr) // per_call) * per_call
