@@ -18,9 +18,11 @@ checks against the server (:mod:`bufsim.live.workload`, design spec §14):
 * ``ref`` / ``range`` / ``index`` / ``ALL``: a descent to the first entry (landing on
   the previous leaf where the entry starts a leaf), a get per further leaf, the
   entry past the end of a bounded range; rows reach the SQL layer one per handler
-  call for 4 rows, then 9 per call (8 under index condition pushdown), and each
-  call after the first re-latches the leaf of the stored cursor (``FLAG_RELATCH``:
-  checked for make-young, not counted).  A ``range`` without index condition pushdown
+  call for 4 rows, then 9 per call (8 under index condition pushdown or a rowid
+  filter), and each call after the first re-latches the leaf of the stored cursor
+  (``FLAG_RELATCH``: checked for make-young, not counted).  An exact-key read (a
+  ``ref`` probe, an equality range, a BKA key: ``HA_READ_KEY_EXACT``) batches from
+  its first row (``ROW_SEL_EXACT``, see :meth:`Compiler._segment`).  A ``range`` without index condition pushdown
   reads past its end until the call's batch is full (InnoDB does not check the range
   end there; the SQL layer does): measured on MariaDB 10.11, 88 of 88 ranges ending
   near a leaf's end exact with it, 60 of 88 one get short without it.  A locking read
@@ -38,6 +40,11 @@ checks against the server (:mod:`bufsim.live.workload`, design spec §14):
   Batched Key Access of a two-table join in one join buffer (keys sorted, each distinct
   key read once, row ids sorted): :mod:`bufsim.live.compile_batched`;
 * extended keys: a ``ref`` on a secondary index's columns followed by the primary key's.
+
+Every access carries its kind (``FLAG_STEP`` a forward leaf step, ``FLAG_DESCENT`` a
+search's leaf after its level-1 parent, ``FLAG_NO_RA`` anything else: the pages above a
+leaf, re-latches, the dives' pages, ``open_leaf``'s leftmost leaf), for the replay's rule of
+where MariaDB 10.11.7+ tries linear read-ahead (``read_ahead_sites`` "btr").
 
 What the model does not follow is reported per statement (:class:`CompiledStatement`
 ``unsupported``: the statement, the plan node, the reason) and gives no events.
