@@ -31,7 +31,7 @@ from .policies._state import (
     K_COST_EVICT, K_COST_MISS, K_COST_YOUNG, K_DEV_EXPIRE, K_DEV_IDLE, K_DEV_RAND, K_DEV_SCHED,
     K_DEV_SEQ, K_DEV_SKIP, K_DEV_SLICE, K_DEV_WRITE, K_DIRTY_LWM, K_FLUSH, K_FREE_SCAN,
     K_FREE_UNUSED, K_IO_CAPACITY, K_LRU_FLOOR_SMALL, K_MASTER_FLUSH, K_MAX_DIRTY, K_NINST,
-    K_OLDTIME, K_POLICY, K_RATHRESH, K_RATIO, K_RA_FAIL_EARLY, K_RA_NEXT_AREA, K_RA_ZERO_OFF,
+    K_OLDTIME, K_POLICY, K_RATHRESH, K_RATIO, K_RA_BTR, K_RA_FAIL_EARLY, K_RA_NEXT_AREA, K_RA_ZERO_OFF,
     K_REFILL_DEMAND, K_SCANDEPTH, K_TEMP_UNLOGGED, L1_LEN, L2_LEN, LF_HEAD, LF_LEN, LF_TAIL,
     NS_PER_MS, NS_PER_S, N_C, N_G, N_I, N_K, N_S, N_T, P_ACCESS, P_DIRTY, P_OLD, P_PAGE, P_WHERE,
     SCHED_CODES, SKIP_CODES, S_DENSE, T_CLOCK, T_CPU, T_END, T_EVENTS, T_GETS, T_IOWAIT, T_MISSES,
@@ -101,6 +101,7 @@ def _config_array(cfg: PoolConfig) -> np.ndarray:
     a[K_LRU_FLOOR_SMALL] = int(rules.small_pool_lru_floor)
     a[K_TEMP_UNLOGGED] = int(rules.temp_pages_unlogged)
     a[K_CLEANER_LAG] = cfg.cleaner_lag
+    a[K_RA_BTR] = int(cfg.ra_sites == "btr")
     a[K_OLDTIME] = cfg.old_blocks_time_ms
     a[K_RATIO] = cfg.old_ratio
     a[K_RATHRESH] = cfg.read_ahead_threshold

@@ -380,6 +380,14 @@ class PoolConfig:
         Whether the flush-list flushing of :mod:`bufsim.policies.flush` runs (True; a
         switch to compare with the replay before it existed, when dirty pages were
         written only at the LRU tail).
+    read_ahead_sites
+        Where linear read-ahead is tried: None (default) takes the version's rule,
+        :attr:`bufsim.versions.ServerVersion.read_ahead_sites` (``"btr"`` for MariaDB
+        10.11 and 11.4: only a leaf reached by a forward step or a descent, by the
+        trace's access kind; ``"get"`` for the others: every page's first access).
+        ``"get"`` replays any version with the every-first-access rule, e.g. a MariaDB
+        10.11 before 10.11.7: ``mariadb1011(read_ahead_sites="get")``.  ``"btr"`` is
+        allowed only for a version whose rule it is.
     cost, device
         See :class:`CostModel` and :class:`DeviceModel`.
     """
@@ -400,6 +408,7 @@ class PoolConfig:
     max_dirty_pages_pct_lwm: int = 0
     flush_list_flushing: bool = True
     cleaner_lag: int = 0
+    read_ahead_sites: str | None = None
     cost: CostModel = field(default_factory=CostModel)
     device: DeviceModel = field(default_factory=DeviceModel.hdd7200)
 
@@ -429,6 +438,14 @@ class PoolConfig:
         object.__setattr__(self, "flush_list_flushing",
                            check_bool("flush_list_flushing", self.flush_list_flushing))
         _set_int(self, "cleaner_lag", "cleaner_lag", 0, _U32)
+        if self.read_ahead_sites is not None:
+            own = record(self.version).read_ahead_sites
+            allowed = ("get", "btr") if own == "btr" else ("get",)
+            if self.read_ahead_sites not in allowed:
+                raise ValueError(
+                    f"read_ahead_sites={self.read_ahead_sites!r} is out of range for "
+                    f"{record(self.version).server}; allowed: None (the version's "
+                    f"{own!r}), " + ", ".join(repr(a) for a in allowed))
         if not isinstance(self.cost, CostModel):
             raise ValueError(f"cost must be a CostModel, got {type(self.cost).__name__}")
         if isinstance(self.device, str):
@@ -474,6 +491,12 @@ class PoolConfig:
         return record(self.version)
 
     @property
+    def ra_sites(self) -> str:
+        """Where linear read-ahead is tried: :attr:`read_ahead_sites`, or the version's
+        rule when that is None."""
+        return self.read_ahead_sites or self.server.read_ahead_sites
+
+    @property
     def page_cleaner(self) -> bool:
         """Whether a background page cleaner keeps the free list filled (5.6+)."""
         return self.server.page_cleaner
@@ -490,6 +513,7 @@ class PoolConfig:
         d.update(instance_pages=self.instance_pages, old_ratio=self.old_ratio,
                  young_window=self.young_window, read_ahead_area=self.read_ahead_area,
                  page_cleaner=self.page_cleaner)
+        d["read_ahead_sites"] = self.ra_sites
         return d
 
 
@@ -559,7 +583,9 @@ def mariadb1011(**overrides) -> PoolConfig:
     has the cleaner refill the free list to lru_scan_depth from the LRU tail at once
     (down to 256 LRU pages), pages that hold no data are freed after a read-ahead,
     linear read-ahead reads the area of the next page number, and its failure count
-    aborts one failure earlier.  Size the pool with
+    aborts one failure earlier; linear read-ahead is tried at the B-tree's sites only
+    (10.11.7+, MDEV-32068: ``read_ahead_sites="btr"``; ``"get"`` for 10.11.6 and
+    before).  Size the pool with
     ``pages_from_bytes(size, version="mariadb10.11")``."""
     return _make(by_preset("mariadb1011"), overrides)
 

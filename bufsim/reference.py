@@ -34,6 +34,9 @@ class RefStream:
         self.gets = 0
         self.misses = 0
         self.read_ahead = 0
+        # the page of the stream's previous get if that was its first access (the B-tree
+        # read-ahead rule, spec §5.4), else None
+        self.prev_first = None
 
 
 class ReferencePool(InnoDBPoolRules):

@@ -29,6 +29,7 @@ from ._validation import check_int
 
 __all__ = ["ServerVersion", "RECORDS", "VERSIONS", "PRESET_VERSIONS", "CONTENTION_PRESETS", "record", "by_preset",
            "from_server_string", "is_mariadb", "default_instances", "DEFAULT_VCPUS", "FREE_SCAN_CODES",
+           "READ_AHEAD_SITES",
            "ONE_GIB_PAGES"]
 
 #: innodb_buffer_pool_size of 1 GiB in 16 KiB pages (BUF_POOL_SIZE_THRESHOLD,
@@ -44,6 +45,8 @@ DEFAULT_VCPUS = 16
 #: Codes of :attr:`ServerVersion.free_scan` in the kernels' configuration array.
 FREE_SCAN_CODES = {"tenth": 0, "scan_depth": 1, "threshold": 2}
 _INSTANCE_RULES = ("one", "eight_from_1g", "size_and_cpus")
+#: The values of :attr:`ServerVersion.read_ahead_sites`.
+READ_AHEAD_SITES = ("get", "btr")
 _POOL_SIZE_RULES = (None, "instance_chunk", "chunks", "extents")
 
 
@@ -171,6 +174,21 @@ class ServerVersion:
     #: mtr_t::set_modified -> set_temp_modified; ``buf/buf0flu.cc``:
     #: buf_page_write_complete).  Elsewhere it is any modified page.
     temp_pages_unlogged: bool = False
+    #: Where linear read-ahead is tried (spec §5.4).  ``"get"``: on every page's first
+    #: access since it was read, whatever the page (MySQL 5.5-8.4 ``buf/buf0buf.cc``:
+    #: buf_page_get_gen, ``if (!access_time) buf_read_ahead_linear(...)``; MariaDB 10.5,
+    #: 10.6 <= 10.6.16 and 10.11 <= 10.11.6 ``buf/buf0buf.cc``: buf_page_get_low).
+    #: ``"btr"``: only where the B-tree code asks for it (MariaDB >= 10.6.17 / 10.11.7 /
+    #: 11.x, MDEV-32068, commit f074223ae7, "Some calls to buf_read_ahead_linear() seem to
+    #: be useless": buf_page_get_low no longer calls it): a leaf reached by a forward step,
+    #: at its first access (``btr/btr0pcur.cc``: btr_pcur_move_to_next_page), and a leaf
+    #: reached by a descent, *before* its get, when its level-1 parent was accessed for the
+    #: first time (``btr/btr0cur.cc``: btr_cur_t::search_leaf).  The replay tells these
+    #: apart by the trace's access kind (:data:`bufsim.FLAG_STEP`,
+    #: :data:`bufsim.FLAG_DESCENT`, :data:`bufsim.FLAG_NO_RA`); a get of unknown kind
+    #: (neither bit) follows the ``"get"`` rule.  A 10.11 server before 10.11.7:
+    #: ``mariadb1011(read_ahead_sites="get")`` (:attr:`bufsim.PoolConfig.read_ahead_sites`).
+    read_ahead_sites: str = "get"
 
     # ---- POOL_SIZE: the frames a pool of a given size has ----------------------------
     #: How :func:`bufsim.pages_from_bytes` derives POOL_SIZE: ``"instance_chunk"``
@@ -220,6 +238,9 @@ class ServerVersion:
         if self.free_scan not in FREE_SCAN_CODES:
             raise ValueError(f"free_scan={self.free_scan!r} is unknown; allowed: "
                              + ", ".join(FREE_SCAN_CODES))
+        if self.read_ahead_sites not in READ_AHEAD_SITES:
+            raise ValueError(f"read_ahead_sites={self.read_ahead_sites!r} is unknown; allowed: "
+                             + ", ".join(READ_AHEAD_SITES))
         if self.pool_size_rule not in _POOL_SIZE_RULES:
             raise ValueError(f"pool_size_rule={self.pool_size_rule!r} is unknown; allowed: "
                              + ", ".join(map(str, _POOL_SIZE_RULES)))
@@ -300,16 +321,18 @@ _MARIADB_SPEC13 = dict(read_ahead_next_page_area=True, read_ahead_fail_early=Tru
                        cleaner_batch_unbounded=True, small_pool_lru_floor=True,
                        temp_pages_unlogged=True, pool_size_rule="extents", single_pool=True,
                        min_pool_bytes=6 * 2**20)
+#: MariaDB 10.11 as Debian 12 ships it (10.11.18/.19, >= 10.11.7): read-ahead at the
+#: B-tree's sites (MDEV-32068, ``read_ahead_sites="btr"``).
 _MARIADB1011 = ServerVersion(
     "mariadb10.11", "mariadb1011", "MariaDB 10.11", True, old_blocks_time_ms=1000,
     lru_scan_depth=1536, adaptive_hash_index=False, max_dirty_pages_pct=90, instances_rule="one",
-    **_MARIADB_SPEC13)
+    read_ahead_sites="btr", **_MARIADB_SPEC13)
 #: MariaDB 11.4 LTS: the buffer pool code of 10.11 (the §13 mechanisms are in
 #: ``buf/buf0lru.cc``, ``buf0flu.cc`` and ``buf0rea.cc`` of both).
 _MARIADB114 = ServerVersion(
     "mariadb11.4", "mariadb114", "MariaDB 11.4", True, old_blocks_time_ms=1000,
     lru_scan_depth=1536, adaptive_hash_index=False, max_dirty_pages_pct=90,
-    instances_rule="one", **_MARIADB_SPEC13)
+    instances_rule="one", read_ahead_sites="btr", **_MARIADB_SPEC13)
 
 #: Every record, by :attr:`ServerVersion.key`, oldest first.
 RECORDS: dict[str, ServerVersion] = {r.key: r for r in (

@@ -150,7 +150,12 @@ T_CLOCK, T_CPU, T_IOWAIT, T_GETS, T_MISSES, T_EVENTS, T_POS, T_END = range(8)
 T_DEVLAST, T_SEEKS = range(8, 10)
 # pages linear read-ahead brought in on behalf of the stream (its get triggered the area)
 T_RA = 10
-N_T = 11
+# the B-tree read-ahead rule (K_RA_BTR): the page of the stream's previous get + 1 if that
+# get was the page's first access (its access time was 0), else 0; a FLAG_DESCENT get
+# reads it as "the level-1 parent was accessed for the first time"
+# (btr_cur_t::search_leaf, btr/btr0cur.cc:1346,1691 of MariaDB 10.11.18)
+T_PREV_FIRST = 11
+N_T = 12
 # ---- global state ----------------------------------------------------------------------
 G_DEVFREE, G_DEVLAST, G_NEXT_TICK, G_ACTIVE, G_FIXED, G_DEVBUSY, G_TICKS, G_FTOP, G_NLOCAL, \
     G_MID, G_LEFT, G_AREA = range(12)
@@ -247,7 +252,11 @@ K_IO_CAPACITY, K_MAX_DIRTY, K_DIRTY_LWM, K_FLUSH = range(22, 26)
 # PoolConfig.cleaner_lag: blocks taken between the wake of MariaDB 10.11's page cleaner
 # for the LRU and its batch (0: the batch runs at the wake)
 K_CLEANER_LAG = 35
-N_K = 36
+# where linear read-ahead is tried (bufsim.versions.ServerVersion.read_ahead_sites): 0 "get",
+# every first access (buf_page_get_gen); 1 "btr", the B-tree callers only (MDEV-32068),
+# which read the access kind of the trace's flags (FLAG_STEP, FLAG_DESCENT)
+K_RA_BTR = 36
+N_K = 37
 SCHED_CODES = {"fifo": 0, "deadline": 1, "cfq": 2}
 SKIP_CODES = {"adjacent": 0, "distance": 1}
 

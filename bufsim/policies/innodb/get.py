@@ -5,13 +5,13 @@ from numba import njit
 from ..device import device_read
 from ..flush import note_modification, note_temp_modification
 from .._state import (
-    C_AHI, C_GETS, C_READS, FLAG_AHI, FLAG_MODIFY, FLAG_RELATCH, FLAG_SHORTCUT, FLAG_TEMP,
-    G_ACTIVE, G_FIXED, K_ACTIVITY, K_AHI, K_COST_CLOCK, K_COST_MISS, K_COST_YOUNG, K_TEMP_UNLOGGED,
-    PM_FFREE, PM_FMAP, PM_SMISS, P_ACCESS, P_READY, P_WHERE, T_CPU, T_IOWAIT, T_MISSES, is_edge,
-    space_pos,
+    C_AHI, C_GETS, C_READS, FLAG_AHI, FLAG_DESCENT, FLAG_KIND, FLAG_MODIFY, FLAG_RELATCH,
+    FLAG_SHORTCUT, FLAG_STEP, FLAG_TEMP, G_ACTIVE, G_FIXED, K_ACTIVITY, K_AHI, K_COST_CLOCK,
+    K_COST_MISS, K_COST_YOUNG, K_RA_BTR, K_TEMP_UNLOGGED, PM_FFREE, PM_FMAP, PM_SMISS, P_ACCESS,
+    P_READY, P_WHERE, T_CPU, T_IOWAIT, T_MISSES, T_PREV_FIRST, space_pos,
 )
 from .lists import instance_of, make_block_young, now_ms, peek_if_too_old
-from .read import init_for_read, read_ahead_linear
+from .read import init_for_read, ra_site, read_ahead_linear
 
 
 @njit(_nrt=False, cache=True, inline="always")
@@ -32,12 +32,29 @@ def get(pst, stat, ist, cnt, sst, glob, cfg, pm, p, flags, k, t_ns):
     latched and checked, before the get's own CPU.
 
     FLAG_RELATCH (16): a cursor re-latch of a remembered position goes through
-    every step but is not counted in NUMBER_PAGES_GET."""
+    every step but is not counted in NUMBER_PAGES_GET.
+
+    Linear read-ahead (:func:`read_ahead_linear`) is tried after a get that is the page's
+    first access (its access time was 0), at the pages :func:`ra_site` names, under the
+    ``"get"`` rule (``cfg[K_RA_BTR] == 0``) whatever the access kind.  Under the
+    ``"btr"`` rule (MariaDB 10.11.7+, MDEV-32068) the kind decides (spec §5.4):
+    FLAG_STEP and kind unknown (neither bit) as above (btr_pcur_move_to_next_page);
+    FLAG_DESCENT before the get, on the leaf p, when the stream's previous get was the
+    first access of another page, its level-1 parent (btr_cur_t::search_leaf), which
+    stays buffer-fixed meanwhile; FLAG_NO_RA never."""
     fmap = pm[PM_FMAP]
     ffree = pm[PM_FFREE]
     i = instance_of(stat, cfg, p)
     if cfg[K_ACTIVITY] == 0:
         glob[G_ACTIVE] = 1  # cleaner_activity='get'; 'statement' marks it in the engine
+    btr = cfg[K_RA_BTR] != 0
+    kind = flags & FLAG_KIND
+    if btr and kind == FLAG_DESCENT:
+        parent = sst[k, T_PREV_FIRST] - 1
+        if parent >= 0 and parent != p and ra_site(stat, pm, glob, cfg, p):
+            glob[G_FIXED] = fmap[parent]   # the parent, latched in the descent's mtr
+            t_ns = read_ahead_linear(pst, stat, ist, cnt, sst, glob, cfg, pm, p, k, t_ns)
+            glob[G_FIXED] = -1
     counted = 0 if (flags & FLAG_RELATCH) != 0 else 1
     f = fmap[p]
     resident = f >= 0 and pst[P_WHERE][f] == 1
@@ -51,6 +68,8 @@ def get(pst, stat, ist, cnt, sst, glob, cfg, pm, p, flags, k, t_ns):
             t_ns = pst[P_READY][f]
         if flags & FLAG_MODIFY:
             modify(pst, ist, cnt, glob, cfg, i, f, flags)
+        if btr:
+            sst[k, T_PREV_FIRST] = 0   # (an accessed page)
         return t_ns
     ahi = (flags & FLAG_AHI) != 0 and hashed
     if ahi:
@@ -88,9 +107,12 @@ def get(pst, stat, ist, cnt, sst, glob, cfg, pm, p, flags, k, t_ns):
             make_block_young(pst, stat, ist, cnt, cfg, i, f)
             t_ns += cfg[K_COST_YOUNG]
             sst[k, T_CPU] += cfg[K_COST_YOUNG]
-    if first and not ahi and is_edge(stat, pm, glob, p):  # only an area's edge pages
+    if first and not ahi and (not btr or kind == 0 or kind == FLAG_STEP) \
+            and ra_site(stat, pm, glob, cfg, p):
         t_ns = read_ahead_linear(pst, stat, ist, cnt, sst, glob, cfg, pm, p, k, t_ns)
     if flags & FLAG_MODIFY:
         modify(pst, ist, cnt, glob, cfg, i, f, flags)
     glob[G_FIXED] = -1
+    if btr:
+        sst[k, T_PREV_FIRST] = p + 1 if first else 0
     return t_ns

@@ -3,7 +3,10 @@
 gets it leaves."""
 from numba import njit
 
-from .._state import I_SIZE, K_DEV_SCHED, K_DEV_SKIP, K_REFILL_DEMAND, K_TEMP_UNLOGGED, OLD_MIN_LEN
+from .._state import (
+    I_SIZE, K_DEV_SCHED, K_DEV_SKIP, K_RA_BTR, K_RA_NEXT_AREA, K_REFILL_DEMAND, K_TEMP_UNLOGGED,
+    OLD_MIN_LEN,
+)
 from ..loop import FALLBACK, ONLY, YIELD
 from .general import run_general
 from .fast import fast_loop
@@ -17,8 +20,11 @@ def run(pages, counts, cpus, flags, pst, stat, ist, cnt, sst, glob, cfg, pm,
     (:func:`~bufsim.policies.innodb.general.run_general`) for the gets it leaves."""
     if sst.shape[0] != 1 or ist.shape[0] != 1 or max_events >= 0 or \
             cfg[K_DEV_SCHED] != 0 or cfg[K_DEV_SKIP] != 0 or cfg[K_REFILL_DEMAND] != 0 \
-            or cfg[K_TEMP_UNLOGGED] != 0 or ist[ONLY, I_SIZE] <= OLD_MIN_LEN:
-        # (the fast loop has neither the on-demand refill nor unlogged temporary pages)
+            or cfg[K_TEMP_UNLOGGED] != 0 or cfg[K_RA_NEXT_AREA] != 0 or cfg[K_RA_BTR] != 0 \
+            or ist[ONLY, I_SIZE] <= OLD_MIN_LEN:
+        # (the fast loop has neither the on-demand refill, nor unlogged temporary pages,
+        # nor MariaDB 10.11's read-ahead sites and middle-page rule: every version with
+        # those has the first two)
         return run_general(pages, counts, cpus, flags, pst, stat, ist, cnt, sst, glob,
                            cfg, pm, exhausted, stop_ns, max_events, budget, room)
     left = budget

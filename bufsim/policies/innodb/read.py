@@ -7,7 +7,8 @@ from ..device import device_read
 from .._state import (
     C_RA, C_READ, I_AREA, K_FREE_UNUSED, K_NINST, K_RATHRESH, K_RA_FAIL_EARLY, K_RA_NEXT_AREA,
     K_RA_ZERO_OFF, PM_BASE, PM_FFREE, PM_FMAP, PM_SIZE, PM_UNUSED, P_ACCESS, P_DIRTY, P_READY,
-    P_STAMP, P_WHERE, T_RA, dense_of, hash_add, leaf_links, local_of, page_no, space_pos,
+    P_STAMP, P_WHERE, T_RA, G_AREA, dense_of, hash_add, is_edge, leaf_links, local_of, page_no,
+    space_pos,
 )
 from .lists import add_block, instance_of
 from .free import evict_page, get_free_block, take_frame
@@ -46,10 +47,30 @@ def is_ibuf_bitmap(page_no):
     return page_no % IBUF_BITMAP_PERIOD == 1
 
 
+@njit(_nrt=False, cache=True, inline="always")
+def ra_site(stat, pm, glob, cfg, p):
+    """Whether :func:`read_ahead_linear` on page p can get past its first test (a cheap
+    filter before the call): MySQL and MariaDB 10.5 start only at an area's first or last
+    page; MariaDB 10.11's buf_read_ahead_linear (``descending= page_id != low``) returns at
+    once for the first page only and goes on for every other (the last page, and the rare
+    middle page whose links point at an area's edge)."""
+    if cfg[K_RA_NEXT_AREA] == 0:
+        return is_edge(stat, pm, glob, p)
+    area = glob[G_AREA]
+    return area > 0 and (page_no(stat, pm, p) & (area - 1)) != 0
+
+
 @njit(_nrt=False, cache=True)
 def read_ahead_linear(pst, stat, ist, cnt, sst, glob, cfg, pm, p, k, t_ns):
-    """buf_read_ahead_linear, called on the first access to page p.  Returns the time
-    (later than t_ns only if freeing a block for a read-ahead page had to wait).
+    """buf_read_ahead_linear on page p: after its first access (the ``"get"`` rule and a
+    forward leaf step), or before a descent's get of the leaf p (then p may not be
+    resident, which fails at once, or resident but not accessed, one failure).  Returns
+    the time (later than t_ns only if freeing a block for a read-ahead page had to wait).
+
+    The tests on p's own links (FIL_PAGE_PREV / FIL_PAGE_NEXT) and the target area come
+    before the pattern check over the area; the server makes them while its loop passes
+    p, but every test only reads and any failure returns, so the order is the same
+    result.
 
     ``pm`` is the page map (``PM_*`` in :mod:`bufsim.policies._state`); bases and leaf
     links are dense page indices."""
@@ -70,11 +91,49 @@ def read_ahead_linear(pst, stat, ist, cnt, sst, glob, cfg, pm, p, k, t_ns):
     size = space_size[sp]
     low = (pn // area) * area
     high = low + area
-    if pn != low and pn != high - 1:
+    next_area = cfg[K_RA_NEXT_AREA] != 0
+    if next_area:
+        # MariaDB 10.11: ``descending= page_id != low; if (!descending && page_id !=
+        # high_1) return 0``: the first page never starts one; the others go on
+        if pn == low:
+            return t_ns
+    elif pn != low and pn != high - 1:
         return t_ns
     if is_ibuf_bitmap(pn):
         return t_ns
     if high > size:
+        return t_ns
+    f = fmap[p]
+    if f < 0 or pst[P_WHERE][f] != 1:
+        return t_ns  # p itself not in the page hash: ``if (i == page_id) goto fail``
+    prev_leaf, next_leaf = leaf_links(stat, pm, p)
+    if next_area:
+        # buf_read_ahead_linear of MariaDB 10.11: both links must be set; the last page
+        # of an area reads the area of the next page *number* (``++id``), whatever
+        # FIL_PAGE_NEXT says; a middle page whose next leaf is the page after it reads
+        # the area of its previous leaf (``id.set_page_no(prev)``), if that is an edge
+        if prev_leaf < 0 or next_leaf < 0:
+            return t_ns
+        if pn == high - 1:
+            target = dp + 1
+        elif next_leaf == dp + 1:
+            target = prev_leaf
+        else:
+            return t_ns
+    elif pn == low and next_leaf == dp + 1:
+        target = prev_leaf
+    elif pn == high - 1 and prev_leaf == dp - 1:
+        target = next_leaf
+    else:
+        return t_ns
+    if target < 0:
+        return t_ns  # FIL_NULL: the area would lie outside the file
+    tpn = target - base
+    t_low = (tpn // area) * area
+    t_high = t_low + area
+    if tpn != t_low and tpn != t_high - 1:
+        return t_ns
+    if t_high > size:
         return t_ns
     asc = 1
     if pn == low:
@@ -109,37 +168,8 @@ def read_ahead_linear(pst, stat, ist, cnt, sst, glob, cfg, pm, p, k, t_ns):
             return t_ns
         if acc > 0:
             pred = acc
-    prev_leaf, next_leaf = leaf_links(stat, pm, p)
-    if cfg[K_RA_NEXT_AREA] != 0:
-        # buf_read_ahead_linear of MariaDB 10.11: both links must be set; the last page
-        # of an area reads the area of the next page *number* (``++id``), whatever
-        # FIL_PAGE_NEXT says; the first page reads the area of its next leaf if its
-        # previous leaf is the page before it
-        if prev_leaf < 0 or next_leaf < 0:
-            return t_ns
-        if pn == high - 1:
-            target = dp + 1
-        elif prev_leaf == dp - 1:
-            target = next_leaf
-        else:
-            return t_ns
-    elif pn == low and next_leaf == dp + 1:
-        target = prev_leaf
-    elif pn == high - 1 and prev_leaf == dp - 1:
-        target = next_leaf
-    else:
-        return t_ns
-    if target < 0:
-        return t_ns  # FIL_NULL: the area would lie outside the file
-    tpn = target - base
-    low = (tpn // area) * area
-    high = low + area
-    if tpn != low and tpn != high - 1:
-        return t_ns
-    if high > size:
-        return t_ns
     count = 0
-    for j in range(low, high):
+    for j in range(t_low, t_high):
         if is_ibuf_bitmap(j):
             continue
         q = hash_add(pm, stat, glob, cfg[K_NINST], base + j, sp, j)

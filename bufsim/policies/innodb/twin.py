@@ -12,7 +12,10 @@ thousand events.
 """
 from __future__ import annotations
 
-from .._state import COUNTER_NAMES, FLAG_AHI, FLAG_MODIFY, FLAG_RELATCH, FLAG_SHORTCUT, FLAG_TEMP
+from .._state import (
+    COUNTER_NAMES, FLAG_AHI, FLAG_DESCENT, FLAG_KIND, FLAG_MODIFY, FLAG_RELATCH, FLAG_SHORTCUT,
+    FLAG_STEP, FLAG_TEMP,
+)
 
 MASK31 = (1 << 31) - 1
 #: counter name -> its column in the counters
@@ -347,10 +350,29 @@ class InnoDBPoolRules:
             self.flush_list_batches(pct_io(pct), t)
 
     def innodb_get(self, p, flags, st, t):
+        """One get of page p by stream st at t (spec §3.3, §5.4); returns the time."""
         cfg = self.config
-        inst = self.inst[self.inst_of[p]]
+        btr = cfg.ra_sites == "btr"
+        kind = flags & FLAG_KIND
         if cfg.cleaner_activity == "get":
             self.active = True
+        if btr and kind == FLAG_DESCENT and st.prev_first is not None and st.prev_first != p:
+            # search_leaf: the level-1 parent was accessed for the first time: read-ahead
+            # on the leaf before its get, the parent fixed meanwhile
+            parent = st.prev_first
+            pinst = self.inst[self.inst_of[parent]]
+            self.fixed = parent if parent in pinst.pages else -1
+            t = self.read_ahead_linear(p, st, t)
+            self.fixed = -1
+        t, first = self._get(p, flags, st, t, not btr or kind in (0, FLAG_STEP))
+        if btr:
+            st.prev_first = p if first else None
+        return t
+
+    def _get(self, p, flags, st, t, may_read_ahead):
+        """The get itself; returns (time, whether it was the page's first access)."""
+        cfg = self.config
+        inst = self.inst[self.inst_of[p]]
         resident = p in inst.pages
         hashed = cfg.adaptive_hash_index and resident and inst.pages[p].access > 0
         counted = 0 if flags & FLAG_RELATCH else 1  # checked, not counted
@@ -363,7 +385,7 @@ class InnoDBPoolRules:
                 t = pg.ready
             if flags & FLAG_MODIFY:
                 inst.note_modification(p, temp=bool(flags & FLAG_TEMP))
-            return t
+            return t, False
         ahi = bool(flags & FLAG_AHI) and hashed
         inst.count("NUMBER_PAGES_GET", (2 if ahi else 1) * counted)
         if ahi:
@@ -397,12 +419,12 @@ class InnoDBPoolRules:
                 inst.make_young(p)
                 t += cfg.cost.make_young_ns
                 st.cpu += cfg.cost.make_young_ns
-        if first and not ahi:
+        if first and not ahi and may_read_ahead:
             t = self.read_ahead_linear(p, st, t)
         if flags & FLAG_MODIFY:
             inst.note_modification(p, temp=bool(flags & FLAG_TEMP))
         self.fixed = -1
-        return t
+        return t, first
 
     def read_in(self, p, st, t):
         """buf_page_init_for_read."""
@@ -426,7 +448,15 @@ class InnoDBPoolRules:
         pn = p - base
         low = pn - pn % area
         high = low + area
-        if pn not in (low, high - 1) or pn % 16384 == 1 or high > size:
+        next_page_area = cfg.server.read_ahead_next_page_area
+        if next_page_area:
+            if pn == low:   # 10.11: ``descending= page_id != low``: the first page never
+                return t
+        elif pn not in (low, high - 1):
+            return t
+        if pn % 16384 == 1 or high > size:
+            return t
+        if p not in inst.pages:   # the page itself not in the page hash: fail at once
             return t
         direction = -1 if pn == low else 1
         limit = min(64 - thr, area)
@@ -447,13 +477,13 @@ class InnoDBPoolRules:
             if acc:
                 pred = acc
         prev_leaf, next_leaf = int(ts.prev_leaf[p]), int(ts.next_leaf[p])
-        if cfg.server.read_ahead_next_page_area:  # §13: the last page reads the next page-number area
+        if next_page_area:  # §13: the last page reads the next page-number area
             if prev_leaf < 0 or next_leaf < 0:
                 return t
             if pn == high - 1:
                 target = p + 1
-            elif prev_leaf == p - 1:
-                target = next_leaf
+            elif next_leaf == p + 1:   # §5.4: a middle page, towards its previous leaf
+                target = prev_leaf
             else:
                 return t
         elif pn == low and next_leaf == p + 1:
