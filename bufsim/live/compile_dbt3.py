@@ -242,6 +242,12 @@ def pool_check(server: MariaDBServer, per_statement: pd.DataFrame, pools=("6M", 
     restarted with them (a cold pool), ``repeats`` runs each.  ``sets``: the session
     settings (:data:`SETTINGS`) whose queries are replayed; by default ``plain`` only.
 
+    ``sets`` leaves ``mrr_bka`` out by default: with MariaDB 10.11.7+'s read-ahead sites
+    (the compiler's access kinds, ``read_ahead_sites = "btr"``) 15 of its 16 rows hold (SF
+    0.01, 6 and 12 MiB, old_blocks_time 1000 and 0), but at 12 MiB / 0 the replay makes 940
+    pages young where the server made 451 (Q14 after Q6 and Q12: 358 against 38; every pair
+    holds); not found yet (``docs/guide-live-trace.md``).
+
     The queries with a range rowid filter (Q3, Q5, Q8, Q10) are in: their inner ``ref``
     probes are exact-key reads that prefetch from the first row (:meth:`bufsim.live.
     compile.Compiler._segment`, ``exact``), so a probe of a few rows restores its cursor
