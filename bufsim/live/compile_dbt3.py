@@ -246,7 +246,10 @@ def pool_check(server: MariaDBServer, per_statement: pd.DataFrame, pools=("6M", 
     (the compiler's access kinds, ``read_ahead_sites = "btr"``) 15 of its 16 rows hold (SF
     0.01, 6 and 12 MiB, old_blocks_time 1000 and 0), but at 12 MiB / 0 the replay makes 940
     pages young where the server made 451 (Q14 after Q6 and Q12: 358 against 38; every pair
-    holds); not found yet (``docs/guide-live-trace.md``).
+    holds): Q12 evicts 120 pages in the replay and about 117 on the server, against the 119
+    of InnoDB's "young enough" window (buf_page_peek_if_young), so the pages Q12 moved to the
+    head are still young enough on the server when Q14 touches them and not in the replay:
+    the page cleaner's timing, not the trace (``docs/guide-live-trace.md``).
 
     The queries with a range rowid filter (Q3, Q5, Q8, Q10) are in: their inner ``ref``
     probes are exact-key reads that prefetch from the first row (:meth:`bufsim.live.
