@@ -252,8 +252,8 @@ def pool_check(server: MariaDBServer, per_statement: pd.DataFrame, pools=("6M", 
     the page cleaner's timing, not the trace (``docs/guide-live-trace.md``).
 
     The queries with a range rowid filter (Q3, Q5, Q8, Q10) are in: their inner ``ref``
-    probes are exact-key reads that prefetch from the first row (:meth:`bufsim.live.
-    compile.Compiler._segment`, ``exact``), so a probe of a few rows restores its cursor
+    probes are exact-key reads that prefetch from the first row (``ROW_SEL_EXACT``, see
+    :mod:`bufsim.live.compile`), so a probe of a few rows restores its cursor
     once, not once per row (before that rule, 12 MiB / 1000 runs of 2026-11-29: Q3 4,604
     pages not made young where the server counted 3,811-3,814; with it 3,959 against
     3,750-3,810, and Q8 1,896 against 1,924-1,929).
