@@ -18,10 +18,13 @@ checks against the server (:mod:`bufsim.live.workload`, design spec §14):
 * ``ref`` / ``range`` / ``index`` / ``ALL``: a descent to the first entry (landing on
   the previous leaf where the entry starts a leaf), a get per further leaf, the
   entry past the end of a bounded range; rows reach the SQL layer one per handler
-  call for 4 rows, then 9 per call (8 under index condition pushdown), and each
-  call after the first re-latches the leaf of the stored cursor (``FLAG_RELATCH``:
-  checked for make-young, not counted).  A ``range`` without index condition pushdown
-  reads past its end until the call's batch is full (InnoDB does not check the range
+  call for 4 rows, then 9 per call (8 under index condition pushdown or a rowid
+  filter), and each call after the first re-latches the leaf of the stored cursor
+  (``FLAG_RELATCH``: checked for make-young, not counted).  An exact-key read (a
+  ``ref`` probe, an equality range, a BKA key: ``HA_READ_KEY_EXACT``) batches from
+  its first row (``ROW_SEL_EXACT``: the ``exact`` reads of ``Compiler._segment``).
+  A ``range`` without index condition pushdown reads past its end until the call's
+  batch is full (InnoDB does not check the range
   end there; the SQL layer does): measured on MariaDB 10.11, 88 of 88 ranges ending
   near a leaf's end exact with it, 60 of 88 one get short without it.  A locking read
   (UPDATE, DELETE) fetches no batch;
@@ -39,6 +42,11 @@ checks against the server (:mod:`bufsim.live.workload`, design spec §14):
   key read once, row ids sorted): :mod:`bufsim.live.compile_batched`;
 * extended keys: a ``ref`` on a secondary index's columns followed by the primary key's.
 
+Every access carries its kind (``FLAG_STEP`` a forward leaf step, ``FLAG_DESCENT`` a
+search's leaf after its level-1 parent, ``FLAG_NO_RA`` anything else: the pages above a
+leaf, re-latches, the dives' pages, ``open_leaf``'s leftmost leaf), for the replay's rule of
+where MariaDB 10.11.7+ tries linear read-ahead (``read_ahead_sites`` "btr").
+
 What the model does not follow is reported per statement (:class:`CompiledStatement`
 ``unsupported``: the statement, the plan node, the reason) and gives no events.
 """
@@ -52,7 +60,7 @@ import numpy as np
 from ..trace import FLAG_MODIFY, FLAG_RELATCH, FLAG_STMT_END, Chunk
 from ..workloads.plans import FETCH_CACHE_THRESHOLD, FETCH_ROWS_PER_CALL
 from .compile_btree import (Events, IndexColumns, dive_pages, entry_starts,
-                            leaf_of, path_of, quote_ident, search_leaf, unique_lookup_pages,
+                            leaf_of, path_of, quote_ident, search_leaf, unique_lookup,
                             with_undo_space)
 from .compile_batched import BatchedMixin
 from .compile_dml import DmlMixin
@@ -203,6 +211,19 @@ class Compiler(JoinMixin, BatchedMixin, DmlMixin):
                      and lo.values == hi.values and None not in lo.values)
         return first, max(end, first), hi is not None, unique_eq, total
 
+    @staticmethod
+    def _eq_range(rng: str) -> bool:
+        """Whether a range of the optimizer trace is an equality (both bounds the same
+        values, both included): the server flags it EQ_RANGE and reads it with
+        HA_READ_KEY_EXACT (MariaDB 10.11.18 sql/opt_range.cc get_quick_keys,
+        sql/opt_range.h QUICK_RANGE::make_min_endpoint)."""
+        try:
+            lo, hi, _ = parse_range(rng)
+        except ValueError:
+            return False
+        return (lo is not None and hi is not None and lo.inclusive and hi.inclusive
+                and lo.values == hi.values)
+
     def _pk_ranks(self, table: str) -> dict:
         """Primary key value (tuple) -> clustered rank, for the clustered lookups of rows."""
         if table not in self._pk_rank:
@@ -309,7 +330,7 @@ class Compiler(JoinMixin, BatchedMixin, DmlMixin):
                                                                 f"table {table} range {d.index}")
             if unique_eq:
                 continue                       # no records-in-range estimate for it
-            ev.add(table, dive_pages(gix, search_leaf(gix, first), search_leaf(gix, end)))
+            ev.other(table, dive_pages(gix, search_leaf(gix, first), search_leaf(gix, end)))
 
     # ---- const: a unique lookup read while optimising ---------------------------------------
     def _key_values(self, plan: Plan, t: TableAccess, node: str) -> tuple:
@@ -358,15 +379,14 @@ class Compiler(JoinMixin, BatchedMixin, DmlMixin):
 
     def _unique(self, ev: Events, table: str, ix: IndexColumns, gix: LiveIndex, entry: int,
                 covering: bool, modify: bool, pk=None) -> None:
-        pages = unique_lookup_pages(gix, entry, step_past=not modify)
+        pages, kinds = unique_lookup(gix, entry, step_past=not modify)
         if ix.name == "PRIMARY" or covering:
-            flags = np.zeros(pages.size, np.uint8)
             if modify and ix.name == "PRIMARY":
-                flags[pages == gix.leaves[leaf_of(gix, entry)]] = FLAG_MODIFY
-            for p, f in zip(pages, flags):
-                ev.add(table, [p], int(f))
+                kinds = kinds | np.where(pages == gix.leaves[leaf_of(gix, entry)],
+                                         np.uint8(FLAG_MODIFY), np.uint8(0))
+            ev.lookup(table, (pages, kinds))
             return
-        ev.add(table, pages)
+        ev.lookup(table, (pages, kinds))
         if pk is None:
             pk = self._rows(table, table, ix, entry, 1)[0][0]
         self._clustered(ev, table, [pk], modify)
@@ -375,18 +395,28 @@ class Compiler(JoinMixin, BatchedMixin, DmlMixin):
         ranks = self._pk_ranks(table)
         cl = self.geo.table(table).clustered
         for pk in pks:
-            path = path_of(cl, leaf_of(cl, ranks[tuple(pk)]))
-            ev.add(table, path[:-1])
-            ev.add(table, path[-1:], FLAG_MODIFY if modify else 0)
+            ev.descent(table, path_of(cl, leaf_of(cl, ranks[tuple(pk)])),
+                       FLAG_MODIFY if modify else 0)
 
     # ---- a scan of entries [first, end) of one index ----------------------------------------
     def _segment(self, ev: Events, table: str, gix: LiveIndex, first: int, end: int, *,
                  past_end: bool, from_start: bool, per_call: int, pks=None, on_row=None,
                  modify: bool = False, stop_row: int | None = None,
-                 window: bool = False) -> bool:
+                 window: bool = False, exact: bool = False) -> bool:
         """A descent to ``first`` (to the leftmost leaf when ``from_start``), the entries up to
         ``end``, the entry past the end when ``past_end``; per entry the clustered lookup
         of ``pks[j]`` (None: covering) and ``on_row(j)`` (the join's probes).
+
+        ``exact``: the read is an exact-key search (``HA_READ_KEY_EXACT``: a ``ref``
+        probe, ``join_read_always_key`` / ``index_next_same``, an equality range, a BKA
+        key), which InnoDB runs with ``match_mode == ROW_SEL_EXACT`` and prefetches from
+        its first row, with no single-row calls first: row_search_mvcc's "Decide whether to
+        prefetch extra rows" tests ``match_mode == ROW_SEL_EXACT || n_rows_fetched >=
+        MYSQL_FETCH_CACHE_THRESHOLD`` (MariaDB 10.11.18 row/row0sel.cc:5634;
+        ha_innodb.cc:8831 sets ROW_SEL_EXACT for HA_READ_KEY_EXACT).  So the handler calls,
+        and the cursor restores between them (re-latches), are those of ``per_call`` rows
+        from the first row on; InnoDB finds the end of the key itself (the first record
+        that does not match), so no ``window`` applies.
 
         ``stop_row``: the SQL layer stops after the ``stop_row``-th entry (a LIMIT met);
         InnoDB has read to the end of that row's handler call (its prefetch).  Returns
@@ -394,9 +424,15 @@ class Compiler(JoinMixin, BatchedMixin, DmlMixin):
         st = entry_starts(gix)
         total = int(st[-1])
         cur = 0 if from_start else search_leaf(gix, first)
-        ev.add(table, path_of(gix, cur))
+        if from_start:
+            # btr_cur_t::open_leaf: its read-ahead is tried on the leftmost leaf, whose
+            # FIL_PAGE_PREV is FIL_NULL, which buf_read_ahead_linear refuses (MariaDB
+            # 10.11.18 btr/btr0cur.cc:2155, buf/buf0rea.cc): never a read-ahead site
+            ev.other(table, path_of(gix, cur))
+        else:
+            ev.descent(table, path_of(gix, cur))
         relatch = FLAG_RELATCH
-        thr = FETCH_CACHE_THRESHOLD
+        thr = 0 if exact else FETCH_CACHE_THRESHOLD
         n = end - first
         stopped = False
         if stop_row is not None and stop_row < n:
@@ -410,7 +446,7 @@ class Compiler(JoinMixin, BatchedMixin, DmlMixin):
             nonlocal cur
             while cur < lf:
                 cur += 1
-                ev.add(table, gix.leaves[cur:cur + 1], mflag)
+                ev.step(table, gix.leaves[cur:cur + 1], mflag)
 
         # handler calls count the rows InnoDB returns: an entry a rowid filter rejects
         # (pks[j] None) is skipped inside the call, so it starts no call of its own; a new
@@ -421,7 +457,7 @@ class Compiler(JoinMixin, BatchedMixin, DmlMixin):
         for j in range(n):
             r = first + j
             if pending:
-                ev.add(table, gix.leaves[cur:cur + 1], relatch)
+                ev.other(table, gix.leaves[cur:cur + 1], relatch)
                 pending, consumed = False, True
             step_to(leaf_of(gix, r))
             rejected = pks is not None and pks[j] is None
@@ -437,17 +473,17 @@ class Compiler(JoinMixin, BatchedMixin, DmlMixin):
             return True
         full = bool(rows) and pending
         if full:
-            ev.add(table, gix.leaves[cur:cur + 1], relatch)
+            ev.other(table, gix.leaves[cur:cur + 1], relatch)
         if past_end and end < total:
             last = end
-            if window and n >= thr:
+            if window and not exact and n >= thr:
                 # the call that reads the past-the-end entry fills its batch: InnoDB checks
                 # no range end outside index condition pushdown (the SQL layer does)
                 call = thr + ((n - thr) // per_call) * per_call
                 last = min(total - 1, first + call + per_call - 1)
             step_to(leaf_of(gix, last))
         if rows and not full and not consumed:
-            ev.add(table, gix.leaves[cur:cur + 1], relatch)
+            ev.other(table, gix.leaves[cur:cur + 1], relatch)
         return False
 
     # ---- Disk-Sweep MRR on the first table's range -----------------------------------------

@@ -15,7 +15,7 @@ The batched reads of MariaDB 10.11's executor over the live geometry (mixed into
 from __future__ import annotations
 
 from ..workloads.plans import FETCH_ROWS_PER_CALL, FETCH_ROWS_PER_CALL_ICP
-from .compile_btree import Events, unique_lookup_pages
+from .compile_btree import Events, unique_lookup
 from .compile_plan import Bound, Plan, TableAccess, Unsupported
 from .geometry import LiveIndex
 
@@ -53,7 +53,8 @@ class BatchedMixin:
         return self._rank_cache[key]
 
     def _mrr_range(self, ev: Events, plan: Plan, table: str, t: TableAccess, gix: LiveIndex,
-                   first: int, end: int, past: bool, pks, on_row, secondary: bool, stop) -> None:
+                   first: int, end: int, past: bool, pks, on_row, secondary: bool, stop,
+                   exact: bool = False) -> None:
         """A range read by Disk-Sweep MRR (``mrr_type`` "Rowid-ordered scan"): the index
         range read as a covering scan collecting row ids, then the rows fetched in row-id
         order, each by ``rnd_pos``: a unique search of the clustered index (the const rules:
@@ -73,12 +74,12 @@ class BatchedMixin:
                                     f"(up to {need} of mrr_buffer_size {buf} bytes)")
         self._segment(ev, table, gix, first, end, past_end=past, from_start=False,
                       per_call=FETCH_ROWS_PER_CALL_ICP if t.icp else FETCH_ROWS_PER_CALL,
-                      window=not t.icp)
+                      window=not t.icp, exact=exact)
         ranks = self._pk_ranks(table)
         cl = self.geo.table(table).clustered
         order = sorted(range(n), key=lambda k: ranks[tuple(pks[k])])
         for k in order:
-            ev.add(table, unique_lookup_pages(cl, ranks[tuple(pks[k])]))
+            ev.lookup(table, unique_lookup(cl, ranks[tuple(pks[k])]))
             on_row(k)
 
     # ---- rowid filters ------------------------------------------------------------------------
@@ -99,7 +100,7 @@ class BatchedMixin:
         for rng in ranges:
             first, end, past, _, _ = self._range_entries(table, fix, rng, node)
             self._segment(ev, table, fgix, first, end, past_end=past, from_start=False,
-                          per_call=FETCH_ROWS_PER_CALL, window=False)
+                          per_call=FETCH_ROWS_PER_CALL, window=False, exact=self._eq_range(rng))
             if end > first:
                 pks, _ = self._rows(table, t.alias, fix, first, end - first)
                 keep.update(tuple(p) for p in pks)
@@ -155,14 +156,15 @@ class BatchedMixin:
             if hit is None:
                 first = self._below(table, ix, ix.columns, Bound(key, True), True)
                 self._segment(ev, table, gix, first, first, past_end=True, from_start=False,
-                              per_call=per_call)
+                              per_call=per_call, exact=True)
                 continue
             first, n = hit
             if t.access == "eq_ref" and n == 1 and ix.unique and len(key) == len(ix.columns):
-                ev.add(table, unique_lookup_pages(gix, first))
+                ev.lookup(table, unique_lookup(gix, first))
             else:
+                # Key_value_records_iterator: HA_READ_KEY_EXACT, then index_next_same
                 self._segment(ev, table, gix, first, first + n, past_end=True,
-                              from_start=False, per_call=per_call)
+                              from_start=False, per_call=per_call, exact=True)
             if secondary:
                 rows_pk, _ = self._all_rows(table, t.alias, ix, ())
                 rowids.extend(rows_pk[first:first + n])
@@ -173,4 +175,4 @@ class BatchedMixin:
             ranks = self._pk_ranks(table)
             cl = self.geo.table(table).clustered
             for r in sorted(ranks[tuple(pk)] for pk in rowids):
-                ev.add(table, unique_lookup_pages(cl, r))
+                ev.lookup(table, unique_lookup(cl, r))

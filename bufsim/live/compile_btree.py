@@ -12,14 +12,14 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..pages import SpaceSpec, Tablespaces
-from ..trace import FLAG_MODIFY
+from ..trace import FLAG_DESCENT, FLAG_MODIFY, FLAG_NO_RA, FLAG_STEP
 from ..workloads.plans import RANGE_DIVE_PAGES
 from .errors import LiveError
 from .geometry import LiveGeometry, LiveIndex
 
 __all__ = ["Events", "IndexColumns", "quote_ident", "entry_starts", "leaf_of", "search_leaf",
-           "path_of", "dive_pages", "unique_lookup_pages", "with_undo_space", "TRX_UNDO_GETS",
-           "ROW_UNDO_GETS", "UNDO_SPACE_ID", "UNDO_PAGES"]
+           "path_of", "path_kinds", "dive_pages", "unique_lookup", "unique_lookup_pages",
+           "with_undo_space", "TRX_UNDO_GETS", "ROW_UNDO_GETS", "UNDO_SPACE_ID", "UNDO_PAGES"]
 
 #: Page gets of a write transaction's undo log bookkeeping beyond its rows (assigning an
 #: undo log from a rollback segment, and at commit marking it finished and adding it to
@@ -48,8 +48,25 @@ def with_undo_space(ts: Tablespaces) -> Tablespaces:
                                                      leaf_links=(none, none))])
 
 
+def path_kinds(n: int) -> np.ndarray:
+    """Access kinds of a root-to-leaf descent of ``n`` pages (``btr_cur_t::search_leaf``):
+    the pages above the leaf FLAG_NO_RA, the leaf FLAG_DESCENT (its level-1 parent is the
+    get just before it); a root that is the leaf is FLAG_NO_RA (the read-ahead of a
+    descent is tried when the level-1 page is in hand: ``if (!--height)``, MariaDB 10.11.18
+    btr/btr0cur.cc:1640, which a height-0 tree never reaches)."""
+    k = np.full(n, FLAG_NO_RA, dtype=np.uint8)
+    if n > 1:
+        k[-1] = FLAG_DESCENT
+    return k
+
+
 class Events:
-    """Page accesses of one statement, in order: page numbers per table, flags."""
+    """Page accesses of one statement, in order: page numbers per table, flags.
+
+    Every access carries its kind (trace flags FLAG_STEP / FLAG_DESCENT / FLAG_NO_RA,
+    where MariaDB 10.11.7+ may try linear read-ahead): :meth:`descent`, :meth:`step` and
+    :meth:`other` name it; :meth:`add` takes it in ``flag``.
+    """
 
     def __init__(self, geo: LiveGeometry, undo_base: int):
         self.geo = geo
@@ -63,10 +80,38 @@ class Events:
             self.pages.append(self.geo.dense(table, p))
             self.flags.append(np.full(p.size, flag, dtype=np.uint8))
 
+    def descent(self, table: str, path, leaf_flag: int = 0) -> None:
+        """A root-to-leaf descent (page numbers, root first): the pages above the leaf
+        FLAG_NO_RA, the leaf FLAG_DESCENT (FLAG_NO_RA where the root is the leaf) and
+        ``leaf_flag``."""
+        p = np.atleast_1d(np.asarray(path, dtype=np.int64))
+        if p.size:
+            k = path_kinds(p.size)
+            k[-1] |= np.uint8(leaf_flag)
+            self.pages.append(self.geo.dense(table, p))
+            self.flags.append(k)
+
+    def lookup(self, table: str, pages_kinds) -> None:
+        """The ``(page numbers, kinds)`` of :func:`unique_lookup`."""
+        pages, kinds = pages_kinds
+        if len(pages):
+            self.pages.append(self.geo.dense(table, np.asarray(pages, dtype=np.int64)))
+            self.flags.append(np.asarray(kinds, dtype=np.uint8).copy())
+
+    def step(self, table: str, page_no, flag: int = 0) -> None:
+        """Leaves reached by forward leaf steps (``btr_pcur_move_to_next_page``)."""
+        self.add(table, page_no, flag | FLAG_STEP)
+
+    def other(self, table: str, page_no, flag: int = 0) -> None:
+        """Accesses that are never a read-ahead site: non-leaf pages, cursor re-latches,
+        the records-in-range estimate's pages (``btr_block_get`` without ``first``)."""
+        self.add(table, page_no, flag | FLAG_NO_RA)
+
     def undo(self, page_no) -> None:
+        """Undo-log gets on the modelled undo space (no read-ahead site: FLAG_NO_RA)."""
         p = np.atleast_1d(np.asarray(page_no, dtype=np.int64))
         self.pages.append(p + self.undo_base)
-        self.flags.append(np.full(p.size, FLAG_MODIFY, dtype=np.uint8))
+        self.flags.append(np.full(p.size, FLAG_MODIFY | FLAG_NO_RA, dtype=np.uint8))
 
     def mark(self) -> int:
         return len(self.pages)
@@ -136,9 +181,20 @@ def dive_pages(ix: LiveIndex, lo_leaf: int, hi_leaf: int) -> np.ndarray:
 
 
 def unique_lookup_pages(ix: LiveIndex, entry: int, step_past: bool = True) -> np.ndarray:
-    """Page numbers of a unique exact-match lookup of the ``entry``-th record (see the
-    module docstring; :func:`bufsim.live.workload.exact_lookup_pages` for the clustered
-    index).
+    """Page numbers of a unique exact-match lookup of the ``entry``-th record
+    (:func:`unique_lookup` without the kinds)."""
+    return unique_lookup(ix, entry, step_past)[0]
+
+
+def unique_lookup(ix: LiveIndex, entry: int, step_past: bool = True):
+    """Page numbers and access kinds of a unique exact-match lookup of the ``entry``-th
+    record (see the module docstring; :func:`bufsim.live.workload.exact_lookup_pages` for
+    the clustered index).
+
+    A search for the first record of a leaf lands on the previous leaf (the non-leaf
+    levels search PAGE_CUR_L for a PAGE_CUR_GE search: the last node pointer below the
+    key) by that leaf's own path, then steps onto the record's leaf (FLAG_STEP); the
+    landing leaf is the descent's (FLAG_DESCENT), the pages above it FLAG_NO_RA.
 
     ``step_past`` False: no step onto the next leaf after a leaf's last record, as in
     the locking read of an UPDATE or DELETE (measured on MariaDB 10.11: ``UPDATE ...
@@ -146,14 +202,16 @@ def unique_lookup_pages(ix: LiveIndex, entry: int, step_past: bool = True) -> np
     consistent read of it counts 3 and the UPDATE of the next row 9)."""
     st = entry_starts(ix)
     lf = leaf_of(ix, entry)
-    path = path_of(ix, lf)
-    out = list(path[:-1])
-    if lf > 0 and entry == st[lf]:
-        out.append(ix.leaves[lf - 1])
-    out.append(path[-1])
+    land = lf - 1 if lf > 0 and entry == st[lf] else lf
+    out = list(path_of(ix, land))
+    kinds = list(path_kinds(len(out)))
+    if land != lf:
+        out.append(ix.leaves[lf])
+        kinds.append(FLAG_STEP)
     if step_past and lf < len(ix.leaves) - 1 and entry == st[lf + 1] - 1:
         out.append(ix.leaves[lf + 1])
-    return np.asarray(out, dtype=np.int64)
+        kinds.append(FLAG_STEP)
+    return np.asarray(out, dtype=np.int64), np.asarray(kinds, dtype=np.uint8)
 
 
 @dataclass(frozen=True)

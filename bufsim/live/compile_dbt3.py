@@ -242,21 +242,21 @@ def pool_check(server: MariaDBServer, per_statement: pd.DataFrame, pools=("6M", 
     restarted with them (a cold pool), ``repeats`` runs each.  ``sets``: the session
     settings (:data:`SETTINGS`) whose queries are replayed; by default ``plain`` only.
 
-    Left out, with what the runs of 2026-11-29 showed (SF 0.01, seed 7; details in
-    ``docs/guide-live-trace.md``):
+    ``sets`` leaves ``mrr_bka`` out by default: with MariaDB 10.11.7+'s read-ahead sites
+    (the compiler's access kinds, ``read_ahead_sites = "btr"``) 15 of its 16 rows hold (SF
+    0.01, 6 and 12 MiB, old_blocks_time 1000 and 0), but at 12 MiB / 0 the replay makes 940
+    pages young where the server made 451 (Q14 after Q6 and Q12: 358 against 38; every pair
+    holds): Q12 evicts 120 pages in the replay and about 117 on the server, against the 119
+    of InnoDB's "young enough" window (buf_page_peek_if_young), so the pages Q12 moved to the
+    head are still young enough on the server when Q14 touches them and not in the replay:
+    the page cleaner's timing, not the trace (``docs/guide-live-trace.md``).
 
-    * queries whose plan has a rowid filter: their gets are exact, but Q3 and Q8 count
-      more pages not made young in the replay (12 MiB / 1000: Q3 4,604 against the
-      server's 3,811-3,814), and so does Q3 with ``rowid_filter=off``: the excess lies in
-      the re-latches of inner ``ref`` probes (without those of ``orders.i_o_custkey`` the
-      replay counts 3,951), not in the filter; which re-latches the server skips is not
-      found yet;
-    * the ``mrr_bka`` set (exact gets): the rowid-ordered fetch of DS-MRR and BKA walks
-      the clustered leaves in order by unique searches, and the replay's policy tries
-      linear read-ahead on every page's first access where MariaDB 10.11.19 tries it for a
-      searched leaf only when the level-1 page above it is first accessed
-      (``btr_cur_t::search_leaf``): Q6 at 12 MiB read ahead 509 pages in the replay, 64
-      on the server.
+    The queries with a range rowid filter (Q3, Q5, Q8, Q10) are in: their inner ``ref``
+    probes are exact-key reads that prefetch from the first row (``ROW_SEL_EXACT``, see
+    :mod:`bufsim.live.compile`), so a probe of a few rows restores its cursor
+    once, not once per row (before that rule, 12 MiB / 1000 runs of 2026-11-29: Q3 4,604
+    pages not made young where the server counted 3,811-3,814; with it 3,959 against
+    3,750-3,810, and Q8 1,896 against 1,924-1,929).
 
     Returns one row per setting, pool, old_blocks_time, counter and run
     (:func:`bufsim.live.compile_validation.pool_check`'s columns, plus ``set``, ``run``
@@ -264,7 +264,7 @@ def pool_check(server: MariaDBServer, per_statement: pd.DataFrame, pools=("6M", 
     repeats = check_int("repeats", repeats, 1, 20)
     frames = []
     for st, g in per_statement.groupby("set", sort=False):
-        ok = g[(g.unsupported == "") & (g.compiled == g.server) & ~g.rowid_filter]
+        ok = g[(g.unsupported == "") & (g.compiled == g.server)]
         if ok.empty:
             continue
         name = st.split(" ", 1)[1]

@@ -96,16 +96,14 @@ class DmlMixin:
                     at += 2 * k
                     if tuple(old) == tuple(new):
                         continue                      # the index's key is unchanged
-                    ev.add(table, self._entry_leaf_path(table, ix, tuple(old) + tuple(pk), False)[:-1])
-                    ev.add(table, self._entry_leaf_path(table, ix, tuple(old) + tuple(pk), False)[-1:],
-                           FLAG_MODIFY)
+                    ev.descent(table, self._entry_leaf_path(table, ix, tuple(old) + tuple(pk),
+                                                            False), FLAG_MODIFY)
                     path = self._entry_leaf_path(table, ix, tuple(new) + tuple(pk), True)
                 else:
                     old = vals[at:at + k]
                     at += k
                     path = self._entry_leaf_path(table, ix, tuple(old) + tuple(pk), False)
-                ev.add(table, path[:-1])
-                ev.add(table, path[-1:], FLAG_MODIFY)
+                ev.descent(table, path, FLAG_MODIFY)
 
         ev = self._ev
         return _DmlCall(state, row)
@@ -142,14 +140,11 @@ class DmlMixin:
             val = {c: r[i] for i, c in enumerate(lower)}
             pk = tuple(val[c.lower()] for c in pk_cols)
             rank = self._below(table, pk_ix, pk_cols, Bound(pk, True), True)
-            path = path_of(cl, search_leaf(cl, rank))
-            ev.add(table, path[:-1])
-            ev.add(table, path[-1:], FLAG_MODIFY)
+            ev.descent(table, path_of(cl, search_leaf(cl, rank)), FLAG_MODIFY)
             for ix in secs:
                 p = self._entry_leaf_path(table, ix, tuple(val[c.lower()] for c in ix.columns) + pk,
                                           True)
-                ev.add(table, p[:-1])
-                ev.add(table, p[-1:], FLAG_MODIFY)
+                ev.descent(table, p, FLAG_MODIFY)
             ev.undo([UNDO_PAGES - 1] * ROW_UNDO_GETS)
         if rows:
             ev.undo(np.arange(TRX_UNDO_GETS) % (UNDO_PAGES - 1))

@@ -31,8 +31,11 @@ def as_sql(condition: str) -> str:
 
 
 def _per_call(t: TableAccess) -> int:
-    """Rows per handler call after the fetch cache's threshold (fewer under ICP)."""
-    return FETCH_ROWS_PER_CALL_ICP if t.icp else FETCH_ROWS_PER_CALL
+    """Rows per prefetching handler call: 8 under index condition pushdown or a range rowid
+    filter (InnoDB's ``prebuilt->idx_cond`` / ``prebuilt->pk_filter``: every row goes to
+    the fetch cache, MariaDB 10.11.18 row/row0sel.cc:5655, ha_innodb.cc:7270), 9
+    otherwise (:data:`bufsim.workloads.plans.FETCH_ROWS_PER_CALL`)."""
+    return FETCH_ROWS_PER_CALL_ICP if (t.icp or t.rowid_filter) else FETCH_ROWS_PER_CALL
 
 
 class _Join:
@@ -100,7 +103,7 @@ class _Join:
             # a key that is not there: the search lands where it would be
             first = comp._below(table, ix, ix.columns, Bound(key, True), True)
             comp._segment(ev, table, gix, first, first, past_end=True, from_start=False,
-                          per_call=_per_call(t))
+                          per_call=_per_call(t), exact=True)
             self.ctx[("found", j)] = False
             return
         first, n = hit
@@ -126,8 +129,9 @@ class _Join:
             if rows_x is not None and self.hand_on(j, rows_x[first + k]):
                 self.probe(j + 1)
 
+        # join_read_always_key / join_read_next_same: HA_READ_KEY_EXACT, index_next_same
         comp._segment(ev, table, gix, first, first + n, past_end=True, from_start=False,
-                      per_call=_per_call(t), pks=pks, on_row=on_row)
+                      per_call=_per_call(t), pks=pks, on_row=on_row, exact=True)
 
 
 class JoinMixin:
@@ -179,19 +183,20 @@ class JoinMixin:
         return self._rank_cache[key]
 
     def _driving(self, plan: Plan, table: str, t: TableAccess) -> list:
-        """Segments of the driving table: (index, first, end, past_end, from_start, unique)."""
+        """Segments of the driving table: (index, first, end, past_end, from_start, unique,
+        exact: read with HA_READ_KEY_EXACT, see :meth:`_segment`)."""
         node = f"table {t.alias} {t.access}"
         if t.access == "ALL":
             ix = self._index(table, "PRIMARY", node)
-            return [(ix, 0, self._count(table, ix, "", ()), False, True, False)]
+            return [(ix, 0, self._count(table, ix, "", ()), False, True, False, False)]
         ix = self._index(table, t.key, node)
         if t.access == "index":
-            return [(ix, 0, self._count(table, ix, "", ()), False, True, False)]
+            return [(ix, 0, self._count(table, ix, "", ()), False, True, False, False)]
         if t.access == "range":
             segs = []
             for rng in t.ranges:
                 first, end, past, unique_eq, _ = self._range_entries(table, ix, rng, node)
-                segs.append((ix, first, end, past, False, unique_eq))
+                segs.append((ix, first, end, past, False, unique_eq, self._eq_range(rng)))
             return segs
         # ref / eq_ref by constants
         if any(r != "const" for r in t.ref):
@@ -201,7 +206,7 @@ class JoinMixin:
         first = self._below(table, ix, ix.columns, b, True)
         end = self._below(table, ix, ix.columns, b, False)
         unique_eq = ix.unique and len(vals) == len(ix.columns)
-        return [(ix, first, end, True, False, unique_eq)]
+        return [(ix, first, end, True, False, unique_eq, True)]
 
     def _check_join(self, acc: list, modify: bool) -> None:
         """Refuse, before any get, a join whose plan the compiler does not follow."""
@@ -260,7 +265,7 @@ class JoinMixin:
             if t0.condition:
                 join.extra[0] = join.extra[0] + (f"COALESCE(({as_sql(t0.condition)}), 0) <> 0",)
         sent = 0
-        for ix, first, end, past, from_start, unique_eq in self._driving(plan, table0, t0):
+        for ix, first, end, past, from_start, unique_eq, exact in self._driving(plan, table0, t0):
             if want_rows is not None and sent >= want_rows:
                 break
             gix = self.geo.table(table0).index(ix.name)
@@ -300,9 +305,10 @@ class JoinMixin:
                     raise Unsupported("statement LIMIT 0", "reads no row")
             if t0.mrr is not None:
                 self._mrr_range(ev, plan, table0, t0, gix, first, end, past, pks, on_row,
-                                secondary, stop)
+                                secondary, stop, exact)
                 continue
             self._segment(ev, table0, gix, first, end, past_end=past, from_start=from_start,
                           per_call=1 if modify else _per_call(t0),   # a locking read: no prefetch
                           pks=pks if secondary else None, on_row=on_row, modify=modify,
-                          stop_row=stop, window=t0.access == "range" and not t0.icp and not modify)
+                          stop_row=stop, window=t0.access == "range" and not t0.icp and not modify,
+                          exact=exact and not modify)

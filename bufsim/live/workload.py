@@ -37,14 +37,14 @@ import numpy as np
 import pandas as pd
 
 from .._validation import check_int_fields
-from ..trace import Chunk, Trace
+from ..trace import FLAG_NO_RA, FLAG_STEP, Chunk, Trace
 from ..workloads.plans import (FETCH_CACHE_THRESHOLD, FETCH_ROWS_PER_CALL_ICP,
                                relatch_flag, mariadb1011_scan_events)
-from .compile_btree import dive_pages
+from .compile_btree import dive_pages, path_kinds
 from .geometry import LiveGeometry
 
 __all__ = ["Scale", "QUICK", "FULL", "generate", "load", "quiesce", "LivePlan", "plans", "SCHEMA",
-           "exact_lookup_pages", "counted_gets"]
+           "exact_lookup", "exact_lookup_pages", "counted_gets"]
 
 SCHEMA = "bufsim_live"
 
@@ -221,15 +221,31 @@ def _descent(geo: LiveGeometry, table: str, index: str | None, leaf_pos) -> np.n
 
 
 def exact_lookup_pages(geo: LiveGeometry, table: str, entries) -> np.ndarray:
-    """Page gets of unique exact-match lookups (``WHERE pk = const``, an ``eq_ref`` probe).
+    """Page gets of unique exact-match lookups (:func:`exact_lookup` without the kinds)."""
+    return exact_lookup(geo, table, entries)[0]
+
+
+def exact_lookup(geo: LiveGeometry, table: str, entries):
+    """Page gets of unique exact-match lookups (``WHERE pk = const``, an ``eq_ref`` probe),
+    and their access kinds.
 
     A root-to-leaf descent per lookup; where the key is the first record of a leaf
-    (not the first leaf) the search lands on the previous leaf and steps forward,
-    and where it is the last record of a leaf (not the last leaf) the cursor steps
-    onto the next leaf: one extra get either way (spec §14; both seen on MariaDB
+    (not the first leaf) the search lands on the previous leaf (by that leaf's own
+    path: the levels above search for the last node pointer below the key) and steps
+    forward, and where it is the last record of a leaf (not the last leaf) the cursor
+    steps onto the next leaf: one extra get either way (spec §14; both seen on MariaDB
     10.11.19 with INNODB_BUFFER_PAGE: the previous, resp. next, leaf becomes resident).
+    Kinds: the pages above the landing leaf FLAG_NO_RA, the landing leaf FLAG_DESCENT
+    (FLAG_NO_RA in a one-page tree), the steps FLAG_STEP.
 
     ``entries`` are key-order positions (0-based) in the clustered index.
+
+    Returns
+    -------
+    pages : int64 array
+        Dense pages, lookup after lookup.
+    kinds : uint8 array
+        The access kind of each.
     """
     ix = geo.table(table).clustered
     entries = np.asarray(entries, dtype=np.int64)
@@ -237,15 +253,18 @@ def exact_lookup_pages(geo: LiveGeometry, table: str, entries) -> np.ndarray:
     starts = np.cumsum(ix.leaf_recs) - ix.leaf_recs
     first = (entries == starts[leaf]) & (leaf > 0)
     last = (entries == starts[leaf] + ix.leaf_recs[leaf] - 1) & (leaf < len(ix.leaves) - 1)
-    paths = ix._paths()[leaf]
+    paths = ix._paths()[leaf - first]
     h = paths.shape[1]
     out = np.full((entries.size, h + 2), -1, dtype=np.int64)
-    out[:, :h - 1] = paths[:, :-1]
-    out[first, h - 1] = ix.leaves[leaf[first] - 1]
-    out[:, h] = paths[:, -1]
+    kinds = np.zeros((entries.size, h + 2), dtype=np.uint8)
+    out[:, :h] = paths
+    kinds[:, :h] = path_kinds(h)
+    out[first, h] = ix.leaves[leaf[first]]
     out[last, h + 1] = ix.leaves[leaf[last] + 1]
+    kinds[:, h:] = FLAG_STEP
     flat = out.ravel()
-    return geo.dense(table, flat[flat >= 0])
+    keep = flat >= 0
+    return geo.dense(table, flat[keep]), kinds.ravel()[keep]
 
 
 def counted_gets(trace: Trace) -> int:
@@ -269,9 +288,12 @@ def _scan_trace(geo: LiveGeometry, table: str, relatch: bool):
     ix = geo.table(table).clustered
     upper = geo.dense(table, ix._paths()[0, :-1])
     leaves = geo.dense(table, ix.leaves)
-    page, flag, row_pos = mariadb1011_scan_events(leaves, ix.leaf_recs, relatch=relatch)
+    # btr_cur_t::open_leaf: the leftmost leaf (FIL_PAGE_PREV FIL_NULL) is no read-ahead site
+    page, flag, row_pos = mariadb1011_scan_events(leaves, ix.leaf_recs, relatch=relatch,
+                                                  first_kind=FLAG_NO_RA)
     return (np.concatenate([upper, page]),
-            np.concatenate([np.zeros(upper.size, np.uint8), flag]), row_pos + upper.size)
+            np.concatenate([np.full(upper.size, FLAG_NO_RA, np.uint8), flag]),
+            row_pos + upper.size)
 
 
 def _plan_scan(g, ts, relatch: bool) -> Trace:
@@ -293,16 +315,16 @@ def _plan_star(g, ts, relatch: bool, dk: np.ndarray, qualifies: np.ndarray,
     keep[1:] = k[1:] != k[:-1]          # eq_ref keeps the last row: repeats skip the probe
     new[rows[keep]] = True
     entry = np.searchsorted(dk, keys)
-    probe = {int(e): exact_lookup_pages(g, "dates", [e]) for e in np.unique(entry[new])}
+    probe = {int(e): exact_lookup(g, "dates", [e]) for e in np.unique(entry[new])}
     # after the access that reads row r, the probe of row r (when its key is new)
     out_p, out_f, last = [], [], 0
     for r in np.flatnonzero(new):
         j = row_pos[r]
         out_p.append(p[last:j])
         out_f.append(f[last:j])
-        pp = probe[int(entry[r])]
+        pp, pk = probe[int(entry[r])]
         out_p.append(pp)
-        out_f.append(np.zeros(pp.size, np.uint8))
+        out_f.append(pk)
         last = j
     out_p.append(p[last:])
     out_f.append(f[last:])
@@ -311,7 +333,7 @@ def _plan_star(g, ts, relatch: bool, dk: np.ndarray, qualifies: np.ndarray,
 
 def _plan_point(g, ts, ids: np.ndarray) -> Trace:
     """The point plan: a primary-key lookup of sbtest per id."""
-    return Trace(_chunk(exact_lookup_pages(g, "sbtest", ids - 1)), ts, "point selects")
+    return Trace(_chunk(*exact_lookup(g, "sbtest", ids - 1)), ts, "point selects")
 
 
 def _range_dive(g, ix, lo_leaf: int, hi_leaf: int) -> np.ndarray:
@@ -361,30 +383,35 @@ def _plan_krange(g, ts, relatch: bool, sb, order: np.ndarray, k_sorted: np.ndarr
     e = np.arange(n)
     thr = FETCH_CACHE_THRESHOLD
     starts = (e < thr) | ((e - thr) % FETCH_ROWS_PER_CALL_ICP == 0)
-    out, fl = [dive, desc], [np.zeros(dive.size, np.uint8), np.zeros(desc.size, np.uint8)]
+    # kinds: the dive's pages (btr_block_get without read-ahead) and the re-latches are
+    # FLAG_NO_RA, the descents' leaves FLAG_DESCENT, the steps onto k_1 leaves FLAG_STEP
+    relatch_kind = flag | FLAG_NO_RA
+    out = [dive, desc]
+    fl = [np.full(dive.size, FLAG_NO_RA, np.uint8), path_kinds(desc.size)]
+    ckinds = path_kinds(cpaths.shape[1])
 
-    def add(pages, f=0):
+    def add(pages, f):
         out.append(np.asarray(pages, dtype=np.int64))
-        fl.append(np.full(len(out[-1]), f, np.uint8))
+        fl.append(np.broadcast_to(np.asarray(f, np.uint8), out[-1].shape))
 
     prev = kleaf[0]
     for r in range(n):
         if flag and starts[r] and r > 0:
-            add(kleaves[kleaf[r - 1]:kleaf[r - 1] + 1], flag)   # restore the cursor
+            add(kleaves[kleaf[r - 1]:kleaf[r - 1] + 1], relatch_kind)   # restore the cursor
         if kleaf[r] != prev:
-            add(kleaves[kleaf[r]:kleaf[r] + 1])
+            add(kleaves[kleaf[r]:kleaf[r] + 1], FLAG_STEP)
             prev = kleaf[r]
-        add(cpaths[r])
+        add(cpaths[r], ckinds)
     # the last call: full (its rows fill it) or not; past the end of the range
     s = int(np.flatnonzero(starts)[-1])
     full = n - s == (1 if s < thr else FETCH_ROWS_PER_CALL_ICP)
     nl = kix.leaf_of_entry([last])[0] if last < len(k_sorted) else prev
     if flag and full:
-        add(kleaves[prev:prev + 1], flag)
+        add(kleaves[prev:prev + 1], relatch_kind)
     if nl != prev:
-        add(kleaves[nl:nl + 1])
+        add(kleaves[nl:nl + 1], FLAG_STEP)
     if flag and not full:
-        add(kleaves[nl:nl + 1], flag)
+        add(kleaves[nl:nl + 1], relatch_kind)
     return Trace(_chunk(np.concatenate(out), np.concatenate(fl)), ts, "k range")
 
 

@@ -39,7 +39,8 @@ import numpy as np
 
 from .._validation import check_int, check_int_fields
 from ..pages import Tablespaces
-from ..trace import FLAG_AHI, FLAG_MODIFY, FLAG_SHORTCUT, FLAG_STMT_END, Chunk, Trace
+from ..trace import (FLAG_AHI, FLAG_DESCENT, FLAG_MODIFY, FLAG_NO_RA, FLAG_SHORTCUT, FLAG_STEP,
+                     FLAG_STMT_END, Chunk, Trace)
 from ._kernels import kept_runs
 from .geometry import SpaceLayout, Table, layout_space, table_geometry
 
@@ -255,11 +256,13 @@ def relatch_flag() -> int | None:
 
 def mariadb1011_scan_events(leaves, recs, *, relatch: bool = True,
                             threshold: int = FETCH_CACHE_THRESHOLD,
-                            batch: int = FETCH_ROWS_PER_CALL):
+                            batch: int = FETCH_ROWS_PER_CALL, first_kind: int = FLAG_DESCENT):
     """Page accesses of a forward scan over ``leaves`` as MariaDB 10.11 issues them (§14).
 
-    The first leaf is counted as arrived at (the descent's last get); each later
-    leaf costs one counted get when the cursor steps onto it.  Rows go to the SQL
+    The first leaf is counted as arrived at (the descent's last get, of access kind
+    ``first_kind``: FLAG_DESCENT after a search, FLAG_NO_RA after ``open_leaf``'s walk
+    to the leftmost leaf); each later leaf costs one counted get when the cursor steps
+    onto it (FLAG_STEP, ``btr_pcur_move_to_next_page``).  Rows go to the SQL
     layer one per handler call for the first ``threshold`` rows, then ``batch`` rows
     per call (one into the caller's buffer and eight into the row prefetch cache,
     :data:`FETCH_ROWS_PER_CALL`); every call after the first restores the
@@ -279,7 +282,9 @@ def mariadb1011_scan_events(leaves, recs, *, relatch: bool = True,
     page : int64 array
         One entry per access.
     flags : uint8 array
-        0 for counted gets, the re-latch flag for re-latches.
+        The access kind (FLAG_STEP, FLAG_DESCENT, FLAG_NO_RA) of every access, with the
+        re-latch flag on re-latches (FLAG_NO_RA: a cursor restore is never a read-ahead
+        site, ``buf_page_optimistic_get``).
     row_pos : int64 array
         For every row, the number of accesses issued when it has been read (rows
         are read after access ``row_pos[r] - 1``).
@@ -301,25 +306,26 @@ def mariadb1011_scan_events(leaves, recs, *, relatch: bool = True,
     page, flags, row_pos = [], [], np.empty(n_rows, dtype=np.int64)
     if leaves.size:
         page.append(leaves[0])
-        flags.append(0)
+        flags.append(first_kind)
+    rel = None if flag is None else flag | FLAG_NO_RA
     cur = 0
     for i in range(n_rows):
         lf = leaf_of_row[i]
-        if starts[i] and i > 0 and flag is not None:
+        if starts[i] and i > 0 and rel is not None:
             page.append(leaves[leaf_of_row[i - 1]])
-            flags.append(flag)
+            flags.append(rel)
         while cur < lf:                       # step onto the next leaf(s), empty ones too
             cur += 1
             page.append(leaves[cur])
-            flags.append(0)
+            flags.append(FLAG_STEP)
         row_pos[i] = len(page)
-    if n_rows and flag is not None:           # the call that finds the end
+    if n_rows and rel is not None:            # the call that finds the end
         page.append(leaves[leaf_of_row[-1]])
-        flags.append(flag)
+        flags.append(rel)
     while cur < leaves.size - 1:              # trailing empty leaves are stepped over
         cur += 1
         page.append(leaves[cur])
-        flags.append(0)
+        flags.append(FLAG_STEP)
     return (np.asarray(page, dtype=np.int64), np.asarray(flags, dtype=np.uint8), row_pos)
 
 
@@ -395,7 +401,8 @@ def range_scan(db: Database, table: str, first: int, n_entries: int, *, index: s
         raise ValueError(f"executor={executor!r} is unknown; allowed: {', '.join(EXECUTORS)}")
     if executor == "mariadb1011":
         return _range_scan_mariadb(db, table, first, n_entries, index=index, cpu=cpu,
-                                   read_past_end=read_past_end, modify=modify)
+                                   read_past_end=read_past_end, modify=modify,
+                                   open_leaf=False)
     ix, extra, leaf, n, upper = _range_leaves(db, table, first, n_entries, index, read_past_end)
     rows = n.copy()
     if extra:
@@ -437,16 +444,23 @@ def _range_leaves(db, table, first, n_entries, index, read_past_end):
     return ix, extra, leaf, n, upper
 
 
-def _range_scan_mariadb(db, table, first, n_entries, *, index, cpu, read_past_end, modify):
+def _range_scan_mariadb(db, table, first, n_entries, *, index, cpu, read_past_end, modify,
+                        open_leaf):
+    """The mariadb1011 executor's range (``open_leaf``: a full scan from the leftmost
+    leaf, ``btr_cur_t::open_leaf``, whose leaf is never a read-ahead site)."""
     ix, _, leaf, n, upper = _range_leaves(db, table, first, n_entries, index, read_past_end)
     leaves = db.dense(table, ix.leaves[leaf])
     flag = FLAG_MODIFY if modify else 0
     relatch = relatch_flag() is not None
+    # a one-page tree: the root is the leaf, no level-1 page: never a read-ahead site
+    first_kind = FLAG_NO_RA if open_leaf or upper.size == 0 else FLAG_DESCENT
 
     def events():
-        page, flags, _ = mariadb1011_scan_events(leaves, n, relatch=relatch)
+        page, flags, _ = mariadb1011_scan_events(leaves, n, relatch=relatch,
+                                                 first_kind=first_kind)
         return (np.concatenate([upper, page]),
-                np.concatenate([np.zeros(upper.size, np.uint8), flags | np.uint8(flag)]))
+                np.concatenate([np.full(upper.size, FLAG_NO_RA, np.uint8),
+                                flags | np.uint8(flag)]))
 
     def chunks(stream):
         page, flags = events()
@@ -468,8 +482,12 @@ def full_scan(db: Database, table: str, *, cpu: CpuCost = CpuCost(), modify: boo
     ``executor="mariadb1011"`` (see :func:`range_scan`).  ``modify`` marks every
     leaf get as modifying.
     """
-    op = range_scan(db, table, 0, db.index(table).geometry.rows, cpu=cpu, modify=modify,
-                    batch=batch, executor=executor)
+    if executor == "mariadb1011":
+        op = _range_scan_mariadb(db, table, 0, db.index(table).geometry.rows, index=None,
+                                 cpu=cpu, read_past_end=True, modify=modify, open_leaf=True)
+    else:
+        op = range_scan(db, table, 0, db.index(table).geometry.rows, cpu=cpu, modify=modify,
+                        batch=batch, executor=executor)
     return op.renamed(f"full scan {table}")
 
 

@@ -70,7 +70,7 @@ def test_dbt3_queries_page_gets_equal_the_servers():
     plain = {q for (s, q), r in got.items() if s == "dbt3 plain" and not r.unsupported}
     assert plain == {"q6", "q14", "q19", "q12", "q3"}, df
     filtered = {q for (s, q), r in got.items() if s == "dbt3 plain" and r.rowid_filter}
-    assert filtered == {"q3"}, df                       # left out of the pool replay
+    assert filtered == {"q3"}, df                       # a rowid filter (replayed since the exact-key rule)
     for (s, q), r in got.items():
         if not r.unsupported:
             assert r.compiled == r.server and r.server > 0, (s, q, r.compiled, r.server)

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from bufsim.cli import main
-from bufsim.live.compile import dive_pages, unique_lookup_pages, search_leaf
+from bufsim.live.compile_btree import dive_pages, search_leaf, unique_lookup, unique_lookup_pages
 from bufsim.live.compile_plan import (Unsupported, parse_plan, parse_range, statement_limit,
                                       table_aliases)
 from bufsim.live.compile_validation import oltp_workload
@@ -176,6 +176,26 @@ def test_unique_lookup_pages(entry, pages):
     assert unique_lookup_pages(small_index(), entry).tolist() == pages
 
 
+def test_unique_lookup_kinds():
+    """Above the landing leaf no read-ahead site, the landing leaf a descent's, the steps
+    onto the record's leaf and past its last record forward leaf steps."""
+    from bufsim.trace import FLAG_DESCENT as D, FLAG_NO_RA as N, FLAG_STEP as S
+    ix = small_index()
+    assert unique_lookup(ix, 1)[1].tolist() == [N, D]
+    assert unique_lookup(ix, 3)[1].tolist() == [N, D, S]        # lands on leaf 4, steps to 5
+    assert unique_lookup(ix, 4)[1].tolist() == [N, D, S]        # steps past leaf 5's last
+    # leaf 6 is the first child of a second level-1 page: the search for its first record
+    # descends through the first level-1 page to leaf 5 (the levels above take the last
+    # node pointer below the key), then steps
+    two = LiveIndex("PRIMARY", 1, 9, (np.array([4, 5, 6, 7]), np.array([2, 3]), np.array([9])),
+                    (np.array([3, 2, 4, 1]), np.array([2, 2]), np.array([2])))
+    pages, kinds = unique_lookup(two, 5)
+    assert pages.tolist() == [9, 2, 5, 6] and kinds.tolist() == [N, N, D, S]
+    assert unique_lookup(two, 6)[0].tolist() == [9, 3, 6]      # inside leaf 6: its own path
+    root_leaf = LiveIndex("PRIMARY", 1, 3, (np.array([3]),), (np.array([4]),))
+    assert unique_lookup(root_leaf, 2)[1].tolist() == [N]      # a one-page tree: no parent
+
+
 def test_locking_lookup_does_not_step_past_the_last_record():
     assert unique_lookup_pages(small_index(), 2, step_past=False).tolist() == [3, 4]
 
@@ -322,3 +342,46 @@ def test_batched_key_access_keeps_the_inner_access_and_its_mrr_type():
                              "buffer_type": "flat", "join_type": "BNL"}}
     with pytest.raises(Unsupported, match="block nested loop"):
         parse_plan({"query_block": {"select_id": 1, "nested_loop": [drive, bnl]}}, {}, "SELECT 1")
+
+
+# ---- handler calls of an exact-key read (no server) -------------------------------------------
+def _one_leaf_segment(n_rows: int, exact: bool, per_call: int = 9):
+    """(re-latches, counted gets) of a read of the first ``n_rows`` entries of an index of
+    two 40-record leaves under a root (the compiler's _segment over a hand-made geometry)."""
+    from bufsim import SpaceSpec, Tablespaces
+    from bufsim.live.compile import Compiler
+    from bufsim.live.compile_btree import Events
+    from bufsim.live.geometry import LiveGeometry
+    from bufsim.trace import FLAG_RELATCH
+
+    ix = LiveIndex("k", 2, 3, (np.array([4, 5]), np.array([3])),
+                   (np.array([40, 40]), np.array([2])))
+    geo = LiveGeometry.__new__(LiveGeometry)
+    geo.tables = {}
+    geo.tablespaces = Tablespaces([SpaceSpec(9, 64, "t")])
+    geo._base = {"t": 0}
+    comp = Compiler.__new__(Compiler)
+    comp.geo = geo
+    ev = Events(geo, 64)
+    comp._segment(ev, "t", ix, 0, n_rows, past_end=True, from_start=False,
+                  per_call=per_call, exact=exact)
+    pages, flags = ev.arrays()
+    return int(((flags & FLAG_RELATCH) != 0).sum()), int(((flags & FLAG_RELATCH) == 0).sum())
+
+
+@pytest.mark.parametrize("n,exact,relatches", [
+    (1, False, 1), (4, False, 4), (5, False, 5), (14, False, 6),   # 4 single-row calls, then 9
+    (1, True, 1), (4, True, 1), (9, True, 1), (10, True, 2), (18, True, 2), (19, True, 3),
+])
+def test_an_exact_key_read_prefetches_from_its_first_row(n, exact, relatches):
+    """ROW_SEL_EXACT (a ref probe, HA_READ_KEY_EXACT) prefetches from the first row: calls
+    of 9 rows, a cursor restore before each call after the first (and before the call that
+    finds the key's end); other reads fetch their first 4 rows one call each."""
+    got, counted = _one_leaf_segment(n, exact)
+    assert got == relatches
+    assert counted == 2                                     # root and leaf: re-latches not counted
+
+
+def test_an_exact_key_read_under_a_filter_or_icp_takes_8_rows_a_call():
+    assert _one_leaf_segment(8, True, per_call=8)[0] == 1
+    assert _one_leaf_segment(9, True, per_call=8)[0] == 2

@@ -196,6 +196,11 @@ def test_exact_lookups_step_at_leaf_edges():
     assert exact_lookup_pages(geo, "t", [4]).tolist() == [3, 10, 11]        # first of leaf 1
     assert exact_lookup_pages(geo, "t", [5]).tolist() == [3, 11]
     assert exact_lookup_pages(geo, "t", [11]).tolist() == [3, 12]           # last of the last leaf
+    from bufsim.live.workload import exact_lookup
+    from bufsim.trace import FLAG_DESCENT as D, FLAG_NO_RA as N, FLAG_STEP as S
+    pages, kinds = exact_lookup(geo, "t", [3, 4, 5])
+    assert pages.tolist() == [3, 10, 11, 3, 10, 11, 3, 11]
+    assert kinds.tolist() == [N, D, S, N, D, S, N, D]    # landing leaf a descent's, then steps
 
 
 def test_the_startup_pool_keeps_the_tables_dense_ids_and_evicts_first():
