@@ -39,8 +39,8 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-__all__ = ["OFF_ENV_VAR", "DIR_ENV_VAR", "BYTES_ENV_VAR", "LOG_ENV_VAR", "DEFAULT_BYTES", "Uncacheable",
-           "cached", "cache_dir", "clear", "digest", "enabled", "package_hash", "stats"]
+__all__ = ["OFF_ENV_VAR", "DIR_ENV_VAR", "BYTES_ENV_VAR", "LOG_ENV_VAR", "DEFAULT_BYTES",
+           "Uncacheable", "cached", "cache_dir", "clear", "digest", "enabled", "package_hash", "stats"]
 
 OFF_ENV_VAR = "BUFSIM_NO_CACHE"
 DIR_ENV_VAR = "BUFSIM_CACHE_DIR"
