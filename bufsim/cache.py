@@ -13,7 +13,9 @@ into place. The folder is bounded: after a write, the least recently used entrie
 modification time, refreshed on every hit) go until it holds at most
 ``$BUFSIM_CACHE_BYTES`` bytes (default 2 GiB). ``$BUFSIM_NO_CACHE=1`` (``bufsim
 notebooks run --no-cache``, ``make reproduce NO_CACHE=1``) turns it off: nothing is
-read or written; ``make clean`` removes the folder.
+read or written; ``make clean`` removes the folder.  ``$BUFSIM_CACHE_LOG=FILE`` appends a
+line per hit, miss and store (event, namespace, process id) to ``FILE``: a batch run's hit
+rates per namespace and notebook kernel.
 
 Keys are built by :func:`digest` from plain values: numbers, strings, bytes, None,
 NumPy arrays (dtype, shape and bytes), ranges, tuples, lists, dicts, dataclasses and
@@ -37,11 +39,14 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-__all__ = ["OFF_ENV_VAR", "DIR_ENV_VAR", "BYTES_ENV_VAR", "DEFAULT_BYTES", "Uncacheable",
-           "cached", "cache_dir", "clear", "digest", "enabled", "package_hash", "stats"]
+__all__ = ["OFF_ENV_VAR", "DIR_ENV_VAR", "BYTES_ENV_VAR", "LOG_ENV_VAR", "DEFAULT_BYTES",
+           "Uncacheable", "cached", "cache_dir", "clear", "digest", "enabled", "package_hash", "stats"]
 
 OFF_ENV_VAR = "BUFSIM_NO_CACHE"
 DIR_ENV_VAR = "BUFSIM_CACHE_DIR"
+#: a file to which every load (hit or miss) and store appends a line ``event namespace
+#: pid`` (tab-separated): the hit rates of a batch run, per namespace and notebook kernel
+LOG_ENV_VAR = "BUFSIM_CACHE_LOG"
 BYTES_ENV_VAR = "BUFSIM_CACHE_BYTES"
 DEFAULT_BYTES = 2 * 2**30
 
@@ -153,6 +158,7 @@ class Key:
     Every key starts with :func:`package_hash` and a namespace."""
 
     def __init__(self, namespace: str):
+        self.namespace = namespace
         self._h = hashlib.sha256()
         _feed(self._h, package_hash())
         _feed(self._h, namespace)
@@ -163,7 +169,10 @@ class Key:
         return self
 
     def hexdigest(self) -> str:
-        return self._h.copy().hexdigest()
+        h = self._h.copy().hexdigest()
+        if os.environ.get(LOG_ENV_VAR):
+            _namespace_of[h] = self.namespace
+        return h
 
 
 def digest(namespace: str, *values: Any) -> str:
@@ -181,6 +190,16 @@ def _entry(key: str) -> Path:
 
 
 MISSING = object()
+#: key -> namespace of the keys made in this process while ``$BUFSIM_CACHE_LOG`` is set
+_namespace_of: dict = {}
+
+
+def _log(event: str, key: str) -> None:
+    """Append ``event`` for ``key`` to ``$BUFSIM_CACHE_LOG`` when it is set."""
+    path = os.environ.get(LOG_ENV_VAR)
+    if path:
+        with open(path, "a") as fh:
+            fh.write(f"{event}\t{_namespace_of.get(key, '?')}\t{os.getpid()}\n")
 
 
 def load(key: str) -> Any:
@@ -192,16 +211,19 @@ def load(key: str) -> Any:
             value = pickle.load(fh)
     except FileNotFoundError:
         _stats["misses"] += 1
+        _log("miss", key)
         return MISSING
     except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ImportError, ValueError):
         path.unlink(missing_ok=True)        # unreadable: treated as absent
         _stats["misses"] += 1
+        _log("miss", key)
         return MISSING
     try:
         os.utime(path)
     except OSError:
         pass
     _stats["hits"] += 1
+    _log("hit", key)
     return value
 
 
@@ -219,6 +241,7 @@ def store(key: str, value: Any) -> Path:
         Path(tmp).unlink(missing_ok=True)
         raise
     _stats["stores"] += 1
+    _log("store", key)
     _bound_after_store(path)
     return path
 

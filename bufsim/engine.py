@@ -265,15 +265,20 @@ def _switch(j: int, entry) -> tuple[int, int]:
 
 
 def _sample(pool: Pool, t_ns: int) -> dict:
+    """One timeline row: the values of ``pool.contents()`` (resident and old pages per
+    index), ``pool.cumulative()`` and ``pool.streams()`` (gets, misses, I/O wait per
+    stream), read from the state's arrays without building those DataFrames (building
+    them was 1.4 ms a sample, two thirds of a sampled side-load replay's CPU)."""
     row = {"time_ns": t_ns}
-    contents = pool.contents()
-    for name, pages, old in zip(contents["index"], contents["pages"], contents["old_pages"]):
-        row[f"pages:{name}"] = int(pages)
-        row[f"old:{name}"] = int(old)
+    state = pool._state
+    pages, old = state.group_counts()
+    for name, p, o in zip(state.tablespaces.group_names, pages, old):
+        row[f"pages:{name}"] = int(p)
+        row[f"old:{name}"] = int(o)
     row.update(pool.cumulative())
-    st = pool.streams()
-    for s in range(len(st)):
-        row[f"gets:{s}"] = int(st["gets"].iat[s])
-        row[f"misses:{s}"] = int(st["misses"].iat[s])
-        row[f"io_wait_ns:{s}"] = int(st["io_wait_ns"].iat[s])
+    for s in range(pool.n_streams):
+        t = state.stream_totals(s)
+        row[f"gets:{s}"] = t["gets"]
+        row[f"misses:{s}"] = t["misses"]
+        row[f"io_wait_ns:{s}"] = t["io_wait_ns"]
     return row

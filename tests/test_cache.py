@@ -311,3 +311,18 @@ def test_side_load_runs_are_served_for_the_same_arguments_only(on):
     assert cache.stats()["hits"] == 1
     rate = side.sysbench_alone_rate(3_000_000)
     assert side.sysbench_alone_rate(3_000_000) == rate and cache.stats()["hits"] == 2
+
+
+def test_log_names_each_hit_miss_and_store_with_its_namespace(on, tmp_path, monkeypatch):
+    log = tmp_path / "cache.log"
+    monkeypatch.setenv(cache.LOG_ENV_VAR, str(log))
+    replay(_trace(), CFG)
+    replay(_trace(), CFG)
+    cache.cached(cache.digest("test.ns", 1), lambda: 2)
+    lines = [tuple(x.split("\t")) for x in log.read_text().splitlines()]
+    pid = str(os.getpid())
+    assert lines == [("miss", "replay", pid), ("store", "replay", pid), ("hit", "replay", pid),
+                     ("miss", "test.ns", pid), ("store", "test.ns", pid)]
+    monkeypatch.delenv(cache.LOG_ENV_VAR)
+    replay(_trace(), CFG)                   # not set: nothing appended
+    assert len(log.read_text().splitlines()) == 5

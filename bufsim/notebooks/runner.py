@@ -256,9 +256,12 @@ _SECONDS_FILE = ".seconds.json"   # in the output folder: each notebook's last t
 #: first run, before build/notebooks/.seconds.json holds this machine's times: 07 (a
 #: MariaDB server, then its grid) starts first, not after the others.  Measured by one
 #: ``make reproduce`` on a fresh clone of dd29385 after its ``.ci/run`` (compiled kernels warm,
-#: 2 side by side, idle, 2026-11-29: 8 min 47 s in all).
-TYPICAL_SECONDS = {"00_quickstart": 11, "01_ssb_old_blocks_time": 195,
-                   "02_side_load_mysqldump": 133, "03_bp_instance_contention": 62,
+#: 2 side by side, idle, 2026-11-29: 8 min 47 s in all); 01 and 02 then scaled by their CPU
+#: after the timeline sampling and Q1.1 chunk memo (two full runs, 2 side by side, on the
+#: shared machine at a load of 7-13, 2026-11-29: 01 184.7 -> 175.9 s CPU, 02 111.5 -> 72.3 s;
+#: the others within +-4 s).  Only their order matters here.
+TYPICAL_SECONDS = {"00_quickstart": 11, "01_ssb_old_blocks_time": 186,
+                   "02_side_load_mysqldump": 86, "03_bp_instance_contention": 62,
                    "04_bp_instances_hot_uniform": 42, "05_dbt3_mrr_bka": 102,
                    "06_analytic_vs_simulated": 45, "07_live_server_validation": 345,
                    "08_explorer": 6, "09_live_trace": 89}

@@ -42,3 +42,28 @@ def test_memo_gives_the_rows_of_generating_each_run(ssb, monkeypatch, budget):
         assert len(made) == 3                         # each query once
     else:
         assert len(made) == 7                         # Q1.1 (0.8 MB) once, the two others 3 times
+
+
+def test_statement_memo_gives_the_rows_of_generating_each_time(ssb, monkeypatch):
+    """q11_after_restart and q11_sequence take Q1.1's chunks from _statement_chunks: the
+    same rows as generating them for each call, generated once while the statement and
+    costs stay the same, again when the costs change."""
+    monkeypatch.setenv("BUFSIM_NO_CACHE", "1")
+    c = X.Calibration(get_ns=500, clock_read_ns=1000, read_ns=10000)
+    kw = dict(pool_pages=600)
+    monkeypatch.setattr(X, "STATEMENT_MEMO_BYTES", 0)          # never kept: generated each time
+    X._statement_memo.clear()
+    fresh = [X.q11_after_restart(ssb, "date_first", 1000, c, earlier_pages=20, seed=s, **kw)
+             for s in (0, 1)]
+    fresh_seq = X.q11_sequence(ssb, [("date_first", 0), ("date_first", 1000)], c, **kw)
+    made = _counting(monkeypatch, ssb)
+    monkeypatch.setattr(X, "STATEMENT_MEMO_BYTES", 1 << 30)
+    memo = [X.q11_after_restart(ssb, "date_first", 1000, c, earlier_pages=20, seed=s, **kw)
+            for s in (0, 1)]
+    memo_seq = X.q11_sequence(ssb, [("date_first", 0), ("date_first", 1000)], c, **kw)
+    assert memo == fresh and memo_seq.equals(fresh_seq)
+    assert fresh[0]["not_made_young"] > 0 and fresh[0] != fresh[1]
+    assert made == [("Q1.1", "date_first")]                    # once for the five statements
+    other = X.Calibration(get_ns=600, clock_read_ns=1000, read_ns=10000)
+    X.q11_after_restart(ssb, "date_first", 1000, other, earlier_pages=20, seed=0, **kw)
+    assert made == [("Q1.1", "date_first")] * 2                # other costs: other chunks
