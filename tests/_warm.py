@@ -100,6 +100,32 @@ def _analytic() -> None:
     analytic.schweitzer_mva([0.01, 0.02], 0.1, 4)
 
 
+def _test_kernels() -> None:
+    """The kernels the tests call directly, with the argument types they pass: the
+    comparison policies' ``hit``/``miss`` over the twin harness's state
+    (tests/policies/test_policies_twins.py, test_libcachesim.py), the device
+    (tests/policies/test_device.py), and the convolution MVA (a multi-server station:
+    writable demands as tests/analytic/test_mva.py passes them, read-only ones as a
+    :class:`bufsim.contention.Network` holds them)."""
+    import numpy as np
+
+    from bufsim.analytic import che, exact_mva
+    from tests.policies.test_device import Kernel, dev
+    from tests.policies.test_policies_twins import POLICIES, replay
+
+    for name in POLICIES:
+        replay(name, 3, [0, 1, 2, 0, 3, 4, 1, 0, 5, 2, 6, 0])
+    k = Kernel(dev("fifo"))
+    k.read(0, 0, 0)
+    k.write(0)
+    d = np.array([0.01, 0.02, 0.005])
+    exact_mva(d, 0.1, 4, servers=[2, 1, 1])
+    d.setflags(write=False)
+    exact_mva(d, 0.1, 4, servers=[2, 1, 1])
+    rates = 1.0 / np.arange(1, 201) ** 0.9
+    che.innodb_midpoint_lru(rates / rates.sum(), 50, 37)
+
+
 def _contention() -> None:
     from bufsim.contention import des
 
@@ -116,6 +142,7 @@ GROUPS = {
     "analytic (MRC, MVA)": _analytic,
     "contention (DES)": _contention,
     "lru replay": lambda: _replay("lru"),
+    "kernels the tests call directly": _test_kernels,
     "innodb replay": lambda: _replay("innodb"),
 }
 

@@ -47,6 +47,16 @@ from bufsim import cache as _cache
 
 os.environ[_cache.OFF_ENV_VAR] = "1"
 
+# the checkout under test first on every child's path: a notebook kernel (cwd notebooks/)
+# and any child interpreter import this checkout's bufsim, not whichever one the
+# interpreter's environment has installed (a git worktree run with another checkout's
+# venv would otherwise test that checkout's package in its notebooks, and compile its
+# kernels into this checkout's NUMBA_CACHE_DIR beside the ones tests._warm compiled)
+_CHECKOUT = str(Path(bufsim.__file__).resolve().parents[1])
+os.environ["PYTHONPATH"] = os.pathsep.join(
+    [_CHECKOUT] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep)
+                   if p and p != _CHECKOUT])
+
 settings.register_profile("default", max_examples=25)
 settings.register_profile("ci", max_examples=100)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))

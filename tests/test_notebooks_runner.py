@@ -23,9 +23,10 @@ from bufsim.notebooks import NotebookRun, format_runs, select_notebooks, write_s
 
 OK_SOURCE = """\
 import json, os, sys
+import bufsim
 with open("out.json", "w") as fh:
     json.dump({"quick": quick, "cwd": os.getcwd(), "prefix": sys.prefix,
-               "executable": sys.executable}, fh)
+               "executable": sys.executable, "bufsim": bufsim.__file__}, fh)
 """
 
 
@@ -78,6 +79,9 @@ def test_passing_notebook_got_parameters_cwd_and_this_interpreter(executed):
     assert Path(out["cwd"]).resolve() == executed.nbdir.resolve()
     assert out["prefix"] == sys.prefix, "kernel must run in the same environment"
     assert out["executable"] == sys.executable
+    import bufsim
+    assert Path(out["bufsim"]).resolve() == Path(bufsim.__file__).resolve(), \
+        "the kernel imports the bufsim under test"
     executed_nb = nbformat.read(str(executed.root / "build/quick/notebooks/00_ok.ipynb"), as_version=4)
     injected = [c for c in executed_nb.cells if "injected-parameters" in c.metadata.get("tags", [])]
     assert len(injected) == 1 and "quick = True" in injected[0].source
