@@ -164,6 +164,25 @@ class IndexSpec:
         return f"IndexSpec({self.name!r}, {p})"
 
 
+def _name_the_repeated_page(where: str, indexes: tuple) -> None:
+    """Raise the error for the first index (in order) that lists a page twice or shares
+    one with an earlier index.  Called only once one sort of every index's pages has
+    found a repeat, so that a valid geometry pays one sort, not one merge per index."""
+    seen = np.zeros(0, dtype=np.int64)  # pages of the earlier indexes, sorted
+    for j, ix in enumerate(indexes):
+        p = ix.page_array()
+        u, c = np.unique(p, return_counts=True)
+        if (c > 1).any():
+            raise ValueError(f"{where}.indexes[{j}] ({ix.name!r}).pages lists page "
+                             f"{int(u[c > 1][0])} twice; pages must be distinct")
+        dup = np.isin(p, seen, assume_unique=True)
+        if dup.any():
+            k = int(p[dup][0])
+            raise ValueError(f"{where}.indexes[{j}] ({ix.name!r}).pages overlaps an earlier "
+                             f"index at page {k}; index pages must not overlap")
+        seen = np.union1d(seen, u)
+
+
 @dataclass(frozen=True, eq=False)
 class SpaceSpec:
     """One tablespace.
@@ -208,8 +227,8 @@ class SpaceSpec:
             raise ValueError(f"SpaceSpec(space_id={sid}).name must be a string, got {self.name!r}")
         indexes = tuple(self.indexes)
         where = f"SpaceSpec(space_id={sid})"
-        seen = np.zeros(0, dtype=np.int64)  # pages of the earlier indexes, sorted (no n-sized array)
         names = set()
+        arrays = []
         for j, ix in enumerate(indexes):
             if not isinstance(ix, IndexSpec):
                 raise ValueError(f"{where}.indexes[{j}] must be an IndexSpec, got {type(ix).__name__}")
@@ -223,16 +242,11 @@ class SpaceSpec:
                     k = int(np.flatnonzero(bad)[0])
                     raise ValueError(f"{where}.indexes[{j}] ({ix.name!r}).pages row {k} = {int(p[k])} "
                                      f"is out of range; allowed: 0..{n - 1}")
-                u, c = np.unique(p, return_counts=True)
-                if (c > 1).any():
-                    raise ValueError(f"{where}.indexes[{j}] ({ix.name!r}).pages lists page "
-                                     f"{int(u[c > 1][0])} twice; pages must be distinct")
-                dup = np.isin(p, seen, assume_unique=True)
-                if dup.any():
-                    k = int(p[dup][0])
-                    raise ValueError(f"{where}.indexes[{j}] ({ix.name!r}).pages overlaps an earlier "
-                                     f"index at page {k}; index pages must not overlap")
-                seen = np.union1d(seen, p)
+                arrays.append(p)
+        if arrays:
+            every = np.sort(np.concatenate(arrays))
+            if (every[1:] == every[:-1]).any():
+                _name_the_repeated_page(where, indexes)
         object.__setattr__(self, "indexes", indexes)
         if self.leaf_links is not None:
             try:

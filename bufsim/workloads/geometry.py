@@ -70,6 +70,7 @@ from dataclasses import dataclass
 from typing import Sequence
 
 import numpy as np
+from numba import njit
 
 from .._validation import check_int
 from .._units import PAGE_SIZE
@@ -504,10 +505,12 @@ def layout_space(geometry: TableGeometry, space_id: int, *, seed: int = 0) -> Sp
     return SpaceLayout(int(space_id), geometry.table, tuple(layouts), n_pages)
 
 
+@njit(cache=True, inline="always")
 def _usable(p: int) -> bool:
     return p % XDES_PAGES >= 2
 
 
+@njit(cache=True)
 def _allocate(seg: np.ndarray, n_segs: int, first_free: int) -> np.ndarray:
     """Page numbers for a sequence of page requests by segment (module docstring).
 
