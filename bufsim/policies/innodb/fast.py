@@ -36,8 +36,11 @@ from .._state import (
 from ..loop import CLOCK_OVERFLOW, DONE, FALLBACK, ONLY, STOP_TIME, YIELD
 from .fast_get import buf_page_get_gen
 from .fast_steps import (
-    DEEP_FRAMES, FRAME_AHEAD, add_counts, plain_hit_run, prefetch_frame, write_back,
+    DEEP_FRAMES, FRAME_AHEAD, add_counts, prefetch_frame, stays_put, write_back,
 )
+
+#: no clock limit (the int64 clock's largest value)
+MAX_T = np.int64(2**63 - 1)
 
 
 @njit(_nrt=False, cache=True)
@@ -88,7 +91,6 @@ def fast_loop(pages, counts, cpus, flags, pst, stat, ist, cnt, sst, glob, cfg, p
     e = sst[ONLY, T_POS]
     end = sst[ONLY, T_END]
     t = sst[ONLY, T_CLOCK]
-    n_gets = 0       # gets done (budget)
     d_counted = 0    # C_GETS / T_GETS
     d_misses = 0     # T_MISSES, C_READS, C_READ
     d_evict = 0      # C_EVICT, I_CLOCK (besides clock)
@@ -99,7 +101,6 @@ def fast_loop(pages, counts, cpus, flags, pst, stat, ist, cnt, sst, glob, cfg, p
     d_ahi_gets = 0   # C_GETS beyond d_counted (an AHI hit counts two)
     iowait = 0
     cpu_sum = 0
-    n_events = 0
     active = False
     left = budget
     resume = glob[G_MID] > 0
@@ -108,7 +109,16 @@ def fast_loop(pages, counts, cpus, flags, pst, stat, ist, cnt, sst, glob, cfg, p
     blen = -1        # the LRU length of old_bounds' lo0, hi0 (length) and lo1, hi1 (length - 1)
     lo0 = hi0 = lo1 = hi1 = 0
     short = False    # a read-ahead registered pages past ``room`` (buf_page_get_gen)
-    run = True       # try a run of plain hits (see below) at the next event
+    run = True       # (buf_page_get_gen's flag of a plain hit: unused here)
+    # the earliest clock at which an event may not start here: stop_ns (STOP_TIME) or a
+    # due page-cleaner pass (FALLBACK), one comparison per event
+    t_lim = MAX_T
+    if stop_ns >= 0:
+        t_lim = stop_ns
+    if cleaner and tick < t_lim:
+        t_lim = tick
+    # the flags that take an event off the plain path (the AHI's only with the AHI)
+    special = FLAG_MODIFY | ((FLAG_SHORTCUT | FLAG_AHI) if ahi_pool else 0)
     # buf_page_get_gen's tuples (fast_get.COLUMNS, PARAMS)
     cols = (fmap, ffree, where, access, ready, isold, stamp, prv, nxt, dirty, page)
     prm = (ratio, oldtime, window, rnd, seq, cost_miss, cost_clock, cost_young, cost_evict,
@@ -116,36 +126,18 @@ def fast_loop(pages, counts, cpus, flags, pst, stat, ist, cnt, sst, glob, cfg, p
     if glob[G_NLOCAL] > room:
         code = FALLBACK  # the general kernel returns NEED_ROOM
         left = 0
+    elif length <= OLD_MIN_LEN or old < 0:
+        # off the main path until the list is long enough (nothing in this loop shortens
+        # it but a read-ahead, after which the event's path checks again)
+        code = FALLBACK
+        want = OLD_MIN_LEN + 1 - length
+        left = 0
+    e0 = e
+    left0 = left
     while left > 0:
         if e >= end:
             code = DONE if exhausted[ONLY] != 0 else 1
             break
-        if run and not resume and length > OLD_MIN_LEN and old >= 0:
-            # a run of one-get plain events (no AHI path, no modification) whose get is a
-            # plain hit that moves nothing (the first test below): counted here, one event
-            # per iteration, the event bookkeeping summed after the run
-            lim = e + left if e + left < end else end
-            e0 = e
-            e, t, cpu_sum, d_counted, active = plain_hit_run(
-                pages, counts, cpus, flags, e, lim, end, t, stop_ns, cleaner, tick, fmap, where,
-                access, ready, isold, stamp, prv, nxt, clock, oldtime, window, deep, ahi_pool,
-                get_active, stmt_active, cpu_sum, d_counted, active)
-            if e > e0:
-                n_gets += e - e0
-                left -= e - e0
-                n_events += e - e0
-                continue
-            run = False      # until the path below counts a plain hit again
-        if resume:
-            c = glob[G_LEFT]
-        else:
-            c = counts[ix(e)]
-            if stop_ns >= 0 and t >= stop_ns:
-                code = STOP_TIME
-                break
-            if cleaner and tick <= t:
-                code = FALLBACK  # a page-cleaner pass is due (background)
-                break
         p = pages[ix(e)]
         if e + PREFETCH_AHEAD < end:
             prefetch(fmap, pages[ix(e + PREFETCH_AHEAD)])
@@ -154,6 +146,32 @@ def fast_loop(pages, counts, cpus, flags, pst, stat, ist, cnt, sst, glob, cfg, p
                                stamp, prv, nxt, isold)
         cpu = cpus[ix(e)]
         fl = np.int64(flags[ix(e)])
+        if resume:
+            c = glob[G_LEFT]
+        else:
+            c = counts[ix(e)]
+            if t >= t_lim:
+                code = STOP_TIME if stop_ns >= 0 and t >= stop_ns else FALLBACK
+                break
+            if c == 1 and (fl & special) == 0 and \
+                    stays_put(fmap[ix(p)], where, access, ready, isold, stamp, t, clock,
+                              oldtime, window):
+                # a one-get plain event whose get every step would only count (the
+                # first test of buf_page_get_gen)
+                if get_active:
+                    active = True
+                if (fl & FLAG_RELATCH) == 0:
+                    d_counted += 1
+                t += cpu
+                cpu_sum += cpu
+                left -= 1
+                if t < 0:
+                    code = CLOCK_OVERFLOW
+                    break
+                if stmt_active and (fl & FLAG_ACTIVITY) != 0:
+                    active = True
+                e += 1
+                continue
         # the adaptive hash index's paths (a pool with the AHI only)
         sc = ahi_pool and (fl & FLAG_SHORTCUT) != 0
         ah = ahi_pool and (fl & FLAG_AHI) != 0
@@ -172,7 +190,6 @@ def fast_loop(pages, counts, cpus, flags, pst, stat, ist, cnt, sst, glob, cfg, p
          lo0, hi0, lo1, hi1) = loc
         (active, want, run, d_counted, d_misses, d_evict, d_raev, d_young, d_notyoung, d_ahi,
          d_ahi_gets, iowait, cpu_sum) = acc
-        n_gets += n
         left -= n
         cpu_sum += cpu * n
         if t < 0:
@@ -189,11 +206,16 @@ def fast_loop(pages, counts, cpus, flags, pst, stat, ist, cnt, sst, glob, cfg, p
         resume = False
         if stmt_active and (fl & FLAG_ACTIVITY) != 0:
             active = True
-        n_events += 1
         e += 1
         if short:
             code = FALLBACK  # the general kernel returns NEED_ROOM
             break
+        if length <= OLD_MIN_LEN or old < 0:
+            code = FALLBACK  # (only a read-ahead could shorten the list: see above)
+            want = OLD_MIN_LEN + 1 - length
+            break
+    n_gets = left0 - left
+    n_events = e - e0
     if left <= 0 and code == DONE and not resume:
         code = YIELD
     write_back(ist, glob, head, tail, length, old, oldlen, free, clock, top, devfree, devlast,
