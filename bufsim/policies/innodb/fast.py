@@ -10,7 +10,8 @@ a free block or evicts a clean, ready LRU tail; the LRU at least OLD_MIN_LEN + 1
 with its old sublist set; no page-cleaner pass due.  An area edge page's first access
 calls :func:`~bufsim.policies.innodb.read_ahead_linear` with the locals written back (its
 check reads the area; it rarely reads).  A one-get plain event whose get is a plain hit
-that moves nothing is counted at the top of the event loop
+that moves nothing, or an old page's that the old_blocks_time check leaves where it is,
+is counted at the top of the event loop
 (:func:`~bufsim.policies.innodb.fast_steps.buf_page_get_young`); every other event goes
 through :func:`~bufsim.policies.innodb.fast_get.buf_page_get_gen`.  The loop keeps few
 values live per get (the list's length condition is checked once per call and after a
@@ -38,8 +39,8 @@ from .._state import (
 from ..loop import CLOCK_OVERFLOW, DONE, FALLBACK, ONLY, STOP_TIME, YIELD
 from .fast_get import buf_page_get_gen
 from .fast_steps import (
-    DEEP_FRAMES, FRAME_AHEAD, add_counts, buf_page_get_young, event_paths, prefetch_frame,
-    stays_put, write_back,
+    DEEP_FRAMES, FRAME_AHEAD, add_counts, buf_page_get_young, event_paths, hit_kind,
+    prefetch_frame, write_back,
 )
 
 #: no clock limit (the int64 clock's largest value)
@@ -132,12 +133,13 @@ def fast_loop(pages, counts, cpus, flags, pst, stat, ist, cnt, sst, glob, cfg, p
             if t >= t_lim:
                 code = STOP_TIME if stop_ns >= 0 and t >= stop_ns else FALLBACK
                 break
-            if c == 1 and (fl & special) == 0 and \
-                    stays_put(fmap[ix(p)], where, access, ready, isold, stamp, t, clock,
-                              oldtime, window):
-                t, d_counted, active = buf_page_get_young(fl, cpu, t, d_counted, active,
-                                                          get_active, stmt_active)
-                cpu_sum += cpu
+            kind = 0 if c != 1 or (fl & special) != 0 else hit_kind(
+                fmap[ix(p)], where, access, ready, isold, stamp, t, clock, oldtime, window)
+            if kind != 0:
+                t, d_counted, d_notyoung, active, c_get = buf_page_get_young(
+                    kind, fl, cpu, t, d_counted, d_notyoung, active, get_active, stmt_active,
+                    cost_clock)
+                cpu_sum += c_get
                 left -= 1
                 if t < 0:
                     code = CLOCK_OVERFLOW

@@ -82,21 +82,44 @@ def prefetch_tail(tail, prv, page, access, dirty, ready, isold):
 
 
 @njit(_nrt=False, cache=True, inline="always")
-def buf_page_get_young(fl, cpu, t, counted, active, get_active, stmt_active):
+def hit_kind(f, where, access, ready, isold, stamp, t, clock, oldtime, window):
+    """What a plain get of frame ``f`` (< 0: none) at time ``t`` is, the old sublist being
+    set: 1 if it :func:`stays_put` (every step only counts it), 2 if the page is
+    resident, accessed, landed and old and buf_page_peek_if_too_old's old_blocks_time
+    check leaves it where it is (the get counts a page not made young and pays the
+    check), else 0 (buf_page_get_gen's whole path)."""
+    if f < 0 or where[ix(f)] != 1 or access[ix(f)] == 0 or ready[ix(f)] > t:
+        return 0
+    if clock == 0:
+        return 1
+    if oldtime != 0 and isold[ix(f)]:
+        return 2 if t // NS_PER_MS + 1 - access[ix(f)] < oldtime else 0
+    return 1 if (clock & STAMP_MASK) < stamp[ix(f)] + window else 0
+
+
+@njit(_nrt=False, cache=True, inline="always")
+def buf_page_get_young(kind, fl, cpu, t, counted, not_young, active, get_active, stmt_active,
+                       cost_clock):
     """buf_page_get_gen of a one-get plain event (flags ``fl``, no AHI path, no
-    modification) whose page :func:`stays_put`: buf_page_make_young_if_needed finds it
-    young (buf_page_peek_if_young) and the get is only counted.  Returns ``(t, counted,
-    active)``: the clock after its ``cpu``, and the not re-latched gets and the activity
-    flag with it (active if the get ran under get activity, or the event is flagged
-    FLAG_ACTIVITY under statement activity)."""
+    modification) whose get :func:`hit_kind` says is ``kind`` 1 or 2:
+    buf_page_make_young_if_needed finds the page young (1) or, old, not old enough to
+    move (2: PAGES_NOT_MADE_YOUNG and the check's ``cost_clock``), and the get is only
+    counted.  Returns ``(t, counted, not_young, active, cpu)``: the clock after the get,
+    the not re-latched gets, the pages not made young and the activity flag with it
+    (active if the get ran under get activity, or the event is flagged FLAG_ACTIVITY
+    under statement activity), and the CPU it took."""
     if get_active:
         active = True
     if (fl & FLAG_RELATCH) == 0:
         counted += 1
-    t += cpu
+    c = cpu
+    if kind == 2:
+        not_young += 1
+        c += cost_clock
+    t += c
     if t >= 0 and stmt_active and (fl & FLAG_ACTIVITY) != 0:
         active = True
-    return t, counted, active
+    return t, counted, not_young, active, c
 
 
 @njit(_nrt=False, cache=True, inline="always")
