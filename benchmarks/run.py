@@ -38,6 +38,14 @@ must equal bufsim ``innodb_t0``'s (column ``ra``; a difference fails the run): i
 work the InnoDB rows do, so their ``ratio_vs_midpoint_ra`` is the part of the time that
 is bufsim's own, and its ``ratio_vs_floor`` what the rules cost against the floor.
 
+And through ``midpoint_duty_floor`` (benchmarks/midpoint_duty.py): midpoint_ra_floor's
+rules plus the bookkeeping a replay must do per event, get and miss besides them (the
+events' CPU times and flags, the stop and page-cleaner check, the budget, per-stream and
+per-tablespace counts, evictions, frames' membership and free-stack state).  Its hits and
+read-ahead pages must equal ``innodb_t0``'s too; the InnoDB rows carry
+``ratio_vs_midpoint_duty``, their rate over it: the part of their time that is neither
+the rules nor those duties.
+
 A second section (benchmarks/mrc_vs_replay.py, key ``mrc_vs_replay`` of the
 JSON) times one exact LRU miss-ratio curve against 20 LRU replays on a Zipf(0.9)
 trace of the same length, whose hits must agree at every size.
@@ -69,6 +77,7 @@ import lcs as lcs_bench  # noqa: E402  (benchmarks/lcs.py, not libcachesim)
 from floor_lru import floor_lru, floor_lru_unsigned  # noqa: E402  (benchmarks/floor_lru.py)
 from midpoint_floor import ONE_TIMED_PF as midpoint_kernel  # noqa: E402  (benchmarks/midpoint_floor.py)
 import midpoint_ra  # noqa: E402  (benchmarks/midpoint_ra.py)
+import midpoint_duty  # noqa: E402  (benchmarks/midpoint_duty.py)
 import mrc_vs_replay as mrc_bench  # noqa: E402  (benchmarks/mrc_vs_replay.py)
 import advise_bench  # noqa: E402  (benchmarks/advise_bench.py)
 
@@ -160,6 +169,23 @@ def midpoint_ra_floor(tablespaces):
     return run
 
 
+def midpoint_duty_floor(tablespaces, chunk):
+    """benchmarks/midpoint_duty.py's kernel over a chunk of these tablespaces (its CPU
+    times and flags), at the bench's instant device, no stop time and no budget:
+    ``(hits, read-ahead pages)``."""
+    base, size = midpoint_ra.spaces(tablespaces)
+    cpus = np.ascontiguousarray(chunk.cpu_ns, dtype=np.int64)
+    flags = np.ascontiguousarray(chunk.flags, dtype=np.uint8)
+
+    def run(pages, counts, n_pages, capacity):
+        out = midpoint_duty.midpoint_duty(pages, counts, cpus[:len(pages)], flags[:len(pages)],
+                                          n_pages, capacity, base, size, 0, 2**63 - 1, 2**62)
+        if out[7] < 0:
+            raise SystemExit("midpoint_duty: an event is off the plain path")
+        return int(out[0]), int(out[1])
+    return run
+
+
 def compile_seconds():
     """Compile (or load from cache) the kernels on a tiny trace."""
     trace = bufsim.synthetic.zipf_trace(2000, 1000, 0.9, seed=0)
@@ -199,6 +225,9 @@ def main(argv=None):
                          "shared; a floor under MIN_FLOOR_SECONDS gets more, up to MAX_ROUNDS)")
     ap.add_argument("--advise-only", action="store_true",
                     help="time only the advise row (benchmarks/advise_bench.py)")
+    ap.add_argument("--replay-only", action="store_true",
+                    help="time only the replay rows and their floors (no mrc_vs_replay, no "
+                         "advise row)")
     args = ap.parse_args(argv)
     # the rows time replays, not the result cache: with it on, every round after the first
     # was a SHA-256 of the trace and a pickle load (bufsim.cache), not the engine
@@ -237,7 +266,8 @@ def main(argv=None):
             # prefetch and nothing else (benchmarks/midpoint_floor.py)
             kernels = {"floor_lru": floor_lru, "floor_lru_unsigned": floor_lru_unsigned,
                        "midpoint_floor": midpoint_kernel,
-                       "midpoint_ra_floor": midpoint_ra_floor(trace.tablespaces)}
+                       "midpoint_ra_floor": midpoint_ra_floor(trace.tablespaces),
+                       "midpoint_duty_floor": midpoint_duty_floor(trace.tablespaces, chunk)}
             cfgs = {pname: make(size) for pname, make in configs().items()}
             # every kernel and configuration once per round, ``repeat`` rounds (more for a
             # short floor: MIN_FLOOR_SECONDS), the best time of each: the floors and the
@@ -264,6 +294,7 @@ def main(argv=None):
             fsecs, fhits, _ = best["floor_lru"]
             msecs = best["midpoint_floor"][0]
             rsecs, rhits, rra = best["midpoint_ra_floor"]
+            dsecs, dhits, dra = best["midpoint_duty_floor"]
             for kname in kernels:
                 secs, hits, n_ra = best[kname]
                 if kname == "floor_lru_unsigned" and hits != fhits:
@@ -290,6 +321,9 @@ def main(argv=None):
                 if pname == "innodb_t0" and (hits, n_ra) != (rhits, rra):
                     floor_mismatch.append(f"{tname}/{size}: innodb_t0 {hits} hits, {n_ra} read "
                                           f"ahead; midpoint_ra_floor {rhits}, {rra}")
+                if pname == "innodb_t0" and (hits, n_ra) != (dhits, dra):
+                    floor_mismatch.append(f"{tname}/{size}: innodb_t0 {hits} hits, {n_ra} read "
+                                          f"ahead; midpoint_duty_floor {dhits}, {dra}")
                 mem = res.memory
                 lpol = REFERENCE[pname]
                 r = ref.get((lpol, size))
@@ -303,12 +337,13 @@ def main(argv=None):
                     ratio_vs_floor=fsecs / secs, floor_target=FLOOR_TARGET.get(pname),
                     ratio_vs_midpoint=(msecs / secs) if pname.startswith("innodb") else None,
                     ratio_vs_midpoint_ra=(rsecs / secs) if pname.startswith("innodb") else None,
+                    ratio_vs_midpoint_duty=(dsecs / secs) if pname.startswith("innodb") else None,
                     bytes_per_frame=mem.get("bytes_per_frame"),
                     bytes_per_distinct_page=mem.get("bytes_per_distinct_page"),
                     distinct_pages=mem.get("distinct_pages"), frames=mem.get("frames")))
         del chunk
-    mrc = mrc_bench.run(quick=args.quick)
-    adv = advise_bench.run(2_000_000 if args.quick else 15_000_000)
+    mrc = None if args.replay_only else mrc_bench.run(quick=args.quick)
+    adv = None if args.replay_only else advise_bench.run(2_000_000 if args.quick else 15_000_000)
     out = dict(
         when=dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
         machine=dict(python=platform.python_version(), cpu_count=os.cpu_count(),
@@ -317,7 +352,8 @@ def main(argv=None):
         libcachesim_method=("cache.process_trace(TraceReader(oracleGeneral file)), obj_id "
                             "page+1, obj_size 1, cache size in objects; only process_trace "
                             "timed"),
-        quick=bool(args.quick), n_gets=n_gets, n_pages=n_pages, repeat=args.repeat,
+        quick=bool(args.quick), replay_only=bool(args.replay_only), n_gets=n_gets,
+        n_pages=n_pages, repeat=args.repeat,
         compile_or_cache_load_seconds=compile_s,
         warm_process_first_replay_seconds=warm_s, results=rows, mrc_vs_replay=mrc,
         advise=adv,
@@ -333,7 +369,7 @@ def main(argv=None):
     print(f"compile (or cache load) s: {', '.join(f'{k} {v:.2f}' for k, v in compile_s.items())}")
     print(f"warm process import + first small replay: {warm_s:.2f} s")
     print(f"{'trace':10} {'pool':>8} {'policy':18} {'Mgets/s':>8} {'x floor':>7} {'target':>6} "
-          f"{'x mid':>6} {'x ra':>6} {'x lcs':>6} {'vs':>6} {'hits':>10} {'ra':>8} {'lcs hits':>10} "
+          f"{'x mid':>6} {'x ra':>6} {'x duty':>6} {'x lcs':>6} {'vs':>6} {'hits':>10} {'ra':>8} {'lcs hits':>10} "
           f"{'=lcs':>5} {'B/frame':>7} {'B/page':>7}")
     for r in rows:
         ratio = "-" if r.get("ratio_vs_libcachesim") is None else f"{r['ratio_vs_libcachesim']:.2f}"
@@ -344,15 +380,19 @@ def main(argv=None):
         tg = "-" if r.get("floor_target") is None else f"{r['floor_target']:.1f}"
         xm = "-" if r.get("ratio_vs_midpoint") is None else f"{r['ratio_vs_midpoint']:.2f}"
         xr = "-" if r.get("ratio_vs_midpoint_ra") is None else f"{r['ratio_vs_midpoint_ra']:.2f}"
+        xd = "-" if r.get("ratio_vs_midpoint_duty") is None else \
+            f"{r['ratio_vs_midpoint_duty']:.2f}"
         ra = "-" if r.get("read_ahead") is None else str(r["read_ahead"])
         bf = "-" if r.get("bytes_per_frame") is None else f"{r['bytes_per_frame']:.0f}"
         bp = "-" if r.get("bytes_per_distinct_page") is None else f"{r['bytes_per_distinct_page']:.0f}"
         print(f"{r['trace']:10} {r['pool_pages']:>8} {r['policy']:18} {r['gets_per_s'] / 1e6:8.2f} "
-              f"{fl:>7} {tg:>6} {xm:>6} {xr:>6} {ratio:>6} {vs:>6} {r['hits']:>10} {ra:>8} {lh:>10} "
+              f"{fl:>7} {tg:>6} {xm:>6} {xr:>6} {xd:>6} {ratio:>6} {vs:>6} {r['hits']:>10} {ra:>8} {lh:>10} "
               f"{eq:>5} {bf:>7} {bp:>7}")
     print("rounds (best of): " + ", ".join(f"{k} {v}" for k, v in rounds_of.items()))
-    print(mrc_bench.report(mrc))
-    print(advise_report(adv))
+    if mrc is not None:
+        print(mrc_bench.report(mrc))
+    if adv is not None:
+        print(advise_report(adv))
     if floor_mismatch:
         print("MISMATCH: a minimal kernel differs from bufsim: " + "; ".join(floor_mismatch))
         return 1
@@ -367,7 +407,7 @@ def main(argv=None):
         print("MISMATCH: " + ", ".join(f"{r['trace']}/{r['pool_pages']}/{r['policy']}"
                                        for r in bad))
         return 1
-    if not mrc["hits_equal"]:
+    if mrc is not None and not mrc["hits_equal"]:
         print("MISMATCH: exact_mrc hits differ from the LRU replays")
         return 1
     return 0

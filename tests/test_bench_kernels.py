@@ -17,6 +17,7 @@ from tests._bench import load_benchmark
 
 import bufsim
 from bufsim import CostModel, DeviceModel, PoolConfig
+from bufsim.policies._state import FLAG_MODIFY
 
 pytestmark = [pytest.mark.slow, pytest.mark.ci]
 
@@ -157,3 +158,37 @@ def test_midpoint_ra_property(cap, hot, scan, every, n_hot, seed):
     pages, counts, n, base, size = _kernel_args(trace)
     hits, n_ra, _ = _innodb_t0(trace, cap)
     assert ra.midpoint_ra_timed(pages, counts, n, cap, base, size, 0, 0) == (hits, n_ra)
+
+
+# ---- benchmarks/midpoint_duty.py: those rules plus a replay's bookkeeping ------------------
+duty = load_benchmark("midpoint_duty")
+
+
+def test_midpoint_duty_counts_as_bufsim_innodb_t0():
+    """The bench's rules-plus-bookkeeping kernel does the replay's work: its hits,
+    read-ahead pages, counted gets, synchronous misses and events are bufsim
+    ``innodb_t0``'s on a scanning trace and a Zipf one; a budget stops it after the event
+    that reaches it, and an event off the plain path (a modification) stops it at once."""
+    scan = _scans_and_hot(60_000, 3_000, 20_000, 12_000, 3)
+    zipf = bufsim.synthetic.zipf_trace(60_000, 20_000, 0.9, seed=4)
+    for trace, cap in ((scan, 1024), (zipf, 1024), (scan, 2048)):
+        ch = trace.materialize()
+        arrs = [np.ascontiguousarray(a, dtype=d) for a, d in
+                ((ch.page, np.int64), (ch.count, np.int64), (ch.cpu_ns, np.int64),
+                 (ch.flags, np.uint8))]
+        hits, n_ra, res = _innodb_t0(trace, cap)
+        got = duty.run(*arrs, trace.tablespaces, cap)
+        assert (got["hits"], got["read_ahead"]) == (hits, n_ra)
+        assert got["gets"] == int(res.streams["gets"].sum())
+        assert got["misses"] == int(res.streams["misses"].sum())
+        assert got["events"] == int(res.streams["events"].sum()) == len(ch)
+    base, size = ra.spaces(trace.tablespaces)
+    n = trace.tablespaces.n_pages
+    out = duty.midpoint_duty(*arrs, n, cap, base, size, 0, 2**63 - 1, 1000)
+    gets = np.cumsum(arrs[1])
+    k = int(np.searchsorted(gets, 1000)) + 1      # the event that reaches the budget
+    assert out[duty.COUNTS.index("events")] == k
+    assert out[duty.COUNTS.index("left")] == 1000 - gets[k - 1] <= 0
+    arrs[3][5] = FLAG_MODIFY
+    out = duty.midpoint_duty(*arrs, n, cap, base, size, 0, 2**63 - 1, 2**62)
+    assert out[duty.COUNTS.index("events")] == -1

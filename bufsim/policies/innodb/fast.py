@@ -9,12 +9,15 @@ the head; through the adaptive hash index's shortcut or lookup too), or a miss t
 a free block or evicts a clean, ready LRU tail; the LRU at least OLD_MIN_LEN + 1 long
 with its old sublist set; no page-cleaner pass due.  An area edge page's first access
 calls :func:`~bufsim.policies.innodb.read_ahead_linear` with the locals written back (its
-check reads the area; it rarely reads).  Runs of one-get plain events whose get is a
-plain hit that moves nothing are counted in an inner loop first
-(:func:`~bufsim.policies.innodb.fast_steps.plain_hit_run`, tried again after the
-per-event path counts such a hit).  Before any other get it writes its state back and
-returns FALLBACK (an event is cut there, as a budget cut would, so the general kernel
-resumes it exactly); otherwise the codes of :func:`run_general`.
+check reads the area; it rarely reads).  A one-get plain event whose get is a plain hit
+that moves nothing, or an old page's that the old_blocks_time check leaves where it is,
+is counted at the top of the event loop
+(:func:`~bufsim.policies.innodb.fast_steps.buf_page_get_young`); every other event goes
+through :func:`~bufsim.policies.innodb.fast_get.buf_page_get_gen`.  The loop keeps few
+values live per get (the list's length condition is checked once per call and after a
+read-ahead, stop_ns and the cleaner's tick are one comparison).  Before any other get it
+writes its state back and returns FALLBACK (an event is cut there, as a budget cut would,
+so the general kernel resumes it exactly); otherwise the codes of :func:`run_general`.
 
 Its steps are the named ones of :mod:`bufsim.policies.innodb.fast_get` (a get,
 buf_page_get_gen, and its parts) and :mod:`bufsim.policies.innodb.fast_steps` (the list
@@ -26,7 +29,7 @@ import numpy as np
 from numba import njit
 
 from .._state import (
-    FLAG_ACTIVITY, FLAG_AHI, FLAG_MODIFY, FLAG_RELATCH, FLAG_SHORTCUT, G_ACTIVE, G_DEVBUSY,
+    FLAG_ACTIVITY, FLAG_AHI, FLAG_MODIFY, FLAG_SHORTCUT, G_ACTIVE, G_DEVBUSY,
     G_DEVFREE, G_DEVLAST, G_FTOP, G_LEFT, G_MID, G_NEXT_TICK, G_NLOCAL, I_CAP, I_CLOCK, I_FREE,
     I_OLD, I_OLDLEN, I_W, K_ACTIVITY, K_AHI, K_CLEANER, K_COST_CLOCK, K_COST_EVICT, K_COST_MISS,
     K_COST_YOUNG, K_DEV_RAND, K_DEV_SEQ, K_FLUSH, K_OLDTIME, K_RATIO, L1_HEAD, L1_LEN, L1_TAIL,
@@ -36,8 +39,12 @@ from .._state import (
 from ..loop import CLOCK_OVERFLOW, DONE, FALLBACK, ONLY, STOP_TIME, YIELD
 from .fast_get import buf_page_get_gen
 from .fast_steps import (
-    DEEP_FRAMES, FRAME_AHEAD, add_counts, plain_hit_run, prefetch_frame, write_back,
+    DEEP_FRAMES, FRAME_AHEAD, add_counts, buf_page_get_young, event_paths, hit_kind,
+    prefetch_frame, write_back,
 )
+
+#: no clock limit (the int64 clock's largest value)
+MAX_T = np.int64(2**63 - 1)
 
 
 @njit(_nrt=False, cache=True)
@@ -48,29 +55,16 @@ def fast_loop(pages, counts, cpus, flags, pst, stat, ist, cnt, sst, glob, cfg, p
     clock in locals, written back once per call; each event's gets are
     :func:`~bufsim.policies.innodb.fast_get.buf_page_get_gen`.  Returns ``(code, gets done,
     gets the general kernel is to do next)``."""
-    fmap = pm[PM_FMAP]
-    ffree = pm[PM_FFREE]
-    prv = pst[P_PREV]
-    nxt = pst[P_NEXT]
-    where = pst[P_WHERE]
-    isold = pst[P_OLD]
-    access = pst[P_ACCESS]
-    stamp = pst[P_STAMP]
-    ready = pst[P_READY]
-    dirty = pst[P_DIRTY]
-    page = pst[P_PAGE]
-    head = ist[ONLY, L1_HEAD]
-    tail = ist[ONLY, L1_TAIL]
-    length = ist[ONLY, L1_LEN]
-    old = ist[ONLY, I_OLD]
-    oldlen = ist[ONLY, I_OLDLEN]
-    free = ist[ONLY, I_FREE]
-    clock = ist[ONLY, I_CLOCK]
-    window = ist[ONLY, I_W]
-    top = glob[G_FTOP]
-    devfree = glob[G_DEVFREE]
-    devlast = glob[G_DEVLAST]
-    devbusy = glob[G_DEVBUSY]
+    # the per-frame columns (buf_page_get_gen's tuple: fast_get.COLUMNS)
+    cols = (pm[PM_FMAP], pm[PM_FFREE], pst[P_WHERE], pst[P_ACCESS], pst[P_READY], pst[P_OLD],
+            pst[P_STAMP], pst[P_PREV], pst[P_NEXT], pst[P_DIRTY], pst[P_PAGE])
+    fmap, ffree, where, access, ready, isold, stamp, prv, nxt, dirty, page = cols
+    head, tail, length, old = ist[ONLY, L1_HEAD], ist[ONLY, L1_TAIL], ist[ONLY, L1_LEN], \
+        ist[ONLY, I_OLD]
+    oldlen, free, clock, window = ist[ONLY, I_OLDLEN], ist[ONLY, I_FREE], ist[ONLY, I_CLOCK], \
+        ist[ONLY, I_W]
+    top, devfree, devlast, devbusy = glob[G_FTOP], glob[G_DEVFREE], glob[G_DEVLAST], \
+        glob[G_DEVBUSY]
     tick = glob[G_NEXT_TICK]
     ratio = cfg[K_RATIO]
     oldtime = cfg[K_OLDTIME]
@@ -88,64 +82,42 @@ def fast_loop(pages, counts, cpus, flags, pst, stat, ist, cnt, sst, glob, cfg, p
     e = sst[ONLY, T_POS]
     end = sst[ONLY, T_END]
     t = sst[ONLY, T_CLOCK]
-    n_gets = 0       # gets done (budget)
-    d_counted = 0    # C_GETS / T_GETS
-    d_misses = 0     # T_MISSES, C_READS, C_READ
-    d_evict = 0      # C_EVICT, I_CLOCK (besides clock)
-    d_raev = 0
-    d_young = 0
-    d_notyoung = 0
-    d_ahi = 0        # C_AHI
-    d_ahi_gets = 0   # C_GETS beyond d_counted (an AHI hit counts two)
-    iowait = 0
-    cpu_sum = 0
-    n_events = 0
+    # the counts, added once per call (add_counts): C_GETS / T_GETS (gets not re-latched),
+    # T_MISSES / C_READS / C_READ, C_EVICT, C_RA_EVICTED, C_YOUNG, C_NOT_YOUNG, C_AHI, the
+    # C_GETS beyond d_counted (an AHI hit counts two), T_IOWAIT and T_CPU
+    d_counted = d_misses = d_evict = d_raev = d_young = d_notyoung = d_ahi = d_ahi_gets = 0
+    iowait = cpu_sum = 0
     active = False
-    left = budget
-    resume = glob[G_MID] > 0
-    code = DONE
+    left, resume, code = budget, glob[G_MID] > 0, DONE
     want = 1         # gets the general kernel is to do after a FALLBACK
     blen = -1        # the LRU length of old_bounds' lo0, hi0 (length) and lo1, hi1 (length - 1)
     lo0 = hi0 = lo1 = hi1 = 0
     short = False    # a read-ahead registered pages past ``room`` (buf_page_get_gen)
-    run = True       # try a run of plain hits (see below) at the next event
-    # buf_page_get_gen's tuples (fast_get.COLUMNS, PARAMS)
-    cols = (fmap, ffree, where, access, ready, isold, stamp, prv, nxt, dirty, page)
+    run = True       # (buf_page_get_gen's flag of a plain hit: unused here)
+    # the earliest clock at which an event may not start here: stop_ns (STOP_TIME) or a
+    # due page-cleaner pass (FALLBACK), one comparison per event
+    t_lim = stop_ns if stop_ns >= 0 else MAX_T
+    t_lim = tick if cleaner and tick < t_lim else t_lim
+    # the flags that take an event off the plain path (the AHI's only with the AHI)
+    special = FLAG_MODIFY | ((FLAG_SHORTCUT | FLAG_AHI) if ahi_pool else 0)
+    # buf_page_get_gen's parameters (fast_get.PARAMS)
     prm = (ratio, oldtime, window, rnd, seq, cost_miss, cost_clock, cost_young, cost_evict,
            get_active, deep, room)
     if glob[G_NLOCAL] > room:
         code = FALLBACK  # the general kernel returns NEED_ROOM
         left = 0
+    elif length <= OLD_MIN_LEN or old < 0:
+        # off the main path until the list is long enough (nothing in this loop shortens
+        # it but a read-ahead, after which the event's path checks again)
+        code = FALLBACK
+        want = OLD_MIN_LEN + 1 - length
+        left = 0
+    e0 = e
+    left0 = left
     while left > 0:
         if e >= end:
             code = DONE if exhausted[ONLY] != 0 else 1
             break
-        if run and not resume and length > OLD_MIN_LEN and old >= 0:
-            # a run of one-get plain events (no AHI path, no modification) whose get is a
-            # plain hit that moves nothing (the first test below): counted here, one event
-            # per iteration, the event bookkeeping summed after the run
-            lim = e + left if e + left < end else end
-            e0 = e
-            e, t, cpu_sum, d_counted, active = plain_hit_run(
-                pages, counts, cpus, flags, e, lim, end, t, stop_ns, cleaner, tick, fmap, where,
-                access, ready, isold, stamp, prv, nxt, clock, oldtime, window, deep, ahi_pool,
-                get_active, stmt_active, cpu_sum, d_counted, active)
-            if e > e0:
-                n_gets += e - e0
-                left -= e - e0
-                n_events += e - e0
-                continue
-            run = False      # until the path below counts a plain hit again
-        if resume:
-            c = glob[G_LEFT]
-        else:
-            c = counts[ix(e)]
-            if stop_ns >= 0 and t >= stop_ns:
-                code = STOP_TIME
-                break
-            if cleaner and tick <= t:
-                code = FALLBACK  # a page-cleaner pass is due (background)
-                break
         p = pages[ix(e)]
         if e + PREFETCH_AHEAD < end:
             prefetch(fmap, pages[ix(e + PREFETCH_AHEAD)])
@@ -154,16 +126,30 @@ def fast_loop(pages, counts, cpus, flags, pst, stat, ist, cnt, sst, glob, cfg, p
                                stamp, prv, nxt, isold)
         cpu = cpus[ix(e)]
         fl = np.int64(flags[ix(e)])
-        # the adaptive hash index's paths (a pool with the AHI only)
-        sc = ahi_pool and (fl & FLAG_SHORTCUT) != 0
-        ah = ahi_pool and (fl & FLAG_AHI) != 0
-        counted = 1 if (fl & FLAG_RELATCH) == 0 else 0
-        modify = (fl & FLAG_MODIFY) != 0
-        plain = not (sc or ah or modify)
+        if resume:
+            c = glob[G_LEFT]
+        else:
+            c = counts[ix(e)]
+            if t >= t_lim:
+                code = STOP_TIME if stop_ns >= 0 and t >= stop_ns else FALLBACK
+                break
+            kind = 0 if c != 1 or (fl & special) != 0 else hit_kind(
+                fmap[ix(p)], where, access, ready, isold, stamp, t, clock, oldtime, window)
+            if kind != 0:
+                t, d_counted, d_notyoung, active, c_get = buf_page_get_young(
+                    kind, fl, cpu, t, d_counted, d_notyoung, active, get_active, stmt_active,
+                    cost_clock)
+                cpu_sum += c_get
+                left -= 1
+                if t < 0:
+                    code = CLOCK_OVERFLOW
+                    break
+                e += 1
+                continue
         lim = c if c <= left else left
         n, short, loc, acc = buf_page_get_gen(
             pst, stat, ist, cnt, sst, glob, cfg, pm, cols, prm,
-            (p, lim, cpu, counted, plain, sc, ah, modify),
+            (p, lim, cpu) + event_paths(fl, ahi_pool),
             (head, tail, length, old, oldlen, free, clock, top, devfree, devlast, devbusy, t,
              blen, lo0, hi0, lo1, hi1),
             (active, want, run, d_counted, d_misses, d_evict, d_raev, d_young, d_notyoung,
@@ -172,7 +158,6 @@ def fast_loop(pages, counts, cpus, flags, pst, stat, ist, cnt, sst, glob, cfg, p
          lo0, hi0, lo1, hi1) = loc
         (active, want, run, d_counted, d_misses, d_evict, d_raev, d_young, d_notyoung, d_ahi,
          d_ahi_gets, iowait, cpu_sum) = acc
-        n_gets += n
         left -= n
         cpu_sum += cpu * n
         if t < 0:
@@ -189,11 +174,16 @@ def fast_loop(pages, counts, cpus, flags, pst, stat, ist, cnt, sst, glob, cfg, p
         resume = False
         if stmt_active and (fl & FLAG_ACTIVITY) != 0:
             active = True
-        n_events += 1
         e += 1
         if short:
             code = FALLBACK  # the general kernel returns NEED_ROOM
             break
+        if length <= OLD_MIN_LEN or old < 0:
+            code = FALLBACK  # (only a read-ahead could shorten the list: see above)
+            want = OLD_MIN_LEN + 1 - length
+            break
+    n_gets = left0 - left
+    n_events = e - e0
     if left <= 0 and code == DONE and not resume:
         code = YIELD
     write_back(ist, glob, head, tail, length, old, oldlen, free, clock, top, devfree, devlast,

@@ -4,10 +4,14 @@ a line, :func:`buf_read_page` (a miss) and :func:`buf_page_make_young_if_needed`
 named after the InnoDB function it follows, over the loop's locals passed in and
 returned.  The list steps they call are those of :mod:`bufsim.policies.innodb.fast_steps`.
 Every step is compiled into the loop (``inline="always"``)."""
+import numpy as np
 from numba import njit
 
 from ..flush import note_modification
-from .._state import G_NLOCAL, NS_PER_MS, OLD_MIN_LEN, PM_SMISS, is_edge, ix, space_pos
+from .._state import (
+    G_AREA, G_NLOCAL, NS_PER_MS, OLD_MIN_LEN, PM_BASE, PM_EDGE, PM_SMISS, S_SPACE, dense_keys,
+    ix,
+)
 from ..loop import fifo_read
 from .fast_steps import (
     buf_LRU_add_block, buf_LRU_get_free_block, buf_page_make_young, buf_page_peek_if_too_old,
@@ -28,12 +32,47 @@ COUNTS = ("active", "want", "run", "d_counted", "d_misses", "d_evict", "d_raev",
           "d_notyoung", "d_ahi", "d_ahi_gets", "iowait", "cpu_sum")
 
 
+#: with dense keys and at most this many tablespaces, :func:`space_of` searches the
+#: spaces' first pages one by one (a trace of a few spaces: one or two comparisons)
+FEW_SPACES = 8
+
+
 @njit(_nrt=False, cache=True, inline="always")
-def buf_read_page(stat, pm, p, cols, head, tail, length, old, oldlen, free, top, clock, ratio,
+def space_of(stat, pm, p):
+    """:func:`~bufsim.policies._state.space_pos` of page ``p`` for the fast loop, which
+    needs it twice per miss (the read-ahead area's edge and the space's miss count)
+    and so looks it up once: with dense keys and at most :data:`FEW_SPACES` spaces a
+    linear search (numba's binary search costs a call-like loop per lookup)."""
+    if not dense_keys(stat):
+        return stat[p, S_SPACE]
+    base = pm[PM_BASE]
+    n = base.shape[0]
+    if n > FEW_SPACES:
+        return np.int64(np.searchsorted(base, p, side="right") - 1)
+    sp = np.int64(0)
+    while sp + 1 < n and p >= base[sp + 1]:
+        sp += 1
+    return sp
+
+
+@njit(_nrt=False, cache=True, inline="always")
+def area_edge(stat, pm, glob, p, sp):
+    """:func:`~bufsim.policies._state.is_edge` of page ``p`` of space position ``sp``
+    (:func:`space_of`): the first or last page of its read-ahead area of
+    ``glob[G_AREA]`` pages (a power of two: a mask)."""
+    if not dense_keys(stat):
+        return pm[PM_EDGE][p] != 0
+    area = glob[G_AREA]
+    r = (p - pm[PM_BASE][sp]) & (area - 1)
+    return area > 0 and (r == 0 or r == area - 1)
+
+
+@njit(_nrt=False, cache=True, inline="always")
+def buf_read_page(stat, pm, p, sp, cols, head, tail, length, old, oldlen, free, top, clock, ratio,
                   oldtime, window, blen, lo0, hi0, lo1, hi1, deep, t, devfree, devlast, devbusy,
                   rnd, seq, cost_evict, cost_miss):
-    """buf_read_page of page ``p``, not resident, on the fast loop's main path: a synchronous
-    read miss (per tablespace too), buf_page_init_for_read (a block from
+    """buf_read_page of page ``p`` (of space position ``sp``: :func:`space_of`), not
+    resident, on the fast loop's main path: a synchronous read miss (per tablespace too), buf_page_init_for_read (a block from
     :func:`buf_LRU_get_free_block`, the page in it, :func:`buf_LRU_add_block`), then the
     read on the FIFO device (buf_read_page_low), which the get waits for.  Returns ``(f,
     young_now, evicted, read_ahead_evicted, head, tail, length, old, oldlen, free, top,
@@ -44,7 +83,7 @@ def buf_read_page(stat, pm, p, cols, head, tail, length, old, oldlen, free, top,
     takes at most 30 arguments: Python passes more as ``*args``, which numba cannot
     inline)."""
     fmap, ffree, where, access, ready, isold, stamp, prv, nxt, dirty, page = cols
-    pm[PM_SMISS][space_pos(stat, pm, p)] += 1
+    pm[PM_SMISS][sp] += 1
     cpu = 0
     # init_for_read -> get_free_block
     (f, young_now, evicted, raev, tail, length, old, oldlen, free, top, clock, blen,
@@ -157,7 +196,11 @@ def buf_page_get_gen(pst, stat, ist, cnt, sst, glob, cfg, pm, cols, prm, ev, loc
             want = OLD_MIN_LEN + 1 - length  # gets before the list can be long enough
             break
         # an area's edge page on its first access: read_ahead_linear after the get
-        ra = (not resident or access[ix(f)] == 0) and is_edge(stat, pm, glob, p)
+        sp = np.int64(0)
+        ra = False
+        if not resident or access[ix(f)] == 0:
+            sp = space_of(stat, pm, p)
+            ra = area_edge(stat, pm, glob, p, sp)
         if not resident and free == 0 and (dirty[ix(tail)] != 0 or ready[ix(tail)] > t):
             break                            # the tail cannot be freed as it is
         if get_active:
@@ -187,7 +230,7 @@ def buf_page_get_gen(pst, stat, ist, cnt, sst, glob, cfg, pm, cols, prm, ev, loc
             d_misses += 1
             (f, young_now, evicted, raev, head, tail, length, old, oldlen, free, top, clock,
              blen, lo0, hi0, lo1, hi1, t, devfree, devlast, devbusy, io, c_miss) = buf_read_page(
-                stat, pm, p, cols, head, tail, length, old, oldlen, free, top, clock, ratio,
+                stat, pm, p, sp, cols, head, tail, length, old, oldlen, free, top, clock, ratio,
                 oldtime, window, blen, lo0, hi0, lo1, hi1, deep, t, devfree, devlast, devbusy,
                 rnd, seq, cost_evict, cost_miss)
             if evicted:

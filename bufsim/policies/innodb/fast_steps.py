@@ -3,8 +3,9 @@ the one of InnoDB's functions it is named after, over the loop's locals (list en
 pointer and length, free count, freed_page_clock, device queue) passed in and returned:
 buf_LRU_get_free_block (with buf_LRU_free_tail_young and buf_LRU_remove_tail),
 buf_LRU_add_block, buf_page_peek_if_too_old, buf_page_make_young and
-buf_read_ahead_linear, plus the run of plain hits that moves nothing, the prefetch
-hints, and the write-back of the locals and the counts.  Every step is compiled into the loop
+buf_read_ahead_linear, plus the get of a plain hit that moves nothing
+(:func:`buf_page_get_young`), an event's paths from its flags, the prefetch hints, and the
+write-back of the locals and the counts.  Every step is compiled into the loop
 (``inline="always"``)."""
 import numpy as np
 from numba import njit
@@ -12,7 +13,7 @@ from numba import njit
 from .._state import (
     C_AHI, C_EVICT, C_GETS, C_NOT_YOUNG, C_RA_EVICTED, C_READ, C_READS, C_YOUNG, FLAG_ACTIVITY,
     FLAG_AHI, FLAG_MODIFY, FLAG_RELATCH, FLAG_SHORTCUT, G_DEVBUSY, G_DEVFREE, G_DEVLAST, G_FIXED,
-    G_FTOP, I_CLOCK, I_FREE, I_OLD, I_OLDLEN, L1_HEAD, L1_LEN, L1_TAIL, NS_PER_MS, PREFETCH_AHEAD,
+    G_FTOP, I_CLOCK, I_FREE, I_OLD, I_OLDLEN, L1_HEAD, L1_LEN, L1_TAIL, NS_PER_MS,
     STAMP_MASK, T_CLOCK, T_CPU, T_EVENTS, T_GETS, T_IOWAIT, T_MISSES, T_POS, ix, prefetch,
 )
 from ..loop import ONLY
@@ -81,48 +82,56 @@ def prefetch_tail(tail, prv, page, access, dirty, ready, isold):
 
 
 @njit(_nrt=False, cache=True, inline="always")
-def plain_hit_run(pages, counts, cpus, flags, e, lim, end, t, stop_ns, cleaner, tick, fmap,
-                  where, access, ready, isold, stamp, prv, nxt, clock, oldtime, window, deep,
-                  ahi_pool, get_active, stmt_active, cpu_sum, counted, active):
-    """A run of one-get plain events (no AHI path, no modification) from event ``e`` (up
-    to ``lim``), each a get whose buf_page_peek_if_too_old leaves the page where it is
-    (:func:`stays_put`): only counted, one event per iteration, the bookkeeping summed
-    after the run.  Stops before an event that is not such a get, at ``stop_ns``, when a
-    page-cleaner pass is due, or before a CPU time that would overflow the clock.
-    Returns ``(e, t, cpu_sum, counted, active)``: the next event, the clock, and the loop's
-    CPU sum, counted (not re-latched) gets and activity flag with the run's added (active
-    if a get ran under get activity, or an event flagged FLAG_ACTIVITY ended in it under
-    statement activity)."""
-    e0 = e
-    while e < lim:
-        if counts[ix(e)] != 1 or (stop_ns >= 0 and t >= stop_ns) or \
-                (cleaner and tick <= t):
-            break
-        if e + PREFETCH_AHEAD < end:
-            prefetch(fmap, pages[ix(e + PREFETCH_AHEAD)])
-            if deep:
-                prefetch_frame(fmap[ix(pages[ix(e + FRAME_AHEAD)])], where, access,
-                               ready, stamp, prv, nxt, isold)
-        fl = np.int64(flags[ix(e)])
-        if (fl & FLAG_MODIFY) != 0 or \
-                (ahi_pool and (fl & (FLAG_SHORTCUT | FLAG_AHI)) != 0):
-            break
-        if not stays_put(fmap[ix(pages[ix(e)])], where, access, ready, isold, stamp,
-                         t, clock, oldtime, window):
-            break
-        cpu = cpus[ix(e)]
-        if t + cpu < 0:
-            break                                # (the clock's overflow: the caller's)
-        t += cpu
-        cpu_sum += cpu
-        if (fl & FLAG_RELATCH) == 0:
-            counted += 1
-        if stmt_active and (fl & FLAG_ACTIVITY) != 0:
-            active = True
-        e += 1
-    if e > e0 and get_active:
+def hit_kind(f, where, access, ready, isold, stamp, t, clock, oldtime, window):
+    """What a plain get of frame ``f`` (< 0: none) at time ``t`` is, the old sublist being
+    set: 1 if it :func:`stays_put` (every step only counts it), 2 if the page is
+    resident, accessed, landed and old and buf_page_peek_if_too_old's old_blocks_time
+    check leaves it where it is (the get counts a page not made young and pays the
+    check), else 0 (buf_page_get_gen's whole path)."""
+    if f < 0 or where[ix(f)] != 1 or access[ix(f)] == 0 or ready[ix(f)] > t:
+        return 0
+    if clock == 0:
+        return 1
+    if oldtime != 0 and isold[ix(f)]:
+        return 2 if t // NS_PER_MS + 1 - access[ix(f)] < oldtime else 0
+    return 1 if (clock & STAMP_MASK) < stamp[ix(f)] + window else 0
+
+
+@njit(_nrt=False, cache=True, inline="always")
+def buf_page_get_young(kind, fl, cpu, t, counted, not_young, active, get_active, stmt_active,
+                       cost_clock):
+    """buf_page_get_gen of a one-get plain event (flags ``fl``, no AHI path, no
+    modification) whose get :func:`hit_kind` says is ``kind`` 1 or 2:
+    buf_page_make_young_if_needed finds the page young (1) or, old, not old enough to
+    move (2: PAGES_NOT_MADE_YOUNG and the check's ``cost_clock``), and the get is only
+    counted.  Returns ``(t, counted, not_young, active, cpu)``: the clock after the get,
+    the not re-latched gets, the pages not made young and the activity flag with it
+    (active if the get ran under get activity, or the event is flagged FLAG_ACTIVITY
+    under statement activity), and the CPU it took."""
+    if get_active:
         active = True
-    return e, t, cpu_sum, counted, active
+    if (fl & FLAG_RELATCH) == 0:
+        counted += 1
+    c = cpu
+    if kind == 2:
+        not_young += 1
+        c += cost_clock
+    t += c
+    if t >= 0 and stmt_active and (fl & FLAG_ACTIVITY) != 0:
+        active = True
+    return t, counted, not_young, active, c
+
+
+@njit(_nrt=False, cache=True, inline="always")
+def event_paths(fl, ahi_pool):
+    """An event's paths from its flags ``fl``: ``(counted, plain, sc, ah, modify)``, 1 if
+    its gets are counted (not re-latched), whether none of the next three holds, the
+    adaptive hash index's shortcut and hit (a pool with the AHI only, ``ahi_pool``), and
+    whether it modifies the page."""
+    sc = ahi_pool and (fl & FLAG_SHORTCUT) != 0
+    ah = ahi_pool and (fl & FLAG_AHI) != 0
+    modify = (fl & FLAG_MODIFY) != 0
+    return (1 if (fl & FLAG_RELATCH) == 0 else 0), not (sc or ah or modify), sc, ah, modify
 
 
 @njit(_nrt=False, cache=True, inline="always")
