@@ -500,7 +500,9 @@ def leaf_links(stat, pm, p):
 
 
 @njit(_nrt=False, cache=True, inline="always")
-def _edge_rule(pn, area):
+def edge_rule(pn, area):
+    """Whether page number pn is the first or last page of its read-ahead area of
+    ``area`` pages."""
     # BUF_READ_AHEAD_AREA is a power of two (PoolConfig.read_ahead_area): a mask, no division
     r = pn & (area - 1)
     return area > 0 and (r == 0 or r == area - 1)
@@ -512,7 +514,7 @@ def is_edge(stat, pm, glob, p):
     ``glob[G_AREA]`` pages): only those start a linear read-ahead."""
     if not dense_keys(stat):
         return pm[PM_EDGE][p] != 0
-    return _edge_rule(page_no(stat, pm, p), glob[G_AREA])
+    return edge_rule(page_no(stat, pm, p), glob[G_AREA])
 
 
 @njit(_nrt=False, cache=True)
@@ -538,7 +540,7 @@ def hash_add(pm, stat, glob, n_inst, d, sp, pn):
     stat[p, S_PREVLEAF] = prev
     stat[p, S_NEXTLEAF] = nxt
     pm[PM_FMAP][p] = -1
-    pm[PM_EDGE][p] = 1 if _edge_rule(pn, glob[G_AREA]) else 0
+    pm[PM_EDGE][p] = 1 if edge_rule(pn, glob[G_AREA]) else 0
     return p
 
 

@@ -10,7 +10,7 @@ from numba import njit
 from ..flush import note_modification
 from .._state import (
     G_AREA, G_NLOCAL, NS_PER_MS, OLD_MIN_LEN, PM_BASE, PM_EDGE, PM_SMISS, S_SPACE, dense_keys,
-    ix,
+    edge_rule, ix,
 )
 from ..loop import fifo_read
 from .fast_steps import (
@@ -62,9 +62,7 @@ def area_edge(stat, pm, glob, p, sp):
     ``glob[G_AREA]`` pages (a power of two: a mask)."""
     if not dense_keys(stat):
         return pm[PM_EDGE][p] != 0
-    area = glob[G_AREA]
-    r = (p - pm[PM_BASE][sp]) & (area - 1)
-    return area > 0 and (r == 0 or r == area - 1)
+    return edge_rule(p - pm[PM_BASE][sp], glob[G_AREA])
 
 
 @njit(_nrt=False, cache=True, inline="always")
