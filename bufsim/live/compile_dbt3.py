@@ -31,10 +31,9 @@ from .._validation import check_int
 from . import dbt3_load as D
 from .compile import Compiler
 from .compile_plan import parse_plan
-from .compile_validation import pool_check as _pool_check
+from .compile_validation import pool_check as _pool_check, spread
 from .compile_workload import check_against_server
 from .server import MariaDBServer
-from .validation import tolerance_band
 
 __all__ = ["QUERIES", "SETTINGS", "QUICK_SF", "FULL_SF", "QUICK_QUERIES", "prepare",
            "statement_check", "pool_check", "spread", "results_rows", "unsupported_lines"]
@@ -279,22 +278,6 @@ def pool_check(server: MariaDBServer, per_statement: pd.DataFrame, pools=("6M", 
         return pd.DataFrame(columns=["set", "pool", "pool_pages", "old_blocks_time", "metric",
                                      "reported", "simulated", "holds", "run", "queries"])
     return pd.concat(frames, ignore_index=True)
-
-
-def spread(pools: pd.DataFrame) -> pd.DataFrame:
-    """Per setting, pool, old_blocks_time and counter: the server's runs (min, max), the
-    replay's count (deterministic: one value) and ``holds``: the replay within the live
-    tier's tolerance (:func:`bufsim.live.validation.tolerance_band`) of the server's
-    range, from the band of its least count to that of its greatest."""
-    keys = ["set", "pool", "pool_pages", "old_blocks_time", "metric"]
-    out = pools.groupby(keys, sort=False).agg(
-        runs=("reported", "size"), server_min=("reported", "min"),
-        server_max=("reported", "max"), simulated=("simulated", "first"),
-        replay_values=("simulated", "nunique"), queries=("queries", "first")).reset_index()
-    low = [tolerance_band(m, v)[0] for m, v in zip(out.metric, out.server_min)]
-    high = [tolerance_band(m, v)[1] for m, v in zip(out.metric, out.server_max)]
-    out["holds"] = (out.simulated >= low) & (out.simulated <= high) & (out.replay_values == 1)
-    return out
 
 
 def results_rows(per_statement: pd.DataFrame, pools: pd.DataFrame,

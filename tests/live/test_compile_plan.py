@@ -307,14 +307,20 @@ def test_results_rows_judge_reads_exact_and_writes_but_where_pages_were_created(
         sql="s", compiled=[4, 5, 12, 12, 12, None], server=[4, 5, 12, 280, 12, 9],
         unsupported=["", "", "", "", "", "filesort"], created=[0, 0, 0, 3, 0, 0]))
     pools = pd.DataFrame(dict(pool="16M", pool_pages=1014, old_blocks_time=0,
-                              metric=["PAGES_MADE_YOUNG"], reported=[6762.0],
-                              simulated=[6756.0], holds=[True], statements=[335]))
+                              metric=["PAGES_MADE_YOUNG"] * 2, reported=[6762.0, 6900.0],
+                              simulated=[6756.0] * 2, holds=[True, True], statements=335,
+                              run=[0, 1]))
     rows = {r["metric"]: r for r in results_rows(per, pools)}
     assert rows["oltp p page gets"]["holds"] and rows["oltp p page gets"]["reported"] == 9
     u = rows["oltp u page gets"]
     assert u["holds"] and u["reported"] == 304 and u["simulated"] == 36
     assert "1 created pages on the server (not modelled): +268 gets" in u["config"]
-    assert "old_blocks_time=0" in rows["replay PAGES_MADE_YOUNG"]["config"]
+    young = rows["replay PAGES_MADE_YOUNG"]
+    assert "old_blocks_time=0" in young["config"] and "server 6762..6900 over 2 runs" in young["config"]
+    assert young["holds"] and young["reported"] == 6831             # the runs' median
+    # the replay against the server's range: below the least run's band, it misses
+    low = results_rows(per, pools.assign(simulated=6762 * 0.9 - 1))
+    assert not {r["metric"]: r for r in low}["replay PAGES_MADE_YOUNG"]["holds"]
     # a write that created no page must be exact; one that did must not exceed the server
     for change in (dict(server=[4, 5, 13, 280, 12, 9]), dict(compiled=[4, 5, 12, 290, 12, None])):
         rows = {r["metric"]: r for r in results_rows(per.assign(**change), pools)}
