@@ -133,8 +133,10 @@ def metrics(conn) -> pd.Series:
     return pd.Series({n: float(c) for n, c in rows}).reindex(list(METRICS))
 
 
-def polled(srv, st, plans, runs, load: str, scale, every_s: float) -> pd.DataFrame:
-    """``runs`` cold runs of each plan with the poll; one row per run and phase."""
+def polled(srv, st, plans, runs, load: str, scale, every_s: float,
+           extra: dict | None = None) -> pd.DataFrame:
+    """``runs`` cold runs of each plan with the poll; one row per run and phase.
+    ``extra``: server settings on top of the setting's (e.g. innodb_use_native_aio=0)."""
     conn = srv.connect()
     geo = conn.geometry(W.SCHEMA)
     conn.close()
@@ -146,7 +148,7 @@ def polled(srv, st, plans, runs, load: str, scale, every_s: float) -> pd.DataFra
     try:
         for r in range(runs):
             for name in plans:
-                srv.restart(**st.server_settings())
+                srv.restart(**st.server_settings(), **(extra or {}))
                 conn = srv.connect(multi_statements=True)
                 conn.execute("SET GLOBAL innodb_monitor_enable = 'buffer_LRU%'")
                 for t in ("dates", "lineorder", "sbtest"):
@@ -324,6 +326,7 @@ def main(argv=None) -> int:
                     help="the poll's period (0: back to back; negative: no poll)")
     ap.add_argument("--sleep-ms", default="0,20", help="sleep09: pauses before each statement")
     ap.add_argument("--pre-ms", default="0", help="sleep09: pauses before the first statement")
+    ap.add_argument("--extra", default="", help="polled: server settings k=v,k=v on top")
     ap.add_argument("--out", required=True)
     a = ap.parse_args(argv)
     if not 1 <= a.runs <= 50:
@@ -391,7 +394,9 @@ def main(argv=None) -> int:
                     server=("reported", lambda x: sorted(int(v) for v in x)),
                     replay=("simulated", "first")).to_string())
             else:
-                f = polled(srv, st, plans, a.runs, load, scale, a.every_ms / 1000)
+                extra = dict(kv.split("=", 1) for kv in a.extra.split(",") if kv)
+                f = polled(srv, st, plans, a.runs, load, scale, a.every_ms / 1000, extra)
+                f["extra"] = a.extra
                 print(f"--- {st.label} load={load}")
                 print(f.to_string())
             frames.append(f)
