@@ -12,7 +12,23 @@ An investigation script, not part of the package: it starts the private server o
   counters of ``INFORMATION_SCHEMA.INNODB_METRICS`` per phase: how many LRU batches ran
   (buffer_LRU_batch_num_scan), how many blocks the user thread took
   (buffer_LRU_get_free_search) and freed itself (buffer_LRU_search_num_scan), the largest
-  LRU and old sublist seen and the least free count.  The poll is bounded in count and time.
+  LRU and old sublist seen and the least free count.  The poll is bounded in count and time;
+  ``--every-ms -1``: no poll; ``--extra innodb_use_native_aio=0``: server settings on top;
+* ``pool09``: notebook 09's quick pool check (6 MiB, depth 100, time 1000) ``runs`` times;
+* ``sleep09``: its statements one by one, with client sleeps before each (``--sleep-ms``)
+  or before the first (``--pre-ms``), and the LRU counters per run;
+* ``dbt3``: notebook 09's DBT-3 mrr_bka set at 12 MiB / old_blocks_time 0, counters per
+  statement (made young, pages read, the batches' evictions).
+
+The runs of docs/cleaner-race.md (2026-11-29)::
+
+    --mode spread --plans star,scan --load none,cpu
+    --mode polled --plans star --load none,cpu --every-ms 0
+    --mode polled --plans star --every-ms -1 [--load none,cpu] [--extra innodb_use_native_aio=0]
+    taskset -c 0 python tools/cleaner_race.py --mode polled --plans star --every-ms -1
+    --mode pool09 --runs 10 --load none,cpu
+    --mode sleep09 --load none,cpu;  --mode sleep09 --sleep-ms 0 --pre-ms 0,2500
+    --mode dbt3 --load none,cpu
 
 Usage (from the worktree root; BUFSIM_ROOT and NUMBA_CACHE_DIR as in the Makefile)::
 
