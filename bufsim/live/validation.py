@@ -723,7 +723,11 @@ _MECH = {
                "100 in five runs, 2026-11-28).  The server does not repeat these counts: "
                "20 restarts of 20 MiB pct 95 time 1000 (2026-11-27) counted 0-536 not made "
                "young in the join's cold run and 0-302 in the scan's, so no one count holds "
-               "every run (repeatability(), recheck_misses(), notebook 07)"),
+               "every run (repeatability(), recheck_misses(), notebook 07); 128 runs of the "
+               "join there (2026-11-29, docs/cleaner-race.md) counted 0-5,857, 50 or less in "
+               "23, with the same gets and batches in every run, and neither CPU load nor one "
+               "core moved the distribution: the lag is the microseconds from the cleaner's "
+               "signal to its holding buf_pool.mutex, beside the read-ahead's takes"),
     "time": ("old_blocks_time is real time: the server makes young an old page re-accessed "
              "1000 ms or more after its first access; its runs take 0.02-0.7 s "
              "(performance_schema statement timer), so only the tables' roots and a point-"
