@@ -235,10 +235,12 @@ def statement_check(server: MariaDBServer, queries=tuple(QUERIES),
 
 def pool_check(server: MariaDBServer, per_statement: pd.DataFrame, pools=("6M", "10M"), *,
                repeats: int = 2, preset: str = "mariadb1011", settings: dict | None = None,
-               old_blocks_times=(1000,), sets=("plain",)) -> pd.DataFrame:
+               old_blocks_times=(1000,), sets=("plain",), recheck: int = 0) -> pd.DataFrame:
     """The queries :func:`statement_check` found supported and exact, per session setting,
     compiled once and replayed at each pool size and old_blocks_time beside the server
-    restarted with them (a cold pool), ``repeats`` runs each.  ``sets``: the session
+    restarted with them (a cold pool), ``repeats`` runs each, and at most ``recheck`` more
+    while a counter's replay is not within the server's spread
+    (:func:`bufsim.live.compile_validation.pool_check`).  ``sets``: the session
     settings (:data:`SETTINGS`) whose queries are replayed; by default ``plain`` only.
 
     ``sets`` leaves ``mrr_bka`` out by default: with MariaDB 10.11.7+'s read-ahead sites
@@ -272,7 +274,7 @@ def pool_check(server: MariaDBServer, per_statement: pd.DataFrame, pools=("6M", 
         df = _pool_check(server, tuple(pools), preset=preset, settings=settings,
                          old_blocks_times=tuple(old_blocks_times), sqls=list(ok.sql),
                          schema=D.SCHEMA, tables=D.TABLES, session=SETTINGS[name],
-                         repeats=repeats)
+                         repeats=repeats, recheck=recheck)
         frames.append(df.assign(set=st, queries=" ".join(ok.template)))
     if not frames:
         return pd.DataFrame(columns=["set", "pool", "pool_pages", "old_blocks_time", "metric",

@@ -46,8 +46,8 @@ from .server import MariaDBServer
 from .validation import (COMPARED, SYSTEM_PAGES, holds, startup_trace, tolerance_band,
                          with_system_space)
 
-__all__ = ["STAR", "oltp_workload", "statement_check", "pool_check", "spread", "results_rows",
-           "QUICK_SCALE"]
+__all__ = ["STAR", "oltp_workload", "statement_check", "pool_check", "more_runs", "spread",
+           "results_rows", "QUICK_SCALE"]
 
 
 
@@ -130,7 +130,8 @@ def pool_check(server: MariaDBServer, pools=("6M", "20M"), *, statements: int = 
                seed: int = 7, workload: str | Path | None = None,
                preset: str = "mariadb1011", settings: dict | None = None,
                old_blocks_times=(1000,), startup: bool = True, sqls=None,
-               schema: str = W.SCHEMA, tables=None, session=(), repeats: int = 1) -> pd.DataFrame:
+               schema: str = W.SCHEMA, tables=None, session=(), repeats: int = 1,
+               recheck: int = 0) -> pd.DataFrame:
     """The read-only statements (POOL_STAR's and the OLTP mix's supported SELECTs) compiled once
     and replayed at each pool size and ``innodb_old_blocks_time`` (ms) beside the server
     restarted with them (a cold pool each time).
@@ -148,25 +149,30 @@ def pool_check(server: MariaDBServer, pools=("6M", "20M"), *, statements: int = 
     :mod:`bufsim.live.compile_dbt3`); ``session``: ``SET SESSION`` statements run on
     the connection before the statements are compiled and before they run; ``repeats``:
     runs of the server per pool size and old_blocks_time (column ``run``; the replay is
-    deterministic and made once).
+    deterministic and made once); ``recheck``: at most this many runs more of a pool size
+    and old_blocks_time while a counter's replay is not within the server's spread
+    (:func:`spread`), as notebook 07 reruns its missing rows
+    (:func:`bufsim.live.validation.recheck_misses`).
 
     Returns
     -------
     pandas.DataFrame
-        One row per pool, old_blocks_time and counter of
-        :data:`bufsim.live.validation.COMPARED`: ``pool``, ``pool_pages`` (the server's
-        POOL_SIZE), ``old_blocks_time``, ``metric``, ``reported``,
-        ``simulated``, ``holds``, ``statements``, ``server_lru`` and
+        One row per pool, old_blocks_time, counter of
+        :data:`bufsim.live.validation.COMPARED` and run: ``pool``, ``pool_pages`` (the
+        server's POOL_SIZE), ``old_blocks_time``, ``metric``, ``reported``,
+        ``simulated``, ``holds`` (this run alone), ``statements``, ``server_lru`` and
         ``server_old`` (the server's DATABASE_PAGES and OLD_DATABASE_PAGES after the
-        statements: an old sublist exists from 512 LRU pages on).
+        statements: an old sublist exists from 512 LRU pages on), ``run``.
     """
+    repeats = check_int("repeats", repeats, 1, 20)
+    recheck = check_int("recheck", recheck, 0, 50)
+    old_blocks_times = [check_int("old_blocks_time", o, 0, 2**32 - 1) for o in old_blocks_times]
     if sqls is None:
         w = read_workload(oltp_workload() if workload is None else workload,
                           statements=statements, seed=seed)
         sqls = [sql for _, sql in POOL_STAR] + [sql for thread in w.draw() for _, sql in thread]
     sqls = [s for s in sqls if _is_read(s)]
     tables = _TABLES if tables is None else tuple(tables)
-    rows = []
     server.restart(innodb_buffer_pool_size=pools[0], **(settings or {}))
     with server.connect() as conn:
         for s in session:
@@ -174,64 +180,74 @@ def pool_check(server: MariaDBServer, pools=("6M", "20M"), *, statements: int = 
         comp = Compiler(conn, schema)
         compiled = [comp.compile(s) for s in sqls]
     run = [(s, c) for s, c in zip(sqls, compiled) if c.ok]
-    repeats = check_int("repeats", repeats, 1, 20)
-    replayed: dict = {}
-    for pool, obt, k in itertools.product(pools, old_blocks_times, range(repeats)):
-        obt = check_int("old_blocks_time", obt, 0, 2**32 - 1)
-        server.restart(innodb_buffer_pool_size=pool, innodb_old_blocks_time=obt)  # cold
-        with server.connect(database=schema) as conn:
-            for s in session:
-                conn.execute(s, doing="setting the session")
-            info = conn.settings()
-            for t in tables:
-                conn.query(f"SELECT * FROM `{schema}`.`{t}` LIMIT 0", doing="opening tables")
-            before = conn.counters()
-            for s, _ in run:
-                conn.query(s, doing="running the compiled statements")
-            after = conn.counters()
-        real = delta(before, after)
-        if (pool, obt) in replayed:
-            sim = replayed[(pool, obt)]
-            for m in COMPARED:
-                rows.append(dict(pool=pool, pool_pages=info.pool_pages, old_blocks_time=obt,
-                                 metric=m, reported=float(real[m]), simulated=float(sim[m]),
-                                 holds=holds(m, float(real[m]), float(sim[m])),
-                                 statements=len(run), server_lru=int(after["DATABASE_PAGES"]),
-                                 server_old=int(after["OLD_DATABASE_PAGES"]), run=k))
-            continue
-        cfg = make_preset(preset, device=DeviceModel.ssd(), **info.preset_overrides())
-        geo = comp.geo
-        roots = [geo.dense(t, [geo.table(t).clustered.root])[0] for t in tables]
-        # reads only: no get lands in the compiler's modelled undo space (appended after
-        # the tables), so the tables' own tablespaces carry the trace
-        ts = geo.tablespaces
-        body = [c.chunk(0) for _, c in run]
-        top = max((int(ch.page.max()) for ch in body if len(ch)), default=-1)
-        if top >= ts.n_pages:
-            raise ValueError(f"a read-only statement's trace reaches page {top}, past the "
-                             f"tables' {ts.n_pages} pages")
-        prep = Trace(Chunk.from_arrays(np.array(roots, dtype=np.int64)), ts, "open")
-        if startup:
-            n_roots = int(replay(prep, cfg).stats["DATABASE_PAGES"].sum())
-            n_sys = min(max(int(before["DATABASE_PAGES"]) - n_roots, 0), SYSTEM_PAGES)
-            ts = with_system_space(ts)
-            prep = Trace(list(prep), ts, "open")
-            if n_sys:
-                created = min(int(before["NUMBER_PAGES_CREATED"]), n_sys)
-                prep = Trace.concat([startup_trace(ts, n_sys, created), prep])
-        body = Trace(body, ts, "statements")
-        t0 = replay(prep, cfg).totals
-        t1 = replay(Trace.concat([prep, body]), cfg).totals
-        sim = t1 - t0
-        replayed[(pool, obt)] = sim
-        for m in COMPARED:
-            rows.append(dict(pool=pool, pool_pages=info.pool_pages, old_blocks_time=obt,
-                             metric=m,
-                             reported=float(real[m]), simulated=float(sim[m]),
-                             holds=holds(m, float(real[m]), float(sim[m])),
-                             statements=len(run), server_lru=int(after["DATABASE_PAGES"]),
-                             server_old=int(after["OLD_DATABASE_PAGES"]), run=k))
+    rows = []
+    for pool, obt in itertools.product(pools, old_blocks_times):
+        mine, sim = [], None
+        while more_runs(mine, repeats, recheck):
+            server.restart(innodb_buffer_pool_size=pool, innodb_old_blocks_time=obt)  # cold
+            with server.connect(database=schema) as conn:
+                for s in session:
+                    conn.execute(s, doing="setting the session")
+                info = conn.settings()
+                for t in tables:
+                    conn.query(f"SELECT * FROM `{schema}`.`{t}` LIMIT 0", doing="opening tables")
+                before = conn.counters()
+                for s, _ in run:
+                    conn.query(s, doing="running the compiled statements")
+                after = conn.counters()
+            real = delta(before, after)
+            if sim is None:
+                cfg = make_preset(preset, device=DeviceModel.ssd(), **info.preset_overrides())
+                sim = _replay_reads(comp.geo, [c for _, c in run], tables, cfg,
+                                    before if startup else None)
+            mine.append([dict(pool=pool, pool_pages=info.pool_pages, old_blocks_time=obt,
+                              metric=m, reported=float(real[m]), simulated=float(sim[m]),
+                              holds=holds(m, float(real[m]), float(sim[m])),
+                              statements=len(run), server_lru=int(after["DATABASE_PAGES"]),
+                              server_old=int(after["OLD_DATABASE_PAGES"]), run=len(mine))
+                         for m in COMPARED])
+        rows += [r for one in mine for r in one]
     return pd.DataFrame(rows)
+
+
+def more_runs(runs: list[list[dict]], repeats: int, recheck: int) -> bool:
+    """Whether :func:`pool_check` runs the server once more for one pool size and
+    old_blocks_time, given the ``runs`` made so far (each a list of rows, one per
+    counter): until ``repeats`` runs, then while a counter's replay is not within the
+    server's spread over them (:func:`spread`), up to ``repeats + recheck`` runs."""
+    if len(runs) < repeats:
+        return True
+    if len(runs) >= repeats + recheck:
+        return False
+    return not bool(spread(pd.DataFrame([r for one in runs for r in one])).holds.all())
+
+
+def _replay_reads(geo, compiled, tables, cfg, before) -> pd.Series:
+    """The compiled statements' counter deltas in a replay through ``cfg``, from a pool that
+    starts as the server's does after its restart (``before``: the server's counters then,
+    or None for a pool holding the tables' roots only)."""
+    roots = [geo.dense(t, [geo.table(t).clustered.root])[0] for t in tables]
+    # reads only: no get lands in the compiler's modelled undo space (appended after
+    # the tables), so the tables' own tablespaces carry the trace
+    ts = geo.tablespaces
+    body = [c.chunk(0) for c in compiled]
+    top = max((int(ch.page.max()) for ch in body if len(ch)), default=-1)
+    if top >= ts.n_pages:
+        raise ValueError(f"a read-only statement's trace reaches page {top}, past the "
+                         f"tables' {ts.n_pages} pages")
+    prep = Trace(Chunk.from_arrays(np.array(roots, dtype=np.int64)), ts, "open")
+    if before is not None:
+        n_roots = int(replay(prep, cfg).stats["DATABASE_PAGES"].sum())
+        n_sys = min(max(int(before["DATABASE_PAGES"]) - n_roots, 0), SYSTEM_PAGES)
+        ts = with_system_space(ts)
+        prep = Trace(list(prep), ts, "open")
+        if n_sys:
+            created = min(int(before["NUMBER_PAGES_CREATED"]), n_sys)
+            prep = Trace.concat([startup_trace(ts, n_sys, created), prep])
+    body = Trace(body, ts, "statements")
+    t0 = replay(prep, cfg).totals
+    t1 = replay(Trace.concat([prep, body]), cfg).totals
+    return t1 - t0
 
 
 def spread(pools: pd.DataFrame) -> pd.DataFrame:

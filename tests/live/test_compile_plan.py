@@ -316,7 +316,8 @@ def test_results_rows_judge_reads_exact_and_writes_but_where_pages_were_created(
     assert u["holds"] and u["reported"] == 304 and u["simulated"] == 36
     assert "1 created pages on the server (not modelled): +268 gets" in u["config"]
     young = rows["replay PAGES_MADE_YOUNG"]
-    assert "old_blocks_time=0" in young["config"] and "server 6762..6900 over 2 runs" in young["config"]
+    assert "old_blocks_time=0" in young["config"]
+    assert "server 6762..6900 over 2 runs" in young["config"]
     assert young["holds"] and young["reported"] == 6831             # the runs' median
     # the replay against the server's range: below the least run's band, it misses
     low = results_rows(per, pools.assign(simulated=6762 * 0.9 - 1))
@@ -391,3 +392,21 @@ def test_an_exact_key_read_prefetches_from_its_first_row(n, exact, relatches):
 def test_an_exact_key_read_under_a_filter_or_icp_takes_8_rows_a_call():
     assert _one_leaf_segment(8, True, per_call=8)[0] == 1
     assert _one_leaf_segment(9, True, per_call=8)[0] == 2
+
+
+def test_pool_check_runs_again_while_a_counter_is_outside_the_servers_spread():
+    """more_runs(): ``repeats`` runs, then more while the replay is outside the server's
+    range (pages read: 5 % of it), at most ``recheck`` more."""
+    from bufsim.live.compile_validation import more_runs
+
+    def run(read, k):
+        return [dict(pool="6M", pool_pages=379, old_blocks_time=1000, metric=m,
+                     reported=float(v), simulated=float(s), run=k)
+                for m, v, s in (("NUMBER_PAGES_READ", read, 244),
+                                ("NUMBER_PAGES_GET", 11298, 11286))]
+
+    assert more_runs([], 2, 3) and more_runs([run(268, 0)], 2, 3)
+    assert not more_runs([run(268, 0), run(246, 1)], 2, 3)       # 244 >= 246 * 0.95
+    assert more_runs([run(268, 0), run(262, 1)], 2, 3)           # 244 < 262 * 0.95 = 248.9
+    assert not more_runs([run(268, 0), run(262, 1), run(259, 2), run(270, 3), run(265, 4)], 2, 3)
+    assert not more_runs([run(268, 0), run(262, 1)], 2, 0)       # no recheck: two runs

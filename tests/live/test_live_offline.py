@@ -289,7 +289,7 @@ def test_recheck_misses_runs_again_only_the_runs_with_a_missing_row(monkeypatch)
                       lambda c, p, m: 300 if (c, p, m) == (b.label, "star", "PAGES_NOT_MADE_YOUNG")
                       else 100)
     calls = []
-    reruns = iter([120, 400])          # the server's count in each rerun of that row
+    reruns = iter([400, 120, 500])     # the server's count in each rerun of that row
 
     def fake_run_grid(settings, *, plans, **kwargs):
         calls.append((tuple(s.label for s in settings), plans, kwargs))
@@ -297,8 +297,10 @@ def test_recheck_misses_runs_again_only_the_runs_with_a_missing_row(monkeypatch)
                           if m == "PAGES_NOT_MADE_YOUNG" else 100)
 
     monkeypatch.setattr(V, "run_grid", fake_run_grid)
-    out = V.recheck_misses(grid, (a, b), repeats=2, seed=7)
-    assert calls == [((b.label, b.label), ("star",), {"seed": 7})]
+    out = V.recheck_misses(grid, (a, b), repeats=3, seed=7)
+    # round by round, the run with the missing row only, until that row is within the
+    # server's spread (after the second rerun: 120); the third rerun is not run
+    assert calls == [((b.label,), ("star",), {"seed": 7})] * 2
     assert len(out) == 1
     row = out.iloc[0]
     assert (row.config, row.plan, row.metric) == (b.label, "star", "PAGES_NOT_MADE_YOUNG")
@@ -310,10 +312,12 @@ def test_recheck_misses_runs_again_only_the_runs_with_a_missing_row(monkeypatch)
     assert claims[0]["claim"].startswith("every row of the grid holds in its run (7 of 8)")
     assert (claims[1]["reported"], claims[1]["server_min"], claims[1]["server_max"]) == \
         (300, 120, 400)
-    # reruns that stay above the replay: not within the spread
+    # reruns that stay above the replay: not within the spread, after every rerun allowed
     reruns = iter([400, 500])
+    calls.clear()
     out = V.recheck_misses(grid, (a, b), repeats=2)
     assert out.server_min.tolist() == [300] and not out.within_spread.any()
+    assert len(calls) == 2 and out.runs.tolist() == [3]
     assert [c["holds"] for c in V.recheck_claims(grid, out, 2)] == [False, False]
     # no row misses: nothing runs again, and no row comes back
     calls.clear()
