@@ -329,6 +329,13 @@ def dbt3(runs: int, load: str, pool: str = "12M", obt: int = 0, lsd: int = 100,
     return pd.DataFrame(out)
 
 
+def _save(frames, out: Path) -> None:
+    """The runs so far, written to a temporary name and moved into place."""
+    tmp = out.with_suffix(".tmp.csv")
+    pd.concat(frames).to_csv(tmp, index=False)
+    os.replace(tmp, out)
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--setting", default="20M,95,1000,on,default",
@@ -368,9 +375,7 @@ def main(argv=None) -> int:
             print(f"--- notebook 09's quick statements one by one, 6M, lsd 100, load={load}")
             print(f.to_string())
             frames.append(f)
-            tmp = out.with_suffix(".tmp.csv")
-            pd.concat(frames).to_csv(tmp, index=False)
-            os.replace(tmp, out)
+            _save(frames, out)
         return 0
     if a.mode == "dbt3":
         for load in a.load.split(","):
@@ -381,9 +386,7 @@ def main(argv=None) -> int:
                 lambda x: " ".join(str(int(v)) for v in x)).to_string())
             print("total made young per run:", f.groupby("run").made_young.sum().astype(int).tolist())
             frames.append(f)
-            tmp = out.with_suffix(".tmp.csv")
-            pd.concat(frames).to_csv(tmp, index=False)
-            os.replace(tmp, out)
+            _save(frames, out)
         return 0
     if a.mode == "pool09":
         for load in a.load.split(","):
@@ -394,9 +397,7 @@ def main(argv=None) -> int:
             print(f.groupby("metric").agg(server=("reported", lambda x: sorted(int(v) for v in x)),
                                           replay=("simulated", "first")).to_string())
             frames.append(f)
-            tmp = out.with_suffix(".tmp.csv")
-            pd.concat(frames).to_csv(tmp, index=False)
-            os.replace(tmp, out)
+            _save(frames, out)
         return 0
     with V.loaded_server(scale, 0) as srv:
         for load in a.load.split(","):
@@ -416,9 +417,7 @@ def main(argv=None) -> int:
                 print(f"--- {st.label} load={load}")
                 print(f.to_string())
             frames.append(f)
-            tmp = out.with_suffix(".tmp.csv")
-            pd.concat(frames).to_csv(tmp, index=False)
-            os.replace(tmp, out)
+            _save(frames, out)
     return 0
 
 

@@ -31,7 +31,7 @@ from .._validation import check_int
 from . import dbt3_load as D
 from .compile import Compiler
 from .compile_plan import parse_plan
-from .compile_validation import pool_check as _pool_check, spread
+from .compile_validation import pool_check as _pool_check, pool_rows, spread
 from .compile_workload import check_against_server
 from .server import MariaDBServer
 
@@ -297,17 +297,7 @@ def results_rows(per_statement: pd.DataFrame, pools: pd.DataFrame,
                         reported=float(r.server),
                         simulated=float(r.compiled), fitted=False,
                         holds=bool(r.compiled == r.server and r.created == 0)))
-    if len(pools):
-        med = pools.groupby(["set", "pool", "old_blocks_time", "metric"], sort=False).reported.median()
-        for r in spread(pools).itertuples(index=False):
-            out.append(dict(
-                experiment=experiment, metric=f"{r.set} replay {r.metric}",
-                config=(f"pool={r.pool} ({r.pool_pages} pages) old_blocks_time={r.old_blocks_time}"
-                        f", {r.queries}; server {int(r.server_min)}..{int(r.server_max)} over "
-                        f"{r.runs} runs"),
-                reported=float(med[(r.set, r.pool, r.old_blocks_time, r.metric)]),
-                simulated=float(r.simulated), fitted=False, holds=bool(r.holds)))
-    return out
+    return out + pool_rows(pools, experiment)
 
 
 def unsupported_lines(per_statement: pd.DataFrame) -> list[str]:

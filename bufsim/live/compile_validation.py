@@ -47,7 +47,7 @@ from .validation import (COMPARED, SYSTEM_PAGES, holds, startup_trace, tolerance
                          with_system_space)
 
 __all__ = ["STAR", "oltp_workload", "statement_check", "pool_check", "more_runs", "spread",
-           "results_rows", "QUICK_SCALE"]
+           "pool_rows", "results_rows", "QUICK_SCALE"]
 
 
 
@@ -269,6 +269,30 @@ def spread(pools: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
+def pool_rows(pools: pd.DataFrame, experiment: str) -> list[dict]:
+    """Rows for :func:`bufsim.results.write_results`, one per pool, old_blocks_time and
+    counter (and ``set``, where the frame has one) of :func:`pool_check`'s runs: the
+    replay beside the server's range over its runs (:func:`spread`; ``reported``: the
+    median of the runs, the config names their range and what ran: the statements' count,
+    or the ``queries``)."""
+    if not len(pools):
+        return []
+    keys = [k for k in ("set", "pool", "old_blocks_time", "metric") if k in pools]
+    med = pools.groupby(keys, sort=False).reported.median()
+    out = []
+    for r in spread(pools).itertuples(index=False):
+        ran = r.queries if "queries" in pools else f"{r.statements} reads"
+        out.append(dict(
+            experiment=experiment,
+            metric=(f"{r.set} " if "set" in pools else "") + f"replay {r.metric}",
+            config=(f"pool={r.pool} ({r.pool_pages} pages) old_blocks_time={r.old_blocks_time}"
+                    f", {ran}; server {int(r.server_min)}..{int(r.server_max)} over "
+                    f"{r.runs} runs"),
+            reported=float(med[tuple(getattr(r, k) for k in keys)]),
+            simulated=float(r.simulated), fitted=False, holds=bool(r.holds)))
+    return out
+
+
 def results_rows(per_statement: pd.DataFrame, pools: pd.DataFrame,
                  experiment: str = "SQL -> trace, live MariaDB 10.11") -> list[dict]:
     """Rows for :func:`bufsim.results.write_results`: per statement set, template and kind
@@ -297,14 +321,4 @@ def results_rows(per_statement: pd.DataFrame, pools: pd.DataFrame,
                        f"+{extra} gets")
         out.append(dict(experiment=experiment, metric=f"{st} {tmpl} page gets",
                         config=config, reported=rep, simulated=sim, fitted=False, holds=good))
-    if len(pools):
-        med = pools.groupby(["pool", "old_blocks_time", "metric"], sort=False).reported.median()
-        for r in spread(pools).itertuples(index=False):
-            out.append(dict(
-                experiment=experiment, metric=f"replay {r.metric}",
-                config=(f"pool={r.pool} ({r.pool_pages} pages) old_blocks_time={r.old_blocks_time}"
-                        f", {r.statements} reads; server {int(r.server_min)}..{int(r.server_max)}"
-                        f" over {r.runs} runs"),
-                reported=float(med[(r.pool, r.old_blocks_time, r.metric)]),
-                simulated=float(r.simulated), fitted=False, holds=bool(r.holds)))
-    return out
+    return out + pool_rows(pools, experiment)
