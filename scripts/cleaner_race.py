@@ -25,14 +25,14 @@ The runs of docs/cleaner-race.md (2026-11-29)::
     --mode spread --plans star,scan --load none,cpu
     --mode polled --plans star --load none,cpu --every-ms 0
     --mode polled --plans star --every-ms -1 [--load none,cpu] [--extra innodb_use_native_aio=0]
-    taskset -c 0 python tools/cleaner_race.py --mode polled --plans star --every-ms -1
+    taskset -c 0 python scripts/cleaner_race.py --mode polled --plans star --every-ms -1
     --mode pool09 --runs 10 --load none,cpu
     --mode sleep09 --load none,cpu;  --mode sleep09 --sleep-ms 0 --pre-ms 0,2500
     --mode dbt3 --load none,cpu
 
 Usage (from the worktree root; BUFSIM_ROOT and NUMBA_CACHE_DIR as in the Makefile)::
 
-    python tools/cleaner_race.py --setting 20M,95,1000,on,default --plans star,scan \
+    python scripts/cleaner_race.py --setting 20M,95,1000,on,default --plans star,scan \
         --runs 8 --mode spread --load none --out build/cleaner_race/idle.csv
 
 Writes one CSV (rows of the runs) and prints a summary.  Nothing is fitted.
