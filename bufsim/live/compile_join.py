@@ -4,9 +4,15 @@ MariaDB 10.11's executor reads a join table by table (sql/sql_select.cc ``sub_se
 the first table's rows (a scan, a range, a ``ref`` by constants), and for each row that
 passes its condition the next table's probe by ``eq_ref`` / ``ref`` (``join_read_key``,
 ``join_read_always_key``), depth first.  An ``eq_ref`` probe whose key equals the previous
-probe's is skipped (the server keeps the last row).  Batched Key Access puts the last
-table's keys in the join buffer instead, read after the first table
-(:meth:`bufsim.live.compile_batched.BatchedMixin._bka`).
+probe's is skipped (the server keeps the last row).  Batched Key Access puts a table's
+partial rows in its join buffer instead (``sub_select_cache``, sql/sql_select.cc:22813),
+and once the rows before it are all in, reads the table for the whole buffer and sends each
+match on to the tables after it (``JOIN_CACHE::join_records`` / ``join_matching_records``,
+sql/sql_join_cache.cc:2162, 2318): a later table probed row by row is probed then, a later
+BKA table's buffer fills then and is read after it (the end of records reaches the caches
+in plan order: sql/sql_select.cc:22828-22833, sql/sql_join_cache.cc:2226 ``next_cache``)
+(:meth:`bufsim.live.compile_batched.BatchedMixin._bka`).  Each buffer must take its rows in
+one fill (:meth:`~bufsim.live.compile_batched.BatchedMixin._bka_fits`).
 
 :class:`JoinMixin` is mixed into :class:`bufsim.live.compile.Compiler`; one statement's join
 is a :class:`_Join` (its tables, the columns each hands on, the probes' state).
@@ -62,7 +68,7 @@ class _Join:
                        if j and "const" in t.ref else () for j, t in enumerate(acc)}
         self.last_key: dict = {}
         self.ctx: dict = {}
-        self.bka_keys: list = []
+        self.buffers: dict = {}          # BKA table -> [(key, the partial row's context)]
 
     def hand_on(self, j: int, vals) -> bool:
         """Store row values of table j; False if its condition rejects the row."""
@@ -81,8 +87,11 @@ class _Join:
         acc, comp, ev = self.acc, self.comp, self.ev
         if j >= len(acc):
             return
-        if acc[j].join_buffer is not None:            # BKA: the key goes into the buffer
-            self.bka_keys.append(self._key(j))
+        if acc[j].join_buffer is not None:
+            # BKA: the partial row goes into table j's join buffer (sub_select_cache ->
+            # JOIN_CACHE::put_record, MariaDB 10.11.18 sql/sql_select.cc:22845), read when
+            # the rows before it are all in (sql/sql_join_cache.cc:2162 join_records)
+            self.buffers.setdefault(j, []).append((self._key(j), dict(self.ctx)))
             return
         t, table = acc[j], self.names[j]
         ix = comp._index(table, t.key, f"table {t.alias} {t.access}")
@@ -213,7 +222,7 @@ class JoinMixin:
         aliases = [t.alias for t in acc]
         for j, t in enumerate(acc):
             if t.rowid_filter is not None and (j == 0 or t.access != "ref" or t.covering
-                                               or t.join_buffer or modify):
+                                               or modify):
                 raise Unsupported(f"table {t.alias} {t.access} rowid filter",
                                   "a rowid filter other than on an inner ref access with "
                                   "clustered lookups")
@@ -228,9 +237,9 @@ class JoinMixin:
                                   "(EXISTS / IN stopped at the first match) is not modelled")
             if j < len(acc) - 1:
                 self._check_condition(t, aliases, f"table {t.alias} condition")
-            if t.join_buffer is not None and (j != len(acc) - 1 or j != 1 or modify):
-                raise Unsupported(f"table {t.alias} {t.access} BKA", "Batched Key Access other "
-                                  "than the second and last table of a SELECT's join")
+            if t.join_buffer is not None and modify:
+                raise Unsupported(f"table {t.alias} {t.access} BKA", "Batched Key Access in "
+                                  "an UPDATE or DELETE")
             if t.mrr is not None and (j or t.access != "range") and t.join_buffer is None:
                 raise Unsupported(f"table {t.alias} {t.access}", f"multi-range read "
                                   f"({t.mrr}) other than on the first table's range")
@@ -246,8 +255,9 @@ class JoinMixin:
         join = _Join(self, plan, names, acc, ev)
         dml = self._dml_setup(plan, names[0], acc[0], join.extra) if modify else None
         self._drive(join, dml)
-        if join.bka_keys or (len(acc) > 1 and acc[-1].join_buffer is not None):
-            self._bka(ev, acc[-1], names[-1], join.bka_keys, [names[0]], acc[:1])
+        for j in range(1, len(acc)):       # the end of records reaches the caches in order
+            if acc[j].join_buffer is not None:
+                self._bka(join, j)
         if dml is not None and dml.changed:
             ev.undo(np.arange(TRX_UNDO_GETS) % (UNDO_PAGES - 1))     # commit
 
