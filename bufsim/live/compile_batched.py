@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 
 from ..workloads.plans import FETCH_ROWS_PER_CALL, FETCH_ROWS_PER_CALL_ICP
-from .compile_btree import Events, unique_lookup
+from .compile_btree import Events, quote_ident, unique_lookup
 from .compile_plan import Bound, Plan, TableAccess, Unsupported
 from .geometry import LiveIndex
 
@@ -145,21 +145,51 @@ class BatchedMixin:
             return int(octets) + 2, True
         raise Unsupported(node, f"a {dtype} column in a join buffer (blobs are stored apart)")
 
-    def _used_bytes(self, table: str, node: str) -> tuple:
+    @staticmethod
+    def _names_column(sql: str, name: str, quals: set) -> bool:
+        """Whether ``sql`` names column ``name`` for a table known as one of ``quals``: unqualified,
+        or qualified by one of them (``n2.n_name`` is not ``n1``'s)."""
+        for m in re.finditer(rf"(?<![\w`]){re.escape(name)}(?![\w`])", sql, re.I):
+            q = re.search(r"`?(\w+)`?\s*\.\s*`?$", sql[:m.start()])
+            if q is None or q.group(1).lower() in quals:
+                return True
+        return False
+
+    def _used_bytes(self, table: str, node: str, alias: str | None = None) -> tuple:
         """(bytes at most, has variable-length fields) of a row of ``table`` in a join
         buffer record: the columns the statement names (the server stores the columns of
         the table's read_set, MariaDB 10.11.18 sql/sql_join_cache.cc:123
         ``add_table_data_fields_to_join_cache``; a column named anywhere in the statement
-        over-approximates it, every column for ``*``) and, where the table has nullable
-        columns, its null bitmap and null-row flag (:375 ``create_flag_fields``)."""
+        (unqualified, or qualified by the table's alias) over-approximates it, every column for
+        ``*``) and, where the table has nullable
+        columns, its null bitmap and null-row flag (:375 ``create_flag_fields``).  A CHAR
+        of 4 to 255 bytes is stored without its end spaces after 2 length bytes, a VARCHAR
+        as its length bytes and value (sql/field.cc:2488 ``Field::fill_cache_field``): their
+        longest value in the table, by SQL."""
         sql = self._sql or ""
         star = re.search(r"(?:\bselect\b|,)\s*(?:[`\w]+\.)?\*", sql, re.I) is not None
         cols = self._columns(table)
-        total, varlen = 0, False
+        total, varlen, exprs = 0, False, []
         for name, dtype, octets, prec, scale, _ in cols:
-            if star or re.search(rf"(?<![\w`]){re.escape(name)}(?![\w`])", sql, re.I):
-                b, v = self._column_bytes(dtype, octets, prec, scale, node)
-                total, varlen = total + b, varlen or v
+            if not (star or self._names_column(sql, name, {table.lower(), (alias or table).lower()})):
+                continue
+            b, v = self._column_bytes(dtype, octets, prec, scale, node)
+            if dtype in ("char", "binary") and 4 <= int(octets) < 256:
+                exprs.append(f"2 + OCTET_LENGTH(RTRIM({quote_ident(name)}))")
+            elif dtype in ("varchar", "varbinary"):
+                exprs.append(f"{1 if int(octets) < 256 else 2} + OCTET_LENGTH({quote_ident(name)})")
+            else:
+                total += int(octets) if dtype in ("char", "binary") else b
+                continue
+            varlen = True
+        if exprs:
+            key = ("longest", table, tuple(exprs))
+            if key not in self._rank_cache:
+                row = self.conn.query(
+                    f"SELECT {', '.join(f'MAX({e})' for e in exprs)} FROM {quote_ident(table)}",
+                    doing=f"reading the longest values of {table}")[0]
+                self._rank_cache[key] = sum(int(x or 0) for x in row)
+            total += self._rank_cache[key]
         nullable = sum(1 for c in cols if c[5])
         return total + ((nullable + 7) // 8 + 1 if nullable else 0), varlen
 
@@ -210,7 +240,7 @@ class BatchedMixin:
             if join.acc[j - 1].join_buffer is None:
                 raise Unsupported(node, "an incremental buffer after a table without one")
             before = range(j - 1, j)
-        used = [self._used_bytes(join.names[i], node) for i in before]
+        used = [self._used_bytes(join.names[i], node, join.aliases[i]) for i in before]
         varlen = any(v for _, v in used)
         # offsets of the fields a later buffer's key reads from this record (:742
         # get_record_max_affix_length), 4 bytes at most each
