@@ -130,7 +130,7 @@ class BatchedMixin:
         """(bytes at most, variable length) of a column in a join buffer record: its pack
         length (a DECIMAL's binary size, sql/my_decimal.h ``decimal_bin_size``); a CHAR or
         VARCHAR at its longest with 2 length bytes (stored stripped / packed,
-        sql/sql_join_cache.cc:80 ``add_field_to_join_cache``)."""
+        sql/field.cc:2488 ``Field::fill_cache_field``)."""
         fixed = {"tinyint": 1, "smallint": 2, "mediumint": 3, "int": 4, "bigint": 8,
                  "float": 4, "double": 8, "date": 3, "year": 1, "time": 6, "datetime": 8,
                  "timestamp": 7, "bit": 8}
@@ -227,23 +227,23 @@ class BatchedMixin:
         return self._rank_cache[key]
 
     def _bka_fits(self, join, j: int, n_records: int, n_pairs: int, key_bytes: int,
-                  rowid_step: bool) -> None:
-        """Refuse a join buffer that may not take its ``n_records`` partial rows, or whose
-        multi-range read may not take its keys and row ids, in one fill (more fills and MRR
-        refills are not modelled).
+                  rowid_step: bool) -> str | None:
+        """None where table ``j``'s join buffer takes its ``n_records`` partial rows, and its
+        multi-range read its keys and row ids, in one fill and one pass; otherwise why it
+        may not (:meth:`_bka` decides whether that changes the page gets).
 
         Bounds used (MariaDB 10.11.18): a record holds the used columns of the tables before
         the table (``flat``) or of the table before it only, with a link to that table's
         buffer record (``incremental``), its length and flags (sql/sql_join_cache.cc:1295
         ``write_record_data``), and the key when it is not embedded; the buffer is full
-        when the next record may not fit (:1352 ``last_record``).  Each record reserves
+        when the next record may not fit (:1349 ``last_record``).  Each record reserves
         (ref_length + 8) x rec_per_key bytes for the MRR buffer (:3978
         ``JOIN_TAB_SCAN_MRR::aux_buffer_incr``), which gets the buffer's space after the
         records (sql/sql_join_cache.h:1305 ``setup_aux_buffer``); DS-MRR takes an
-        interruption buffer from it (sql/multi_range_read.cc:627) and splits the rest
+        interruption buffer from it (sql/multi_range_read.cc:631) and splits the rest
         between the sorted keys and the row ids by rec_per_key (:1453
         ``setup_buffer_sharing``); a Key-ordered scan of the clustered index or a covering
-        one gives it all to the keys (:1157).  The buffer's size is EXPLAIN's (rounded
+        one gives it all to the keys (:1167).  The buffer's size is EXPLAIN's (rounded
         down); rec_per_key is the server's statistics, as its own sizing uses."""
         t, table = join.acc[j], join.names[j]
         node = f"table {t.alias} {t.access} BKA ({t.buffer_type} buffer)"
@@ -281,8 +281,8 @@ class BatchedMixin:
         first = key_bytes + ref
         usable = cap
         if (n_records + 1) * (rec + aux) + first > usable:
-            raise Unsupported(node, f"{n_records} partial rows may take more than one fill of "
-                                    f"the {cap}-byte join buffer (up to {rec + aux} bytes each)")
+            return (f"{n_records} partial rows may take more than one fill of the {cap}-byte "
+                    f"join buffer (up to {rec + aux} bytes each)")
         avail = usable - n_records * rec
         kes = max(key_bytes, 8) + 8
         if rowid_step:
@@ -291,11 +291,11 @@ class BatchedMixin:
             rps = (ref + 8) * rpc
             rowid_space = avail * rps / (rps + kes)
             if n_pairs * (ref + 8) > rowid_space or n_records * kes > avail - rowid_space:
-                raise Unsupported(node, f"{n_records} keys and {n_pairs} row ids may take more "
-                                        "than one pass of the multi-range read's buffer")
+                return (f"{n_records} keys and {n_pairs} row ids may take more than one pass "
+                        "of the multi-range read's buffer")
         elif n_records * kes > avail:
-            raise Unsupported(node, f"{n_records} keys may take more than one pass of the "
-                                    "multi-range read's buffer")
+            return f"{n_records} keys may take more than one pass of the multi-range read's buffer"
+        return None
 
     def _key_embedded(self, join, j: int, mine: set) -> bool:
         """Whether table ``j``'s key is embedded in its join buffer's records
@@ -330,15 +330,15 @@ class BatchedMixin:
         partial rows of its join buffer, each match sent on to the tables after it.
 
         The buffer's keys go to the multi-range read sorted (``mrr_sort_keys``: the
-        "Key-ordered" scans; MariaDB 10.11.18 sql/multi_range_read.cc:715
+        "Key-ordered" scans; MariaDB 10.11.18 sql/multi_range_read.cc:725
         ``Mrr_ordered_index_reader::refill_buffer``), identical keys grouped, so each
-        distinct key is read once (:583 ``get_next`` over groups of identical keys; a unique
+        distinct key is read once (:584 ``get_next`` over groups of identical keys; a unique
         search for ``eq_ref``, a ``ref`` read with HA_READ_KEY_EXACT then
         ``index_next_same`` otherwise) and its rows go to every partial row with that key.
         With a non-covering secondary index ("Key-ordered Rowid-ordered scan") the (row id,
         partial row) pairs are collected, sorted by row id and each distinct row id
-        fetched once by ``rnd_pos`` (a unique search of the clustered index; :953
-        ``Mrr_ordered_rndpos_reader::get_next``, :889 ``refill_from_index_reader``).  A range
+        fetched once by ``rnd_pos`` (a unique search of the clustered index; :956
+        ``Mrr_ordered_rndpos_reader::get_next``, :885 ``refill_from_index_reader``).  A range
         rowid filter on the table is built at its first buffer read, before the keys are
         read (sql/sql_join_cache.cc:2349), and, not pushed to InnoDB under DS-MRR
         (sql/multi_range_read.cc:1112-1125), it drops row ids after the index read, before
@@ -363,13 +363,13 @@ class BatchedMixin:
         for r, (key, _) in enumerate(records):
             if None not in key:
                 by_key.setdefault(key, []).append(r)
-        distinct = sorted(by_key)
+        keys = sorted(by_key)
         rows_pk, rows_x = (self._all_rows(table, t.alias, ix, join.extra[j])
                            if (secondary or not last) else (None, None))
         keep = self._rowid_filter(plan, ev, table, t) if t.rowid_filter else None
         ranks_of = self._key_ranks
         # the sizes first: refuse before any get of this table's batch
-        hits = {key: ranks_of(table, ix, len(key)).get(key) for key in distinct}
+        hits = {key: ranks_of(table, ix, len(key)).get(key) for key in keys}
         pairs = 0
         if secondary:
             for key, hit in hits.items():
@@ -378,11 +378,30 @@ class BatchedMixin:
                     ok = n if keep is None else sum(tuple(p) in keep
                                                     for p in rows_pk[first:first + n])
                     pairs += ok * len(by_key[key])
-        self._bka_fits(join, j, len(records), pairs,
-                       self._key_bytes(table, ix, len(records[0][0]), node), secondary)
+        split = self._bka_fits(join, j, len(records), pairs,
+                               self._key_bytes(table, ix, len(records[0][0]), node), secondary)
+        # More than one fill (or MRR pass) reads each fill's distinct keys, keys and row ids
+        # sorted per pass (sql/sql_select.cc:22852, sql/multi_range_read.cc:766, 940): where no two
+        # partial rows share a key, each key, entry and row id is read once whatever the
+        # fills, so the gets are those of one fill; but a later table's rows then come in
+        # another order (the last-key rule of an eq_ref probe depends on it), and a later
+        # linked buffer is read once per fill (sql/sql_join_cache.cc:2225), so every later
+        # BKA table must have distinct keys too and no eq_ref probe may follow.
+        distinct = sum(len(v) for v in by_key.values()) == len(by_key)
+        if split is not None or join.split:
+            why = split or f"after {join.split}"
+            if not distinct:
+                raise Unsupported(node, f"{why}, and partial rows share keys (which fill reads "
+                                        "a key is not modelled)")
+            if any(join.acc[k].join_buffer is None and join.acc[k].access == "eq_ref"
+                   for k in range(j + 1, len(join.acc))):
+                raise Unsupported(node, f"{why}, with an eq_ref probe after it (its rows' "
+                                        "order over the fills is not modelled)")
+            if split is not None and not join.split:
+                join.split = f"table {t.alias}'s fills"
         per_call = FETCH_ROWS_PER_CALL_ICP if t.icp else FETCH_ROWS_PER_CALL
         out = []                            # (entry, record) in the order rows come out
-        for key in distinct:
+        for key in keys:
             hit = hits[key]
             if hit is None:
                 first = self._below(table, ix, ix.columns, Bound(key, True), True)

@@ -10,7 +10,7 @@ and once the rows before it are all in, reads the table for the whole buffer and
 match on to the tables after it (``JOIN_CACHE::join_records`` / ``join_matching_records``,
 sql/sql_join_cache.cc:2162, 2318): a later table probed row by row is probed then, a later
 BKA table's buffer fills then and is read after it (the end of records reaches the caches
-in plan order: sql/sql_select.cc:22828-22833, sql/sql_join_cache.cc:2226 ``next_cache``)
+in plan order: sql/sql_select.cc:22828-22833, sql/sql_join_cache.cc:2225 ``next_cache``)
 (:meth:`bufsim.live.compile_batched.BatchedMixin._bka`).  Each buffer must take its rows in
 one fill (:meth:`~bufsim.live.compile_batched.BatchedMixin._bka_fits`).
 
@@ -69,6 +69,7 @@ class _Join:
         self.last_key: dict = {}
         self.ctx: dict = {}
         self.buffers: dict = {}          # BKA table -> [(key, the partial row's context)]
+        self.split: str | None = None    # a BKA table read in more than one fill, if any
 
     def hand_on(self, j: int, vals) -> bool:
         """Store row values of table j; False if its condition rejects the row."""
