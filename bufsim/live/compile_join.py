@@ -62,7 +62,8 @@ class _Join:
         self.extra = []
         for j, t in enumerate(acc):
             e = tuple(f"{quote_ident(t.alias)}.{quote_ident(c)}" for c in self.need[t.alias])
-            cond = as_sql(t.condition) if (t.condition and j < len(acc) - 1) else None
+            cond = (as_sql(t.condition) if (t.condition and (j < len(acc) - 1 or t.first_match))
+                    else None)
             self.extra.append(e + ((f"COALESCE(({cond}), 0) <> 0",) if cond else ()))
         self.consts = {j: comp._key_values(plan, t, f"table {t.alias}")
                        if j and "const" in t.ref else () for j, t in enumerate(acc)}
@@ -107,7 +108,8 @@ class _Join:
         self.last_key[j] = key
         hit = comp._key_ranks(table, ix, len(key)).get(key)
         rows_pk, rows_x = (comp._all_rows(table, t.alias, ix, self.extra[j])
-                           if (j < len(acc) - 1 or (ix.name != "PRIMARY" and not t.covering))
+                           if (j < len(acc) - 1 or (ix.name != "PRIMARY" and not t.covering)
+                               or t.first_match is not None)
                            else (None, None))
         if hit is None:
             # a key that is not there: the search lands where it would be
@@ -135,13 +137,25 @@ class _Join:
                 self.probe(j + 1)
             return
 
+        stop = None
+        if t.first_match is not None:
+            # FirstMatch: the semi-join's inner table is left at its first row whose
+            # condition passes (MariaDB 10.11.18 sql/sql_select.cc:23285-23291,
+            # evaluate_join_record sets ``return_tab= join_tab->do_firstmatch``, and :23318
+            # returns to the outer table's next row); InnoDB has fetched that row's whole
+            # handler call (its prefetch, each row's clustered lookup with it)
+            cond = len(self.extra[j]) > len(self.need[t.alias])
+            stop = next((k for k in range(n) if not cond or bool(rows_x[first + k][-1])), None)
+
         def on_row(k):
+            if stop is not None and k != stop:
+                return
             if rows_x is not None and self.hand_on(j, rows_x[first + k]):
                 self.probe(j + 1)
 
         # join_read_always_key / join_read_next_same: HA_READ_KEY_EXACT, index_next_same
         comp._segment(ev, table, gix, first, first + n, past_end=True, from_start=False,
-                      per_call=_per_call(t), pks=pks, on_row=on_row, exact=True)
+                      per_call=_per_call(t), pks=pks, on_row=on_row, exact=True, stop_row=stop)
 
 
 class JoinMixin:
@@ -230,12 +244,15 @@ class JoinMixin:
             if j and t.access not in ("eq_ref", "ref"):
                 raise Unsupported(f"table {t.alias} {t.access}", "an inner table read other than "
                                   "by eq_ref/ref (a scan per outer row is not modelled)")
-            if t.first_match is not None:
-                # tried as a LIMIT-like stop at the first row whose condition passes: DBT-3
-                # Q4 at SF 0.01 compiled to 2,155 gets where MariaDB 10.11 counted 2,169,
-                # and 300 orders by EXISTS 635 / 645; not explained yet
+            if t.first_match is not None and (
+                    j != len(acc) - 1 or t.access != "ref" or t.join_buffer is not None
+                    or t.rowid_filter is not None or t.first_match != acc[j - 1].alias
+                    or modify):
                 raise Unsupported(f"table {t.alias} first_match", "a FirstMatch semi-join "
-                                  "(EXISTS / IN stopped at the first match) is not modelled")
+                                  "other than a ref read of the last table, back to the table "
+                                  "before it, without a join buffer or rowid filter")
+            if t.first_match is not None:
+                self._check_condition(t, aliases, f"table {t.alias} condition")
             if j < len(acc) - 1:
                 self._check_condition(t, aliases, f"table {t.alias} condition")
             if t.join_buffer is not None and modify:
