@@ -273,7 +273,8 @@ class BatchedMixin:
         # the record's length (if it has variable-length fields) and link to the previous
         # buffer's record (incremental), 4 bytes at most each
         rec = (sum(b for b, _ in used) + (4 if varlen else 0)
-               + (4 if t.buffer_type == "incremental" else 0) + 4 * len(refs) + rec_key)
+               + (4 if t.buffer_type == "incremental" else 0) + 4 * len(refs) + rec_key
+               + (1 if t.first_match is not None else 0))      # the match flag
         ref = self._ref_length(table)
         parts = len(t.ref)
         rpc = self._rec_per_key(table, t.key, parts)
@@ -365,7 +366,7 @@ class BatchedMixin:
                 by_key.setdefault(key, []).append(r)
         keys = sorted(by_key)
         rows_pk, rows_x = (self._all_rows(table, t.alias, ix, join.extra[j])
-                           if (secondary or not last) else (None, None))
+                           if (secondary or not last or t.first_match) else (None, None))
         keep = self._rowid_filter(plan, ev, table, t) if t.rowid_filter else None
         ranks_of = self._key_ranks
         # the sizes first: refuse before any get of this table's batch
@@ -423,12 +424,22 @@ class BatchedMixin:
             ranks = self._pk_ranks(table)
             cl = self.geo.table(table).clustered
             out.sort(key=lambda er: ranks[tuple(rows_pk[er[0]])])     # stable: key order kept
+            # FirstMatch beside BKA: a row id whose partial row has its match already is
+            # skipped before its rnd_pos (the MRR's skip_record callback,
+            # sql/sql_join_cache.cc:4191 bka_range_seq_skip_record, set for
+            # check_only_first_match at :4381; sql/multi_range_read.cc:997)
+            cond = t.first_match is not None and len(join.extra[j]) > len(join.need[t.alias])
+            matched: set = set()
             done = None
-            for e, _ in out:
+            for e, r in out:
+                if t.first_match is not None and r in matched:
+                    continue
                 rk = ranks[tuple(rows_pk[e])]
                 if rk != done:              # one rnd_pos per distinct row id
                     ev.lookup(table, unique_lookup(cl, rk))
                     done = rk
+                if t.first_match is not None and (not cond or bool(rows_x[e][-1])):
+                    matched.add(r)
         if last:
             return
         for e, r in out:

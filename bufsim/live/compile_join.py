@@ -245,12 +245,11 @@ class JoinMixin:
                 raise Unsupported(f"table {t.alias} {t.access}", "an inner table read other than "
                                   "by eq_ref/ref (a scan per outer row is not modelled)")
             if t.first_match is not None and (
-                    j != len(acc) - 1 or t.access != "ref" or t.join_buffer is not None
-                    or t.rowid_filter is not None or t.first_match != acc[j - 1].alias
-                    or modify):
+                    j != len(acc) - 1 or t.access != "ref" or t.rowid_filter is not None
+                    or t.first_match != acc[j - 1].alias or modify):
                 raise Unsupported(f"table {t.alias} first_match", "a FirstMatch semi-join "
                                   "other than a ref read of the last table, back to the table "
-                                  "before it, without a join buffer or rowid filter")
+                                  "before it, without a rowid filter")
             if t.first_match is not None:
                 self._check_condition(t, aliases, f"table {t.alias} condition")
             if j < len(acc) - 1:

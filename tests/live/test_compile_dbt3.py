@@ -80,14 +80,13 @@ def test_dbt3_queries_page_gets_equal_the_servers():
     # Batched Key Access (one join buffer: keys sorted, each distinct key read once, row ids
     # sorted): exact, and not the plain nested loop's count
     bka = {q for (s, q), r in got.items() if s == "dbt3 mrr_bka" and not r.unsupported}
-    # every query of the plain set but Q4 (FirstMatch beside BKA) also under mrr_bka
-    assert bka == {"q6", "q14", "q19", "q12", "q3"}, df
+    assert bka == plain, df                             # every plain query also under mrr_bka
     assert got[("dbt3 mrr_bka", "q14")].server != got[("dbt3 plain", "q14")].server
     # FirstMatch (EXISTS): each order's lines read up to the end of the handler call of
-    # the first line whose condition passes; exact.  Beside BKA (match flags in the join
-    # buffer) it is reported
-    assert got[("dbt3 plain", "q4")].compiled == got[("dbt3 plain", "q4")].server
-    assert "first_match" in got[("dbt3 mrr_bka", "q4")].unsupported
+    # the first line whose condition passes; beside BKA, every key's entries read and a
+    # row id skipped once its order has a match; both exact (checked above)
+    assert got[("dbt3 plain", "q4")].unsupported == ""
+    assert got[("dbt3 mrr_bka", "q4")].unsupported == ""
     lines = C3.unsupported_lines(df)
     assert len(lines) == (df.unsupported != "").sum() and all("\n" not in x for x in lines)
     rows = C3.results_rows(df, df.iloc[0:0].assign(pool=[], old_blocks_time=[], metric=[]))
@@ -207,28 +206,34 @@ FIRST_MATCH = (
 def test_first_match_semi_joins_equal_the_servers_gets():
     """FirstMatch: the inner table's read stops at the first row whose condition passes,
     InnoDB having fetched the rest of that row's handler call (its prefetch, with each
-    row's clustered lookup).  Exact against the server, and fewer gets than reading every
-    row (the same query as a plain join, which reads them all, counts more)."""
+    row's clustered lookup); beside BKA (mrr_bka), every key's entries are read and a row
+    id whose outer row has its match already gets no rnd_pos.  Exact against the server,
+    and fewer gets than reading every row (the same query as an inner join)."""
     from bufsim.live.compile import Compiler
     require_server()
     with MariaDBServer({"innodb_buffer_pool_size": "32M"}) as srv:
         C3.prepare(srv, SF, 7)
-        with srv.connect() as conn:
-            comp = Compiler(conn, D.SCHEMA)
-            for sql in FIRST_MATCH:
-                cs = comp.compile(sql)
-                assert cs.ok, cs.unsupported
-                assert any(t.first_match for t in cs.plan.tables), cs.plan.tables
-                seen = []
-                for _ in range(3):
-                    b = conn.status()["Innodb_buffer_pool_read_requests"]
-                    conn.query(sql)
-                    seen.append(conn.status()["Innodb_buffer_pool_read_requests"] - b)
-                    if seen[-1] == cs.gets:
-                        break
-                assert cs.gets == min(seen), (sql, cs.gets, seen)
-            # without the stop (an inner join): every order of the customers read
-            full = comp.compile("SELECT COUNT(*) FROM customer JOIN orders ON o_custkey = "
-                                "c_custkey WHERE c_nationkey = 3 AND o_totalprice > 250000")
-            assert full.ok, full.unsupported
-            assert full.gets > comp.compile(FIRST_MATCH[1]).gets
+        for setting in ("plain", "mrr_bka"):
+            with srv.connect() as conn:
+                for st in C3.SETTINGS[setting]:
+                    conn.execute(st)
+                comp = Compiler(conn, D.SCHEMA)
+                for sql in FIRST_MATCH:
+                    cs = comp.compile(sql)
+                    assert cs.ok, (setting, cs.unsupported)
+                    tables = cs.plan.tables
+                    assert any(t.first_match for t in tables), tables
+                    assert any(t.join_buffer for t in tables) == (setting == "mrr_bka"), tables
+                    seen = []
+                    for _ in range(3):
+                        b = conn.status()["Innodb_buffer_pool_read_requests"]
+                        conn.query(sql)
+                        seen.append(conn.status()["Innodb_buffer_pool_read_requests"] - b)
+                        if seen[-1] == cs.gets:
+                            break
+                    assert cs.gets == min(seen), (setting, sql, cs.gets, seen)
+                # without the stop (an inner join): every order of the customers read
+                full = comp.compile("SELECT COUNT(*) FROM customer JOIN orders ON o_custkey = "
+                                    "c_custkey WHERE c_nationkey = 3 AND o_totalprice > 250000")
+                assert full.ok, full.unsupported
+                assert full.gets > comp.compile(FIRST_MATCH[1]).gets
