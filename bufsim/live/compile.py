@@ -30,7 +30,8 @@ checks against the server (:mod:`bufsim.live.workload`, design spec §14):
   (UPDATE, DELETE) fetches no batch;
 * a non-covering secondary index: a clustered descent per entry;
 * nested loops (:mod:`bufsim.live.compile_join`): the probes of a row follow it; an ``eq_ref`` probe whose key equals
-  the previous probe's is skipped (the server keeps the last row);
+  the previous probe's is skipped (the server keeps the last row); a FirstMatch semi-join's
+  ``ref`` read stops at the first row whose condition passes, at the end of its handler call;
 * UPDATE / DELETE: the plan's reads, the changed leaf carrying ``FLAG_MODIFY``;
 * a GROUP BY / ORDER BY / DISTINCT sorted after the join in a temporary table (MEMORY or
   Aria: no InnoDB page), the join below it read whole;

@@ -20,9 +20,10 @@ the join (MEMORY or Aria, no InnoDB page: Q3, Q5, Q8-Q10, Q12, Q15), range rowid
 (Q3, Q5, Q8, Q10), a range read by Disk-Sweep MRR (Q6 and Q15 under ``mrr_bka``), Batched
 Key Access at any table of a join, chained buffers, tables probed row by row between them
 and rowid filters beside them (Q3, Q5, Q8, Q10, Q12, Q14, Q19 under ``mrr_bka``; Q10 reads
-``orders``' buffer in two fills).  Not followed, each with its line: FirstMatch semi-joins
-(Q4), subqueries (Q2, Q11, Q17, Q21) and materialised ones (Q13, Q18), and under
-``mrr_bka`` Q9, a BKA buffer read in several fills whose partial rows share keys.
+``orders``' buffer in two fills), a FirstMatch semi-join (Q4, plain and beside BKA).  Not
+followed, each with its line: subqueries (Q2, Q11, Q17, Q21) and materialised ones (Q13,
+Q18), and under ``mrr_bka`` Q9, a BKA buffer read in several fills whose partial rows share
+keys.
 """
 from __future__ import annotations
 
@@ -164,7 +165,7 @@ QUERIES = {
 }
 #: the quick mode's queries: a DS-MRR / plain range (Q6), a range joined by eq_ref (Q14),
 #: point joins (Q19), a sort after a join (Q12), a rowid filter (Q3; under ``mrr_bka`` two
-#: chained BKA buffers, the filter beside the first), one the compiler reports (Q4)
+#: chained BKA buffers, the filter beside the first), a FirstMatch semi-join (Q4)
 QUICK_QUERIES = ("q6", "q14", "q19", "q12", "q3", "q4")
 
 
