@@ -56,6 +56,7 @@ What the model does not follow is reported per statement (:class:`CompiledStatem
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -271,9 +272,25 @@ class Compiler(JoinMixin, BatchedMixin, DmlMixin):
             doc, tr = self.explain(sql)
             plan = parse_plan(doc, tr, sql)
             out.plan = plan
-            ev = Events(self.geo, self._undo_base)
-            self._ev = ev
-            self._emit(plan, ev)
+            # a temporary table, DISTINCT, GROUP BY or ORDER BY puts every table's primary
+            # key into its read set before the join buffers are laid out (MariaDB 10.11.18
+            # sql/sql_select.cc:3332 prepare_for_position, :3489 init_join_cache_and_keyread)
+            self._position_all = bool(plan.after) or bool(re.search(
+                r"\b(?:group|order)\s+by\b|\bdistinct\b", sql, re.I))
+            self._exact_fills = False
+            try:
+                ev = Events(self.geo, self._undo_base)
+                self._ev = ev
+                self._emit(plan, ev)
+            except Unsupported as exc:
+                if not exc.reason.endswith(BatchedMixin.SHARED_KEYS):
+                    raise
+                # a BKA buffer read in several fills whose partial rows share keys: which
+                # fill reads a key depends on the buffers' exact sizes; again with them
+                self._exact_fills = True
+                ev = Events(self.geo, self._undo_base)
+                self._ev = ev
+                self._emit(plan, ev)
             out.pages, out.flags = ev.arrays()
         except Unsupported as exc:
             out.unsupported = f"{exc.node}: {exc.reason}"

@@ -59,9 +59,22 @@ class _Join:
             for a, c in self.refs[j]:
                 if a != "const" and c not in self.need[a]:
                     self.need[a].append(c)
+        # exact join buffer fills (the compiler's second try, see Compiler.compile): each
+        # stored row's bytes in its buffer record, by SQL
+        self.layouts: dict = {}
+        sized = set()
+        if getattr(comp, "_exact_fills", False):
+            for j, t in enumerate(acc):
+                if j and t.join_buffer is not None:
+                    self.layouts[j] = comp._bka_layout(self, j)
+                    sized.update(self.layouts[j]["stored"])
+        self.cols = {t.alias: self.need[t.alias] + (["__bytes"] if j in sized else [])
+                     for j, t in enumerate(acc)}
         self.extra = []
         for j, t in enumerate(acc):
             e = tuple(f"{quote_ident(t.alias)}.{quote_ident(c)}" for c in self.need[t.alias])
+            if j in sized:
+                e = e + (comp._bytes_expr(names[j], t.alias, f"table {t.alias}"),)
             cond = (as_sql(t.condition) if (t.condition and (j < len(acc) - 1 or t.first_match))
                     else None)
             self.extra.append(e + ((f"COALESCE(({cond}), 0) <> 0",) if cond else ()))
@@ -75,8 +88,8 @@ class _Join:
     def hand_on(self, j: int, vals) -> bool:
         """Store row values of table j; False if its condition rejects the row."""
         t = self.acc[j]
-        self.ctx[t.alias] = dict(zip(self.need[t.alias], vals))
-        if len(vals) > len(self.need[t.alias]):
+        self.ctx[t.alias] = dict(zip(self.cols[t.alias], vals))
+        if len(vals) > len(self.cols[t.alias]):
             return bool(vals[-1])
         return True
 
@@ -94,6 +107,8 @@ class _Join:
             # JOIN_CACHE::put_record, MariaDB 10.11.18 sql/sql_select.cc:22845), read when
             # the rows before it are all in (sql/sql_join_cache.cc:2162 join_records)
             self.buffers.setdefault(j, []).append((self._key(j), dict(self.ctx)))
+            if self.layouts and self.comp._put_record(self, j):
+                self.comp._join_records(self, j)        # full: read it now (:22852)
             return
         t, table = acc[j], self.names[j]
         ix = comp._index(table, t.key, f"table {t.alias} {t.access}")
@@ -144,7 +159,7 @@ class _Join:
             # evaluate_join_record sets ``return_tab= join_tab->do_firstmatch``, and :23318
             # returns to the outer table's next row); InnoDB has fetched that row's whole
             # handler call (its prefetch, each row's clustered lookup with it)
-            cond = len(self.extra[j]) > len(self.need[t.alias])
+            cond = len(self.extra[j]) > len(self.cols[t.alias])
             stop = next((k for k in range(n) if not cond or bool(rows_x[first + k][-1])), None)
 
         def on_row(k):
@@ -274,7 +289,10 @@ class JoinMixin:
         self._drive(join, dml)
         for j in range(1, len(acc)):       # the end of records reaches the caches in order
             if acc[j].join_buffer is not None:
-                self._bka(join, j)
+                if join.layouts:
+                    self._join_records(join, j)
+                else:
+                    self._bka(join, j)
         if dml is not None and dml.changed:
             ev.undo(np.arange(TRX_UNDO_GETS) % (UNDO_PAGES - 1))     # commit
 
