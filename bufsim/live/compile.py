@@ -41,8 +41,9 @@ checks against the server (:mod:`bufsim.live.workload`, design spec §14):
 * Disk-Sweep MRR on the first table's range (row ids sorted, a unique search each) and
   Batched Key Access at any table of a join (its buffer read once the rows before it are
   in: keys sorted, each distinct key read once, row ids sorted, a rowid filter applied
-  between the two; the matches sent on to the later tables; several fills only where no
-  two partial rows share a key): :mod:`bufsim.live.compile_batched`;
+  between the two; the matches sent on to the later tables; several fills where no two
+  partial rows share a key, or else laid out as the server's: exact buffer sizes, records
+  and MRR passes): :mod:`bufsim.live.compile_batched`;
 * extended keys: a ``ref`` on a secondary index's columns followed by the primary key's.
 
 Every access carries its kind (``FLAG_STEP`` a forward leaf step, ``FLAG_DESCENT`` a

@@ -19,11 +19,10 @@ What the DBT-3 subset adds to the compiler's checks: joins of up to eight tables
 the join (MEMORY or Aria, no InnoDB page: Q3, Q5, Q8-Q10, Q12, Q15), range rowid filters
 (Q3, Q5, Q8, Q10), a range read by Disk-Sweep MRR (Q6 and Q15 under ``mrr_bka``), Batched
 Key Access at any table of a join, chained buffers, tables probed row by row between them
-and rowid filters beside them (Q3, Q5, Q8, Q10, Q12, Q14, Q19 under ``mrr_bka``; Q10 reads
-``orders``' buffer in two fills), a FirstMatch semi-join (Q4, plain and beside BKA).  Not
-followed, each with its line: subqueries (Q2, Q11, Q17, Q21) and materialised ones (Q13,
-Q18), and under ``mrr_bka`` Q9, a BKA buffer read in several fills whose partial rows share
-keys.
+and rowid filters beside them (Q3, Q5, Q8, Q9, Q10, Q12, Q14, Q19 under ``mrr_bka``; Q10
+reads ``orders``' buffer in two fills, Q9 its four buffers in 2-4 fills laid out as the
+server's), a FirstMatch semi-join (Q4, plain and beside BKA).  Not followed, each with its
+line: subqueries (Q2, Q11, Q17, Q21) and materialised ones (Q13, Q18).
 """
 from __future__ import annotations
 
