@@ -69,6 +69,7 @@ from .compile_btree import (Events, IndexColumns, dive_pages, entry_starts,
                             with_undo_space)
 from .compile_batched import BatchedMixin
 from .compile_dml import DmlMixin
+from .compile_fills import FillsMixin
 from .compile_join import JoinMixin
 from .compile_plan import Bound, Plan, TableAccess, Unsupported, parse_plan, parse_range, parse_tuple
 from .errors import LiveError
@@ -110,7 +111,7 @@ class CompiledStatement:
 
 
 
-class Compiler(JoinMixin, BatchedMixin, DmlMixin):
+class Compiler(JoinMixin, BatchedMixin, FillsMixin, DmlMixin):
     """Compile statements against one schema of a live server (only read).
 
     Parameters
