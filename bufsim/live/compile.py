@@ -30,7 +30,8 @@ checks against the server (:mod:`bufsim.live.workload`, design spec §14):
   (UPDATE, DELETE) fetches no batch;
 * a non-covering secondary index: a clustered descent per entry;
 * nested loops (:mod:`bufsim.live.compile_join`): the probes of a row follow it; an ``eq_ref`` probe whose key equals
-  the previous probe's is skipped (the server keeps the last row);
+  the previous probe's is skipped (the server keeps the last row); a FirstMatch semi-join's
+  ``ref`` read stops at the first row whose condition passes, at the end of its handler call;
 * UPDATE / DELETE: the plan's reads, the changed leaf carrying ``FLAG_MODIFY``;
 * a GROUP BY / ORDER BY / DISTINCT sorted after the join in a temporary table (MEMORY or
   Aria: no InnoDB page), the join below it read whole;
@@ -38,8 +39,11 @@ checks against the server (:mod:`bufsim.live.workload`, design spec §14):
   scan of the filter index's ranges; an entry it rejects gets no clustered lookup and
   starts no handler call;
 * Disk-Sweep MRR on the first table's range (row ids sorted, a unique search each) and
-  Batched Key Access of a two-table join in one join buffer (keys sorted, each distinct
-  key read once, row ids sorted): :mod:`bufsim.live.compile_batched`;
+  Batched Key Access at any table of a join (its buffer read once the rows before it are
+  in: keys sorted, each distinct key read once, row ids sorted, a rowid filter applied
+  between the two; the matches sent on to the later tables; several fills where no two
+  partial rows share a key, or else laid out as the server's: exact buffer sizes, records
+  and MRR passes): :mod:`bufsim.live.compile_batched`;
 * extended keys: a ``ref`` on a secondary index's columns followed by the primary key's.
 
 Every access carries its kind (``FLAG_STEP`` a forward leaf step, ``FLAG_DESCENT`` a
@@ -53,6 +57,7 @@ What the model does not follow is reported per statement (:class:`CompiledStatem
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -64,6 +69,7 @@ from .compile_btree import (Events, IndexColumns, dive_pages, entry_starts,
                             with_undo_space)
 from .compile_batched import BatchedMixin
 from .compile_dml import DmlMixin
+from .compile_fills import FillsMixin
 from .compile_join import JoinMixin
 from .compile_plan import Bound, Plan, TableAccess, Unsupported, parse_plan, parse_range, parse_tuple
 from .errors import LiveError
@@ -105,7 +111,7 @@ class CompiledStatement:
 
 
 
-class Compiler(JoinMixin, BatchedMixin, DmlMixin):
+class Compiler(JoinMixin, BatchedMixin, FillsMixin, DmlMixin):
     """Compile statements against one schema of a live server (only read).
 
     Parameters
@@ -268,9 +274,25 @@ class Compiler(JoinMixin, BatchedMixin, DmlMixin):
             doc, tr = self.explain(sql)
             plan = parse_plan(doc, tr, sql)
             out.plan = plan
-            ev = Events(self.geo, self._undo_base)
-            self._ev = ev
-            self._emit(plan, ev)
+            # a temporary table, DISTINCT, GROUP BY or ORDER BY puts every table's primary
+            # key into its read set before the join buffers are laid out (MariaDB 10.11.18
+            # sql/sql_select.cc:3332 prepare_for_position, :3489 init_join_cache_and_keyread)
+            self._position_all = bool(plan.after) or bool(re.search(
+                r"\b(?:group|order)\s+by\b|\bdistinct\b", sql, re.I))
+            self._exact_fills = False
+            try:
+                ev = Events(self.geo, self._undo_base)
+                self._ev = ev
+                self._emit(plan, ev)
+            except Unsupported as exc:
+                if not exc.reason.endswith(BatchedMixin.SHARED_KEYS):
+                    raise
+                # a BKA buffer read in several fills whose partial rows share keys: which
+                # fill reads a key depends on the buffers' exact sizes; again with them
+                self._exact_fills = True
+                ev = Events(self.geo, self._undo_base)
+                self._ev = ev
+                self._emit(plan, ev)
             out.pages, out.flags = ev.arrays()
         except Unsupported as exc:
             out.unsupported = f"{exc.node}: {exc.reason}"

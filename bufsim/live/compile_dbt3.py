@@ -18,10 +18,11 @@ What the DBT-3 subset adds to the compiler's checks: joins of up to eight tables
 (``eq_ref``/``ref`` probes, Q8, Q9), GROUP BY / ORDER BY sorted in a temporary table after
 the join (MEMORY or Aria, no InnoDB page: Q3, Q5, Q8-Q10, Q12, Q15), range rowid filters
 (Q3, Q5, Q8, Q10), a range read by Disk-Sweep MRR (Q6 and Q15 under ``mrr_bka``), Batched
-Key Access of a two-table join in one join buffer (Q12, Q14, Q19 under ``mrr_bka``).  Not
-followed, each with its line: FirstMatch semi-joins (Q4), subqueries (Q2, Q11, Q17, Q21)
-and materialised ones (Q13, Q18), BKA beyond the second table of a join and rowid filters
-beside BKA (the rest under ``mrr_bka``).
+Key Access at any table of a join, chained buffers, tables probed row by row between them
+and rowid filters beside them (Q3, Q5, Q8, Q9, Q10, Q12, Q14, Q19 under ``mrr_bka``; Q10
+reads ``orders``' buffer in two fills, Q9 its four buffers in 2-4 fills laid out as the
+server's), a FirstMatch semi-join (Q4, plain and beside BKA).  Not followed, each with its
+line: subqueries (Q2, Q11, Q17, Q21) and materialised ones (Q13, Q18).
 """
 from __future__ import annotations
 
@@ -161,8 +162,8 @@ QUERIES = {
            "AND n_name = 'SAUDI ARABIA' GROUP BY s_name ORDER BY numwait DESC, s_name LIMIT 100",
 }
 #: the quick mode's queries: a DS-MRR / plain range (Q6), a range joined by eq_ref (Q14),
-#: point joins (Q19), a sort after a join (Q12), a rowid filter (Q3), one the compiler
-#: reports (Q4)
+#: point joins (Q19), a sort after a join (Q12), a rowid filter (Q3; under ``mrr_bka`` two
+#: chained BKA buffers, the filter beside the first), a FirstMatch semi-join (Q4)
 QUICK_QUERIES = ("q6", "q14", "q19", "q12", "q3", "q4")
 
 

@@ -4,9 +4,15 @@ MariaDB 10.11's executor reads a join table by table (sql/sql_select.cc ``sub_se
 the first table's rows (a scan, a range, a ``ref`` by constants), and for each row that
 passes its condition the next table's probe by ``eq_ref`` / ``ref`` (``join_read_key``,
 ``join_read_always_key``), depth first.  An ``eq_ref`` probe whose key equals the previous
-probe's is skipped (the server keeps the last row).  Batched Key Access puts the last
-table's keys in the join buffer instead, read after the first table
-(:meth:`bufsim.live.compile_batched.BatchedMixin._bka`).
+probe's is skipped (the server keeps the last row).  Batched Key Access puts a table's
+partial rows in its join buffer instead (``sub_select_cache``, sql/sql_select.cc:22813),
+and once the rows before it are all in, reads the table for the whole buffer and sends each
+match on to the tables after it (``JOIN_CACHE::join_records`` / ``join_matching_records``,
+sql/sql_join_cache.cc:2162, 2318): a later table probed row by row is probed then, a later
+BKA table's buffer fills then and is read after it (the end of records reaches the caches
+in plan order: sql/sql_select.cc:22828-22833, sql/sql_join_cache.cc:2225 ``next_cache``)
+(:meth:`bufsim.live.compile_batched.BatchedMixin._bka`).  Each buffer must take its rows in
+one fill (:meth:`~bufsim.live.compile_batched.BatchedMixin._bka_fits`).
 
 :class:`JoinMixin` is mixed into :class:`bufsim.live.compile.Compiler`; one statement's join
 is a :class:`_Join` (its tables, the columns each hands on, the probes' state).
@@ -53,22 +59,37 @@ class _Join:
             for a, c in self.refs[j]:
                 if a != "const" and c not in self.need[a]:
                     self.need[a].append(c)
+        # exact join buffer fills (the compiler's second try, see Compiler.compile): each
+        # stored row's bytes in its buffer record, by SQL
+        self.layouts: dict = {}
+        sized = set()
+        if getattr(comp, "_exact_fills", False):
+            for j, t in enumerate(acc):
+                if j and t.join_buffer is not None:
+                    self.layouts[j] = comp._bka_layout(self, j)
+                    sized.update(self.layouts[j]["stored"])
+        self.cols = {t.alias: self.need[t.alias] + (["__bytes"] if j in sized else [])
+                     for j, t in enumerate(acc)}
         self.extra = []
         for j, t in enumerate(acc):
             e = tuple(f"{quote_ident(t.alias)}.{quote_ident(c)}" for c in self.need[t.alias])
-            cond = as_sql(t.condition) if (t.condition and j < len(acc) - 1) else None
+            if j in sized:
+                e = e + (comp._bytes_expr(names[j], t.alias, f"table {t.alias}"),)
+            cond = (as_sql(t.condition) if (t.condition and (j < len(acc) - 1 or t.first_match))
+                    else None)
             self.extra.append(e + ((f"COALESCE(({cond}), 0) <> 0",) if cond else ()))
         self.consts = {j: comp._key_values(plan, t, f"table {t.alias}")
                        if j and "const" in t.ref else () for j, t in enumerate(acc)}
         self.last_key: dict = {}
         self.ctx: dict = {}
-        self.bka_keys: list = []
+        self.buffers: dict = {}          # BKA table -> [(key, the partial row's context)]
+        self.split: str | None = None    # a BKA table read in more than one fill, if any
 
     def hand_on(self, j: int, vals) -> bool:
         """Store row values of table j; False if its condition rejects the row."""
         t = self.acc[j]
-        self.ctx[t.alias] = dict(zip(self.need[t.alias], vals))
-        if len(vals) > len(self.need[t.alias]):
+        self.ctx[t.alias] = dict(zip(self.cols[t.alias], vals))
+        if len(vals) > len(self.cols[t.alias]):
             return bool(vals[-1])
         return True
 
@@ -81,8 +102,13 @@ class _Join:
         acc, comp, ev = self.acc, self.comp, self.ev
         if j >= len(acc):
             return
-        if acc[j].join_buffer is not None:            # BKA: the key goes into the buffer
-            self.bka_keys.append(self._key(j))
+        if acc[j].join_buffer is not None:
+            # BKA: the partial row goes into table j's join buffer (sub_select_cache ->
+            # JOIN_CACHE::put_record, MariaDB 10.11.18 sql/sql_select.cc:22845), read when
+            # the rows before it are all in (sql/sql_join_cache.cc:2162 join_records)
+            self.buffers.setdefault(j, []).append((self._key(j), dict(self.ctx)))
+            if self.layouts and self.comp._put_record(self, j):
+                self.comp._join_records(self, j)        # full: read it now (:22852)
             return
         t, table = acc[j], self.names[j]
         ix = comp._index(table, t.key, f"table {t.alias} {t.access}")
@@ -97,7 +123,8 @@ class _Join:
         self.last_key[j] = key
         hit = comp._key_ranks(table, ix, len(key)).get(key)
         rows_pk, rows_x = (comp._all_rows(table, t.alias, ix, self.extra[j])
-                           if (j < len(acc) - 1 or (ix.name != "PRIMARY" and not t.covering))
+                           if (j < len(acc) - 1 or (ix.name != "PRIMARY" and not t.covering)
+                               or t.first_match is not None)
                            else (None, None))
         if hit is None:
             # a key that is not there: the search lands where it would be
@@ -125,13 +152,25 @@ class _Join:
                 self.probe(j + 1)
             return
 
+        stop = None
+        if t.first_match is not None:
+            # FirstMatch: the semi-join's inner table is left at its first row whose
+            # condition passes (MariaDB 10.11.18 sql/sql_select.cc:23285-23291,
+            # evaluate_join_record sets ``return_tab= join_tab->do_firstmatch``, and :23318
+            # returns to the outer table's next row); InnoDB has fetched that row's whole
+            # handler call (its prefetch, each row's clustered lookup with it)
+            cond = len(self.extra[j]) > len(self.cols[t.alias])
+            stop = next((k for k in range(n) if not cond or bool(rows_x[first + k][-1])), None)
+
         def on_row(k):
+            if stop is not None and k != stop:
+                return
             if rows_x is not None and self.hand_on(j, rows_x[first + k]):
                 self.probe(j + 1)
 
         # join_read_always_key / join_read_next_same: HA_READ_KEY_EXACT, index_next_same
         comp._segment(ev, table, gix, first, first + n, past_end=True, from_start=False,
-                      per_call=_per_call(t), pks=pks, on_row=on_row, exact=True)
+                      per_call=_per_call(t), pks=pks, on_row=on_row, exact=True, stop_row=stop)
 
 
 class JoinMixin:
@@ -213,24 +252,26 @@ class JoinMixin:
         aliases = [t.alias for t in acc]
         for j, t in enumerate(acc):
             if t.rowid_filter is not None and (j == 0 or t.access != "ref" or t.covering
-                                               or t.join_buffer or modify):
+                                               or modify):
                 raise Unsupported(f"table {t.alias} {t.access} rowid filter",
                                   "a rowid filter other than on an inner ref access with "
                                   "clustered lookups")
             if j and t.access not in ("eq_ref", "ref"):
                 raise Unsupported(f"table {t.alias} {t.access}", "an inner table read other than "
                                   "by eq_ref/ref (a scan per outer row is not modelled)")
-            if t.first_match is not None:
-                # tried as a LIMIT-like stop at the first row whose condition passes: DBT-3
-                # Q4 at SF 0.01 compiled to 2,155 gets where MariaDB 10.11 counted 2,169,
-                # and 300 orders by EXISTS 635 / 645; not explained yet
+            if t.first_match is not None and (
+                    j != len(acc) - 1 or t.access != "ref" or t.rowid_filter is not None
+                    or t.first_match != acc[j - 1].alias or modify):
                 raise Unsupported(f"table {t.alias} first_match", "a FirstMatch semi-join "
-                                  "(EXISTS / IN stopped at the first match) is not modelled")
+                                  "other than a ref read of the last table, back to the table "
+                                  "before it, without a rowid filter")
+            if t.first_match is not None:
+                self._check_condition(t, aliases, f"table {t.alias} condition")
             if j < len(acc) - 1:
                 self._check_condition(t, aliases, f"table {t.alias} condition")
-            if t.join_buffer is not None and (j != len(acc) - 1 or j != 1 or modify):
-                raise Unsupported(f"table {t.alias} {t.access} BKA", "Batched Key Access other "
-                                  "than the second and last table of a SELECT's join")
+            if t.join_buffer is not None and modify:
+                raise Unsupported(f"table {t.alias} {t.access} BKA", "Batched Key Access in "
+                                  "an UPDATE or DELETE")
             if t.mrr is not None and (j or t.access != "range") and t.join_buffer is None:
                 raise Unsupported(f"table {t.alias} {t.access}", f"multi-range read "
                                   f"({t.mrr}) other than on the first table's range")
@@ -246,8 +287,12 @@ class JoinMixin:
         join = _Join(self, plan, names, acc, ev)
         dml = self._dml_setup(plan, names[0], acc[0], join.extra) if modify else None
         self._drive(join, dml)
-        if join.bka_keys or (len(acc) > 1 and acc[-1].join_buffer is not None):
-            self._bka(ev, acc[-1], names[-1], join.bka_keys, [names[0]], acc[:1])
+        for j in range(1, len(acc)):       # the end of records reaches the caches in order
+            if acc[j].join_buffer is not None:
+                if join.layouts:
+                    self._join_records(join, j)
+                else:
+                    self._bka(join, j)
         if dml is not None and dml.changed:
             ev.undo(np.arange(TRX_UNDO_GETS) % (UNDO_PAGES - 1))     # commit
 

@@ -91,6 +91,8 @@ class TableAccess:
     mrr: str | None = None              # EXPLAIN's mrr_type (DS-MRR), e.g. "Rowid-ordered scan"
     rowid_filter: str | None = None     # the index of a range rowid filter
     rows_estimate: float | None = None
+    buffer_type: str | None = None      # a join buffer's EXPLAIN buffer_type: flat, incremental
+    buffer_bytes: int | None = None     # its EXPLAIN buffer_size, rounded down ("159KiB")
 
 
 @dataclass(frozen=True)
@@ -379,7 +381,21 @@ def _table_access(node: dict, where: str, chosen: dict) -> TableAccess:
         covering=bool(node.get("using_index", False)), icp="index_condition" in node,
         condition=node.get("attached_condition"), ranges=ranges, join_buffer=jb,
         rows_estimate=node.get("rows"), first_match=node.get("first_match"),
-        mrr=node.get("mrr_type"), rowid_filter=rf)
+        mrr=node.get("mrr_type"), rowid_filter=rf,
+        buffer_type=node.get("buffer_type") if jb else None,
+        buffer_bytes=buffer_bytes(node.get("buffer_size")) if jb else None)
+
+
+def buffer_bytes(size) -> int | None:
+    """EXPLAIN's ``buffer_size`` of a join buffer in bytes, rounded down: the server prints
+    it in whole KiB (under 16 MiB) or MiB, truncated (MariaDB 10.11.18 sql/sql_explain.cc:2029,
+    sql/my_json_writer.cc:216 ``Json_writer::add_size``), so "159KiB" is at least 159 * 1024."""
+    if size is None:
+        return None
+    m = re.fullmatch(r"\s*(\d+)\s*(KiB|MiB|GiB)?\s*", str(size))
+    if not m:
+        return None
+    return int(m.group(1)) * {None: 1, "KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30}[m.group(2)]
 
 
 #: plan messages of a statement that reads no table beyond its const lookups and dives
@@ -512,6 +528,9 @@ def parse_plan(explain, trace=None, sql: str = "") -> Plan:
                 inner["join_type"] = "BKA"
                 if bnl.get("mrr_type"):
                     inner["mrr_type"] = bnl["mrr_type"]
+                for k in ("buffer_type", "buffer_size"):
+                    if bnl.get(k) is not None:
+                        inner[k] = bnl[k]
                 nodes.append(inner)
                 continue
             if set(item) != {"table"}:
