@@ -26,8 +26,7 @@ import json, os, sys
 import bufsim
 with open("out.json", "w") as fh:
     json.dump({"quick": quick, "cwd": os.getcwd(), "prefix": sys.prefix,
-               "executable": sys.executable, "bufsim": bufsim.__file__,
-               "nice": os.nice(0)}, fh)
+               "executable": sys.executable, "bufsim": bufsim.__file__}, fh)
 """
 
 
@@ -51,7 +50,6 @@ def executed(tmp_path_factory):
     _write_notebook(
         nbdir / "01_fail.ipynb",
         ("quick = False", ["parameters"]),
-        ("import os; open('nice_fail.txt', 'w').write(str(os.nice(0)))", []),
         ("raise RuntimeError('deliberate failure 42')", []),
     )
     quick = root / "build" / "quick"        # where --quick sends its outputs
@@ -87,19 +85,6 @@ def test_passing_notebook_got_parameters_cwd_and_this_interpreter(executed):
     executed_nb = nbformat.read(str(executed.root / "build/quick/notebooks/00_ok.ipynb"), as_version=4)
     injected = [c for c in executed_nb.cells if "injected-parameters" in c.metadata.get("tags", [])]
     assert len(injected) == 1 and "quick = True" in injected[0].source
-
-
-def test_the_longest_notebook_keeps_its_priority_and_the_others_yield(executed):
-    """Side by side (one per core), the first of the schedule (here 00_ok: no times yet,
-    name order) runs at this process's priority and the other at OTHERS_NICE lower."""
-    base = os.nice(0)
-    first = json.loads((executed.nbdir / "out.json").read_text())["nice"]
-    other = int((executed.nbdir / "nice_fail.txt").read_text())
-    assert first == base
-    if (os.cpu_count() or 1) > 1:
-        assert other == min(19, base + notebooks.runner.OTHERS_NICE)
-    else:                      # one at a time: no priority to give
-        assert other == base
 
 
 def test_failure_is_reported_with_message_and_kept_notebook(executed):

@@ -152,10 +152,7 @@ def run_notebooks(
     jobs : int or None, optional
         Notebooks executed at once, each in its own process and kernel (the notebooks
         are independent and write their own outputs); None: one per core
-        (``os.cpu_count()``). The longest (by the last run's times) start first; with
-        more than one at once, every notebook but the longest runs at a lower priority
-        (:data:`OTHERS_NICE`): the long pole (07, whose server restarts and replays
-        overlap its statements) keeps its core, and the others take the rest.
+        (``os.cpu_count()``). The longest (by the last run's times) start first.
 
     Returns
     -------
@@ -202,9 +199,8 @@ def run_notebooks(
         order = longest_first(selected, out_dir)
         ctx = multiprocessing.get_context("spawn")  # a clean interpreter per worker
         with cf.ProcessPoolExecutor(max_workers=n_jobs, mp_context=ctx) as ex:
-            futures = {ex.submit(_execute, src, out_dir / src.name, parameters, kernel_name,
-                                 0 if i == 0 else OTHERS_NICE): src
-                       for i, src in enumerate(order)}
+            futures = {ex.submit(_execute, src, out_dir / src.name, parameters, kernel_name): src
+                       for src in order}
             for fut in cf.as_completed(futures):
                 src = futures[fut]
                 try:
@@ -216,22 +212,10 @@ def run_notebooks(
     return [done[source] for source in selected]
 
 
-#: niceness of the notebooks run beside the longest one (see :func:`run_notebooks`)
-OTHERS_NICE = 10
-
-
 def _execute(source: Path, output: Path, parameters: Mapping[str, object],
-             kernel_name: str, nice: int = 0) -> NotebookRun:
-    """Execute one notebook with papermill into ``output`` (a worker of run_notebooks).
-    ``nice`` > 0: lower this worker's priority by that much first (its kernel, and the
-    kernel's own children, inherit it; a worker keeps it for its later notebooks)."""
+             kernel_name: str) -> NotebookRun:
+    """Execute one notebook with papermill into ``output`` (a worker of run_notebooks)."""
     import papermill as pm
-
-    if nice > 0:
-        try:
-            os.nice(nice)
-        except OSError:        # not allowed here: the notebook runs at the same priority
-            pass
 
     start = time.perf_counter()
     cpu_start = _cpu_seconds()
