@@ -242,7 +242,8 @@ class MariaDBServer:
                                 f"error log: {self._log_tail()}")
             if os.path.exists(self.socket):
                 try:
-                    pymysql.connect(unix_socket=self.socket, user="root", connect_timeout=5).close()
+                    pymysql.connect(unix_socket=self.socket, user="root", connect_timeout=5,
+                                    ssl_disabled=True).close()   # no TLS context per poll
                     return
                 except pymysql.err.MySQLError as exc:
                     last = exc

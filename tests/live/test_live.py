@@ -359,3 +359,25 @@ def test_standby_runs_count_as_the_loaded_server_does(full_server):
     warm, ref = pick(ahead), pick(inline)
     assert ref.iloc[0] > 10_000, ref.tolist()
     assert all(V.holds("PAGES_NOT_MADE_YOUNG", r, ref.iloc[0]) for r in warm), (warm.tolist(), ref.tolist())
+
+
+def test_the_replay_memo_gives_each_run_the_rows_of_its_own_replay(server, loaded):
+    """run_grid keeps each distinct replay's counters (configuration, plan, startup pages)
+    for the runs that repeat it: every run's rows are those of a replay made for it alone,
+    and runs that started from other pools are replayed again."""
+    data, geo = loaded
+    with server.connect() as conn:
+        info = conn.settings()
+    plan = W.plans(geo, data, SMALL, 3)["scan"]
+    prep = V._prep_trace(geo, ("dates", "lineorder", "sbtest"))
+    st = V.Setting("10M", 37, 0, False, 100)
+    zero = pd.Series(0.0, index=list(V.COMPARED) + list(V.GAUGES_COMPARED))
+    memo, rows = {}, []
+    for resident0, created0 in ((300, 100), (300, 100), (280, 100), (300, 131)):
+        run = V._Run(0, "scan", info, resident0, created0, [zero, zero], [np.nan, np.nan])
+        shared = V._replay_rows(run, st, plan, geo, prep, "mariadb1011", True, memo, True)
+        alone = V._replay_rows(run, st, plan, geo, prep, "mariadb1011", True, {}, True)
+        assert shared == alone
+        rows.append([r["simulated"] for r in alone])
+    assert rows[0] == rows[1] and rows[2] != rows[0]
+    assert sum(1 for k in memo if k[0] == "totals") == 3

@@ -336,3 +336,24 @@ def test_recheck_misses_refuses_bad_arguments_before_running():
     assert V.missing_runs(grid).values.tolist() == [[V.Setting().label, "scan"]]
     with pytest.raises(ValueError, match="2 server runs hold a row that misses; limit=1"):
         V.recheck_misses(pd.concat([grid, grid.assign(plan="star")]), (V.Setting(),), limit=1)
+
+
+def test_a_socket_connection_builds_no_tls_context(monkeypatch):
+    """PyMySQL >= 1.2 builds a TLS context at each connect unless told not to (22 ms of
+    CPU: twice per run of notebook 07's grid); on a unix socket bufsim asks for none,
+    over loopback TCP it keeps PyMySQL's default."""
+    pymysql = pytest.importorskip("pymysql")
+    from bufsim.live import client
+
+    seen = []
+
+    def fake_connect(**kw):
+        seen.append(kw)
+        raise pymysql.err.OperationalError(2002, "no server here")
+
+    monkeypatch.setattr(pymysql, "connect", fake_connect)
+    for where in (dict(socket="/nonexistent/mysqld.sock"), dict(host="127.0.0.1")):
+        with pytest.raises(client.LiveError, match="no MySQL/MariaDB server answers"):
+            client.connect(**where)
+    assert seen[0]["unix_socket"] == "/nonexistent/mysqld.sock" and seen[0]["ssl_disabled"] is True
+    assert "ssl_disabled" not in seen[1]
