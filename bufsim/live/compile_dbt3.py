@@ -244,17 +244,15 @@ def pool_check(server: MariaDBServer, per_statement: pd.DataFrame, pools=("6M", 
     (:func:`bufsim.live.compile_validation.pool_check`).  ``sets``: the session
     settings (:data:`SETTINGS`) whose queries are replayed; by default ``plain`` only.
 
-    ``sets`` leaves ``mrr_bka`` out by default: with MariaDB 10.11.7+'s read-ahead sites
-    (the compiler's access kinds, ``read_ahead_sites = "btr"``) 15 of its 16 rows hold (SF
-    0.01, 6 and 12 MiB, old_blocks_time 1000 and 0), but at 12 MiB / 0 the replay makes 940
-    pages young where the server made 451 (Q14 after Q6 and Q12: 358 against 38; every pair
-    holds): Q12 evicts 120 pages in the replay and about 117 on the server, against the 119
-    of InnoDB's "young enough" window (buf_page_peek_if_young), so the pages Q12 moved to the
-    head are still young enough on the server when Q14 touches them and not in the replay:
-    the page cleaner's timing, not the trace (``docs/guide-live-trace.md``).  Over 16 cold
-    runs (2026-11-29, ``docs/cleaner-race.md``) the server made 451 pages young in 13 and
-    941 in 3 (its batches evicting 117-118 pages during Q12, or 119-159): the replay's 940
-    is the server's second outcome, too rare to be in a few runs' spread.
+    ``sets`` is ``plain`` alone by default; notebook 09 replays both.  While the
+    ``mrr_bka`` set held only the two-table BKA queries (Q6, Q12, Q14, Q15, Q19), one of its
+    16 rows split the server in two: at 12 MiB / old_blocks_time 0 it made 451 pages young
+    in 13 of 16 cold runs and 941 in 3 (the replay 940), as its page cleaner's batches
+    evicted 117-118 pages during Q12 or 119-159, against the 119 evictions of InnoDB's
+    "young enough" window (buf_page_peek_if_young; ``docs/cleaner-race.md``).  With BKA at
+    any table and FirstMatch its 11 queries run, and every row of the set is within the
+    server's range over 3 runs (SF 0.01, 6 and 12 MiB, old_blocks_time 1000 and 0; made
+    young at 12 MiB / 0: 5,964-6,202, the replay 5,920).
 
     The queries with a range rowid filter (Q3, Q5, Q8, Q10) are in: their inner ``ref``
     probes are exact-key reads that prefetch from the first row (``ROW_SEL_EXACT``, see
