@@ -53,9 +53,17 @@ os.environ[_cache.OFF_ENV_VAR] = "1"
 # venv would otherwise test that checkout's package in its notebooks, and compile its
 # kernels into this checkout's NUMBA_CACHE_DIR beside the ones tests._warm compiled)
 _CHECKOUT = str(Path(bufsim.__file__).resolve().parents[1])
+# tests/_imports second: it shadows rfc3987-syntax, whose import jsonschema makes (1.1 s of
+# CPU in every kernel, papermill and JupyterLab process) only for "iri" formats nothing here
+# checks (see tests/_imports/rfc3987_syntax.py); in this process too, before nbformat loads
+_IMPORTS = str(Path(__file__).resolve().parent / "_imports")
 os.environ["PYTHONPATH"] = os.pathsep.join(
-    [_CHECKOUT] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep)
-                   if p and p != _CHECKOUT])
+    [_CHECKOUT, _IMPORTS] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep)
+                             if p and p not in (_CHECKOUT, _IMPORTS)])
+if _IMPORTS not in sys.path:
+    sys.path.insert(0, _IMPORTS)
+#: not test modules: the shadowing module raises ImportError by design
+collect_ignore = ["_imports"]
 
 settings.register_profile("default", max_examples=25)
 settings.register_profile("ci", max_examples=100)

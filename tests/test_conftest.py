@@ -28,3 +28,21 @@ def test_every_long_first_prefix_names_a_test_that_exists():
         assert func == "" or f"def {func}(" in src, prefix
         if "[" in name:      # a parametrized case: its id's start is a key of the file
             assert f'"{name.split("[", 1)[1]}' in src, prefix
+
+
+def test_test_processes_leave_out_the_iri_format_checkers(run_child):
+    """tests/_imports shadows rfc3987-syntax in this process and in every child (a notebook
+    kernel inherits the same PYTHONPATH): jsonschema imports without building its grammars,
+    with every other format checker it had."""
+    import sys
+
+    import jsonschema
+    assert sys.modules.get("rfc3987_syntax") is None
+    assert "iri" not in jsonschema.FormatChecker().checkers
+    out = run_child("import json, sys, jsonschema\n"
+                    "json.dump(dict(loaded='rfc3987_syntax' in sys.modules and "
+                    "sys.modules['rfc3987_syntax'] is not None, "
+                    "formats=sorted(jsonschema.FormatChecker().checkers)), sys.stdout)",
+                    timeout=120)
+    assert out["loaded"] is False
+    assert "iri" not in out["formats"] and {"uri", "date", "email"} <= set(out["formats"])
