@@ -46,3 +46,13 @@ def test_test_processes_leave_out_the_iri_format_checkers(run_child):
                     timeout=120)
     assert out["loaded"] is False
     assert "iri" not in out["formats"] and {"uri", "date", "email"} <= set(out["formats"])
+
+
+def test_the_plugins_the_suite_needs_are_loaded(pytestconfig):
+    """pyproject's addopts name the plugins (--disable-plugin-autoload): pytest-timeout for
+    the ini's ``timeout``, xdist for ``-n`` and the scheduler, hypothesis's for its
+    ``--hypothesis-profile`` option and reports."""
+    pm = pytestconfig.pluginmanager
+    assert pm.has_plugin("timeout") and pytestconfig.getini("timeout") == "900"
+    assert pm.has_plugin("xdist") and pm.has_plugin("hypothesispytest")
+    assert pytestconfig.getoption("hypothesis_profile", None) in (None, "default", "ci")
