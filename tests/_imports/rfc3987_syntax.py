@@ -9,9 +9,9 @@ process that imports jsonschema (altair, nbformat, papermill, JupyterLab), and t
 tier starts more than twenty (a kernel per notebook run, papermill, the JupyterLab server;
 a notebook test whose kernel stops at its parameters: 3.6 -> 2.1 s of CPU, a kernel that
 imports altair, pandas and bufsim: 3.1 -> 1.5 s). Nothing bufsim, its notebooks or these
-tests use validates an ``iri`` format: the Vega-Lite schema has ``uri``, ``uri-reference`` and ``color-hex`` formats
-only, nbformat validates without a format checker. jupyter-events needs the package
-installed (``jsonschema[format-nongpl]``), so it stays installed; this folder is on the path
-of the test processes only, never of ``make reproduce`` or a user's kernel.
+tests use validates an ``iri`` format: the Vega-Lite schema has ``uri``, ``uri-reference``
+and ``color-hex`` formats only, nbformat validates without a format checker. jupyter-events
+requires the package (``jsonschema[format-nongpl]``), so it stays installed; this folder is
+on the path of the test processes only, never of ``make reproduce`` or a user's kernel.
 """
 raise ImportError("rfc3987_syntax is shadowed in the test processes (tests/_imports)")
