@@ -30,6 +30,16 @@ def test_every_long_first_prefix_names_a_test_that_exists():
             assert f'"{name.split("[", 1)[1]}' in src, prefix
 
 
+def test_big_files_exist_and_follow_the_long_tests():
+    from tests.conftest import BIG_FILES_NEXT, LONG_FIRST, _order
+    root = Path(__file__).resolve().parents[1]
+    assert all((root / f).is_file() for f in BIG_FILES_NEXT)
+    ranks = [_order(f"{f}::test_x") for f in BIG_FILES_NEXT]
+    assert ranks == sorted(ranks) and min(ranks) == len(LONG_FIRST)
+    assert _order("tests/test_pages.py::test_x") == len(LONG_FIRST) + len(BIG_FILES_NEXT)
+    assert _order(LONG_FIRST[0] + "x]") == 0
+
+
 def test_test_processes_leave_out_the_iri_format_checkers(run_child):
     """tests/_imports shadows rfc3987-syntax in this process and in every child (a notebook
     kernel inherits the same PYTHONPATH): jsonschema imports without building its grammars,
