@@ -14,7 +14,8 @@ tests/test_cache.py turns it on over a temporary folder.
 Test order and xdist scheduling: the tests in ``LONG_FIRST`` (a notebook kernel, a browser,
 a cluster: tens of seconds each) are collected first, longest first
 (``pytest_collection_modifyitems``), so that on two workers they start first and the run
-does not end on one of them. Under ``--dist loadgroup`` (pyproject's addopts) the scheduler
+does not end on one of them; the files of ``BIG_FILES_NEXT`` follow, so that it ends on
+files of under 2.5 s. Under ``--dist loadgroup`` (pyproject's addopts) the scheduler
 of ``pytest_xdist_make_scheduler`` sends every other test file to one worker as a unit, in
 collection order: the Numba kernels a file uses then compile once (the other worker loads
 them from NUMBA_CACHE_DIR later) instead of in both workers at once. Tests marked
@@ -53,9 +54,17 @@ os.environ[_cache.OFF_ENV_VAR] = "1"
 # venv would otherwise test that checkout's package in its notebooks, and compile its
 # kernels into this checkout's NUMBA_CACHE_DIR beside the ones tests._warm compiled)
 _CHECKOUT = str(Path(bufsim.__file__).resolve().parents[1])
+# tests/_imports second: it shadows rfc3987-syntax, whose import jsonschema makes (1.1 s of
+# CPU in every kernel, papermill and JupyterLab process) only for "iri" formats nothing here
+# checks (see tests/_imports/rfc3987_syntax.py); in this process too, before nbformat loads
+_IMPORTS = str(Path(__file__).resolve().parent / "_imports")
 os.environ["PYTHONPATH"] = os.pathsep.join(
-    [_CHECKOUT] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep)
-                   if p and p != _CHECKOUT])
+    [_CHECKOUT, _IMPORTS] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep)
+                             if p and p not in (_CHECKOUT, _IMPORTS)])
+if _IMPORTS not in sys.path:
+    sys.path.insert(0, _IMPORTS)
+#: not test modules: the shadowing module raises ImportError by design
+collect_ignore = ["_imports"]
 
 settings.register_profile("default", max_examples=25)
 settings.register_profile("ci", max_examples=100)
@@ -157,12 +166,55 @@ def pytest_sessionfinish(session):
                                                                              children=kids)))
 
 
+#: the test files of 3 s of CPU or more but their LONG_FIRST tests, most first (own and
+#: children, measured with ``BUFSIM_TEST_CPU`` on 2 workers; test_engine_twin 4-19 s as
+#: hypothesis draws), each one unit of work, sent after the LONG_FIRST tests: the run then
+#: ends on files under 2.5 s (87 files, 42 s in all), and the last unit a worker takes, and
+#: the one queued behind it, bound the time the other core idles at the end (in collection
+#: order the run ended on workloads/test_workloads.py, 4.3 s, after the tiny doctests)
+BIG_FILES_NEXT = (
+    "tests/test_cli.py",                                # 22.4
+    "tests/live/test_live.py",                          # 18.2
+    "tests/experiments/test_analytic_vs_engine.py",     # 17.5
+    "tests/test_engine_twin.py",                        # 15.5
+    "tests/test_advise.py",                             # 8.1
+    "tests/experiments/test_ssb_cpu_model.py",          # 7.9
+    "tests/experiments/test_ssb_chunk_memo.py",         # 6.6
+    "tests/experiments/test_side_load.py",              # 6.1
+    "tests/live/test_compile.py",                       # 6.0
+    "tests/test_advise_rein.py",                        # 6.0
+    "tests/analytic/test_midpoint.py",                  # 5.9
+    "tests/test_layout.py",                             # 5.2
+    "tests/test_engine_v2.py",                          # 5.1
+    "tests/experiments/test_dbt3_runs.py",              # 4.5
+    "tests/reliability/test_sweep_interrupt.py",        # 4.4
+    "tests/test_notebooks_runner.py",                   # 4.3
+    "tests/workloads/test_workloads.py",                # 4.3
+    "tests/experiments/test_ssb_experiment.py",         # 3.8
+    "tests/policies/test_cleaner_lag.py",               # 3.8
+    "tests/contention/test_des.py",                     # 3.6
+    "tests/policies/test_libcachesim.py",               # 3.4
+    "tests/policies/test_readahead_sites.py",           # 3.2
+    "tests/policies/test_device.py",                    # 3.1
+    "tests/test_thread_memory.py",                      # 3.0
+)
+
+
 def _long_rank(nodeid: str) -> int:
     return next((i for i, p in enumerate(LONG_FIRST) if nodeid.startswith(p)), len(LONG_FIRST))
 
 
+def _order(nodeid: str) -> int:
+    """LONG_FIRST tests first, then BIG_FILES_NEXT, then the rest."""
+    rank = _long_rank(nodeid)
+    if rank < len(LONG_FIRST):
+        return rank
+    path = nodeid.split("::", 1)[0]
+    return rank + (BIG_FILES_NEXT.index(path) if path in BIG_FILES_NEXT else len(BIG_FILES_NEXT))
+
+
 def pytest_collection_modifyitems(config, items):
-    items.sort(key=lambda item: _long_rank(item.nodeid))      # stable: the rest keep their order
+    items.sort(key=lambda item: _order(item.nodeid))      # stable: the rest keep their order
 
 
 @pytest.hookimpl(optionalhook=True)

@@ -253,11 +253,11 @@ TESTS = Path(__file__).resolve().parent
 
 
 def test_tests_mirror_the_package():
-    """Every folder of tests/ (but data/ and reliability/, the hostile probes kept as tests
-    across the package) is a package named after a subpackage of bufsim, and holds test
+    """Every folder of tests/ (but data/, _imports/ and reliability/, the hostile probes kept
+    as tests across the package) is a package named after a subpackage of bufsim, and holds test
     files (the rule of tests/README.md)."""
     folders = [d for d in TESTS.iterdir()
-               if d.is_dir() and d.name not in ("data", "__pycache__", "reliability")]
+               if d.is_dir() and d.name not in ("data", "__pycache__", "reliability", "_imports")]
     assert folders
     bad = [d.name for d in folders
            if not (PKG / d.name / "__init__.py").exists() or not (d / "__init__.py").exists()
