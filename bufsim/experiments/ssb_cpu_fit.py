@@ -24,9 +24,13 @@ from .ssb_cpu_counts import COSTS, FITTED, LANES, NS
 __all__ = ["predict", "CpuFit", "OBJECTIVES", "fit"]
 
 # ---- the model -----------------------------------------------------------------------------
-def lane_matrices(obs: pd.DataFrame):
+def lane_matrices(obs: pd.DataFrame, features: Mapping[str, np.ndarray] | None = None):
     """Per lane, the matrix of features times costs (columns in FITTED order; the tied
-    cold_page_q feature is added onto cold_page's column in the query lane)."""
+    cold_page_q feature is added onto cold_page's column in the query lane).
+
+    ``features`` (feature column -> float array, one value per row of ``obs``) replaces
+    ``obs``' own columns where given: the same matrices, without a copy of ``obs``."""
+    features = {} if features is None else features
     mats = {}
     for lane in LANES:
         m = np.zeros((len(obs), len(FITTED)))
@@ -34,7 +38,7 @@ def lane_matrices(obs: pd.DataFrame):
             if ln != lane:
                 continue
             j = FITTED.index("cold_page" if name == "cold_page_q" else name)
-            m[:, j] += obs[col].to_numpy(float)
+            m[:, j] += features[col] if col in features else obs[col].to_numpy(float)
         mats[lane] = m / NS       # ns -> seconds
     return mats
 
@@ -120,12 +124,32 @@ def fit(obs: pd.DataFrame, fit_set: Iterable[str] | None = None, *, overlap: boo
     max-model error wins.  A cost whose feature is 0 in every fitted observation is 0
     (nothing determines it).
     """
-    from scipy.optimize import nnls
-
     check_int("max_iter", max_iter, 1)
     if objective not in OBJECTIVES:
         raise ValueError(f"objective = {objective!r}; allowed: {', '.join(map(repr, OBJECTIVES))}")
     names = list(obs["config"]) if fit_set is None else list(fit_set)
+    sub, g, y = fit_inputs(obs, names)
+    mats = lane_matrices(sub)
+    Aq, Aa = mats["query"], mats["ahead"]
+
+    best, residual = lsq_costs(Aq, Aa, g, y, overlap, max_iter)
+    if objective == "minimax":
+        q, a = Aq @ best, Aa @ best
+        start = g @ (np.maximum(q, a) if overlap else q + a)
+        best, residual = minimax(Aq, Aa, g, y, overlap,
+                                  float(np.max(np.abs(start / y - 1))) * 1.01 + 1e-4,
+                                  time_limit)
+    costs = {k: float(v) for k, v in zip(FITTED, best)}
+    pred = predict(costs, sub, overlap=overlap)
+    pred["reported"] = y
+    pred["ratio"] = pred["predicted"] / y
+    return CpuFit(costs, tuple(dict.fromkeys(names)), pred, residual, overlap, objective)
+
+
+def fit_inputs(obs: pd.DataFrame, names: list):
+    """:func:`fit`'s inputs for the fit set ``names`` (``config`` values, checked): the
+    rows of ``obs`` in it, their grouping into observations (:func:`obs_groups`) and each
+    observation's reported time (> 0)."""
     unknown = [n for n in names if n not in set(obs["config"])]
     if unknown or not names:
         raise ValueError(f"fit_set names {unknown or 'nothing'}; allowed: {sorted(set(obs['config']))}")
@@ -135,9 +159,16 @@ def fit(obs: pd.DataFrame, fit_set: Iterable[str] | None = None, *, overlap: boo
     y = np.array([float(y.loc[k]) for k in keys])
     if (y <= 0).any():
         raise ValueError("reported times must all be > 0")
+    return sub, g, y
+
+
+def lsq_costs(Aq, Aa, g, y, overlap, max_iter):
+    """:func:`fit`'s ``"lsq"`` costs (FITTED order) and residual on lane matrices ``Aq``,
+    ``Aa`` (:func:`lane_matrices`), grouping ``g`` (:func:`obs_groups`) and reported
+    times ``y`` (> 0)."""
+    from scipy.optimize import nnls
+
     w = 1 / y
-    mats = lane_matrices(sub)
-    Aq, Aa = mats["query"], mats["ahead"]
 
     def solve(A):
         x, _ = nnls(A * w[:, None], y * w, maxiter=50 * A.shape[1])
@@ -156,7 +187,7 @@ def fit(obs: pd.DataFrame, fit_set: Iterable[str] | None = None, *, overlap: boo
             if start == "sum":
                 on_q = (Aq @ x_sum) >= (Aa @ x_sum)
             else:
-                on_q = np.full(len(sub), start == "query")
+                on_q = np.full(len(Aq), start == "query")
             for _ in range(max_iter):
                 A = g @ np.where(on_q[:, None], Aq, Aa)
                 x = solve(A)
@@ -168,17 +199,7 @@ def fit(obs: pd.DataFrame, fit_set: Iterable[str] | None = None, *, overlap: boo
             if e < best_err - 1e-12:
                 best, best_err = x, e
     residual = err(best)
-    if objective == "minimax":
-        q, a = Aq @ best, Aa @ best
-        start = g @ (np.maximum(q, a) if overlap else q + a)
-        best, residual = minimax(Aq, Aa, g, y, overlap,
-                                  float(np.max(np.abs(start / y - 1))) * 1.01 + 1e-4,
-                                  time_limit)
-    costs = {k: float(v) for k, v in zip(FITTED, best)}
-    pred = predict(costs, sub, overlap=overlap)
-    pred["reported"] = y
-    pred["ratio"] = pred["predicted"] / y
-    return CpuFit(costs, tuple(dict.fromkeys(names)), pred, residual, overlap, objective)
+    return best, residual
 
 
 @contextlib.contextmanager

@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 
 from .ssb_cpu_counts import FEATURES, FITTED
-from .ssb_cpu_fit import fit, predict
+from .ssb_cpu_fit import fit_inputs, lane_matrices, lsq_costs, predict
 from .ssb_cpu_ranges import LIMITS
 
 __all__ = ["twins", "twin_requirement", "BUILD_SCALED", "scale_version", "version_factor_loo",
@@ -184,18 +184,34 @@ def version_factor_loo(obs: pd.DataFrame, configs: Sequence[str], prefix: str, *
     unknown = [c for c in configs if c not in all_cfg]
     if unknown or not list(configs):
         raise ValueError(f"configs names {unknown or 'nothing'}; allowed: {all_cfg}")
+    scale_version(obs, prefix, 1.0, features)          # checks prefix and features
     rows = []
     for cfg in configs:
         rest = [c for c in all_cfg if c != cfg]
-        fits = [fit(scale_version(obs, prefix, k, features), rest, overlap=overlap) for k in ks]
-        i = int(np.argmin([f.residual for f in fits]))
+        # fit(scale_version(obs, prefix, k, features), rest) for each k, on arrays: the fit
+        # set's rows, grouping and times are the same for every k, only the scaled features
+        # change (multiplied as scale_version does, so the matrices are the same numbers)
+        sub, g, y = fit_inputs(obs, rest)
+        m = sub["config"].str.startswith(prefix).to_numpy()
+        base = {f: sub[f].to_numpy(float) for f in features}
+        fits = []
+        for k in ks:
+            scaled_f = {}
+            for f, v in base.items():
+                v = v.copy()
+                v[m] = v[m] * float(k)
+                scaled_f[f] = v
+            mats = lane_matrices(sub, scaled_f)
+            fits.append(lsq_costs(mats["query"], mats["ahead"], g, y, overlap, 50))
+        i = int(np.argmin([f[1] for f in fits]))
+        costs = {name: float(v) for name, v in zip(FITTED, fits[i][0])}
         scaled = scale_version(obs, prefix, ks[i], features)
-        p = predict(fits[i].costs, scaled[scaled["config"] == cfg], overlap=overlap)
+        p = predict(costs, scaled[scaled["config"] == cfg], overlap=overlap)
         for r in p.itertuples():
             rows.append(dict(config=cfg, phase=r.phase, reported=float(r.reported),
                              predicted=float(r.predicted), ratio=float(r.predicted / r.reported),
                              k=float(ks[i]), k_at_edge=i in (0, len(ks) - 1),
-                             fit_residual=float(fits[i].residual)))
+                             fit_residual=float(fits[i][1])))
     return pd.DataFrame(rows)
 
 
