@@ -544,3 +544,56 @@ def test_solver_output_is_kept_out_of_standard_output(capfd):
     os.write(1, b"after\n")
     out = capfd.readouterr().out
     assert out == "before\nafter\n"
+
+
+def test_version_factor_is_the_fit_of_each_scaled_copy():
+    # version_factor_loo fits each k on arrays; the same numbers as fit() on a scaled copy
+    costs = dict(scan_row=80.0, eq_ref=300.0, ref_row=900.0, group_row=150.0, get=120.0,
+                 check=4000.0, sync_read=60_000.0, ahead_read=250_000.0, cold_page=0.0)
+    obs = _statements(12, 3, 5, costs, True)
+    obs["config"] = [("A " if int(c[1:]) % 2 == 0 else "B ") + c for c in obs.config]
+    rng = np.random.default_rng(6)
+    obs["reported"] *= np.repeat(rng.uniform(0.8, 1.3, 12), 3)     # no k fits exactly
+    ks = [0.7, 1.1, 1.6, 2.3]
+    for overlap in (True, False):
+        v = C.version_factor_loo(obs, ["B o1"], "B", ks=ks, overlap=overlap,
+                                 features=C.BUILD_SCALED[:5])
+        rest = [c for c in dict.fromkeys(obs.config) if c != "B o1"]
+        fits = [C.fit(C.scale_version(obs, "B", k, C.BUILD_SCALED[:5]), rest, overlap=overlap)
+                for k in ks]
+        i = int(np.argmin([f.residual for f in fits]))
+        scaled = C.scale_version(obs, "B", ks[i], C.BUILD_SCALED[:5])
+        p = C.predict(fits[i].costs, scaled[scaled.config == "B o1"], overlap=overlap)
+        assert list(v.k) == [ks[i]] * len(p)
+        assert list(v.fit_residual) == [fits[i].residual] * len(p)       # bit for bit
+        assert list(v.predicted) == list(p.predicted)
+
+
+def test_a_program_solved_twice_is_solved_once(monkeypatch):
+    import scipy.optimize
+    from bufsim.experiments import ssb_cpu_fit as F
+
+    x, y, obs, _ = _one_cost(4, 6, (0.7, 1.4))
+    mats = F.lane_matrices(obs)
+    keys, g = F.obs_groups(obs)
+    pr = F.ExactProgram(mats["query"], mats["ahead"], g, y, True, 10 * y.max())
+    cost = np.zeros(pr.nv)
+    cost[pr.it] = 1.0
+    calls = []
+    real = scipy.optimize.milp
+    monkeypatch.setattr(scipy.optimize, "milp", lambda *a, **k: calls.append(1) or real(*a, **k))
+    monkeypatch.setattr(F, "SOLVED", F.OrderedDict())
+    first = pr.solve(cost, 10.0)
+    first[:] = -1.0                        # the caller's array, not the remembered one
+    again = pr.solve(cost, 10.0)
+    assert len(calls) == 1 and (again >= 0).all()
+    F.SOLVED.clear()
+    assert (pr.solve(cost, 10.0) == again).all() and len(calls) == 2     # HiGHS: the same answer
+    pr.ub[pr.it] = again[pr.it] * 2        # another program: solved
+    pr.solve(cost, 10.0)
+    pr.solve(-cost, 10.0)                  # another objective: solved
+    pr.solve(cost, 11.0)                   # another time limit: solved
+    assert len(calls) == 5
+    monkeypatch.setattr(F, "SOLVED_MAX", 2)
+    pr.solve(cost, 12.0)
+    assert len(F.SOLVED) == 2              # bounded: the least recently used dropped
