@@ -240,12 +240,30 @@ class ExactProgram:
     ``sum v_r`` with relative error ``e_o`` (``e_o >= |sum v_r / y_o - 1|``) and
     ``e_o <= tau`` for each observation ``linked`` (default: all; the others' ``e_o`` are
     bounded through ``ub`` alone).  Variables: the costs (ns), ``v``, ``b``, ``e``, ``tau``.
+    Rows with the same features share one ``v`` (and ``b``); :attr:`g` counts them per
+    observation, :meth:`prediction` is an observation's predicted time over ``y_o``.
+    ``big`` is ``M``: one number, or one per observation (it must bound the lanes of that
+    observation's rows; a row in several takes the largest).
     """
 
     def __init__(self, Aq, Aa, g, y, overlap, big, linked=None):
-        n, nc, no = Aq.shape[0], Aq.shape[1], len(y)
+        nc, no = Aq.shape[1], len(y)
         linked = np.ones(no, bool) if linked is None else np.asarray(linked, bool)
+        big_o = np.broadcast_to(np.asarray(big, float), (no,))
+        # rows with the same features (e.g. a statement two configurations run alike) take
+        # one v: max and sum of the same lanes are the same number, so the program is the
+        # same with fewer binaries; g counts each row's repeats in an observation
+        ids: dict = {}
+        rep = np.array([ids.setdefault(np.concatenate([Aq[r], Aa[r]]).tobytes(), len(ids))
+                        for r in range(Aq.shape[0])], dtype=np.int64)
+        first = np.unique(rep, return_index=True)[1]
+        Aq, Aa = Aq[first], Aa[first]
+        gu = np.zeros((no, len(first)))
+        for r, u in enumerate(rep):
+            gu[:, u] += g[:, r]
+        n = len(first)
         two = np.nonzero((Aq.any(axis=1) & Aa.any(axis=1)) if overlap else np.zeros(n, bool))[0]
+        self.g, self.y = gu, np.asarray(y, float)
         self.nc, self.iv, self.ib = nc, nc, nc + n
         self.ie = self.ib + len(two)
         self.it = self.ie + no
@@ -258,14 +276,16 @@ class ExactProgram:
         for r in np.setdiff1d(np.arange(n), two):              # v_r = (q_r + a_r) . costs
             z = np.zeros(nv); z[:nc] = -(Aq[r] + Aa[r]); z[self.iv + r] = 1; add(z, 0.0, 0.0)
         for j, r in enumerate(two):
+            m = float(big_o[gu[:, r] != 0].max())
             for lane, other in ((Aq[r], 0.0), (Aa[r], 1.0)):
                 z = np.zeros(nv); z[:nc] = -lane; z[self.iv + r] = 1; add(z, 0.0, np.inf)
-                z = z.copy(); z[self.ib + j] = big if other else -big
-                add(z, -np.inf, big * other)
+                z = z.copy(); z[self.ib + j] = m if other else -m
+                add(z, -np.inf, m * other)
         for o in range(no):
-            members = self.iv + np.nonzero(g[o])[0]
+            members = np.nonzero(gu[o])[0]
             for sign in (1.0, -1.0):
-                z = np.zeros(nv); z[members] = -sign / y[o]; z[self.ie + o] = 1; add(z, -sign, np.inf)
+                z = np.zeros(nv); z[self.iv + members] = -sign * gu[o, members] / y[o]
+                z[self.ie + o] = 1; add(z, -sign, np.inf)
             if linked[o]:
                 z = np.zeros(nv); z[self.ie + o] = 1; z[self.it] = -1; add(z, -np.inf, 0.0)
         self.a, self.lo, self.hi = np.array(rows), lo, hi
@@ -274,6 +294,13 @@ class ExactProgram:
         self.integrality = np.zeros(nv)
         self.integrality[self.ib:self.ie] = 1
         self.nv = nv
+
+    def prediction(self, o) -> np.ndarray:
+        """The objective whose value is observation ``o``'s prediction over its time."""
+        cost = np.zeros(self.nv)
+        members = np.nonzero(self.g[o])[0]
+        cost[self.iv + members] = self.g[o, members] / self.y[o]
+        return cost
 
     def key(self, cost, time_limit) -> bytes:
         """A digest of everything :meth:`solve` passes the solver: equal keys, the same

@@ -73,8 +73,7 @@ def prediction_range(obs: pd.DataFrame, held: Sequence[str], *, overlap: bool = 
     for o, (cfg, phase) in enumerate(keys):
         if cfg not in held:
             continue
-        cost = np.zeros(pr.nv)
-        cost[pr.iv + np.nonzero(g[o])[0]] = 1.0 / y[o]
+        cost = pr.prediction(o)
         try:
             low = float(cost @ pr.solve(cost, time_limit)) * y[o]
             high = float(cost @ pr.solve(-cost, time_limit)) * y[o]
@@ -121,10 +120,12 @@ def band_floor(obs: pd.DataFrame, held: Sequence[str], *, overlap: bool = True,
     mats = lane_matrices(obs)
     cap = max(9.0, 2 * floor)          # the rest's errors: a bound for M, never reached
     top = 1 + max(cap, max(limits[k[1]] for k in keys if k[0] in held))
-    pr = ExactProgram(mats["query"], mats["ahead"], g, y, overlap, top * float(y.max()) * 1.01 + 1.0,
-                  linked=~out)
+    ub_e = np.array([float(limits[k[1]]) if out[o] else cap for o, k in enumerate(keys)])
+    pr = ExactProgram(mats["query"], mats["ahead"], g, y, overlap, (1 + ub_e) * y * 1.01 + 1.0,
+                      linked=~out)
     for o, (cfg, phase) in enumerate(keys):
         pr.ub[pr.ie + o] = float(limits[phase]) if out[o] else cap
+    pr.lb[pr.it] = floor
     cost = np.zeros(pr.nv)
     cost[pr.it] = 1.0
     try:

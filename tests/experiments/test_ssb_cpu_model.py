@@ -597,3 +597,37 @@ def test_a_program_solved_twice_is_solved_once(monkeypatch):
     monkeypatch.setattr(F, "SOLVED_MAX", 2)
     pr.solve(cost, 12.0)
     assert len(F.SOLVED) == 2              # bounded: the least recently used dropped
+
+
+def test_repeated_statements_share_one_max():
+    # a statement repeated in its observation (and an observation repeating another's
+    # statements) is one v in the program; the floor is that of the program where each
+    # repeat is one statement with twice the counts (max(2q, 2a) = 2 max(q, a))
+    from bufsim.experiments import ssb_cpu_fit as F
+
+    costs = dict(scan_row=80.0, eq_ref=300.0, ref_row=900.0, group_row=150.0, get=120.0,
+                 check=4000.0, sync_read=60_000.0, ahead_read=250_000.0, cold_page=3e6)
+    obs = _statements(8, 3, 21, costs, True)
+    feats = list(C.FEATURES)
+    obs.loc[obs.statement == "s2", feats] = obs.loc[obs.statement == "s0", feats].to_numpy()
+    twin = obs[obs.config == "o1"].assign(config="o8")          # o1's counts again
+    obs = pd.concat([obs, twin], ignore_index=True)
+    rng = np.random.default_rng(22)
+    obs["reported"] *= np.repeat(rng.uniform(0.8, 1.25, 9), 3)
+    once = obs[obs.statement != "s2"].copy()
+    s0 = once.statement == "s0"
+    once.loc[s0, feats] = 2 * once.loc[s0, feats].to_numpy()
+    mats = F.lane_matrices(obs)
+    keys, g = F.obs_groups(obs)
+    y = obs.groupby(["config", "phase"], sort=False)["reported"].first().to_numpy()
+    pr = F.ExactProgram(mats["query"], mats["ahead"], g, y, True, 1e9)
+    two = mats["query"].any(axis=1) & mats["ahead"].any(axis=1)
+    distinct = len(np.unique(np.hstack([mats["query"], mats["ahead"]])[two], axis=0))
+    assert pr.ie - pr.ib == distinct < two.sum()
+    assert pr.g.sum() == len(obs) and pr.g.max() == 2
+    for overlap in (True, False):
+        a = C.fit(obs, objective="minimax", overlap=overlap)
+        b = C.fit(once, objective="minimax", overlap=overlap)
+        assert a.residual == pytest.approx(b.residual, rel=1e-6, abs=1e-9)
+        assert np.allclose(a.in_sample.predicted, b.in_sample.predicted, rtol=1e-5)
+        assert a.residual == pytest.approx(np.abs(a.in_sample.ratio - 1).max(), rel=1e-6)
