@@ -240,13 +240,14 @@ class ExactProgram:
     ``sum v_r`` with relative error ``e_o`` (``e_o >= |sum v_r / y_o - 1|``) and
     ``e_o <= tau`` for each observation ``linked`` (default: all; the others' ``e_o`` are
     bounded through ``ub`` alone).  Variables: the costs (ns), ``v``, ``b``, ``e``, ``tau``.
-    Rows with the same features share one ``v`` (and ``b``); :attr:`g` counts them per
-    observation, :meth:`prediction` is an observation's predicted time over ``y_o``.
+    Rows with the same features share one ``v`` (and ``b``) unless ``merge`` is False;
+    :attr:`g` counts them per observation; :meth:`prediction` is the objective of an
+    observation's predicted time over ``y_o``.
     ``big`` is ``M``: one number, or one per observation (it must bound the lanes of that
     observation's rows; a row in several takes the largest).
     """
 
-    def __init__(self, Aq, Aa, g, y, overlap, big, linked=None):
+    def __init__(self, Aq, Aa, g, y, overlap, big, linked=None, merge=True):
         nc, no = Aq.shape[1], len(y)
         linked = np.ones(no, bool) if linked is None else np.asarray(linked, bool)
         big_o = np.broadcast_to(np.asarray(big, float), (no,))
@@ -254,8 +255,8 @@ class ExactProgram:
         # one v: max and sum of the same lanes are the same number, so the program is the
         # same with fewer binaries; g counts each row's repeats in an observation
         ids: dict = {}
-        rep = np.array([ids.setdefault(np.concatenate([Aq[r], Aa[r]]).tobytes(), len(ids))
-                        for r in range(Aq.shape[0])], dtype=np.int64)
+        rep = np.array([ids.setdefault(np.concatenate([Aq[r], Aa[r]]).tobytes() if merge else r,
+                                       len(ids)) for r in range(Aq.shape[0])], dtype=np.int64)
         first = np.unique(rep, return_index=True)[1]
         Aq, Aa = Aq[first], Aa[first]
         gu = np.zeros((no, len(first)))
@@ -352,7 +353,10 @@ def minimax(Aq, Aa, g, y, overlap, tau_start, time_limit):
     one, deterministically).  ``tau_start`` is an error some costs reach (a little more
     than the least-squares fit's): the minimum is no larger, and it bounds ``M``.
     """
-    pr = ExactProgram(Aq, Aa, g, y, overlap, (1 + tau_start) * float(y.max()) * 1.01 + 1.0)
+    # rows not merged: merging finds the same tau, but the second stage's costs (one of many
+    # at that tau) then move in the 9th-10th digit, and the fits are quick enough unmerged
+    pr = ExactProgram(Aq, Aa, g, y, overlap, (1 + tau_start) * float(y.max()) * 1.01 + 1.0,
+                      merge=False)
     pr.ub[pr.it] = tau_start
     c1 = np.zeros(pr.nv); c1[pr.it] = 1
     tau = float(pr.solve(c1, time_limit)[pr.it])

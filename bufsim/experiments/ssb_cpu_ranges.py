@@ -63,7 +63,9 @@ def prediction_range(obs: pd.DataFrame, held: Sequence[str], *, overlap: bool = 
         raise ValueError(f"limits lack phase(s) {missing}")
     mats = lane_matrices(obs)
     big = max(float(ceiling), 1 + max(limits.values())) * float(y.max()) * 1.01 + 1.0
-    pr = ExactProgram(mats["query"], mats["ahead"], g, y, overlap, big)
+    # each row its own v (merge=False): these programs are quick either way, and the ranges
+    # in the results file stay the numbers they were, to the last digit
+    pr = ExactProgram(mats["query"], mats["ahead"], g, y, overlap, big, merge=False)
     for o, (cfg, phase) in enumerate(keys):
         if cfg in held:                        # a held-out prediction: at most the ceiling
             pr.ub[pr.ie + o] = ceiling - 1

@@ -620,14 +620,27 @@ def test_repeated_statements_share_one_max():
     mats = F.lane_matrices(obs)
     keys, g = F.obs_groups(obs)
     y = obs.groupby(["config", "phase"], sort=False)["reported"].first().to_numpy()
-    pr = F.ExactProgram(mats["query"], mats["ahead"], g, y, True, 1e9)
+    pr = F.ExactProgram(mats["query"], mats["ahead"], g, y, True, 20 * y.max())
     two = mats["query"].any(axis=1) & mats["ahead"].any(axis=1)
     distinct = len(np.unique(np.hstack([mats["query"], mats["ahead"]])[two], axis=0))
     assert pr.ie - pr.ib == distinct < two.sum()
     assert pr.g.sum() == len(obs) and pr.g.max() == 2
+    def floor(o, overlap, merge):
+        m = F.lane_matrices(o)
+        _, go = F.obs_groups(o)
+        yo = o.groupby(["config", "phase"], sort=False)["reported"].first().to_numpy()
+        p = F.ExactProgram(m["query"], m["ahead"], go, yo, overlap, 20 * yo.max(), merge=merge)
+        cost = np.zeros(p.nv)
+        cost[p.it] = 1.0
+        x = p.solve(cost, 30.0)
+        pred = np.array([p.prediction(k) @ x for k in range(len(yo))])     # over y
+        return x[p.it], pred
+
     for overlap in (True, False):
-        a = C.fit(obs, objective="minimax", overlap=overlap)
-        b = C.fit(once, objective="minimax", overlap=overlap)
-        assert a.residual == pytest.approx(b.residual, rel=1e-6, abs=1e-9)
-        assert np.allclose(a.in_sample.predicted, b.in_sample.predicted, rtol=1e-5)
-        assert a.residual == pytest.approx(np.abs(a.in_sample.ratio - 1).max(), rel=1e-6)
+        merged, p_m = floor(obs, overlap, True)
+        apart, _ = floor(obs, overlap, False)
+        twice, _ = floor(once, overlap, False)
+        assert merged == pytest.approx(apart, rel=1e-6) and merged == pytest.approx(twice, rel=1e-6)
+        assert np.abs(p_m - 1).max() == pytest.approx(merged, rel=1e-6)
+    f = C.fit(obs, objective="minimax")
+    assert f.residual == pytest.approx(floor(obs, True, True)[0], rel=1e-6)
