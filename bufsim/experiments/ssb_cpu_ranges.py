@@ -114,14 +114,21 @@ def band_floor(obs: pd.DataFrame, held: Sequence[str], *, overlap: bool = True,
     missing = sorted({k[1] for k in keys if k[0] in held} - set(limits))
     if missing:
         raise ValueError(f"limits lack phase(s) {missing}")
-    floor = fit(obs, [c for c in cfgs if c not in held], overlap=overlap, objective="minimax",
-                time_limit=time_limit).residual
+    rest = fit(obs, [c for c in cfgs if c not in held], overlap=overlap, objective="minimax",
+               time_limit=time_limit)
+    floor = rest.residual
     y = obs.groupby(["config", "phase"], sort=False)["reported"].first()
     y = np.array([float(y.loc[k]) for k in keys])
     out = np.array([k[0] in held for k in keys])
     mats = lane_matrices(obs)
+    # the floor's own costs already put every held-out observation within its limit: then
+    # they are among the costs in_band is the minimum over, and it is the floor
+    x = np.array([rest.costs[k] for k in FITTED])
+    q, a = mats["query"] @ x, mats["ahead"] @ x
+    err = np.abs(g @ (np.maximum(q, a) if overlap else q + a) / y - 1)
+    if all(err[o] <= limits[k[1]] for o, k in enumerate(keys) if out[o]):
+        return floor, floor
     cap = max(9.0, 2 * floor)          # the rest's errors: a bound for M, never reached
-    top = 1 + max(cap, max(limits[k[1]] for k in keys if k[0] in held))
     ub_e = np.array([float(limits[k[1]]) if out[o] else cap for o, k in enumerate(keys)])
     pr = ExactProgram(mats["query"], mats["ahead"], g, y, overlap, (1 + ub_e) * y * 1.01 + 1.0,
                       linked=~out)
