@@ -33,6 +33,24 @@ class BatchedMixin:
     #: the end of the reason :meth:`_bka` gives where fills decide which keys are read
     SHARED_KEYS = "partial rows share keys (which fill reads a key is not modelled)"
 
+
+    def _read_key(self, ev, t, table, gix, ix, key, hit, per_call) -> bool:
+        """One distinct key of a batched read of ``t``'s index ``ix``: a unique lookup where
+        an ``eq_ref`` key finds one entry, else an exact-key read of its entries
+        (Key_value_records_iterator: HA_READ_KEY_EXACT, then index_next_same), or of the
+        place it would be for a key with none (``hit`` None: returns False)."""
+        if hit is None:
+            first = self._below(table, ix, ix.columns, Bound(key, True), True)
+            self._segment(ev, table, gix, first, first, past_end=True, from_start=False,
+                          per_call=per_call, exact=True)
+            return False
+        first, n = hit
+        if t.access == "eq_ref" and n == 1 and ix.unique and len(key) == len(ix.columns):
+            ev.lookup(table, unique_lookup(gix, first))
+        else:
+            self._segment(ev, table, gix, first, first + n, past_end=True, from_start=False,
+                          per_call=per_call, exact=True)
+        return True
     def _ref_length(self, table: str) -> int:
         """Bytes of a row id of ``table`` (its primary key's columns, as handler::ref_length)."""
         key = ("ref_length", table)
@@ -409,18 +427,9 @@ class BatchedMixin:
         out = []                            # (entry, record) in the order rows come out
         for key in keys:
             hit = hits[key]
-            if hit is None:
-                first = self._below(table, ix, ix.columns, Bound(key, True), True)
-                self._segment(ev, table, gix, first, first, past_end=True, from_start=False,
-                              per_call=per_call, exact=True)
+            if not self._read_key(ev, t, table, gix, ix, key, hit, per_call):
                 continue
             first, n = hit
-            if t.access == "eq_ref" and n == 1 and ix.unique and len(key) == len(ix.columns):
-                ev.lookup(table, unique_lookup(gix, first))
-            else:
-                # Key_value_records_iterator: HA_READ_KEY_EXACT, then index_next_same
-                self._segment(ev, table, gix, first, first + n, past_end=True,
-                              from_start=False, per_call=per_call, exact=True)
             for e in range(first, first + n):
                 if keep is not None and tuple(rows_pk[e]) not in keep:
                     continue

@@ -28,7 +28,7 @@ import re
 
 from ..workloads.plans import FETCH_ROWS_PER_CALL, FETCH_ROWS_PER_CALL_ICP
 from .compile_btree import quote_ident, unique_lookup
-from .compile_plan import Bound, Unsupported
+from .compile_plan import Unsupported
 
 __all__ = ["FillsMixin"]
 
@@ -313,17 +313,9 @@ class FillsMixin:
             pairs: list = []
             for key in sorted(by_key):
                 hit = self._key_ranks(table, ix, len(key)).get(key)
-                if hit is None:
-                    first = self._below(table, ix, ix.columns, Bound(key, True), True)
-                    self._segment(ev, table, gix, first, first, past_end=True,
-                                  from_start=False, per_call=per_call, exact=True)
+                if not self._read_key(ev, t, table, gix, ix, key, hit, per_call):
                     continue
                 first, n = hit
-                if t.access == "eq_ref" and n == 1 and ix.unique and len(key) == len(ix.columns):
-                    ev.lookup(table, unique_lookup(gix, first))
-                else:
-                    self._segment(ev, table, gix, first, first + n, past_end=True,
-                                  from_start=False, per_call=per_call, exact=True)
                 for e in range(first, first + n):
                     for r in by_key[key]:
                         if not secondary:
