@@ -40,6 +40,7 @@ import numpy as np
 import pandas as pd
 
 from .. import cache as _cache
+from . import ssb_chunks as _chunks
 from .._units import NS_PER_S
 from .._validation import check_int, check_int_fields, check_ns
 from ..analytic import exact_mrc
@@ -167,9 +168,9 @@ def q11_run(ssb: SSB, plan: str, old_blocks_time_ms: int, calib: Calibration, *,
 
 def _q11_run(ssb: SSB, plan: str, old_blocks_time_ms: int, calib: Calibration, *,
              config: SsbConfig, **overrides) -> dict:
-    op = ssb.query("Q1.1", plan, cpu=calib.cpu)
+    op = _chunks.statement(ssb, "Q1.1", plan, calib.cpu)
     cfg = pool_config(config, calib, old_blocks_time_ms=old_blocks_time_ms, **overrides)
-    res = replay(op.trace(), cfg)
+    res = replay(op.trace(ssb.tablespaces), cfg)
     t, s = res.totals, res.streams.iloc[0]
     out = dict(plan=plan, old_blocks_time_ms=old_blocks_time_ms,
                gets=int(t["NUMBER_PAGES_GET"]), pages_read=int(t["NUMBER_PAGES_READ"]),
@@ -199,9 +200,10 @@ def q11_sequence(ssb: SSB, steps: Sequence[tuple[str, int]], calib: Calibration,
     out = []
     for plan, t_ms in steps:
         pool.set(old_blocks_time_ms=check_int("old_blocks_time_ms", t_ms, 0, 2**32 - 1))
-        rows, chunks = _statement_chunks(ssb, "Q1.1", plan, calib.cpu)
+        op = _chunks.statement(ssb, "Q1.1", plan, calib.cpu)
+        rows = op.rows
         pool.begin()
-        for chunk in chunks:
+        for chunk in op.chunks():
             pool.feed(chunk)
         d = pool.end().iloc[0]
         out.append(dict(plan=plan, old_blocks_time_ms=int(t_ms), rows=rows,
@@ -213,32 +215,6 @@ def q11_sequence(ssb: SSB, steps: Sequence[tuple[str, int]], calib: Calibration,
         if idle_ns:
             pool.idle_ns(int(idle_ns))
     return pd.DataFrame(out)
-
-
-#: bytes of one statement's chunks :func:`_statement_chunks` keeps for the next call
-STATEMENT_MEMO_BYTES = 256 << 20
-_statement_memo: dict = {}
-
-
-def _statement_chunks(ssb: SSB, name: str, plan: str, cpu: CpuCost) -> tuple[int, list]:
-    """``(rows, chunks)`` of query ``name`` under ``plan`` at the CPU costs ``cpu``, kept
-    (one statement, at most :data:`STATEMENT_MEMO_BYTES`) for the next call with the same
-    arguments: the chunks are a pure function of them (the SSB's data is drawn when it
-    is made), and a replay does not modify them.  Notebook 01 replays Q1.1 date_first 31
-    times at the fitted constants (:func:`q11_sequence`, :func:`q11_after_restart`, the
-    restart grid and ``document_restart``); generating its chunks took as much CPU as
-    replaying them."""
-    key = (ssb.cache_params, name, plan, cpu)
-    hit = _statement_memo.get(key)
-    if hit is not None:
-        return hit
-    op = ssb.query(name, plan, cpu=cpu)
-    chunks = list(op.chunks())
-    made = (int(op.rows), chunks)
-    _statement_memo.clear()
-    if sum(_chunk_bytes(c) for c in chunks) <= STATEMENT_MEMO_BYTES:
-        _statement_memo[key] = made
-    return made
 
 
 #: srv_stats_transient_sample_pages, 8 in 5.5 and 5.6: the leaf pages InnoDB's transient
@@ -300,7 +276,7 @@ def q11_after_restart(ssb: SSB, plan: str, old_blocks_time_ms: int, calib: Calib
     if idle_ns:
         pool.idle_ns(int(idle_ns))
     pool.begin()
-    for chunk in _statement_chunks(ssb, "Q1.1", plan, calib.cpu)[1]:
+    for chunk in _chunks.statement(ssb, "Q1.1", plan, calib.cpu).chunks():
         pool.feed(chunk)
     d = pool.end().iloc[0]
     return dict(plan=plan, old_blocks_time_ms=int(old_blocks_time_ms), earlier_pages=n, seed=seed,
@@ -393,7 +369,9 @@ def run_ssb(ssb: SSB, configs: PoolConfig | Mapping[str, PoolConfig], calib: Cal
     every statement (the 5.6 page cleaner's pass falls into it).
 
     ``configs`` is one :class:`PoolConfig` or ``{label: PoolConfig}``; every pool
-    replays the same chunks, generated once per query and run.  A query is
+    replays the same chunks, generated once per query and process
+    (:mod:`bufsim.experiments.ssb_chunks`), and a configuration given under several
+    labels replays once.  A query is
     ``"Q2.1"`` (scan plan), ``"Q1.1:date_first"`` or ``"Q2.1:index_first"``
     (:data:`bufsim.workloads.ssb.INDEX_PLAN_QUERIES` names the 13 with index_first).  If ``states_out`` is a dict,
     it receives ``{label: bufsim.Pool}`` at the end (after the last idle gap), e.g.
@@ -415,19 +393,21 @@ def run_ssb(ssb: SSB, configs: PoolConfig | Mapping[str, PoolConfig], calib: Cal
     check_ns("idle_ns", idle_ns)
     if jobs is not None:
         check_int("jobs", jobs, 1)
-    if states_out is None and _cache.enabled():
-        return _run_ssb_cached(ssb, configs, calib, runs, queries, idle_ns, jobs)
+    if states_out is None:
+        return _run_ssb_once(ssb, configs, calib, runs, queries, idle_ns, jobs)
     return _run_ssb(ssb, configs, calib, runs, queries, idle_ns, states_out, jobs)
 
 
-def _run_ssb_cached(ssb, configs, calib, runs, queries, idle_ns, jobs) -> pd.DataFrame:
-    """run_ssb through the result cache, one entry per configuration and number of runs
-    (each pool replays on its own: its rows do not depend on the others, nor on the runs'
-    labels); only the missing ones replay, each distinct configuration once.  A replay of
-    ``n`` runs also stores its first ``1 .. n-1`` runs: the first runs of a longer
-    sequence are the same statements in the same pool (01's sweeps, one pass from an
-    empty pool, reuse the cold runs of its 13-query table)."""
+def _run_ssb_once(ssb, configs, calib, runs, queries, idle_ns, jobs) -> pd.DataFrame:
+    """run_ssb replaying each distinct configuration once (each pool replays on its own:
+    its rows do not depend on the others, nor on the runs' labels, so a configuration
+    given under two labels gets the rows of one replay), through the result cache when
+    it is on: one entry per configuration and number of runs, only the missing ones
+    replay.  A replay of ``n`` runs also stores its first ``1 .. n-1`` runs: the first
+    runs of a longer sequence are the same statements in the same pool (01's sweeps, one
+    pass from an empty pool, reuse the cold runs of its 13-query table)."""
     n_q = len(queries)
+    use = _cache.enabled()
 
     def key(c, n_runs):
         return _cache.digest("ssb.run_ssb", ssb.cache_params, c, calib, n_runs,
@@ -436,7 +416,7 @@ def _run_ssb_cached(ssb, configs, calib, runs, queries, idle_ns, jobs) -> pd.Dat
         keys = {k: key(c, len(runs)) for k, c in configs.items()}
     except _cache.Uncacheable:
         return _run_ssb(ssb, configs, calib, runs, queries, idle_ns, None, jobs)
-    got = {h: _cache.load(h) for h in set(keys.values())}
+    got = {h: _cache.load(h) if use else _cache.MISSING for h in set(keys.values())}
     todo, queued = {}, set()                    # one label per missing configuration
     for k, c in configs.items():
         if got[keys[k]] is _cache.MISSING and keys[k] not in queued:
@@ -447,9 +427,10 @@ def _run_ssb_cached(ssb, configs, calib, runs, queries, idle_ns, jobs) -> pd.Dat
         for k, c in todo.items():
             rows = fresh[fresh.config == k].drop(columns="config").reset_index(drop=True)
             rows["run"] = np.arange(len(rows)) // n_q      # the run's place, not its label
-            for n in range(1, len(runs)):
-                _cache.store(key(c, n), rows.iloc[:n * n_q].copy())
-            _cache.store(keys[k], rows)
+            if use:
+                for n in range(1, len(runs)):
+                    _cache.store(key(c, n), rows.iloc[:n * n_q].copy())
+                _cache.store(keys[k], rows)
             got[keys[k]] = rows
     # the rows in run_ssb's order: run, query, then configuration
     parts = [got[keys[k]].assign(config=k, run=[runs[i] for i in got[keys[k]]["run"]],
@@ -460,51 +441,12 @@ def _run_ssb_cached(ssb, configs, calib, runs, queries, idle_ns, jobs) -> pd.Dat
     return out[cols].reset_index(drop=True)
 
 
-#: bytes of chunks :func:`run_ssb` keeps from a query's first run for its later runs
-#: (the same query makes the same chunks in every run; generating them is most of the
-#: CPU of the index_first plans at SF 1: 13 s of a run of the 13 queries, whose chunks
-#: take 0.9 GB).  Queries past the bound are generated again in each run.
-CHUNK_MEMO_BYTES = 1 << 30
-
-
-def _chunk_bytes(c) -> int:
-    return c.page.nbytes + c.count.nbytes + c.cpu_ns.nbytes + c.stream.nbytes + c.flags.nbytes
-
-
-class _Made:
-    """What :func:`_ssb_rows` reads of an operator (its rows), for a query replayed from
-    the memo without its operator."""
-
-    def __init__(self, rows: int):
-        self.rows = rows
-
-
-def _query_chunks(ssb, q, calib, memo: dict | None, budget: list):
-    """(the operator or its stand-in, the chunks of query ``q``): from ``memo`` if a
-    previous run kept them, else generated; kept in ``memo`` while ``budget[0]`` bytes
-    allow (a query that does not fit is dropped whole)."""
-    if memo is not None and q in memo:
-        rows, chunks = memo[q]
-        return _Made(rows), iter(chunks)
+def _query_chunks(ssb, q, calib):
+    """:func:`bufsim.experiments.ssb_chunks.statement` of ``"Q2.1"`` (the scan plan) or
+    ``"Q2.1:index_first"``: its rows and chunks, generated by the first pass of the
+    process over them and kept packed for the later runs, pools and calls."""
     name, _, plan = q.partition(":")
-    op = ssb.query(name, plan or "scan", cpu=calib.cpu)
-    if memo is None:
-        return op, op.chunks()
-
-    def keep():
-        kept, used = [], 0
-        for c in op.chunks():
-            if kept is not None:
-                used += _chunk_bytes(c)
-                if used <= budget[0]:
-                    kept.append(c)
-                else:
-                    kept = None
-            yield c
-        if kept is not None:
-            memo[q] = (op.rows, kept)
-            budget[0] -= used
-    return op, keep()
+    return _chunks.statement(ssb, name, plan or "scan", calib.cpu)
 
 
 def _run_ssb(ssb, configs, calib, runs, queries, idle_ns, states_out, jobs) -> pd.DataFrame:
@@ -512,12 +454,11 @@ def _run_ssb(ssb, configs, calib, runs, queries, idle_ns, states_out, jobs) -> p
     n_jobs = min(len(pools), jobs or os.cpu_count() or 1)
     ex = cf.ThreadPoolExecutor(max_workers=n_jobs) if n_jobs > 1 else None
     rows_out = []
-    memo = {} if len(runs) > 1 else None
-    budget = [CHUNK_MEMO_BYTES]
     try:
         for run in runs:
             for q in queries:
-                op, chunks = _query_chunks(ssb, q, calib, memo, budget)
+                op = _query_chunks(ssb, q, calib)
+                chunks = op.chunks()
                 for pool in pools.values():
                     pool.begin()
                 pending = []
@@ -619,12 +560,14 @@ def analytic_check(ssb: SSB, calib: Calibration, queries: Sequence[str] = ("Q1.1
     pool = pool_config(CONFIGS[1], calib).pool_pages
     for q in queries:
         op = ssb.query(q, "scan", cpu=calib.cpu)
+        made = _chunks.statement(ssb, q, "scan", calib.cpu)       # generated once, replayed thrice
         sim = {}               # old_blocks_time -> (hit ratio, virtual seconds)
         for t_ms in (0, 1000):
-            res = replay(op.trace(), pool_config(CONFIGS[1], calib, old_blocks_time_ms=t_ms))
+            res = replay(made.trace(ssb.tablespaces),
+                         pool_config(CONFIGS[1], calib, old_blocks_time_ms=t_ms))
             sim[t_ms] = (1 - res.totals["NUMBER_PAGES_READ"] / res.totals["NUMBER_PAGES_GET"],
                          res.streams.elapsed_ns[0] / NS_PER_S)
-        mrc = exact_mrc(op.trace(), [pool])
+        mrc = exact_mrc(made.trace(ssb.tablespaces), [pool])
         rows.append(dict(query=q, estimate="exact LRU MRC (= InnoDB t=0)", old_blocks_time_ms=0,
                          analytic=float(mrc.hit_ratio.iloc[0]), simulated=sim[0][0]))
         if q != "Q1.1":

@@ -326,6 +326,7 @@ class SSB:
         self.tablespaces = self.db.tablespaces
         self._by_date = None
         self._by_key = {}
+        self._index_rows = {}
 
     # ---- the data behind each dimension key --------------------------------------------
     def _key_column(self, table: str) -> np.ndarray:
@@ -422,7 +423,17 @@ class SSB:
         read through the driving index), ``ref`` (lineorder rows read through its
         secondary index), ``eq_ref`` (probes of the other dimensions, consecutive
         repeats skipped) and ``entries`` (the driving index's qualifying entries in
-        index order, as dimension keys)."""
+        index order, as dimension keys: read-only arrays).  Computed once per query
+        (the plan, its gets and its reference each read them)."""
+        if name not in self._index_rows:
+            got = self._index_first_rows(name)
+            for a in got["entries"]:
+                a.flags.writeable = False
+            self._index_rows[name] = got
+        got = self._index_rows[name]
+        return dict(got, eq_ref_by_table=dict(got["eq_ref_by_table"]))
+
+    def _index_first_rows(self, name: str) -> dict:
         table, dix, _ = INDEX_DRIVERS[name]
         value = getattr(self.data, _INDEX_COLUMN[dix])
         order = np.lexsort((np.arange(value.size), value))     # entries -> dimension key

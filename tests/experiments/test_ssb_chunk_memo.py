@@ -1,14 +1,26 @@
-"""bufsim.experiments.ssb.run_ssb keeps a query's chunks from its first run for the later
-runs (bounded by CHUNK_MEMO_BYTES): the same rows as generating them in every run."""
+"""bufsim.experiments.ssb_chunks keeps each SSB statement's chunks, packed, for the later
+runs and calls (bounded by MEMO_BYTES): the same chunks, and the same rows, as generating
+them each time."""
+import numpy as np
 import pytest
 
 from bufsim.experiments import ssb as X
+from bufsim.experiments import ssb_chunks as SC
+from bufsim.trace import Chunk
+from bufsim.workloads.plans import CpuCost
 from bufsim.workloads.ssb import SSB
 
 
 @pytest.fixture(scope="module")
 def ssb():
     return SSB(0.02)
+
+
+@pytest.fixture(autouse=True)
+def empty_memo():
+    SC.clear()
+    yield
+    SC.clear()
 
 
 def _counting(monkeypatch, ssb):
@@ -22,6 +34,57 @@ def _counting(monkeypatch, ssb):
     return made
 
 
+def _same(a: Chunk, b: Chunk):
+    for f in ("page", "count", "cpu_ns", "stream", "flags"):
+        x, y = getattr(a, f), getattr(b, f)
+        assert x.dtype == y.dtype and np.array_equal(x, y), f
+
+
+@pytest.mark.parametrize("q, plan", [("Q1.1", "scan"), ("Q4.2", "scan"), ("Q1.1", "date_first"),
+                                     ("Q3.1", "index_first"), ("Q2.2", "index_first")])
+def test_kept_chunks_are_the_generated_ones_at_any_costs(ssb, q, plan):
+    """The chunks of a statement generated once (at the probe cost) and kept packed are, at
+    every CPU cost, bit for bit those the plan generates at that cost: the first pass's and
+    the later ones'."""
+    costs = [CpuCost(row_ns=7, get_ns=1234), CpuCost(row_ns=0, get_ns=5),
+             CpuCost(row_ns=99_999, get_ns=0), CpuCost(row_ns=313, get_ns=2077)]
+    for cpu in costs:
+        op = ssb.query(q, plan, cpu=cpu)
+        gen = list(op.chunks())
+        st = SC.statement(ssb, q, plan, cpu)
+        assert (st.rows, st.gets, st.name) == (op.rows, op.gets, op.name)
+        got = list(st.chunks())
+        assert len(got) == len(gen) and SC.kept_bytes() > 0
+        for a, b in zip(got, gen):
+            _same(a, b)
+    assert len({c.cpu_ns.sum() for c in [next(SC.statement(ssb, q, plan, k).chunks())
+                                         for k in costs]}) == len(costs)
+    n = sum(len(c) for c in gen)
+    assert SC.kept_bytes() <= 10 * n        # narrow: 33 bytes an event unpacked
+
+
+def test_packed_keeps_wide_values_and_several_streams():
+    wide = Chunk.from_arrays([3, 2**40, 5], count=[1, 300, 70000], cpu_ns=[0, 2**33, 9],
+                             stream=[0, 1, 0], flags=[0, 4, 1])
+    rows = np.array([0, 2**35, 3])
+    p = SC.Packed(wide, rows)
+    cpu = CpuCost(row_ns=3, get_ns=11)
+    back = p.unpack(cpu)
+    _same(Chunk(wide.page, wide.count, 11 + rows * 3 // wide.count, wide.stream, wide.flags), back)
+    assert p.page.dtype == np.uint64 and p.count.dtype == np.uint32 and p.rows.dtype == np.uint64
+
+
+def test_rows_are_read_back_only_when_exact():
+    ok = Chunk.from_arrays([1, 2, 3], count=[1, 3, 7], cpu_ns=[
+        (r * SC.ROW_PROBE_NS) // c for r, c in ((5, 1), (1, 3), (100, 7))])
+    assert SC._rows_of(ok).tolist() == [5, 1, 100]
+    bad = Chunk.from_arrays([1, 2], count=[1, 3], cpu_ns=[SC.ROW_PROBE_NS + 1, 0])
+    with pytest.raises(RuntimeError, match="cannot be read back"):
+        SC._rows_of(bad)
+    with pytest.raises(RuntimeError, match="fewer than"):
+        SC._rows_of(Chunk.from_arrays([1], count=[SC.ROW_PROBE_NS], cpu_ns=[0]))
+
+
 @pytest.mark.parametrize("budget", [0, 1_000_000, 1 << 30])
 def test_memo_gives_the_rows_of_generating_each_run(ssb, monkeypatch, budget):
     monkeypatch.setenv("BUFSIM_NO_CACHE", "1")
@@ -29,10 +92,10 @@ def test_memo_gives_the_rows_of_generating_each_run(ssb, monkeypatch, budget):
     base = X.pool_config(X.SsbConfig("5.6.10", "128M", 1000), c, pool_pages=600)
     cfgs = {"a": base, "b": base.replace(old_blocks_time_ms=0)}
     kw = dict(runs=("Cold", "Run1", "Run2"), queries=("Q1.1", "Q2.1", "Q1.1:date_first"))
-    monkeypatch.setattr(X, "CHUNK_MEMO_BYTES", 0)
+    monkeypatch.setattr(SC, "MEMO_BYTES", 0)
     fresh = X.run_ssb(ssb, cfgs, c, **kw)
     made = _counting(monkeypatch, ssb)
-    monkeypatch.setattr(X, "CHUNK_MEMO_BYTES", budget)
+    monkeypatch.setattr(SC, "MEMO_BYTES", budget)
     memo = X.run_ssb(ssb, cfgs, c, **kw)
     assert memo.equals(fresh)
     assert fresh.groupby("query").gets.nunique().eq(1).all() and fresh.pages_read.sum() > 0
@@ -40,30 +103,76 @@ def test_memo_gives_the_rows_of_generating_each_run(ssb, monkeypatch, budget):
         assert len(made) == 9                         # every query in each of 3 runs
     elif budget == 1 << 30:
         assert len(made) == 3                         # each query once
+        X.run_ssb(ssb, {"c": base.replace(pool_pages=700)}, c, **kw)
+        assert len(made) == 3                         # and for the next call
     else:
-        assert len(made) == 7                         # Q1.1 (0.8 MB) once, the two others 3 times
+        # 1 MB keeps the two statements of ~0.2 MB packed (Q1.1 and Q1.1:date_first),
+        # not Q2.1 (~1.2 MB), made in each of the 3 runs
+        assert sorted(made) == sorted([("Q1.1", "scan"), ("Q1.1", "date_first")] + [("Q2.1", "scan")] * 3)
+
+
+def test_memo_is_bounded_least_recently_used_first(ssb, monkeypatch):
+    cpu = CpuCost(get_ns=100)
+    size = {}
+    for q in ("Q1.1", "Q1.2"):
+        list(SC.statement(ssb, q, "scan", cpu).chunks())
+        size[q] = SC.kept_bytes() - sum(size.values())
+    assert min(size.values()) > 0
+    SC.clear()
+    monkeypatch.setattr(SC, "MEMO_BYTES", sum(size.values()) - 1)        # not both
+    for q in ("Q1.1", "Q1.2"):
+        list(SC.statement(ssb, q, "scan", cpu).chunks())
+    assert SC.kept_bytes() == size["Q1.2"]                                # Q1.1 went
+    made = _counting(monkeypatch, ssb)
+    list(SC.statement(ssb, "Q1.2", "scan", cpu).chunks())
+    assert made == []
+    list(SC.statement(ssb, "Q1.1", "scan", cpu).chunks())
+    assert made == [("Q1.1", "scan")] and SC.kept_bytes() == size["Q1.1"]
+    list(SC.statement(ssb, "Q1.1", "scan", CpuCost(get_ns=101)).chunks())   # other costs: kept
+    assert made == [("Q1.1", "scan")]
 
 
 def test_statement_memo_gives_the_rows_of_generating_each_time(ssb, monkeypatch):
-    """q11_after_restart and q11_sequence take Q1.1's chunks from _statement_chunks: the
-    same rows as generating them for each call, generated once while the statement and
-    costs stay the same, again when the costs change."""
+    """q11_run, q11_after_restart and q11_sequence take Q1.1's chunks from ssb_chunks: the
+    same rows as generating them for each call, generated once for every cost."""
     monkeypatch.setenv("BUFSIM_NO_CACHE", "1")
     c = X.Calibration(get_ns=500, clock_read_ns=1000, read_ns=10000)
     kw = dict(pool_pages=600)
-    monkeypatch.setattr(X, "STATEMENT_MEMO_BYTES", 0)          # never kept: generated each time
-    X._statement_memo.clear()
-    fresh = [X.q11_after_restart(ssb, "date_first", 1000, c, earlier_pages=20, seed=s, **kw)
-             for s in (0, 1)]
-    fresh_seq = X.q11_sequence(ssb, [("date_first", 0), ("date_first", 1000)], c, **kw)
+    monkeypatch.setattr(SC, "MEMO_BYTES", 0)          # never kept: generated each time
+    monkeypatch.setattr(SC, "UNPACKED_BYTES", 0)
+
+    def calls():
+        return ([X.q11_after_restart(ssb, "date_first", 1000, c, earlier_pages=20, seed=s, **kw)
+                 for s in (0, 1)],
+                X.q11_sequence(ssb, [("date_first", 0), ("date_first", 1000)], c, **kw),
+                [X.q11_run(ssb, "date_first", t, c, **kw) for t in (0, 1000)])
+    fresh = calls()
     made = _counting(monkeypatch, ssb)
-    monkeypatch.setattr(X, "STATEMENT_MEMO_BYTES", 1 << 30)
-    memo = [X.q11_after_restart(ssb, "date_first", 1000, c, earlier_pages=20, seed=s, **kw)
-            for s in (0, 1)]
-    memo_seq = X.q11_sequence(ssb, [("date_first", 0), ("date_first", 1000)], c, **kw)
-    assert memo == fresh and memo_seq.equals(fresh_seq)
-    assert fresh[0]["not_made_young"] > 0 and fresh[0] != fresh[1]
-    assert made == [("Q1.1", "date_first")]                    # once for the five statements
-    other = X.Calibration(get_ns=600, clock_read_ns=1000, read_ns=10000)
-    X.q11_after_restart(ssb, "date_first", 1000, other, earlier_pages=20, seed=0, **kw)
-    assert made == [("Q1.1", "date_first")] * 2                # other costs: other chunks
+    monkeypatch.setattr(SC, "MEMO_BYTES", 1 << 30)
+    monkeypatch.setattr(SC, "UNPACKED_BYTES", 1 << 30)
+    memo = calls()
+    assert memo[0] == fresh[0] and memo[1].equals(fresh[1]) and memo[2] == fresh[2]
+    assert fresh[0][0]["not_made_young"] > 0 and fresh[0][0] != fresh[0][1]
+    assert made == [("Q1.1", "date_first")]                    # once for the seven statements
+    other = X.Calibration(row_ns=3, get_ns=600, clock_read_ns=1000, read_ns=10000)
+    kept = X.q11_run(ssb, "date_first", 1000, other, **kw)
+    assert made == [("Q1.1", "date_first")]                    # other costs: the same events
+    monkeypatch.setattr(SC, "MEMO_BYTES", 0)
+    monkeypatch.setattr(SC, "UNPACKED_BYTES", 0)
+    SC.clear()
+    assert X.q11_run(ssb, "date_first", 1000, other, **kw) == kept != memo[2][1]
+
+
+def test_last_pass_is_kept_unpacked_for_the_same_costs(ssb, monkeypatch):
+    cpu = CpuCost(row_ns=3, get_ns=100)
+    first = list(SC.statement(ssb, "Q1.1", "date_first", cpu).chunks())
+    again = list(SC.statement(ssb, "Q1.1", "date_first", cpu).chunks())
+    assert all(a is b for a, b in zip(first, again)) and len(first) == len(again)
+    other = list(SC.statement(ssb, "Q1.1", "date_first", CpuCost(row_ns=4, get_ns=100)).chunks())
+    assert not any(a is b for a, b in zip(first, other))
+    monkeypatch.setattr(SC, "UNPACKED_BYTES", 0)                  # none kept unpacked
+    one = list(SC.statement(ssb, "Q1.1", "date_first", cpu).chunks())
+    two = list(SC.statement(ssb, "Q1.1", "date_first", cpu).chunks())
+    assert not any(a is b for a, b in zip(one, two))
+    for a, b in zip(two, first):
+        _same(a, b)
