@@ -517,7 +517,8 @@ class SSB:
         table, dix, lix = INDEX_DRIVERS[name]
         db = self.db
         _, lo_order, lo_starts = self.key_entries(table)
-        rest = [(t, self.key_entries(t)[0], self._dim_mask(t, p))
+        # the probed dimensions' key columns (their lineorder index order is not needed)
+        rest = [(t, self._key_column(t).astype(np.int64), self._dim_mask(t, p))
                 for t, p in PLANS[name]["joins"] if t != table]
         c = self.index_first_rows(name)
         ent, keys = c["entries"]
@@ -529,8 +530,8 @@ class SSB:
         def seg(out, pages, rows, flags=0):
             pages = np.asarray(pages, dtype=np.int64)
             if pages.size:
-                out.append((pages, np.broadcast_to(np.asarray(rows, dtype=np.int64), pages.shape),
-                            np.broadcast_to(np.asarray(flags, dtype=np.uint8), pages.shape)))
+                out.append((pages, _per_get(rows, pages.size, np.int64),
+                            _per_get(flags, pages.size, np.uint8)))
 
         def lo_body(out, a, n, alive):
             """secondary_range's entry gets and clustered lookups, one segment per batch."""
@@ -655,6 +656,13 @@ def _coalesced(op: Operator, events: int = 1 << 16) -> Operator:
             yield _join(buf)
 
     return Operator(op.name, chunks, op.rows, op.gets, op.tablespaces, op.pages)
+
+
+def _per_get(v, n: int, dtype) -> np.ndarray:
+    """``v`` (a scalar or an array of ``n``) as ``n`` values of ``dtype``."""
+    if isinstance(v, np.ndarray):
+        return v.astype(dtype, copy=False)
+    return np.full(n, v, dtype=dtype)
 
 
 def _merged(segments, cpu: CpuCost, stream: int) -> Chunk:
