@@ -508,11 +508,17 @@ def _ssb_rows(pools, run, q, op, calib, idle_ns) -> list[dict]:
 
 def touched_pages(ssb: SSB, queries: Sequence[str] = QUERIES) -> np.ndarray:
     """Boolean mask over the dense pages: touched by any of ``queries`` (``"Q2.1"``: the
-    scan plan, ``"Q2.1:index_first"``: that plan)."""
+    scan plan, ``"Q2.1:index_first"``: that plan).  A statement :func:`run_ssb` replayed
+    gives its pages from its kept events (:func:`bufsim.experiments.ssb_chunks.kept_pages`),
+    the others from their plan (``Operator.pages``: the same pages)."""
     mask = np.zeros(ssb.tablespaces.n_pages, dtype=bool)
     for q in queries:
         name, _, plan = q.partition(":")
-        mask[ssb.query(name, plan or "scan").pages()] = True
+        kept = _chunks.kept_pages(ssb, name, plan or "scan")
+        if kept is None:
+            mask[ssb.query(name, plan or "scan").pages()] = True
+        for pages in kept or ():
+            mask[pages] = True
     return mask
 
 

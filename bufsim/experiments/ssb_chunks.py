@@ -32,7 +32,8 @@ from ..trace import Chunk, Trace
 from ..workloads.plans import CpuCost
 from ..workloads.ssb import SSB
 
-__all__ = ["MEMO_BYTES", "Packed", "Statement", "statement", "clear", "kept_bytes"]
+__all__ = ["MEMO_BYTES", "UNPACKED_BYTES", "Packed", "Statement", "statement", "cpu_ns", "kept_pages",
+           "clear", "kept_bytes"]
 
 #: bytes of packed chunks kept for later calls (the SF 1 notebook keeps about 0.8 GB:
 #: the 13 scan queries, the 9 index_first plans and Q1.1's date_first plan)
@@ -211,6 +212,13 @@ def _keep_unpacked(entry: _Entry, cpu: CpuCost, chunks) -> Iterator[Chunk]:
     _unpacked.clear()
     if kept is not None:
         _unpacked.extend(((entry.key, cpu), kept, entry))
+
+
+def kept_pages(ssb: SSB, name: str, plan: str = "scan") -> list | None:
+    """The dense pages of the statement's events (one array per chunk, repeats and all) if
+    it is kept, else None: the pages it touches, without generating anything."""
+    e = _memo.get((ssb.cache_params, name, plan))
+    return None if e is None or e.packed is None else [p.page for p in e.packed]
 
 
 def kept_bytes() -> int:

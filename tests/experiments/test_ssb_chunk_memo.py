@@ -176,3 +176,16 @@ def test_last_pass_is_kept_unpacked_for_the_same_costs(ssb, monkeypatch):
     assert not any(a is b for a, b in zip(one, two))
     for a, b in zip(two, first):
         _same(a, b)
+
+
+def test_touched_pages_of_a_kept_statement_are_its_plan_pages(ssb):
+    """cold_extra_ns reads the pages a statement touches from its kept events once run_ssb
+    replayed it: the pages its plan lists (Operator.pages), for every plan kind."""
+    qs = ("Q1.1", "Q2.1", "Q4.3", "Q1.2:date_first", "Q2.1:index_first", "Q4.1:index_first")
+    planned = {q: X.touched_pages(ssb, [q]) for q in qs}
+    assert SC.kept_pages(ssb, "Q2.1", "index_first") is None
+    for q in qs:
+        name, _, plan = q.partition(":")
+        list(SC.statement(ssb, name, plan or "scan").chunks())
+        assert SC.kept_pages(ssb, name, plan or "scan") is not None
+        assert np.array_equal(X.touched_pages(ssb, [q]), planned[q]) and planned[q].sum() > 0, q
