@@ -35,8 +35,8 @@ from ..workloads.ssb import SSB
 __all__ = ["MEMO_BYTES", "UNPACKED_BYTES", "Packed", "Statement", "statement", "cpu_ns", "kept_pages",
            "clear", "kept_bytes"]
 
-#: bytes of packed chunks kept for later calls (the SF 1 notebook keeps about 0.8 GB:
-#: the 13 scan queries, the 9 index_first plans and Q1.1's date_first plan)
+#: bytes of packed chunks kept for later calls (the SF 1 notebook keeps about 0.55 GiB:
+#: the 13 scan queries 0.38, the 9 index_first plans 0.14, Q1.1's date_first plan)
 MEMO_BYTES = 3 << 29
 #: bytes of unpacked chunks kept: the last statement passed over, at its costs, when it is
 #: this small (Q1.1 date_first at SF 1: 0.12 GB), for the next pass at the same costs
