@@ -17,16 +17,55 @@ from tqdm.auto import tqdm
 from bufsim import paths
 from bufsim.paths import atomic_path
 
-def _ipc_kernel_manager(folder: str) -> type:
+#: modules the runner's kernels and workers import as if they were not installed (see
+#: :func:`_shadow_folder`): ``rfc3987_syntax`` builds 38 Lark grammars when jsonschema
+#: imports it (altair, nbformat and papermill import jsonschema), 1.1 s of CPU per process
+SHADOWED = ("rfc3987_syntax",)
+
+
+def _shadow_folder(folder: str) -> str:
+    """Make ``folder`` and write into it a module per :data:`SHADOWED` that raises ImportError, and
+    return ``folder``: first on a kernel's ``PYTHONPATH``, it makes ``import
+    rfc3987_syntax`` fail as if the package were not installed.
+
+    Why this changes no result: jsonschema imports ``rfc3987_syntax`` only to register
+    format checkers for the ``iri`` and ``iri-reference`` formats (``jsonschema/_format.py``);
+    without it those two formats go unchecked, every other checker stays. Altair validates
+    a chart with the draft's format checker against the Vega-Lite schema, whose formats are
+    ``uri``, ``uri-reference`` and ``color-hex`` only (``tests/test_notebooks_runner.py``
+    checks the shipped schema); nbformat validates without format checker; nothing in
+    bufsim or its notebooks validates an IRI. jupyter-events requires the package
+    (``jsonschema[format-nongpl]``), so it stays installed for JupyterLab and a user's own
+    kernels; only the kernels this runner starts skip it (the test suite's processes do the
+    same, ``tests/_imports``)."""
+    os.mkdir(folder)
+    for name in SHADOWED:
+        Path(folder, name + ".py").write_text(
+            f"raise ImportError({name!r} + ' is shadowed in the kernels of "
+            f"bufsim.notebooks.runner (only iri formats need it)')\n")
+    return folder
+
+
+def _ipc_kernel_manager(folder: str, shadow: str | None = None) -> type:
     """A kernel manager whose kernel talks over unix sockets in ``folder`` (an
     absolute path: the kernel resolves a relative one against its own working folder),
     not loopback TCP: runner and kernel are on one machine, nothing listens on a port,
-    and ipykernel >= 7.3 no longer warns at every start that its TCP is unencrypted."""
+    and ipykernel >= 7.3 no longer warns at every start that its TCP is unencrypted.
+    With ``shadow`` (a folder of :func:`_shadow_folder`), that folder goes first on the
+    kernel's ``PYTHONPATH``."""
     from jupyter_client import AsyncKernelManager
 
     class IPCKernelManager(AsyncKernelManager):
         def __init__(self, **kwargs):
             super().__init__(transport="ipc", ip=os.path.join(folder, "kernel"), **kwargs)
+
+        async def _async_pre_start_kernel(self, **kw):
+            if shadow is not None:
+                env = dict(kw.pop("env", None) or os.environ)
+                rest = [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p and p != shadow]
+                env["PYTHONPATH"] = os.pathsep.join([shadow, *rest])
+                kw["env"] = env
+            return await super()._async_pre_start_kernel(**kw)
 
     return IPCKernelManager
 
@@ -161,12 +200,11 @@ def run_notebooks(
     """
     if jobs is not None and (not isinstance(jobs, int) or isinstance(jobs, bool) or jobs < 1):
         raise ValueError(f"jobs must be an integer >= 1 or None, got {jobs!r}")
-    try:
-        import papermill  # noqa: F401
-    except ImportError as exc:  # the `notebooks` extra is missing
-        raise ImportError(
-            "running notebooks needs papermill: pip install -e '.[notebooks]'"
-        ) from exc
+    import importlib.util
+
+    # found, not imported: with jobs > 1 only the workers import it (and jsonschema)
+    if importlib.util.find_spec("papermill") is None:  # the `notebooks` extra is missing
+        raise ImportError("running notebooks needs papermill: pip install -e '.[notebooks]'")
 
     selected = select_notebooks(names, notebooks_dir)
     out_dir = Path(output_dir) if output_dir is not None else paths.build_dir() / "notebooks"
@@ -198,7 +236,8 @@ def run_notebooks(
 
         order = longest_first(selected, out_dir)
         ctx = multiprocessing.get_context("spawn")  # a clean interpreter per worker
-        with cf.ProcessPoolExecutor(max_workers=n_jobs, mp_context=ctx) as ex:
+        with cf.ProcessPoolExecutor(max_workers=n_jobs, mp_context=ctx,
+                                    initializer=_shadow_in_worker) as ex:
             futures = {ex.submit(_execute, src, out_dir / src.name, parameters, kernel_name): src
                        for src in order}
             for fut in cf.as_completed(futures):
@@ -222,6 +261,7 @@ def _execute(source: Path, output: Path, parameters: Mapping[str, object],
     error = None
     try:
         with tempfile.TemporaryDirectory(prefix="bufsim-ipc-") as sockets:
+            shadow = _shadow_folder(os.path.join(sockets, "shadow"))
             pm.execute_notebook(
                 str(source),
                 str(output),
@@ -229,7 +269,7 @@ def _execute(source: Path, output: Path, parameters: Mapping[str, object],
                 kernel_name=kernel_name,
                 cwd=str(source.parent),
                 progress_bar=False,
-                kernel_manager_class=_ipc_kernel_manager(sockets),
+                kernel_manager_class=_ipc_kernel_manager(sockets, shadow),
             )
     except Exception as exc:  # noqa: BLE001 - every failure is reported, the run goes on
         error = describe_error(exc)
@@ -237,6 +277,13 @@ def _execute(source: Path, output: Path, parameters: Mapping[str, object],
     cpu = _cpu_seconds() - cpu_start
     written = output if output.is_file() else None
     return NotebookRun(source.stem, source, written, error is None, seconds, error, cpu)
+
+
+def _shadow_in_worker() -> None:
+    """A runner worker's initializer: :data:`SHADOWED` modules fail to import in it (its
+    papermill imports nbformat and jsonschema; see :func:`_shadow_folder`)."""
+    for name in SHADOWED:
+        sys.modules.setdefault(name, None)  # type: ignore[arg-type]
 
 
 def _cpu_seconds() -> float:
