@@ -101,6 +101,15 @@ def test_kernel_runs_with_rfc3987_syntax_shadowed(executed):
     assert len(out["shadows"]) == 1 and not Path(out["shadows"][0]).exists()
 
 
+def test_one_more_lane_while_a_live_notebook_runs():
+    from bufsim.notebooks.runner import lanes
+    live, other = sorted(notebooks.LIVE_NOTEBOOKS)[0], "02_side_load_mysqldump"
+    assert lanes(2, 1, []) == lanes(2, 1, [other]) == lanes(2, 1, [other, other]) == 2
+    assert lanes(2, 1, [live]) == lanes(2, 1, [other, live]) == 3
+    assert lanes(2, 0, [live]) == 2             # --jobs N: exactly N
+    assert lanes(1, 1, [live]) == 2
+
+
 def test_vega_lite_schema_needs_no_iri_format_checker():
     """Why the shadow changes no chart: altair validates with the draft's format
     checker, and without rfc3987-syntax only the ``iri`` and ``iri-reference`` checkers

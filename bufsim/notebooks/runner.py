@@ -191,7 +191,9 @@ def run_notebooks(
     jobs : int or None, optional
         Notebooks executed at once, each in its own process and kernel (the notebooks
         are independent and write their own outputs); None: one per core
-        (``os.cpu_count()``). The longest (by the last run's times) start first.
+        (``os.cpu_count()``), and one more while a notebook of :data:`LIVE_NOTEBOOKS`
+        runs (it waits on its MariaDB server for part of its time: :func:`lanes`).
+        The longest (by the last run's times) start first.
 
     Returns
     -------
@@ -218,6 +220,7 @@ def run_notebooks(
     for source in selected:  # never report a stale notebook of an earlier run
         (out_dir / source.name).unlink(missing_ok=True)
     n_jobs = min(len(selected), jobs or os.cpu_count() or 1)
+    extra = 1 if jobs is None else 0          # the lane a live notebook's waits leave free
     bar = tqdm(total=len(selected), unit="notebook", disable=not progress, desc="notebooks")
     done: dict[Path, NotebookRun] = {}
 
@@ -226,7 +229,7 @@ def run_notebooks(
         bar.update(1)
         bar.write(f"{'ok' if run.ok else 'FAILED':6} {run.name} ({run.seconds:.1f} s)")
 
-    if n_jobs <= 1:
+    if n_jobs + extra <= 1 or len(selected) <= 1:
         for source in selected:
             bar.set_description(source.stem)
             report(_execute(source, out_dir / source.name, parameters, kernel_name))
@@ -234,21 +237,41 @@ def run_notebooks(
         import concurrent.futures as cf
         import multiprocessing
 
-        order = longest_first(selected, out_dir)
+        queue = longest_first(selected, out_dir)
         ctx = multiprocessing.get_context("spawn")  # a clean interpreter per worker
-        with cf.ProcessPoolExecutor(max_workers=n_jobs, mp_context=ctx,
+        with cf.ProcessPoolExecutor(max_workers=n_jobs + extra, mp_context=ctx,
                                     initializer=_shadow_in_worker) as ex:
-            futures = {ex.submit(_execute, src, out_dir / src.name, parameters, kernel_name): src
-                       for src in order}
-            for fut in cf.as_completed(futures):
-                src = futures[fut]
-                try:
-                    report(fut.result())
-                except Exception as exc:  # noqa: BLE001 - the worker died: reported, run goes on
-                    report(NotebookRun(src.stem, src, None, False, 0.0, describe_error(exc)))
+            running: dict = {}
+            while queue or running:
+                while queue and len(running) < lanes(n_jobs, extra, [s.stem for s in running.values()]):
+                    src = queue.pop(0)
+                    running[ex.submit(_execute, src, out_dir / src.name, parameters,
+                                      kernel_name)] = src
+                finished, _ = cf.wait(running, return_when=cf.FIRST_COMPLETED)
+                for fut in finished:
+                    src = running.pop(fut)
+                    try:
+                        report(fut.result())
+                    except Exception as exc:  # noqa: BLE001 - the worker died: reported, run goes on
+                        report(NotebookRun(src.stem, src, None, False, 0.0, describe_error(exc)))
     bar.close()
     save_seconds(out_dir, done.values())
     return [done[source] for source in selected]
+
+
+def lanes(n_jobs: int, extra: int, running: Iterable[str]) -> int:
+    """How many notebooks may run now: ``n_jobs``, plus ``extra`` while one of ``running``
+    (stems) is in :data:`LIVE_NOTEBOOKS`.
+
+    A live notebook waits on its server for part of its time (07: 63 of its 285 s on an
+    idle 2-core machine, 09: 26 of 100), which a notebook of its own lane cannot use.
+    With one lane per core the other lane alone is left for the rest (``make reproduce``:
+    419 s at 2828f40, a processor-sharing model of those times: 412 s); one more lane
+    while a live notebook runs fills its waits (the model: 372 s; measured on the shared
+    machine at a load of 6-11, this checkout: 950 s with 2 lanes, 693 s with 3, the
+    notebooks' CPU 746 and 729 s; docs/reproduce-profile.md).  Without a live notebook
+    there is no wait to fill and no extra lane."""
+    return n_jobs + (extra if LIVE_NOTEBOOKS & set(running) else 0)
 
 
 def _execute(source: Path, output: Path, parameters: Mapping[str, object],
