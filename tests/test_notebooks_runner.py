@@ -24,9 +24,15 @@ from bufsim.notebooks import NotebookRun, format_runs, select_notebooks, write_s
 OK_SOURCE = """\
 import json, os, sys
 import bufsim
+try:
+    import rfc3987_syntax
+    shadow = None
+except ImportError as e:
+    shadow = str(e)
 with open("out.json", "w") as fh:
     json.dump({"quick": quick, "cwd": os.getcwd(), "prefix": sys.prefix,
-               "executable": sys.executable, "bufsim": bufsim.__file__}, fh)
+               "executable": sys.executable, "bufsim": bufsim.__file__, "shadow": shadow,
+               "shadows": [p for p in sys.path if os.path.basename(p) == "shadow"]}, fh)
 """
 
 
@@ -85,6 +91,47 @@ def test_passing_notebook_got_parameters_cwd_and_this_interpreter(executed):
     executed_nb = nbformat.read(str(executed.root / "build/quick/notebooks/00_ok.ipynb"), as_version=4)
     injected = [c for c in executed_nb.cells if "injected-parameters" in c.metadata.get("tags", [])]
     assert len(injected) == 1 and "quick = True" in injected[0].source
+
+
+def test_kernel_runs_with_rfc3987_syntax_shadowed(executed):
+    """The runner's kernels import jsonschema without rfc3987-syntax (runner._shadow_folder):
+    its folder, a temporary one, first on the kernel's path; gone after the run."""
+    out = json.loads((executed.nbdir / "out.json").read_text())
+    assert "shadowed in the kernels of bufsim.notebooks.runner" in out["shadow"]
+    assert len(out["shadows"]) == 1 and not Path(out["shadows"][0]).exists()
+
+
+def test_one_more_lane_while_a_live_notebook_runs():
+    from bufsim.notebooks.runner import lanes
+    live, other = sorted(notebooks.LIVE_NOTEBOOKS)[0], "02_side_load_mysqldump"
+    assert lanes(2, 1, []) == lanes(2, 1, [other]) == lanes(2, 1, [other, other]) == 2
+    assert lanes(2, 1, [live]) == lanes(2, 1, [other, live]) == 3
+    assert lanes(2, 0, [live]) == 2             # --jobs N: exactly N
+    assert lanes(1, 1, [live]) == 2
+
+
+def test_vega_lite_schema_needs_no_iri_format_checker():
+    """Why the shadow changes no chart: altair validates with the draft's format
+    checker, and without rfc3987-syntax only the ``iri`` and ``iri-reference`` checkers
+    are missing; the Vega-Lite schema altair ships uses neither."""
+    import altair
+    from jsonschema import FormatChecker
+
+    def formats(node):
+        if isinstance(node, dict):
+            if isinstance(node.get("format"), str):
+                yield node["format"]
+            for v in node.values():
+                yield from formats(v)
+        elif isinstance(node, list):
+            for v in node:
+                yield from formats(v)
+    schema = json.loads((Path(altair.__file__).parent / "vegalite" / "v5" / "schema"
+                         / "vega-lite-schema.json").read_text())
+    used = set(formats(schema))
+    assert {"uri", "uri-reference"} <= used, used            # the walk finds formats
+    assert not used & {"iri", "iri-reference"}, used
+    assert used - {"color-hex"} <= set(FormatChecker().checkers), used
 
 
 def test_failure_is_reported_with_message_and_kept_notebook(executed):

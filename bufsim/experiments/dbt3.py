@@ -239,14 +239,23 @@ def protocol_mean(runs: pd.DataFrame, last: int = 8) -> pd.Series:
     return runs.iloc[-last:][cols].mean()
 
 
-def _trace(d, q, plan_variant, cpu: Dbt3Cpu) -> Trace:
+def _trace(d, q, plan_variant, cpu: Dbt3Cpu, kept: dict | None = None) -> Trace:
+    """Query ``q``'s trace as one chunk; with ``kept`` (a dict the caller holds), made once
+    per query, plan variant, buffer sizes and CPU costs and kept there (the replays never
+    write a chunk)."""
+    key = (q, plan_variant, d.join_buffer_size, d.read_rnd_buffer_size, cpu)
+    if kept is not None and key in kept:
+        return kept[key]
     chunks = list(d.query(q, plan_variant, cpu=cpu.trace_cost).chunks())
-    return Trace([Chunk.concat(chunks)], d.tablespaces, name=f"Q{q} {plan_variant}")
+    tr = Trace([Chunk.concat(chunks)], d.tablespaces, name=f"Q{q} {plan_variant}")
+    if kept is not None:
+        kept[key] = tr
+    return tr
 
 
 def measure_query(d, q: int, pools: dict, *, cpu: Dbt3Cpu = Dbt3Cpu(),
                   variants=tuple(VARIANTS), device="hdd7200",
-                  runs_by_variant: dict | None = None) -> pd.DataFrame:
+                  runs_by_variant: dict | None = None, traces: dict | None = None) -> pd.DataFrame:
     """Query ``q`` of ``d`` (a :class:`~bufsim.workloads.dbt3.Dbt3`) under every variant
     and pool.
 
@@ -257,7 +266,10 @@ def measure_query(d, q: int, pools: dict, *, cpu: Dbt3Cpu = Dbt3Cpu(),
     ``time_ns``), ``time_ns``, the number of runs simulated, and ``spread``: (max -
     min) / mean of the elapsed times of the runs averaged.  ``runs_by_variant``
     overrides ``(n_runs, last)`` per variant and setting, e.g.
-    ``{"5.5": {"disk": (3, 2)}}``.
+    ``{"5.5": {"disk": (3, 2)}}``.  ``traces``: a dict the caller holds, where each
+    trace is kept after it is made and found by the next call with the same database
+    (same ``d``), query, plan, buffer sizes and ``cpu`` (the rows are those of traces
+    made anew).
     """
     for v in variants:
         if v not in VARIANTS:
@@ -267,7 +279,7 @@ def measure_query(d, q: int, pools: dict, *, cpu: Dbt3Cpu = Dbt3Cpu(),
     for v in variants:
         by_plan.setdefault(VARIANTS[v][0], []).append(v)
     for plan_variant, vs in by_plan.items():
-        tr = _trace(d, q, plan_variant, cpu)
+        tr = _trace(d, q, plan_variant, cpu, traces)
         extra = cpu.extra_ns(d.work(q, plan_variant))
         for setting, (pages, misc, n_runs0, last0) in pools.items():
             for v in vs:
@@ -454,14 +466,16 @@ def skip_pricing_recheck(d, pools: dict, *, cpu: Dbt3Cpu = Dbt3Cpu(), device="hd
     for pricing in pricings:
         if pricing not in ("adjacent", "distance"):
             raise ValueError(f"pricings: {pricing!r} is unknown; allowed: 'adjacent', 'distance'")
-    out = []
-    for pricing in pricings:
-        dev = base.replace(skip_pricing=pricing)
-        for q in queries:
+    out = {}
+    for q in queries:      # each query's traces made once for every pricing
+        kept: dict = {}
+        for pricing in pricings:
+            dev = base.replace(skip_pricing=pricing)
             m = measure_query(d, q, pools, cpu=cpu, variants=variants, device=dev,
-                              runs_by_variant=runs_by_variant)
-            out.append(m.assign(skip_pricing=pricing))
-    m = pd.concat(out, ignore_index=True)
+                              runs_by_variant=runs_by_variant, traces=kept)
+            out[pricing, q] = m.assign(skip_pricing=pricing)
+        del kept
+    m = pd.concat([out[p, q] for p in pricings for q in queries], ignore_index=True)
     key = ["skip_pricing", "setting", "query"]
     den = m[m.variant == "5.6.5"].set_index(key).time_ns
     m["ratio_to_default"] = m.time_ns.to_numpy() / den.reindex(
@@ -576,7 +590,9 @@ def bka_sensitivity(d, queries, pool_mb, join_buffer_kb, *, sf: float, cpu: Dbt3
     pools = {mb: pool(mb) for mb in pool_mb}
     rows = []
     for q in queries:
-        m = measure_query(d, q, pools, cpu=cpu, variants=("5.6.5", "5.6.5 mrr+bka"))
+        kept: dict = {}    # the BKA trace at the default join_buffer_size serves both axes
+        m = measure_query(d, q, pools, cpu=cpu, variants=("5.6.5", "5.6.5 mrr+bka"),
+                          traces=kept)
         t = m.pivot(index="setting", columns="variant", values="time_ns")
         for mb in pool_mb:
             rows.append(dict(query=q, axis="pool size (MB)", x=mb,
@@ -586,7 +602,7 @@ def bka_sensitivity(d, queries, pool_mb, join_buffer_kb, *, sf: float, cpu: Dbt3
             dj = copy.copy(d)
             dj.join_buffer_size = max(128, int(kb * 1024 * s["scale"]))
             m = measure_query(dj, q, {"disk": (*s["disk_pool"], 2, 1)}, cpu=cpu,
-                              variants=("5.6.5 mrr+bka",))
+                              variants=("5.6.5 mrr+bka",), traces=kept)
             rows.append(dict(query=q, axis="join_buffer_size (KB), 50MB pool", x=kb,
                              ratio=float(m.time_ns.iloc[0]) / default_ns))
     return pd.DataFrame(rows)

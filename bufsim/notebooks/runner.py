@@ -17,16 +17,55 @@ from tqdm.auto import tqdm
 from bufsim import paths
 from bufsim.paths import atomic_path
 
-def _ipc_kernel_manager(folder: str) -> type:
+#: modules the runner's kernels and workers import as if they were not installed (see
+#: :func:`_shadow_folder`): ``rfc3987_syntax`` builds 38 Lark grammars when jsonschema
+#: imports it (altair, nbformat and papermill import jsonschema), 1.1 s of CPU per process
+SHADOWED = ("rfc3987_syntax",)
+
+
+def _shadow_folder(folder: str) -> str:
+    """Make ``folder`` and write into it a module per :data:`SHADOWED` that raises ImportError, and
+    return ``folder``: first on a kernel's ``PYTHONPATH``, it makes ``import
+    rfc3987_syntax`` fail as if the package were not installed.
+
+    Why this changes no result: jsonschema imports ``rfc3987_syntax`` only to register
+    format checkers for the ``iri`` and ``iri-reference`` formats (``jsonschema/_format.py``);
+    without it those two formats go unchecked, every other checker stays. Altair validates
+    a chart with the draft's format checker against the Vega-Lite schema, whose formats are
+    ``uri``, ``uri-reference`` and ``color-hex`` only (``tests/test_notebooks_runner.py``
+    checks the shipped schema); nbformat validates without format checker; nothing in
+    bufsim or its notebooks validates an IRI. jupyter-events requires the package
+    (``jsonschema[format-nongpl]``), so it stays installed for JupyterLab and a user's own
+    kernels; only the kernels this runner starts skip it (the test suite's processes do the
+    same, ``tests/_imports``)."""
+    os.mkdir(folder)
+    for name in SHADOWED:
+        Path(folder, name + ".py").write_text(
+            f"raise ImportError({name!r} + ' is shadowed in the kernels of "
+            f"bufsim.notebooks.runner (only iri formats need it)')\n")
+    return folder
+
+
+def _ipc_kernel_manager(folder: str, shadow: str | None = None) -> type:
     """A kernel manager whose kernel talks over unix sockets in ``folder`` (an
     absolute path: the kernel resolves a relative one against its own working folder),
     not loopback TCP: runner and kernel are on one machine, nothing listens on a port,
-    and ipykernel >= 7.3 no longer warns at every start that its TCP is unencrypted."""
+    and ipykernel >= 7.3 no longer warns at every start that its TCP is unencrypted.
+    With ``shadow`` (a folder of :func:`_shadow_folder`), that folder goes first on the
+    kernel's ``PYTHONPATH``."""
     from jupyter_client import AsyncKernelManager
 
     class IPCKernelManager(AsyncKernelManager):
         def __init__(self, **kwargs):
             super().__init__(transport="ipc", ip=os.path.join(folder, "kernel"), **kwargs)
+
+        async def _async_pre_start_kernel(self, **kw):
+            if shadow is not None:
+                env = dict(kw.pop("env", None) or os.environ)
+                rest = [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p and p != shadow]
+                env["PYTHONPATH"] = os.pathsep.join([shadow, *rest])
+                kw["env"] = env
+            return await super()._async_pre_start_kernel(**kw)
 
     return IPCKernelManager
 
@@ -152,7 +191,9 @@ def run_notebooks(
     jobs : int or None, optional
         Notebooks executed at once, each in its own process and kernel (the notebooks
         are independent and write their own outputs); None: one per core
-        (``os.cpu_count()``). The longest (by the last run's times) start first.
+        (``os.cpu_count()``), and one more while a notebook of :data:`LIVE_NOTEBOOKS`
+        runs (it waits on its MariaDB server for part of its time: :func:`lanes`).
+        The longest (by the last run's times) start first.
 
     Returns
     -------
@@ -161,12 +202,11 @@ def run_notebooks(
     """
     if jobs is not None and (not isinstance(jobs, int) or isinstance(jobs, bool) or jobs < 1):
         raise ValueError(f"jobs must be an integer >= 1 or None, got {jobs!r}")
-    try:
-        import papermill  # noqa: F401
-    except ImportError as exc:  # the `notebooks` extra is missing
-        raise ImportError(
-            "running notebooks needs papermill: pip install -e '.[notebooks]'"
-        ) from exc
+    import importlib.util
+
+    # found, not imported: with jobs > 1 only the workers import it (and jsonschema)
+    if importlib.util.find_spec("papermill") is None:  # the `notebooks` extra is missing
+        raise ImportError("running notebooks needs papermill: pip install -e '.[notebooks]'")
 
     selected = select_notebooks(names, notebooks_dir)
     out_dir = Path(output_dir) if output_dir is not None else paths.build_dir() / "notebooks"
@@ -180,6 +220,7 @@ def run_notebooks(
     for source in selected:  # never report a stale notebook of an earlier run
         (out_dir / source.name).unlink(missing_ok=True)
     n_jobs = min(len(selected), jobs or os.cpu_count() or 1)
+    extra = 1 if jobs is None else 0          # the lane a live notebook's waits leave free
     bar = tqdm(total=len(selected), unit="notebook", disable=not progress, desc="notebooks")
     done: dict[Path, NotebookRun] = {}
 
@@ -188,7 +229,7 @@ def run_notebooks(
         bar.update(1)
         bar.write(f"{'ok' if run.ok else 'FAILED':6} {run.name} ({run.seconds:.1f} s)")
 
-    if n_jobs <= 1:
+    if n_jobs + extra <= 1 or len(selected) <= 1:
         for source in selected:
             bar.set_description(source.stem)
             report(_execute(source, out_dir / source.name, parameters, kernel_name))
@@ -196,20 +237,41 @@ def run_notebooks(
         import concurrent.futures as cf
         import multiprocessing
 
-        order = longest_first(selected, out_dir)
+        queue = longest_first(selected, out_dir)
         ctx = multiprocessing.get_context("spawn")  # a clean interpreter per worker
-        with cf.ProcessPoolExecutor(max_workers=n_jobs, mp_context=ctx) as ex:
-            futures = {ex.submit(_execute, src, out_dir / src.name, parameters, kernel_name): src
-                       for src in order}
-            for fut in cf.as_completed(futures):
-                src = futures[fut]
-                try:
-                    report(fut.result())
-                except Exception as exc:  # noqa: BLE001 - the worker died: reported, run goes on
-                    report(NotebookRun(src.stem, src, None, False, 0.0, describe_error(exc)))
+        with cf.ProcessPoolExecutor(max_workers=n_jobs + extra, mp_context=ctx,
+                                    initializer=_shadow_in_worker) as ex:
+            running: dict = {}
+            while queue or running:
+                while queue and len(running) < lanes(n_jobs, extra, [s.stem for s in running.values()]):
+                    src = queue.pop(0)
+                    running[ex.submit(_execute, src, out_dir / src.name, parameters,
+                                      kernel_name)] = src
+                finished, _ = cf.wait(running, return_when=cf.FIRST_COMPLETED)
+                for fut in finished:
+                    src = running.pop(fut)
+                    try:
+                        report(fut.result())
+                    except Exception as exc:  # noqa: BLE001 - the worker died: reported, run goes on
+                        report(NotebookRun(src.stem, src, None, False, 0.0, describe_error(exc)))
     bar.close()
     save_seconds(out_dir, done.values())
     return [done[source] for source in selected]
+
+
+def lanes(n_jobs: int, extra: int, running: Iterable[str]) -> int:
+    """How many notebooks may run now: ``n_jobs``, plus ``extra`` while one of ``running``
+    (stems) is in :data:`LIVE_NOTEBOOKS`.
+
+    A live notebook waits on its server for part of its time (07: 63 of its 285 s on an
+    idle 2-core machine, 09: 26 of 100), which a notebook of its own lane cannot use.
+    With one lane per core the other lane alone is left for the rest (``make reproduce``:
+    419 s at 2828f40, a processor-sharing model of those times: 412 s); one more lane
+    while a live notebook runs fills its waits (the model: 372 s; measured on the shared
+    machine at a load of 6-11, this checkout: 950 s with 2 lanes, 693 s with 3, the
+    notebooks' CPU 746 and 729 s; docs/reproduce-profile.md).  Without a live notebook
+    there is no wait to fill and no extra lane."""
+    return n_jobs + (extra if LIVE_NOTEBOOKS & set(running) else 0)
 
 
 def _execute(source: Path, output: Path, parameters: Mapping[str, object],
@@ -222,6 +284,7 @@ def _execute(source: Path, output: Path, parameters: Mapping[str, object],
     error = None
     try:
         with tempfile.TemporaryDirectory(prefix="bufsim-ipc-") as sockets:
+            shadow = _shadow_folder(os.path.join(sockets, "shadow"))
             pm.execute_notebook(
                 str(source),
                 str(output),
@@ -229,7 +292,7 @@ def _execute(source: Path, output: Path, parameters: Mapping[str, object],
                 kernel_name=kernel_name,
                 cwd=str(source.parent),
                 progress_bar=False,
-                kernel_manager_class=_ipc_kernel_manager(sockets),
+                kernel_manager_class=_ipc_kernel_manager(sockets, shadow),
             )
     except Exception as exc:  # noqa: BLE001 - every failure is reported, the run goes on
         error = describe_error(exc)
@@ -237,6 +300,13 @@ def _execute(source: Path, output: Path, parameters: Mapping[str, object],
     cpu = _cpu_seconds() - cpu_start
     written = output if output.is_file() else None
     return NotebookRun(source.stem, source, written, error is None, seconds, error, cpu)
+
+
+def _shadow_in_worker() -> None:
+    """A runner worker's initializer: :data:`SHADOWED` modules fail to import in it (its
+    papermill imports nbformat and jsonschema; see :func:`_shadow_folder`)."""
+    for name in SHADOWED:
+        sys.modules.setdefault(name, None)  # type: ignore[arg-type]
 
 
 def _cpu_seconds() -> float:

@@ -144,6 +144,7 @@ class Dbt3:
         self.join_buffer_size = join_buffer_size
         self.read_rnd_buffer_size = read_rnd_buffer_size
         self._ix = {}
+        self._counts = {}   # (q, variant, buffers) -> work(): see _count
 
     # ---- secondary indexes: entry -> row, key -> first entry ---------------------------
     def _sec(self, table: str, index: str):
@@ -509,32 +510,37 @@ class Dbt3:
         ``bka_rowids`` (the DS-MRR row ids of BKA steps), ``sort_compares``; counted
         from the plan without building pages."""
         self._check(q, variant)
-        w = dict(rows=0, gets=0, buffer_records=0, mrr_passes=0, mrr_rowids=0, bka_rowids=0,
-                 sort_compares=0.0)
-        for part in PLANS[q]["parts"]:
-            if part == "li_covering_scan":
-                op = self._covering_scan(CpuCost())
-                w["rows"] += op.rows
-                w["gets"] += op.gets
-                continue
-            for g, r in self._run(part, variant, want_pages=False, work=w):
-                w["gets"] += g
-                w["rows"] += r
-        return w
+        return dict(self._count(q, variant))
 
     def expected(self, q: int, variant: str = "plain") -> tuple[int, int]:
         """(rows read, page gets) of query ``q`` under ``variant``, counted from the plan."""
         self._check(q, variant)
-        rows = gets = 0
-        for part in PLANS[q]["parts"]:
-            if part == "li_covering_scan":
-                op = self._covering_scan(CpuCost())
-                rows, gets = rows + op.rows, gets + op.gets
-                continue
-            for g, r in self._run(part, variant, want_pages=False):
-                gets += g
-                rows += r
-        return rows, gets
+        w = self._count(q, variant)
+        return w["rows"], w["gets"]
+
+    def _count(self, q: int, variant: str) -> dict:
+        """One pass of the plan without pages for :meth:`work` and :meth:`expected` (the
+        ``work`` dict only gathers counts beside the (gets, rows) blocks, which are the
+        same with or without it), kept per query, variant and buffer sizes: the plan
+        depends on nothing else that can change after ``__init__``.  :meth:`query` calls
+        :meth:`expected`, and notebook 05 asks for the work of each query it replays, many
+        of them again in its later sections."""
+        key = (q, variant, self.join_buffer_size, self.read_rnd_buffer_size)
+        w = self._counts.get(key)
+        if w is None:
+            w = dict(rows=0, gets=0, buffer_records=0, mrr_passes=0, mrr_rowids=0,
+                     bka_rowids=0, sort_compares=0.0)
+            for part in PLANS[q]["parts"]:
+                if part == "li_covering_scan":
+                    op = self._covering_scan(CpuCost())
+                    w["rows"] += op.rows
+                    w["gets"] += op.gets
+                    continue
+                for g, r in self._run(part, variant, want_pages=False, work=w):
+                    w["gets"] += g
+                    w["rows"] += r
+            self._counts[key] = w
+        return w
 
     def _covering_scan(self, cpu):
         ix = self.db.index("lineitem", "i_l_orderkey_quantity")

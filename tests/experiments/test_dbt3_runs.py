@@ -186,6 +186,31 @@ def test_skip_pricing_recheck_runs_both_pricings(d):
         R.skip_pricing_recheck(d, {"disk": (*_pool(), 2, 1)}, queries=(11,), pricings=("near",))
 
 
+def test_kept_traces_replay_as_traces_made_anew(d):
+    """measure_query(traces=...) keeps each trace in the caller's dict and finds it by
+    query, plan, buffer sizes and CPU; the rows equal those of traces made anew, and a
+    copy with another join_buffer_size gets its own trace (bka_sensitivity's axes)."""
+    import copy
+    pools = {"disk": (*_pool(), 2, 1)}
+    kept: dict = {}
+    a = R.measure_query(d, 11, pools, variants=("5.6.5", "5.6.5 mrr+bka"), traces=kept)
+    assert sorted(k[:2] for k in kept) == [(11, "bka"), (11, "plain")]
+    first = dict(kept)
+    flat = bufsim.DeviceModel("flat", 12_780_000, 12_780_000, 12_780_000)
+    b = R.measure_query(d, 11, pools, variants=("5.6.5", "5.6.5 mrr+bka"), traces=kept,
+                        device=flat)
+    assert all(kept[k] is first[k] for k in first)             # found, not made again
+    pd.testing.assert_frame_equal(a, R.measure_query(d, 11, pools, variants=("5.6.5", "5.6.5 mrr+bka")))
+    pd.testing.assert_frame_equal(b, R.measure_query(d, 11, pools, variants=("5.6.5", "5.6.5 mrr+bka"),
+                                                     device=flat))
+    dj = copy.copy(d)
+    dj.join_buffer_size = 256
+    c = R.measure_query(dj, 11, pools, variants=("5.6.5 mrr+bka",), traces=kept)
+    assert len(kept) == 3
+    pd.testing.assert_frame_equal(c, R.measure_query(dj, 11, pools, variants=("5.6.5 mrr+bka",)))
+    assert c.time_ns.iloc[0] != a.set_index("variant").time_ns["5.6.5 mrr+bka"]
+
+
 def test_family_ranges_cpu_bound_mrr_cannot_be_faster(d):
     """CPU-bound, DS-MRR and BKA only reorder the page gets of the nested loop, so their
     time exceeds it by Dbt3Cpu.extra_ns (>= 0 for every Dbt3Cpu): the family's range of

@@ -155,3 +155,36 @@ def test_the_calibration_rate_is_the_rate_of_the_alone_run():
     run = sl.run(0, query_ns=216_000, device=dev, dump=False, dump_row_ns=1000).sysbench_req_s
     assert 300 < fit < 360
     assert abs(fit / run - 1) < 0.005
+
+
+def test_runs_reuse_the_sysbench_chunks_and_replay_the_same():
+    """side_load._oltp keeps the last run's sysbench chunks: the next run with the same
+    transactions replays them (the same chunk objects) and gives what a run from freshly
+    generated chunks gives; other arguments generate anew."""
+    import numpy as np
+    import pandas as pd
+
+    from bufsim.experiments import side_load as S
+    from bufsim.workloads import sysbench as sb
+
+    sl, dev = SideLoad(64, seed=5), DeviceModel.hdd7200()
+    kw = dict(query_ns=2_000_000, device=dev, dump=False, sysbench_s=12.0)
+    S._OLTP_MEMO.clear()
+    fresh = sl.run(0, **kw)
+    made = S._OLTP_MEMO["last"][3][0]
+    again = sl.run(1000, **kw)
+    assert S._OLTP_MEMO["last"][3][0] is made       # not generated again
+    S._OLTP_MEMO.clear()
+    fresh1000 = sl.run(1000, **kw)
+    pd.testing.assert_frame_equal(again.result.timeline, fresh1000.result.timeline)
+    assert again.result.totals.equals(fresh1000.result.totals)
+    assert (again.small_pages_min, again.sysbench_req_s) == (fresh1000.small_pages_min,
+                                                          fresh1000.sysbench_req_s)
+    n_txn = S._OLTP_MEMO["last"][1][0]
+    gen = list(sb.oltp_read_only(sl.db, sb.SMALL_NAME, n_txn, seed=5, query_ns=2_000_000).chunks(0))
+    kept = S._OLTP_MEMO["last"][3][0]
+    assert len(gen) == len(kept) and all(
+        np.array_equal(getattr(a, f), getattr(b, f)) for a, b in zip(gen, kept)
+        for f in ("page", "count", "cpu_ns", "flags", "stream"))
+    sl.run(0, **dict(kw, query_ns=3_000_000))
+    assert S._OLTP_MEMO["last"][1][2] == 3_000_000 and S._OLTP_MEMO["last"][3][0] is not kept

@@ -71,6 +71,26 @@ def test_trace_gets_equal_plan_arithmetic(d01, q, variant):
         c.validate(d01.tablespaces.n_pages)
 
 
+def test_kept_plan_counts_follow_the_buffer_sizes(d01):
+    """work() and expected() share one plan pass per query, variant and buffer sizes
+    (Dbt3._count): a copy with another join_buffer_size (notebook 05's sensitivity) or
+    read_rnd_buffer_size counts as a database built with it, and the caller's dict is
+    its own."""
+    import copy
+    for jb, rr in ((1024, 262144), (128, 128)):
+        dj = copy.copy(d01)
+        dj.join_buffer_size, dj.read_rnd_buffer_size = jb, rr
+        fresh = Dbt3(0.01, seed=0, join_buffer_size=jb, read_rnd_buffer_size=rr)
+        for q, v in ((11, "bka"), (4, "mrr")):
+            assert dj.work(q, v) == fresh.work(q, v)
+            assert dj.expected(q, v) == fresh.expected(q, v)
+    assert d01.work(4, "mrr") != dj.work(4, "mrr")     # the buffers change the plan's work
+    w = d01.work(11, "bka")
+    assert w != dj.work(11, "bka")
+    w["rows"] = -1
+    assert d01.work(11, "bka")["rows"] == d01.expected(11, "bka")[0] > 0
+
+
 def test_same_seed_same_trace_other_seed_other_trace(d01):
     again = Dbt3(0.01, seed=0)
     other = Dbt3(0.01, seed=1)
