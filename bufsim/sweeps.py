@@ -37,6 +37,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from ._cores import default_jobs
 from ._validation import check_int
 from .config import PAGE_SIZE, PRESETS, PoolConfig, preset as make_preset
 
@@ -456,7 +457,7 @@ def sweep(trace, grid, *, executor=None, jobs: int | None = None, preset: str = 
         optionally with ``'preset'``.
     executor : concurrent.futures.Executor, object with ``submit``, or None
         Where the replays run.  None: a :class:`~concurrent.futures.ProcessPoolExecutor`
-        with ``jobs`` workers (default ``os.cpu_count()``), shut down at the end;
+        with ``jobs`` workers (default :func:`bufsim._cores.default_jobs`: every core), shut down at the end;
         ``jobs=1`` runs in this process, serially.  A ``dask.distributed.Client``
         works as is.  A given executor is left open.
     jobs : int, optional
@@ -567,7 +568,7 @@ def _run_points(points, source, trace, read_kw, preset, streams, per_instance, e
         else:
             _warm_kernel()      # local workers then load the kernel from the cache
             if executor is None:
-                own = cf.ProcessPoolExecutor(max_workers=min(jobs or os.cpu_count() or 1,
+                own = cf.ProcessPoolExecutor(max_workers=min(jobs or default_jobs(),
                                                              len(points)),
                                              initializer=_ignore_sigint)
                 executor = own

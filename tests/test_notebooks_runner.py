@@ -248,3 +248,27 @@ def test_format_runs_table():
 
 def test_module_exports():
     assert set(notebooks.__all__) >= {"run_notebooks", "write_summary", "select_notebooks"}
+
+
+def test_default_jobs_reads_bufsim_jobs(monkeypatch):
+    from bufsim._cores import default_jobs
+
+    monkeypatch.delenv("BUFSIM_JOBS", raising=False)
+    assert default_jobs() == (os.cpu_count() or 1)
+    monkeypatch.setenv("BUFSIM_JOBS", "3")
+    assert default_jobs() == 3
+    for bad in ("0", "two", "-1"):
+        monkeypatch.setenv("BUFSIM_JOBS", bad)
+        with pytest.raises(ValueError, match="BUFSIM_JOBS must be an integer >= 1"):
+            default_jobs()
+
+
+def test_a_worker_gives_its_kernels_their_share_of_the_cores(monkeypatch):
+    from bufsim.notebooks import runner
+
+    monkeypatch.setenv("BUFSIM_JOBS", "9")   # restored after the test, whatever _init_worker sets
+    monkeypatch.delenv("BUFSIM_JOBS")
+    runner._init_worker(1)
+    assert os.environ["BUFSIM_JOBS"] == "1"
+    runner._init_worker(4)      # the caller's (here: the first call's) value stays
+    assert os.environ["BUFSIM_JOBS"] == "1"

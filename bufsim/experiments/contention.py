@@ -11,11 +11,11 @@ DataFrame.  :func:`dbstress_costs` is also notebook 04's cost fit.
 from __future__ import annotations
 
 import concurrent.futures as cf
-import os
 
 import numpy as np
 import pandas as pd
 
+from .._cores import default_jobs
 from ..contention import (Costs, fit_costs, instance_map, max_throughput, wait_shares,
                           workload_network)
 from ..workloads import dbstress as D
@@ -49,11 +49,12 @@ def label(kind: str, v: int) -> str:
 
 
 def in_threads(fn, items) -> list:
-    """``[fn(x) for x in items]``, the calls spread over one thread per core.  For
+    """``[fn(x) for x in items]``, the calls spread over one thread per core
+    (:func:`bufsim._cores.default_jobs`).  For
     independent DES runs (each with its own seed; the simulation kernel releases the GIL):
     the same results, in the same order, as one after another."""
     items = list(items)
-    jobs = min(len(items), os.cpu_count() or 1)
+    jobs = min(len(items), default_jobs())
     if jobs <= 1:
         return [fn(x) for x in items]
     with cf.ThreadPoolExecutor(max_workers=jobs) as pool:

@@ -32,7 +32,6 @@ when ``srv_check_activity``), MySQL 5.6.10.
 from __future__ import annotations
 
 import concurrent.futures as cf
-import os
 from dataclasses import asdict, dataclass
 from typing import Mapping, Sequence
 
@@ -40,6 +39,7 @@ import numpy as np
 import pandas as pd
 
 from .. import cache as _cache
+from .._cores import default_jobs
 from . import ssb_chunks as _chunks
 from .._units import NS_PER_S
 from .._validation import check_int, check_int_fields, check_ns
@@ -377,7 +377,7 @@ def run_ssb(ssb: SSB, configs: PoolConfig | Mapping[str, PoolConfig], calib: Cal
     it receives ``{label: bufsim.Pool}`` at the end (after the last idle gap), e.g.
     for the pool contents per index.  ``jobs``: threads that replay the pools side by
     side, each chunk fed to every pool before the next is made (None: one per core, at
-    most one per pool; 1: one after another).  The kernels run without the GIL, and each
+    most one per pool: :func:`bufsim._cores.default_jobs`; 1: one after another).  The kernels run without the GIL, and each
     pool sees the same chunks in the same order, so the numbers do not depend on it.
 
     Returns one row per configuration, run and query: the counters' increments,
@@ -451,7 +451,7 @@ def _query_chunks(ssb, q, calib):
 
 def _run_ssb(ssb, configs, calib, runs, queries, idle_ns, states_out, jobs) -> pd.DataFrame:
     pools = {k: Pool(c, ssb.tablespaces) for k, c in configs.items()}
-    n_jobs = min(len(pools), jobs or os.cpu_count() or 1)
+    n_jobs = min(len(pools), jobs or default_jobs())
     ex = cf.ThreadPoolExecutor(max_workers=n_jobs) if n_jobs > 1 else None
     rows_out = []
     try:

@@ -15,6 +15,7 @@ from pathlib import Path
 from tqdm.auto import tqdm
 
 from bufsim import paths
+from bufsim._cores import JOBS_ENV
 from bufsim.paths import atomic_path
 
 #: modules the runner's kernels and workers import as if they were not installed (see
@@ -193,7 +194,9 @@ def run_notebooks(
         are independent and write their own outputs); None: one per core
         (``os.cpu_count()``), and one more while a notebook of :data:`LIVE_NOTEBOOKS`
         runs (it waits on its MariaDB server for part of its time: :func:`lanes`).
-        The longest (by the last run's times) start first.
+        The longest (by the last run's times) start first.  With more than one at
+        once, each kernel gets ``BUFSIM_JOBS`` = its share of the cores (at least 1, unless
+        set already), the threads its own replays spread over (:mod:`bufsim._cores`).
 
     Returns
     -------
@@ -240,7 +243,8 @@ def run_notebooks(
         queue = longest_first(selected, out_dir)
         ctx = multiprocessing.get_context("spawn")  # a clean interpreter per worker
         with cf.ProcessPoolExecutor(max_workers=n_jobs + extra, mp_context=ctx,
-                                    initializer=_shadow_in_worker) as ex:
+                                    initializer=_init_worker,
+                                    initargs=(max(1, (os.cpu_count() or 1) // (n_jobs + extra)),)) as ex:
             running: dict = {}
             while queue or running:
                 while queue and len(running) < lanes(n_jobs, extra, [s.stem for s in running.values()]):
@@ -302,11 +306,14 @@ def _execute(source: Path, output: Path, parameters: Mapping[str, object],
     return NotebookRun(source.stem, source, written, error is None, seconds, error, cpu)
 
 
-def _shadow_in_worker() -> None:
+def _init_worker(jobs_share: int) -> None:
     """A runner worker's initializer: :data:`SHADOWED` modules fail to import in it (its
-    papermill imports nbformat and jsonschema; see :func:`_shadow_folder`)."""
+    papermill imports nbformat and jsonschema; see :func:`_shadow_folder`), and the kernels
+    it starts inherit ``BUFSIM_JOBS=jobs_share`` (their share of the cores, where the
+    caller has not set it: :mod:`bufsim._cores`)."""
     for name in SHADOWED:
         sys.modules.setdefault(name, None)  # type: ignore[arg-type]
+    os.environ.setdefault(JOBS_ENV, str(jobs_share))
 
 
 def _cpu_seconds() -> float:
