@@ -27,6 +27,7 @@ single-statement measurements listed in :mod:`bufsim.live.compile_btree`.
 """
 from __future__ import annotations
 
+import concurrent.futures as cf
 import itertools
 from pathlib import Path
 
@@ -131,7 +132,7 @@ def pool_check(server: MariaDBServer, pools=("6M", "20M"), *, statements: int = 
                preset: str = "mariadb1011", settings: dict | None = None,
                old_blocks_times=(1000,), startup: bool = True, sqls=None,
                schema: str = W.SCHEMA, tables=None, session=(), repeats: int = 1,
-               recheck: int = 0) -> pd.DataFrame:
+               recheck: int = 0, standby: bool = True) -> pd.DataFrame:
     """The read-only statements (POOL_STAR's and the OLTP mix's supported SELECTs) compiled once
     and replayed at each pool size and ``innodb_old_blocks_time`` (ms) beside the server
     restarted with them (a cold pool each time).
@@ -153,6 +154,18 @@ def pool_check(server: MariaDBServer, pools=("6M", "20M"), *, statements: int = 
     and old_blocks_time while a counter's replay is not within the server's spread
     (:func:`spread`), as notebook 07 reruns its missing rows
     (:func:`bufsim.live.validation.recheck_misses`).
+
+    ``standby`` (default True): a second server on a copy of ``server``'s data directory
+    (:meth:`~bufsim.live.MariaDBServer.clone`, made once the statements are compiled)
+    takes every other run, and is restarted for the next run (the same pool and
+    old_blocks_time while fewer than ``repeats`` runs of it are made, else the next) while
+    this run's statements run, as notebook 07's grid does
+    (:func:`bufsim.live.validation.run_grid`): a restart is mostly waiting (0.25-0.45 s:
+    InnoDB's shutdown sleeps 100 ms in ``logs_empty_and_mark_files_at_shutdown``, the
+    start waits on its files), and a restarted server left idle changes no counter until
+    it is used.  Where the next run is not the one guessed (a recheck), its server is
+    restarted before it, as without a standby.  ``server`` is left running with the
+    setting of the last run it took; the copy is removed.
 
     Returns
     -------
@@ -180,34 +193,78 @@ def pool_check(server: MariaDBServer, pools=("6M", "20M"), *, statements: int = 
         comp = Compiler(conn, schema)
         compiled = [comp.compile(s) for s in sqls]
     run = [(s, c) for s, c in zip(sqls, compiled) if c.ok]
+    cases = list(itertools.product(pools, old_blocks_times))
+    team = [server]
     rows = []
-    for pool, obt in itertools.product(pools, old_blocks_times):
-        mine, sim = [], None
-        while more_runs(mine, repeats, recheck):
-            server.restart(innodb_buffer_pool_size=pool, innodb_old_blocks_time=obt)  # cold
-            with server.connect(database=schema) as conn:
-                for s in session:
-                    conn.execute(s, doing="setting the session")
-                info = conn.settings()
-                for t in tables:
-                    conn.query(f"SELECT * FROM `{schema}`.`{t}` LIMIT 0", doing="opening tables")
-                before = conn.counters()
-                for s, _ in run:
-                    conn.query(s, doing="running the compiled statements")
-                after = conn.counters()
-            real = delta(before, after)
-            if sim is None:
-                cfg = make_preset(preset, device=DeviceModel.ssd(), **info.preset_overrides())
-                sim = _replay_reads(comp.geo, [c for _, c in run], tables, cfg,
-                                    before if startup else None)
-            mine.append([dict(pool=pool, pool_pages=info.pool_pages, old_blocks_time=obt,
-                              metric=m, reported=float(real[m]), simulated=float(sim[m]),
-                              holds=holds(m, float(real[m]), float(sim[m])),
-                              statements=len(run), server_lru=int(after["DATABASE_PAGES"]),
-                              server_old=int(after["OLD_DATABASE_PAGES"]), run=len(mine))
-                         for m in COMPARED])
-        rows += [r for one in mine for r in one]
+    ahead = None                        # (server, case, future): a restart beside the run
+    try:
+        if standby and (len(cases) > 1 or repeats + recheck > 1):
+            server.stop()
+            team.append(server.clone())
+        with cf.ThreadPoolExecutor(max_workers=1) as starter:
+            i = 0
+            for k, (pool, obt) in enumerate(cases):
+                mine, sim = [], None
+                while more_runs(mine, repeats, recheck):
+                    srv = team[i % len(team)]
+                    if ahead is not None:
+                        done, ahead = ahead, None
+                        done[2].result()
+                        if done[0] is not srv or done[1] != (pool, obt):
+                            srv.restart(innodb_buffer_pool_size=pool, innodb_old_blocks_time=obt)
+                    else:
+                        srv.restart(innodb_buffer_pool_size=pool, innodb_old_blocks_time=obt)
+                    nxt = cases[k] if len(mine) + 1 < repeats else \
+                        (cases[k + 1] if k + 1 < len(cases) else None)
+                    if len(team) > 1 and nxt is not None:
+                        other = team[(i + 1) % len(team)]
+                        ahead = (other, nxt, starter.submit(
+                            other.restart, innodb_buffer_pool_size=nxt[0],
+                            innodb_old_blocks_time=nxt[1]))
+                    info, before, after = _run_reads(srv, schema, session, tables, run)
+                    i += 1
+                    real = delta(before, after)
+                    if sim is None:
+                        cfg = make_preset(preset, device=DeviceModel.ssd(), **info.preset_overrides())
+                        sim = _replay_reads(comp.geo, [c for _, c in run], tables, cfg,
+                                            before if startup else None)
+                    mine.append([dict(pool=pool, pool_pages=info.pool_pages, old_blocks_time=obt,
+                                      metric=m, reported=float(real[m]), simulated=float(sim[m]),
+                                      holds=holds(m, float(real[m]), float(sim[m])),
+                                      statements=len(run), server_lru=int(after["DATABASE_PAGES"]),
+                                      server_old=int(after["OLD_DATABASE_PAGES"]), run=len(mine))
+                                 for m in COMPARED])
+                rows += [r for one in mine for r in one]
+            if ahead is not None:
+                ahead[2].result()
+    finally:
+        if ahead is not None:
+            try:
+                ahead[2].result()
+            except BaseException:
+                pass
+        for other in team[1:]:
+            other.close()
+        if server.proc is None or server.proc.poll() is not None:
+            server.start()              # left running, as without a standby
     return pd.DataFrame(rows)
+
+
+def _run_reads(server: MariaDBServer, schema: str, session, tables, run) -> tuple:
+    """One run of :func:`pool_check` on ``server``, restarted for it (a cold pool): the
+    session settings, the server's settings, the tables opened, then the statements
+    between two counter readings; returns (settings, before, after)."""
+    with server.connect(database=schema) as conn:
+        for s in session:
+            conn.execute(s, doing="setting the session")
+        info = conn.settings()
+        for t in tables:
+            conn.query(f"SELECT * FROM `{schema}`.`{t}` LIMIT 0", doing="opening tables")
+        before = conn.counters()
+        for s, _ in run:
+            conn.query(s, doing="running the compiled statements")
+        after = conn.counters()
+    return info, before, after
 
 
 def more_runs(runs: list[list[dict]], repeats: int, recheck: int) -> bool:

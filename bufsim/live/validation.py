@@ -554,18 +554,60 @@ def _replay_rows(run: _Run, st: Setting, plan, geo, prep: Trace, preset: str,
 REPEAT_SETTINGS = (Setting("20M", 95, 1000, True, None), Setting("20M", 95, 1000, False, None))
 
 
-def repeat_runs(settings=REPEAT_SETTINGS, repeats: int = 5, **kwargs) -> pd.DataFrame:
+def repeat_runs(settings=REPEAT_SETTINGS, repeats: int = 5, *, first: pd.DataFrame | None = None,
+                **kwargs) -> pd.DataFrame:
     """Run every setting ``repeats`` times on the live server (:func:`run_grid`, to which
     ``kwargs`` go; the settings alternate, and each run restarts the server as every run
     of the grid does) and number the runs of each row in ``repeat`` (0, 1, ...).
+
+    ``first``: a :func:`run_grid` frame made with the same ``kwargs`` (scale, seed,
+    preset, server, timing) whose rows hold some of ``settings`` for every plan asked for
+    (and the gauges, with ``gauges=True``): the grid's run of such a setting is a cold run
+    of the same configuration made the same way (a restart, then the plan cold and warm),
+    so it is that setting's run 0 and only ``repeats - 1`` more are made (notebook 07's
+    repeat checks: 12 of their 60 server runs are grid runs of the same settings).  Its
+    rows are taken as they are (columns of :func:`run_grid`).
 
     The server's counts of one setting need not repeat: its page cleaner is a thread of
     its own, and what a run counts can depend on when its batches fall (see
     :func:`repeatability`)."""
     repeats = check_int("repeats", repeats, 1, 100)
-    frame = run_grid(tuple(settings) * repeats, **kwargs)
-    frame["repeat"] = frame.groupby(["config", "plan", "phase", "metric"]).cumcount()
+    settings = tuple(settings)
+    keys = ["config", "plan", "phase", "metric"]
+    reused = _grid_runs(first, settings, kwargs) if first is not None else {}
+    need = [repeats - (s.label in reused) for s in settings]
+    todo = tuple(s for r in range(repeats) for s, n in zip(settings, need) if r < n)
+    parts = [reused[s.label] for s in settings if s.label in reused]
+    if todo:
+        parts.append(run_grid(todo, **kwargs))
+    frame = pd.concat(parts, ignore_index=True) if len(parts) > 1 else parts[0].reset_index(drop=True)
+    frame["repeat"] = frame.groupby(keys).cumcount()
     return frame
+
+
+def _grid_runs(first: pd.DataFrame, settings, kwargs) -> dict:
+    """The rows of ``first`` (a :func:`run_grid` frame) that are a whole run of a setting of
+    ``settings`` for :func:`repeat_runs`: every plan of ``kwargs["plans"]`` (all by
+    default), both phases, every counter compared (and the gauges with ``gauges``), once;
+    by the setting's label, in :func:`run_grid`'s columns."""
+    if not isinstance(first, pd.DataFrame):
+        raise ValueError(f"first must be a run_grid DataFrame or None, got {type(first).__name__}")
+    cols = ["config", "plan", "phase", "metric", "reported", "simulated", "holds",
+            "pool_pages", "server_ms"]
+    missing = [c for c in cols if c not in first.columns]
+    if missing:
+        raise ValueError(f"first lacks the run_grid column(s) {missing}; allowed: a frame "
+                         f"run_grid returned")
+    plans = tuple(kwargs.get("plans", PLANS))
+    metrics = COMPARED + (GAUGES_COMPARED if kwargs.get("gauges", False) else ())
+    want = len(plans) * 2 * len(metrics)
+    out = {}
+    for s in settings:
+        rows = first[(first.config == s.label) & first.plan.isin(plans) & first.metric.isin(metrics)]
+        if len(rows) == want and not rows.duplicated(["plan", "phase", "metric"]).any():
+            order = {p: i for i, p in enumerate(plans)}
+            out[s.label] = rows.sort_values("plan", key=lambda c: c.map(order), kind="stable")[cols]
+    return out
 
 
 def tolerance_band(metric: str, reported: float) -> tuple[float, float]:

@@ -381,3 +381,28 @@ def test_the_replay_memo_gives_each_run_the_rows_of_its_own_replay(server, loade
         rows.append([r["simulated"] for r in alone])
     assert rows[0] == rows[1] and rows[2] != rows[0]
     assert sum(1 for k in memo if k[0] == "totals") == 3
+
+
+def test_pool_check_with_a_standby_counts_as_a_restart_before_each_run(server, loaded, monkeypatch):
+    """compile_validation.pool_check(standby=True) runs every other run on a copy of the
+    data directory, restarted for it while the run before it goes on: in a pool the
+    statements fit in (32 MiB, nothing evicted) each run reads and gets the same pages as
+    with a restart before every run; ``server`` is left running and the copy removed."""
+    import glob
+    import tempfile
+    from bufsim.live import compile_validation as CV
+    dirs = set(glob.glob(os.path.join(tempfile.gettempdir(), "bufsim-mariadb-*")))
+    clones, clone = [], MariaDBServer.clone
+    monkeypatch.setattr(MariaDBServer, "clone", lambda self, **kw: clones.append(1) or clone(self, **kw))
+    kw = dict(statements=10, seed=7, old_blocks_times=(1000, 0), repeats=2)
+    with_standby = CV.pool_check(server, ("32M",), standby=True, **kw)
+    assert set(glob.glob(os.path.join(tempfile.gettempdir(), "bufsim-mariadb-*"))) <= dirs
+    assert len(clones) == 1
+    alone = CV.pool_check(server, ("32M",), standby=False, **kw)
+    assert len(clones) == 1 and server.proc.poll() is None
+    cols = ["pool", "old_blocks_time", "metric", "run", "reported", "simulated"]
+    exact = with_standby.metric.isin(["NUMBER_PAGES_READ", "NUMBER_PAGES_GET"])
+    assert len(with_standby) == len(alone) == 2 * 2 * 4
+    assert with_standby.loc[exact, cols].reset_index(drop=True).equals(
+        alone.loc[exact, cols].reset_index(drop=True))
+    assert (with_standby.reported[with_standby.metric == "NUMBER_PAGES_READ"] > 0).all()

@@ -357,3 +357,67 @@ def test_a_socket_connection_builds_no_tls_context(monkeypatch):
             client.connect(**where)
     assert seen[0]["unix_socket"] == "/nonexistent/mysqld.sock" and seen[0]["ssl_disabled"] is True
     assert "ssl_disabled" not in seen[1]
+
+
+def _fake_rows(settings, plans, gauges, reported=0.0):
+    """run_grid's rows for ``settings`` (in order), each run's counts ``reported``."""
+    metrics = V.COMPARED + (V.GAUGES_COMPARED if gauges else ())
+    return pd.DataFrame([dict(config=s.label, plan=p, phase=ph, metric=m, reported=reported,
+                              simulated=1.0, holds=True, pool_pages=640, server_ms=float("nan"))
+                         for s in settings for p in plans for ph in ("cold", "warm")
+                         for m in metrics])
+
+
+def test_repeat_runs_take_the_grids_run_of_a_setting_as_its_first(monkeypatch):
+    """A setting the grid ran (every plan asked for, the gauges with gauges=True) runs
+    repeats - 1 more times, its grid run numbered 0; the others run repeats times, the
+    settings alternating as without ``first``."""
+    a, b, c = V.Setting("20M", 95, 1000, True, None), V.Setting("6M", 5, 1000, True, 1024), \
+        V.Setting("10M", 37, 0, False, 100)
+    plans = ("scan", "star")
+    calls = []
+
+    def fake_grid(settings, **kwargs):
+        calls.append((tuple(settings), kwargs))
+        return _fake_rows(settings, kwargs["plans"], kwargs.get("gauges", False), 7.0)
+
+    monkeypatch.setattr(V, "run_grid", fake_grid)
+    grid = pd.concat([_fake_rows([a], V.PLANS, True), _fake_rows([c], ("scan",), True)])
+    grid = grid.assign(ratio=1.0, why="holds")                 # columns the notebook adds
+    out = V.repeat_runs((a, b, c), 3, first=grid, plans=plans, gauges=True, seed=0)
+    # a: run 0 from the grid; b: not in it; c: the grid ran the scan only, so not taken
+    assert calls == [((a, b, c, a, b, c, b, c), dict(plans=plans, gauges=True, seed=0))]
+    assert list(out.columns) == list(_fake_rows([a], plans, True).columns) + ["repeat"]
+    runs = out.groupby("config").repeat.max() + 1
+    assert runs.to_dict() == {a.label: 3, b.label: 3, c.label: 3}
+    first_a = out[(out.config == a.label) & (out.repeat == 0)]
+    assert (first_a.reported == 0.0).all() and set(first_a.plan) == set(plans)
+    assert len(first_a) == 2 * 2 * 6 and (out[out.repeat > 0].reported == 7.0).all()
+    # without the gauges in the grid's rows a gauges=True check takes nothing from it
+    calls.clear()
+    V.repeat_runs((a,), 2, first=grid[grid.metric.isin(V.COMPARED)], plans=plans, gauges=True)
+    assert calls[0][0] == (a, a)
+    # one run each, all in the grid: no server run at all
+    calls.clear()
+    out = V.repeat_runs((a,), 1, first=grid, plans=plans)
+    assert not calls and len(out) == 2 * 2 * 4 and (out.repeat == 0).all()
+    with pytest.raises(ValueError, match="first lacks"):
+        V.repeat_runs((a,), 2, first=grid.drop(columns="server_ms"), plans=plans)
+
+
+def test_wait_exit_reaps_a_process_that_exits_and_times_out_on_one_that_does_not():
+    import subprocess
+    import sys
+    from bufsim.live.server import _wait_exit
+    quick = subprocess.Popen([sys.executable, "-c", "import sys; sys.exit(3)"])
+    _wait_exit(quick, 30)
+    assert quick.returncode == 3
+    _wait_exit(quick, 30)                      # already reaped: returns at once
+    slow = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
+    try:
+        with pytest.raises(subprocess.TimeoutExpired):
+            _wait_exit(slow, 0.05)
+        assert slow.poll() is None
+    finally:
+        slow.kill()
+        slow.wait()
