@@ -325,7 +325,7 @@ def setup(
     from bufsim import figures
     from bufsim.engine import compile_notice
 
-    line = compile_notice(("innodb", "lru"))
+    line = compile_notice(("innodb",))   # every notebook replays InnoDB; not all replay lru
     if line:  # under the setup cell, before the first replay's minute of silence
         print(line)
     figures._enable_theme()  # charts shown inline look like the saved figures
