@@ -272,3 +272,25 @@ def test_a_worker_gives_its_kernels_their_share_of_the_cores(monkeypatch):
     assert os.environ["BUFSIM_JOBS"] == "1"
     runner._init_worker(4)      # the caller's (here: the first call's) value stays
     assert os.environ["BUFSIM_JOBS"] == "1"
+
+
+def test_lower_priority_raises_a_process_niceness():
+    """A kernel beside a live notebook runs at BACKGROUND_NICE: the process's niceness, and
+    and its autogroup's where the system has them."""
+    import subprocess
+
+    from bufsim.notebooks import runner
+
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(5)"],
+                             start_new_session=True)   # a session, hence an autogroup, of its own
+    try:
+        before = os.getpriority(os.PRIO_PROCESS, child.pid)
+        runner.lower_priority(child.pid, before + 3)
+        assert os.getpriority(os.PRIO_PROCESS, child.pid) == before + 3
+        group = Path(f"/proc/{child.pid}/autogroup")
+        if group.exists():
+            assert group.read_text().split()[-1] == str(before + 3)
+    finally:
+        child.kill()
+        child.wait()
+    assert os.getpriority(os.PRIO_PROCESS, 0) == before     # ours is left alone

@@ -47,18 +47,49 @@ def _shadow_folder(folder: str) -> str:
     return folder
 
 
-def _ipc_kernel_manager(folder: str, shadow: str | None = None) -> type:
+#: niceness of a kernel whose notebook runs beside a live one (:data:`LIVE_NOTEBOOKS`)
+BACKGROUND_NICE = 10
+
+
+def lower_priority(pid: int, nice: int) -> None:
+    """Run process ``pid`` (a kernel just started) at niceness ``nice``, where the system
+    lets us (raising one's own niceness needs no privilege; a failure changes nothing).
+
+    Why: notebooks 07 and 09 compare a server's counters with the replay, and some of
+    those counts depend on real time (``innodb_old_blocks_time`` is milliseconds of the
+    server's clock; the page cleaner races the user thread: docs/cleaner-race.md), and
+    07 is the longest notebook, so a run beside it gives it and its server the CPU they
+    ask for and takes what they leave.  Linux's autogroups share the CPU between
+    sessions before niceness counts within one, and a kernel starts in a session of
+    its own, so its autogroup takes the niceness too (``/proc/PID/autogroup``)."""
+    try:
+        os.setpriority(os.PRIO_PROCESS, pid, nice)
+    except OSError:
+        return
+    try:
+        Path(f"/proc/{pid}/autogroup").write_text(f"{nice}\n")
+    except OSError:     # no autogroups (or not Linux): the process's niceness is what counts
+        pass
+
+
+def _ipc_kernel_manager(folder: str, shadow: str | None = None, nice: int = 0) -> type:
     """A kernel manager whose kernel talks over unix sockets in ``folder`` (an
     absolute path: the kernel resolves a relative one against its own working folder),
     not loopback TCP: runner and kernel are on one machine, nothing listens on a port,
     and ipykernel >= 7.3 no longer warns at every start that its TCP is unencrypted.
     With ``shadow`` (a folder of :func:`_shadow_folder`), that folder goes first on the
-    kernel's ``PYTHONPATH``."""
+    kernel's ``PYTHONPATH``; with ``nice`` > 0 the kernel runs at that niceness
+    (:func:`lower_priority`)."""
     from jupyter_client import AsyncKernelManager
 
     class IPCKernelManager(AsyncKernelManager):
         def __init__(self, **kwargs):
             super().__init__(transport="ipc", ip=os.path.join(folder, "kernel"), **kwargs)
+
+        async def _async_launch_kernel(self, kernel_cmd, **kw):
+            await super()._async_launch_kernel(kernel_cmd, **kw)
+            if nice > 0 and getattr(self.provisioner, "pid", None):
+                lower_priority(self.provisioner.pid, nice)
 
         async def _async_pre_start_kernel(self, **kw):
             if shadow is not None:
@@ -196,7 +227,9 @@ def run_notebooks(
         runs (it waits on its MariaDB server for part of its time: :func:`lanes`).
         The longest (by the last run's times) start first.  With more than one at
         once, each kernel gets ``BUFSIM_JOBS`` = its share of the cores (at least 1, unless
-        set already), the threads its own replays spread over (:mod:`bufsim._cores`).
+        set already), the threads its own replays spread over (:mod:`bufsim._cores`);
+        when a live notebook is among them, the others' kernels run at niceness
+        :data:`BACKGROUND_NICE` (:func:`lower_priority`).
 
     Returns
     -------
@@ -241,6 +274,11 @@ def run_notebooks(
         import multiprocessing
 
         queue = longest_first(selected, out_dir)
+        live = any(s.stem in LIVE_NOTEBOOKS for s in selected)
+
+        def nice_of(stem: str) -> int:   # the others make way for a live notebook's server
+            return BACKGROUND_NICE if live and stem not in LIVE_NOTEBOOKS else 0
+
         ctx = multiprocessing.get_context("spawn")  # a clean interpreter per worker
         with cf.ProcessPoolExecutor(max_workers=n_jobs + extra, mp_context=ctx,
                                     initializer=_init_worker,
@@ -250,7 +288,7 @@ def run_notebooks(
                 while queue and len(running) < lanes(n_jobs, extra, [s.stem for s in running.values()]):
                     src = queue.pop(0)
                     running[ex.submit(_execute, src, out_dir / src.name, parameters,
-                                      kernel_name)] = src
+                                      kernel_name, nice_of(src.stem))] = src
                 finished, _ = cf.wait(running, return_when=cf.FIRST_COMPLETED)
                 for fut in finished:
                     src = running.pop(fut)
@@ -279,8 +317,9 @@ def lanes(n_jobs: int, extra: int, running: Iterable[str]) -> int:
 
 
 def _execute(source: Path, output: Path, parameters: Mapping[str, object],
-             kernel_name: str) -> NotebookRun:
-    """Execute one notebook with papermill into ``output`` (a worker of run_notebooks)."""
+             kernel_name: str, nice: int = 0) -> NotebookRun:
+    """Execute one notebook with papermill into ``output`` (a worker of run_notebooks),
+    its kernel at niceness ``nice``."""
     import papermill as pm
 
     start = time.perf_counter()
@@ -296,7 +335,7 @@ def _execute(source: Path, output: Path, parameters: Mapping[str, object],
                 kernel_name=kernel_name,
                 cwd=str(source.parent),
                 progress_bar=False,
-                kernel_manager_class=_ipc_kernel_manager(sockets, shadow),
+                kernel_manager_class=_ipc_kernel_manager(sockets, shadow, nice),
             )
     except Exception as exc:  # noqa: BLE001 - every failure is reported, the run goes on
         error = describe_error(exc)
