@@ -120,12 +120,26 @@ class Compiler(JoinMixin, BatchedMixin, FillsMixin, DmlMixin):
     schema : str
     geometry : LiveGeometry, optional
         Read from the server (:func:`bufsim.live.geometry.read_geometry`) if omitted.
+    rows : dict, optional
+        The index entries read by SQL (:meth:`_rows`: the rows a join drives and probes),
+        kept for the compilers given the same dict, by the schema, its tables' space ids
+        and pages and the SQL: for compilers over data that no statement changes in
+        between (notebook 09's DBT-3 queries, compiled per session setting in
+        :func:`bufsim.live.compile_dbt3.statement_check` and again in its
+        ``pool_check``).  A reloaded table has a new space id, so its rows are read again;
+        the optimizer's statistics are not kept (they can differ after a restart).
     """
 
-    def __init__(self, conn, schema: str, geometry: LiveGeometry | None = None):
+    def __init__(self, conn, schema: str, geometry: LiveGeometry | None = None,
+                 rows: dict | None = None):
         self.conn = conn
         self.schema = schema
         self.geo = geometry if geometry is not None else conn.geometry(schema)
+        if rows is not None and not isinstance(rows, dict):
+            raise ValueError(f"rows must be a dict or None, got {type(rows).__name__}")
+        self._rows_memo = {} if rows is None else rows
+        self._data_key = (schema, tuple((t.name, t.space_id, t.n_pages)
+                                        for t in self.geo.tables.values()))
         self.tablespaces = with_undo_space(self.geo.tablespaces)
         self._undo_base = int(self.tablespaces.space_base[-1])
         self._indexes: dict = {}
@@ -248,9 +262,14 @@ class Compiler(JoinMixin, BatchedMixin, FillsMixin, DmlMixin):
         sel = [f"{quote_ident(alias)}.{quote_ident(c)}" for c in pk] + [f"({e})".replace("%", "%%") for e in extra]
         sql = (f"SELECT {', '.join(sel)} FROM {quote_ident(table)} AS {quote_ident(alias)} FORCE INDEX ({quote_ident(ix.name)}) "
                f"ORDER BY {', '.join(f'{quote_ident(alias)}.{quote_ident(c)}' for c in order)} LIMIT %s OFFSET %s")
-        rows = self.conn.query(sql, (int(n), int(first)), doing=f"reading entries of {table}.{ix.name}")
-        k = len(pk)
-        return [tuple(r[:k]) for r in rows], [tuple(r[k:]) for r in rows]
+        key = (self._data_key, sql, int(n), int(first))
+        if key not in self._rows_memo:
+            rows = self.conn.query(sql, (int(n), int(first)),
+                                   doing=f"reading entries of {table}.{ix.name}")
+            k = len(pk)
+            self._rows_memo[key] = ([tuple(r[:k]) for r in rows], [tuple(r[k:]) for r in rows])
+        pks, xs = self._rows_memo[key]
+        return list(pks), list(xs)
 
     # ---- one statement -------------------------------------------------------------------
     def explain(self, sql: str):

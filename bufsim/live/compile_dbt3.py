@@ -194,7 +194,7 @@ RERUNS = 2
 
 
 def statement_check(server: MariaDBServer, queries=tuple(QUERIES),
-                    settings=tuple(SETTINGS)) -> pd.DataFrame:
+                    settings=tuple(SETTINGS), rows: dict | None = None) -> pd.DataFrame:
     """Compile and run each of ``queries`` under each of ``settings`` on ``server`` (loaded
     by :func:`prepare`): :func:`~bufsim.live.compile_workload.check_against_server`'s
     columns plus ``set`` ("dbt3 plain", "dbt3 mrr_bka"), ``kind`` ("read") and
@@ -204,7 +204,12 @@ def statement_check(server: MariaDBServer, queries=tuple(QUERIES),
     statement does adds its gets (seen: Q9 at SF 0.01, 45,116 once where its compiled
     45,113 matched the server in other runs).  A supported query whose first count
     differs from the compiled one runs :data:`RERUNS` more times; ``server`` is the least
-    count, ``server_runs`` names them all."""
+    count, ``server_runs`` names them all.
+
+    ``rows``: a dict for the index entries the compiler reads by SQL (the rows a join
+    drives and probes: most of a compilation's time), to give the same dict to
+    :func:`pool_check`, which compiles the same queries over the same data again (the
+    queries only read; a reloaded table has a new space id and is read again)."""
     queries = _check_subset("queries", queries, QUERIES)
     settings = _check_subset("settings", settings, SETTINGS)
     out = []
@@ -212,7 +217,8 @@ def statement_check(server: MariaDBServer, queries=tuple(QUERIES),
         with server.connect() as conn:
             for s in SETTINGS[st]:
                 conn.execute(s, doing=f"setting the session ({st})")
-            df = check_against_server(conn, D.SCHEMA, [(q, QUERIES[q]) for q in queries])
+            df = check_against_server(conn, D.SCHEMA, [(q, QUERIES[q]) for q in queries],
+                                      rows=rows)
             runs = []
             for r in df.itertuples(index=False):
                 seen = [int(r.server)]
@@ -236,7 +242,8 @@ def statement_check(server: MariaDBServer, queries=tuple(QUERIES),
 
 def pool_check(server: MariaDBServer, per_statement: pd.DataFrame, pools=("6M", "10M"), *,
                repeats: int = 2, preset: str = "mariadb1011", settings: dict | None = None,
-               old_blocks_times=(1000,), sets=("plain",), recheck: int = 0) -> pd.DataFrame:
+               old_blocks_times=(1000,), sets=("plain",), recheck: int = 0,
+               rows: dict | None = None) -> pd.DataFrame:
     """The queries :func:`statement_check` found supported and exact, per session setting,
     compiled once and replayed at each pool size and old_blocks_time beside the server
     restarted with them (a cold pool), ``repeats`` runs each, and at most ``recheck`` more
@@ -261,6 +268,8 @@ def pool_check(server: MariaDBServer, per_statement: pd.DataFrame, pools=("6M", 
     pages not made young where the server counted 3,811-3,814; with it 3,959 against
     3,750-3,810, and Q8 1,896 against 1,924-1,929).
 
+    ``rows``: the dict given to :func:`statement_check` (the entries its compiler read).
+
     Returns one row per setting, pool, old_blocks_time, counter and run
     (:func:`bufsim.live.compile_validation.pool_check`'s columns, plus ``set``, ``run``
     and ``queries``)."""
@@ -276,7 +285,7 @@ def pool_check(server: MariaDBServer, per_statement: pd.DataFrame, pools=("6M", 
         df = _pool_check(server, tuple(pools), preset=preset, settings=settings,
                          old_blocks_times=tuple(old_blocks_times), sqls=list(ok.sql),
                          schema=D.SCHEMA, tables=D.TABLES, session=SETTINGS[name],
-                         repeats=repeats, recheck=recheck)
+                         repeats=repeats, recheck=recheck, rows=rows)
         frames.append(df.assign(set=st, queries=" ".join(ok.template)))
     if not frames:
         return pd.DataFrame(columns=["set", "pool", "pool_pages", "old_blocks_time", "metric",

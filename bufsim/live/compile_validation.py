@@ -132,7 +132,7 @@ def pool_check(server: MariaDBServer, pools=("6M", "20M"), *, statements: int = 
                preset: str = "mariadb1011", settings: dict | None = None,
                old_blocks_times=(1000,), startup: bool = True, sqls=None,
                schema: str = W.SCHEMA, tables=None, session=(), repeats: int = 1,
-               recheck: int = 0, standby: bool = True) -> pd.DataFrame:
+               recheck: int = 0, standby: bool = True, rows: dict | None = None) -> pd.DataFrame:
     """The read-only statements (POOL_STAR's and the OLTP mix's supported SELECTs) compiled once
     and replayed at each pool size and ``innodb_old_blocks_time`` (ms) beside the server
     restarted with them (a cold pool each time).
@@ -154,6 +154,9 @@ def pool_check(server: MariaDBServer, pools=("6M", "20M"), *, statements: int = 
     and old_blocks_time while a counter's replay is not within the server's spread
     (:func:`spread`), as notebook 07 reruns its missing rows
     (:func:`bufsim.live.validation.recheck_misses`).
+
+    ``rows``: the index entries the compiler reads by SQL, shared with the compilers of
+    other calls over the same unchanged data (:class:`bufsim.live.compile.Compiler`).
 
     ``standby`` (default True): a second server on a copy of ``server``'s data directory
     (:meth:`~bufsim.live.MariaDBServer.clone`, made once the statements are compiled)
@@ -190,7 +193,7 @@ def pool_check(server: MariaDBServer, pools=("6M", "20M"), *, statements: int = 
     with server.connect() as conn:
         for s in session:
             conn.execute(s, doing="setting the session")
-        comp = Compiler(conn, schema)
+        comp = Compiler(conn, schema, rows=rows)
         compiled = [comp.compile(s) for s in sqls]
     run = [(s, c) for s, c in zip(sqls, compiled) if c.ok]
     cases = list(itertools.product(pools, old_blocks_times))

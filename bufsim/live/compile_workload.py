@@ -385,7 +385,8 @@ def compile_workload(compiler, workload: Workload, *, get_ns: int = 0, progress=
         rows, columns=["stream", "template", "sql", "gets", "unsupported"])
 
 
-def check_against_server(conn, schema: str, statements, *, progress=None) -> pd.DataFrame:
+def check_against_server(conn, schema: str, statements, *, progress=None,
+                         rows: dict | None = None) -> pd.DataFrame:
     """Run ``statements`` (``(template, sql)`` pairs) one by one on the server and set each
     one's compiled page gets beside the server's ``Innodb_buffer_pool_read_requests``
     delta.  Runs them: for a private server (the validation of notebook 09 and the live
@@ -393,7 +394,9 @@ def check_against_server(conn, schema: str, statements, *, progress=None) -> pd.
 
     Each statement is compiled just before it runs, over the data as it is then (after a
     statement that changed rows the server's purge is waited for and the geometry read
-    again, so ranks and leaves are the current ones).
+    again, so ranks and leaves are the current ones).  ``rows``: the index entries read by
+    SQL, shared with other compilers over the same data (:class:`bufsim.live.compile.Compiler`);
+    used until the first statement that writes, not after.
 
     Returns
     -------
@@ -405,24 +408,24 @@ def check_against_server(conn, schema: str, statements, *, progress=None) -> pd.
     """
     from .compile import Compiler
     from .workload import quiesce
-    comp = Compiler(conn, schema)
-    rows = []
+    comp = Compiler(conn, schema, rows=rows)
+    out = []
     statements = list(statements)
     for k, (tname, sql) in enumerate(statements):
         cs = comp.compile(sql)
         before, created0 = conn.status()["Innodb_buffer_pool_read_requests"], _created(conn)
         conn.execute(sql, doing=f"running {tname!r}")
         after, created1 = conn.status()["Innodb_buffer_pool_read_requests"], _created(conn)
-        rows.append(dict(template=tname, sql=sql, compiled=cs.gets if cs.ok else None,
+        out.append(dict(template=tname, sql=sql, compiled=cs.gets if cs.ok else None,
                          server=after - before, unsupported="" if cs.ok else cs.line(),
                          created=created1 - created0))
         if cs.plan is not None and cs.plan.kind != "select" or (
                 not cs.ok and sql.lstrip()[:6].lower() in ("update", "delete", "insert")):
             quiesce(conn)
-            comp = Compiler(conn, schema)
+            comp = Compiler(conn, schema)         # the data changed: no shared rows
         if progress is not None:
             progress(k + 1, len(statements))
-    return pd.DataFrame(rows, columns=["template", "sql", "compiled", "server", "unsupported",
+    return pd.DataFrame(out, columns=["template", "sql", "compiled", "server", "unsupported",
                                        "created"])
 
 

@@ -351,7 +351,8 @@ def run_grid(settings=QUICK_GRID, *, scale: W.Scale = W.QUICK, seed: int = 0,
              plans=("scan", "star", "point", "krange"), server: MariaDBServer | None = None,
              preset: str = "mariadb1011", startup: bool = True, timing: bool = False,
              progress=None, load: bool = True, workers: int = 1,
-             gauges: bool = False, standby: bool = True) -> pd.DataFrame:
+             gauges: bool = False, standby: bool = True, runs=None,
+             memo: dict | None = None) -> pd.DataFrame:
     """Run the grid on a private server (started here unless given) and replay each run.
 
     Every run restarts the server with its setting (a cold pool), opens the tables and
@@ -400,6 +401,17 @@ def run_grid(settings=QUICK_GRID, *, scale: W.Scale = W.QUICK, seed: int = 0,
     20 MiB); the tables are opened when the run starts, as without a standby.  False:
     one server per worker, restarted before each run (the quick grid took 20.5-25.0 s
     this way against 14.4-16.4 s with the standby, on the loaded machine).
+
+    ``runs``: the (setting, plan name) pairs of ``settings`` x ``plans`` to run, in one
+    call (:func:`recheck_misses` reruns a round's runs this way: one start, copy and
+    standby for them all); None (default) runs every pair.
+
+    ``memo``: a dict kept across calls over the same tables (``scale``, ``seed``, the
+    geometry read from the server; checked, a ValueError where it differs): each plan's
+    trace and each distinct replay (configuration, plan, startup pages) is made once for
+    every call given it (notebook 07's grid, recheck and repeat checks); None (default):
+    a memo of this call only.  A replay is a pure function of those inputs, so a memo
+    changes no row.
     Measured (full scale, 1 GiB, pct 95, time 1000, star and scan alternating, 4 batches
     each way): every run counted the same as without a standby (star warm not made young
     151,081-151,082, scan 52,791-52,792) except the first scan of some batches (3 of 6:
@@ -433,6 +445,14 @@ def run_grid(settings=QUICK_GRID, *, scale: W.Scale = W.QUICK, seed: int = 0,
                          f"one or more of {', '.join(PLANS)}")
     if not load and server is None:
         raise ValueError("load=False needs a server= that holds the tables already")
+    if runs is not None:
+        runs = {(st.label if isinstance(st, Setting) else st, str(p)) for st, p in runs}
+        pairs = {(st.label, p) for st in settings for p in plans}
+        if not runs or not runs <= pairs:
+            raise ValueError(f"runs names (setting, plan) pairs {sorted(runs - pairs)[:3]} "
+                             f"outside settings x plans; allowed: one or more of those pairs")
+    if memo is not None and not isinstance(memo, dict):
+        raise ValueError(f"memo must be a dict or None, got {type(memo).__name__}")
     own = server is None
     extra = TIMING_SETTINGS if timing else {}
     srv = server or MariaDBServer(dict(settings[0].server_settings(),
@@ -451,14 +471,24 @@ def run_grid(settings=QUICK_GRID, *, scale: W.Scale = W.QUICK, seed: int = 0,
         geo = conn.geometry(W.SCHEMA)
         conn.close()
         all_plans = W.plans(geo, data, scale, seed)
+        memo = {} if memo is None else memo
+        context = (scale, seed, _geometry_key(geo))
+        if memo.setdefault("context", context) != context:
+            raise ValueError("memo holds the replays of other tables (scale, seed or geometry "
+                             "differ); allowed: a memo of calls over the same tables, or None")
         srv.stop()
         servers += [srv.clone() for _ in range(workers * (2 if standby else 1) - 1)]
         per = 2 if standby else 1
         teams = [servers[i * per:(i + 1) * per] for i in range(workers)]
         jobs: queue.Queue = queue.Queue()
+        left = {k: 0 for k in range(len(settings))}
         for k, st in enumerate(settings):
             for name in plans:
-                jobs.put((k, st, all_plans[name]))
+                if runs is None or (st.label, name) in runs:
+                    jobs.put((k, st, all_plans[name]))
+                    left[k] += 1
+        n_jobs = jobs.qsize()
+        n_settings = sum(1 for n in left.values() if n)
         done: queue.Queue = queue.Queue()
         threads = [threading.Thread(target=_worker, args=(team, jobs, done, stop, timing),
                                     name=f"bufsim-live-{i}", daemon=True)
@@ -466,10 +496,8 @@ def run_grid(settings=QUICK_GRID, *, scale: W.Scale = W.QUICK, seed: int = 0,
         for t in threads:
             t.start()
         prep0 = _prep_trace(geo, ("dates", "lineorder", "sbtest"))
-        memo: dict = {}
-        left = {k: len(plans) for k in range(len(settings))}
         finished = 0
-        for _ in range(len(settings) * len(plans)):
+        for _ in range(n_jobs):
             run = done.get()
             if isinstance(run, BaseException):
                 raise run
@@ -479,7 +507,7 @@ def run_grid(settings=QUICK_GRID, *, scale: W.Scale = W.QUICK, seed: int = 0,
             left[run.k] -= 1
             if progress is not None and not left[run.k]:
                 finished += 1
-                progress(finished, len(settings))
+                progress(finished, n_settings)
     finally:
         stop.set()
         for t in threads:
@@ -489,6 +517,16 @@ def run_grid(settings=QUICK_GRID, *, scale: W.Scale = W.QUICK, seed: int = 0,
         if own:
             srv.close()
     return pd.DataFrame([r for key in sorted(rows) for r in rows[key]])
+
+
+def _geometry_key(geo) -> tuple:
+    """What identifies the tables ``geo`` was read from, for :func:`run_grid`'s memo: per
+    table its space and pages, per index its root, height, rows and pages."""
+    return tuple((t.name, t.space_id, t.n_pages,
+                  tuple((ix.name, ix.root, ix.height, ix.rows,
+                         hash(np.asarray(ix.pages(), dtype=np.int64).tobytes()))
+                        for ix in t.indexes))
+                 for t in geo.tables.values())
 
 
 #: the plans of :func:`bufsim.live.workload.plans`, by name
@@ -676,9 +714,11 @@ def recheck_misses(frame: pd.DataFrame, settings, repeats: int = 2, *,
     one run's count can be off where the server's page cleaner, a thread of its own, ran
     its batches late (issue 16's repeat check; on this 2-core machine the grid's misses
     move from one run of the grid to the next).  Only the (setting, plan) pairs with a
-    missing row run again, each plan's settings in one :func:`run_grid` call (``kwargs``
-    go to it: ``scale``, ``seed``, ``server``, ``load``, ``preset``, ``workers``, ...;
-    ``gauges`` as the grid's run had it).  Returns one row per missing row: the server's
+    missing row run again, a round's runs in one :func:`run_grid` call (its ``runs``;
+    ``kwargs`` go to it: ``scale``, ``seed``, ``server``, ``load``, ``preset``, ``workers``,
+    ``memo``, ...; ``gauges`` as the grid's run had it; the rounds share one ``memo``, so a
+    replay made in an earlier round, or in the grid's call given the same memo, is not
+    made again).  Returns one row per missing row: the server's
     min / median / max over the grid's run (``repeat`` 0) and the reruns (1..repeats),
     the replay's count, in how many runs it holds, and ``within_spread``; empty (with
     those columns) when no row misses, with no server started.  More than ``limit``
@@ -696,6 +736,8 @@ def recheck_misses(frame: pd.DataFrame, settings, repeats: int = 2, *,
     if len(pairs) > limit:
         raise ValueError(f"{len(pairs)} server runs hold a row that misses; limit={limit}: "
                          f"allowed at most {limit} runs to run again")
+    memo = kwargs.pop("memo", None)
+    memo = {} if memo is None else memo
     first = frame.merge(pairs, on=["config", "plan"]).assign(repeat=0)
     runs = [first]
     spread = repeatability(first).merge(missed, on=keys)
@@ -704,9 +746,10 @@ def recheck_misses(frame: pd.DataFrame, settings, repeats: int = 2, *,
             .drop_duplicates()
         if todo.empty:
             break
-        for plan, group in todo.groupby("plan", sort=False):
-            sts = tuple(by_label[c] for c in group.config)
-            runs.append(run_grid(sts, plans=(plan,), **kwargs).assign(repeat=k))
+        sts = tuple(by_label[c] for c in todo.config.drop_duplicates())
+        plans = tuple(todo.plan.drop_duplicates())
+        runs.append(run_grid(sts, plans=plans, runs=list(zip(todo.config, todo.plan)),
+                             memo=memo, **kwargs).assign(repeat=k))
         both = pd.concat(runs, ignore_index=True)[list(first.columns)]
         spread = repeatability(both).merge(missed, on=keys)
     return spread.reset_index(drop=True)

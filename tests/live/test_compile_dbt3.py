@@ -64,7 +64,21 @@ def test_dbt3_queries_page_gets_equal_the_servers():
     require_server()
     with MariaDBServer({"innodb_buffer_pool_size": "32M"}) as srv:
         load_s = C3.prepare(srv, SF, 7)
-        df = C3.statement_check(srv, C3.QUICK_QUERIES)
+        entries = {}
+        df = C3.statement_check(srv, C3.QUICK_QUERIES, rows=entries)
+        # a compiler given the entries read above compiles each query to the pages a
+        # compiler of its own does, and reads no entry again
+        from bufsim.live.compile import Compiler
+        n = len(entries)
+        with srv.connect() as conn:
+            for s in C3.SETTINGS["mrr_bka"]:
+                conn.execute(s)
+            shared, own = Compiler(conn, D.SCHEMA, rows=entries), Compiler(conn, D.SCHEMA)
+            for q in C3.QUICK_QUERIES:
+                a, b = shared.compile(C3.QUERIES[q]), own.compile(C3.QUERIES[q])
+                assert (a.ok, a.gets) == (b.ok, b.gets), q
+                assert np.array_equal(a.chunk(0).page, b.chunk(0).page), q
+            assert own._rows_memo and len(entries) == n > 0
     assert load_s < 120
     got = {(r.set, r.template): r for r in df.itertuples(index=False)}
     plain = {q for (s, q), r in got.items() if s == "dbt3 plain" and not r.unsupported}

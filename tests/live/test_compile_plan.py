@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 
 from bufsim.cli import main
-from bufsim.live.compile_btree import dive_pages, search_leaf, unique_lookup, unique_lookup_pages
+from bufsim.live.compile_btree import (dive_pages, leaf_of, search_leaf, unique_lookup,
+                                      unique_lookup_pages)
 from bufsim.live.compile_plan import (Unsupported, parse_plan, parse_range, statement_limit,
                                       table_aliases)
 from bufsim.live.compile_validation import oltp_workload
@@ -174,6 +175,19 @@ def small_index():
 ])
 def test_unique_lookup_pages(entry, pages):
     assert unique_lookup_pages(small_index(), entry).tolist() == pages
+
+
+def test_leaf_of_is_leaf_of_entry_clamped_to_the_last_leaf():
+    """The compiler's cached leaf_of gives LiveIndex.leaf_of_entry's leaf (the last one past
+    the end), empty leaves included, for every rank before, in and past the records."""
+    rng = np.random.default_rng(5)
+    for recs in ([3, 2, 4, 1], [0, 2, 0, 0, 5, 1], [4], list(rng.integers(0, 6, 40))):
+        n = len(recs)
+        ix = LiveIndex("PRIMARY", 1, 0, (np.arange(1, n + 1),), (np.array(recs),))
+        total = int(sum(recs))
+        for entry in range(-2, total + 3):
+            assert leaf_of(ix, entry) == min(int(ix.leaf_of_entry(entry)), n - 1), (recs, entry)
+    assert leaf_of(small_index(), 3) == 1 and leaf_of(small_index(), 9) == 3
 
 
 def test_unique_lookup_kinds():

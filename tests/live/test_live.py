@@ -320,6 +320,31 @@ def test_two_workers_give_every_row_in_grid_order(server, loaded):
         assert conn.query("SELECT 1") == [(1,)]
 
 
+def test_runs_and_a_shared_memo_run_only_the_pairs_asked_and_replay_as_alone(server, loaded):
+    """run_grid(runs=...) runs only the (setting, plan) pairs given, in grid order; a memo
+    kept across calls keeps each plan's trace (the rows a memo gives are those of a replay
+    alone: test_the_replay_memo_gives_each_run_the_rows_of_its_own_replay), and refuses
+    the tables of another seed, or pairs outside settings x plans, before any run."""
+    settings = (V.Setting("10M", 37, 0, False, 100), V.Setting("6M", 5, 1000, True, None))
+    kw = dict(scale=SMALL, seed=3, server=server, load=False)
+    memo = {}
+    first = V.run_grid(settings[:1], plans=("point",), memo=memo, **kw)
+    frame = V.run_grid(settings, plans=("point", "scan"), memo=memo, **kw,
+                       runs=[(settings[1], "scan"), (settings[0].label, "point")])
+    keys = frame[["config", "plan"]].drop_duplicates().apply(tuple, axis=1).tolist()
+    assert keys == [(settings[0].label, "point"), (settings[1].label, "scan")]
+    assert frame[frame.metric == "NUMBER_PAGES_GET"].holds.all(), frame
+    # the point plan's trace made once for both calls, the scan's by the second
+    assert "point" in memo and "scan" in memo and memo["context"][:2] == (SMALL, 3)
+    pt = frame[frame.plan == "point"].reset_index(drop=True)
+    same = pt.pool_pages.equals(first.pool_pages)
+    assert same and (pt.metric.tolist(), pt.phase.tolist()) == (first.metric.tolist(), first.phase.tolist())
+    with pytest.raises(ValueError, match="memo holds the replays of other tables"):
+        V.run_grid(settings[:1], plans=("scan",), memo=memo, **dict(kw, seed=4))
+    with pytest.raises(ValueError, match=r"runs names \(setting, plan\) pairs"):
+        V.run_grid(settings[:1], plans=("scan",), runs=[(settings[1], "scan")], **kw)
+
+
 def test_standby_runs_start_as_cold_as_a_restart(server, loaded):
     """run_grid(standby=True) restarts the next run's server while this one runs: every run
     still starts on a pool a restart left, so a 1 GiB pool (no eviction) reads the same

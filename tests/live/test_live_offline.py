@@ -291,8 +291,11 @@ def test_recheck_misses_runs_again_only_the_runs_with_a_missing_row(monkeypatch)
     calls = []
     reruns = iter([400, 120, 500])     # the server's count in each rerun of that row
 
-    def fake_run_grid(settings, *, plans, **kwargs):
-        calls.append((tuple(s.label for s in settings), plans, kwargs))
+    memos = []
+
+    def fake_run_grid(settings, *, plans, runs, memo, **kwargs):
+        calls.append((tuple(s.label for s in settings), plans, sorted(runs), kwargs))
+        memos.append(memo)
         return _grid_rows(settings, plans, lambda c, p, m: next(reruns)
                           if m == "PAGES_NOT_MADE_YOUNG" else 100)
 
@@ -300,7 +303,8 @@ def test_recheck_misses_runs_again_only_the_runs_with_a_missing_row(monkeypatch)
     out = V.recheck_misses(grid, (a, b), repeats=3, seed=7)
     # round by round, the run with the missing row only, until that row is within the
     # server's spread (after the second rerun: 120); the third rerun is not run
-    assert calls == [((b.label,), ("star",), {"seed": 7})] * 2
+    assert calls == [((b.label,), ("star",), [(b.label, "star")], {"seed": 7})] * 2
+    assert memos[0] is memos[1]          # one memo for every round: no replay made twice
     assert len(out) == 1
     row = out.iloc[0]
     assert (row.config, row.plan, row.metric) == (b.label, "star", "PAGES_NOT_MADE_YOUNG")
@@ -324,6 +328,28 @@ def test_recheck_misses_runs_again_only_the_runs_with_a_missing_row(monkeypatch)
     ok = grid.assign(holds=True)
     out = V.recheck_misses(ok, (a, b), repeats=2)
     assert calls == [] and out.empty and "within_spread" in out.columns
+
+
+def test_recheck_misses_runs_a_rounds_runs_in_one_call_and_no_other(monkeypatch):
+    """Two runs of different settings and plans miss: each round is one run_grid call that
+    runs those two (setting, plan) pairs, not every plan of both settings."""
+    a, b = V.Setting("10M", 37, 1000, True, 100), V.Setting("20M", 95, 1000, True, None)
+    miss = {(a.label, "scan"), (b.label, "star")}
+    grid = _grid_rows((a, b), ("scan", "star"), lambda c, p, m: 300
+                      if (c, p) in miss and m == "PAGES_NOT_MADE_YOUNG" else 100)
+    calls, given = [], {}
+
+    def fake_run_grid(settings, *, plans, runs, memo, **kwargs):
+        calls.append((tuple(s.label for s in settings), tuple(plans), sorted(runs)))
+        assert memo is given
+        rows = _grid_rows(settings, plans, lambda c, p, m: 300 if m == "PAGES_NOT_MADE_YOUNG" else 100)
+        keep = [(c, p) in set(runs) for c, p in zip(rows.config, rows.plan)]
+        return rows[keep]
+
+    monkeypatch.setattr(V, "run_grid", fake_run_grid)
+    out = V.recheck_misses(grid, (a, b), repeats=2, memo=given)
+    assert calls == [((a.label, b.label), ("scan", "star"), sorted(miss))] * 2
+    assert out.runs.tolist() == [3, 3] and not out.within_spread.any()
 
 
 def test_recheck_misses_refuses_bad_arguments_before_running():
