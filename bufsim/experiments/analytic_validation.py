@@ -320,7 +320,10 @@ def shards_trials(trace, sizes, exact: pd.DataFrame, *, rate: float, max_samples
     """SHARDS fixed-rate (``rate``) and fixed-size (``max_samples``) curves of ``trace``
     for each hash seed (the sample depends on it), scored against ``exact``.
     Returns (table: hash_seed, fixed_rate_mae, fixed_size_mae, fixed_size_final_rate;
-    the two curves of the first seed)."""
+    the two curves of the first seed).  A generated ``trace`` is generated once and held
+    in memory for the ``2 * len(seeds)`` passes (the same chunks each pass)."""
+    if isinstance(trace, Trace) and not trace.is_materialized:
+        trace = Trace(list(trace), trace.tablespaces, trace.name)
     rows, first = [], None
     for s in seeds:
         fr = shards_mrc(trace, sizes, rate=rate, seed=s)
