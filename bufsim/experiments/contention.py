@@ -18,6 +18,7 @@ import pandas as pd
 from .._cores import default_jobs
 from ..contention import (Costs, fit_costs, instance_map, max_throughput, wait_shares,
                           workload_network)
+from ..contention.instances import COUNT_SCALE
 from ..workloads import dbstress as D
 
 __all__ = ["STATEMENTS", "CASES", "FITTED", "RATIOS", "DbStress", "label", "dbstress_costs",
@@ -82,7 +83,7 @@ class DbStress:
                  transactions: int = 30_000, seed: int = 3, spin_ns: int = 10_000, **sizes):
         self.db = D.dbstress_database(n_objects, **sizes)
         self.cores, self.transactions, self.seed, self.spin_ns = cores, transactions, seed, spin_ns
-        self._freq = {}
+        self._freq, self._counts = {}, {}
 
     def freq(self, kind: str, v: int = 1, ahi: bool = True):
         """:func:`bufsim.workloads.dbstress.page_frequency`, computed once per arguments."""
@@ -94,7 +95,12 @@ class DbStress:
     def network(self, kind: str, v: int, ahi: bool, costs: Costs, n: int = 16, **kw):
         """The closed network of one workload over ``n`` instances (``kw``: mapping,
         ahi_parts, drop_idle... of :func:`~bufsim.contention.workload_network`)."""
-        return workload_network(self.freq(kind, v, ahi), n, costs, cores=self.cores,
+        key = (kind, v, ahi)
+        f = self.freq(kind, v, ahi)
+        if key not in self._counts:      # the same for every instance count and cost
+            self._counts[key] = f.counts(COUNT_SCALE)
+        return workload_network(f, n, costs, cores=self.cores, scale=COUNT_SCALE,
+                                counts=self._counts[key],
                                 statements=STATEMENTS[kind], adaptive_hash_index=ahi, **kw)
 
     def max_tps(self, kind: str, v: int, ahi: bool, costs: Costs, n: int = 16, **kw) -> float:
