@@ -274,7 +274,9 @@ def che_grid(alpha: float, sizes, *, n_pages: int = 100_000, measured: int = 1_0
     rates = zipf_probabilities(n_pages, alpha, seed=seed)
     lru_est = {s: che.che_lru(rates, s) for s in sizes}
     warm_n = int(warm_t * lru_est[max(sizes)].characteristic_time)
-    trace = zipf_trace(warm_n + measured, n_pages, alpha, seed=seed)
+    # one chunk (the same gets as any chunk size): held whole, no concatenation
+    trace = zipf_trace(warm_n + measured, n_pages, alpha, seed=seed,
+                       chunk_size=warm_n + measured)
     ts = trace.tablespaces
     whole = trace.materialize()
     warm, meas = whole.take(slice(0, warm_n)), whole.take(slice(warm_n, None))
