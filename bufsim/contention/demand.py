@@ -551,10 +551,18 @@ def instance_demand(source, tablespaces: Tablespaces | None = None, n_instances:
         page_ahi = np.zeros_like(page_gets)
     inst = _page_instances(tablespaces, touched, instance_map, n, n_pages)
 
-    def per_instance(a):
-        return np.bincount(inst, weights=a, minlength=n).astype(np.int64)
+    # the pages with gets (AHI lookups and optimistic gets are parts of them): summing
+    # only their terms, in page order, adds the same floats as over every page
+    got = np.flatnonzero(page_gets)
+    inst_got = inst[got]
 
-    gets, ahi, opt = per_instance(page_gets), per_instance(page_ahi), per_instance(page_opt)
+    def per_instance(a, pages=None):
+        if pages is None:
+            return np.bincount(inst, weights=a, minlength=n).astype(np.int64)
+        return np.bincount(inst_got, weights=a[pages], minlength=n).astype(np.int64)
+
+    gets, ahi, opt = (per_instance(page_gets, got), per_instance(page_ahi, got),
+                      per_instance(page_opt, got))
     if replay is None:
         inst_miss = np.zeros(n, np.int64) if page_miss is None else per_instance(page_miss)
         inst_move = np.zeros(n, np.int64) if page_move is None else per_instance(page_move)

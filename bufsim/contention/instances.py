@@ -115,12 +115,16 @@ class Costs(MutexHolds):
                          flush_ns=self.flush_ns, cpu_ns=min(cpu, 1e9))
 
 
+#: transactions :func:`workload_demand` counts by default (integers: 1e-6 resolution)
+COUNT_SCALE = 1_000_000
+
+
 def workload_demand(freq, n_instances: int, costs: Costs, *, statements: float = 1.0,
                     version: str = "5.5", adaptive_hash_index: bool = True,
                     mapping: np.ndarray | None = None, ahi_parts: int | None = None,
                     misses: np.ndarray | None = None, dirtied: np.ndarray | None = None,
                     flushed: np.ndarray | None = None, flush_per_instance=None,
-                    scale: int = 1_000_000) -> ContentionDemand:
+                    scale: int = COUNT_SCALE, counts=None) -> ContentionDemand:
     """Per-instance demand of one transaction described by a page-frequency
     vector (``freq.gets``, ``freq.ahi_lookups``, ``freq.optimistic``, ``freq.tablespaces``).
 
@@ -128,11 +132,13 @@ def workload_demand(freq, n_instances: int, costs: Costs, *, statements: float =
     ``dirtied`` and ``flushed`` expected flush-list insertions and page writes
     (the ``flush_list_mutex`` acquisitions, :func:`instance_demand`), per page;
     ``flush_per_instance`` the same two per instance, ``(dirtied, flushed)``;
-    ``scale`` transactions are counted (integers) to keep 1e-6 resolution.
+    ``scale`` transactions are counted (integers) to keep 1e-6 resolution;
+    ``counts``: ``freq.counts(scale)`` when the caller has it already (it builds several
+    networks of one unchanged ``freq``), else None (computed here).
     ``mapping`` is an :func:`instance_map` (default InnoDB's).
     """
     scale = check_int("scale", scale, 1)
-    gets, ahi, opt = freq.counts(scale)
+    gets, ahi, opt = freq.counts(scale) if counts is None else counts
     def per_scale(a):
         return None if a is None else np.rint(np.asarray(a, float) * scale).astype(np.int64)
 

@@ -274,7 +274,9 @@ def che_grid(alpha: float, sizes, *, n_pages: int = 100_000, measured: int = 1_0
     rates = zipf_probabilities(n_pages, alpha, seed=seed)
     lru_est = {s: che.che_lru(rates, s) for s in sizes}
     warm_n = int(warm_t * lru_est[max(sizes)].characteristic_time)
-    trace = zipf_trace(warm_n + measured, n_pages, alpha, seed=seed)
+    # one chunk (the same gets as any chunk size): held whole, no concatenation
+    trace = zipf_trace(warm_n + measured, n_pages, alpha, seed=seed,
+                       chunk_size=warm_n + measured)
     ts = trace.tablespaces
     whole = trace.materialize()
     warm, meas = whole.take(slice(0, warm_n)), whole.take(slice(warm_n, None))
@@ -320,7 +322,10 @@ def shards_trials(trace, sizes, exact: pd.DataFrame, *, rate: float, max_samples
     """SHARDS fixed-rate (``rate``) and fixed-size (``max_samples``) curves of ``trace``
     for each hash seed (the sample depends on it), scored against ``exact``.
     Returns (table: hash_seed, fixed_rate_mae, fixed_size_mae, fixed_size_final_rate;
-    the two curves of the first seed)."""
+    the two curves of the first seed).  A generated ``trace`` is generated once and held
+    in memory for the ``2 * len(seeds)`` passes (the same chunks each pass)."""
+    if isinstance(trace, Trace) and not trace.is_materialized:
+        trace = Trace(list(trace), trace.tablespaces, trace.name)
     rows, first = [], None
     for s in seeds:
         fr = shards_mrc(trace, sizes, rate=rate, seed=s)

@@ -18,6 +18,7 @@ import pandas as pd
 from .._cores import default_jobs
 from ..contention import (Costs, fit_costs, instance_map, max_throughput, wait_shares,
                           workload_network)
+from ..contention.instances import COUNT_SCALE
 from ..workloads import dbstress as D
 
 __all__ = ["STATEMENTS", "CASES", "FITTED", "RATIOS", "DbStress", "label", "dbstress_costs",
@@ -81,8 +82,15 @@ class DbStress:
     def __init__(self, n_objects: int = 1_000_000, *, cores: int = 32,
                  transactions: int = 30_000, seed: int = 3, spin_ns: int = 10_000, **sizes):
         self.db = D.dbstress_database(n_objects, **sizes)
+        self.n_objects, self.sizes = n_objects, dict(sizes)
         self.cores, self.transactions, self.seed, self.spin_ns = cores, transactions, seed, spin_ns
-        self._freq = {}
+        self._freq, self._counts, self._des = {}, {}, {}
+
+    def is_database(self, n_objects: int, n_sections: int) -> bool:
+        """True if ``dbstress_database(n_objects, n_sections=n_sections)`` is ``self.db``
+        (the same arguments)."""
+        return (n_objects == self.n_objects and set(self.sizes) <= {"n_sections"}
+                and self.sizes.get("n_sections", D.N_SECTIONS) == n_sections)
 
     def freq(self, kind: str, v: int = 1, ahi: bool = True):
         """:func:`bufsim.workloads.dbstress.page_frequency`, computed once per arguments."""
@@ -94,7 +102,12 @@ class DbStress:
     def network(self, kind: str, v: int, ahi: bool, costs: Costs, n: int = 16, **kw):
         """The closed network of one workload over ``n`` instances (``kw``: mapping,
         ahi_parts, drop_idle... of :func:`~bufsim.contention.workload_network`)."""
-        return workload_network(self.freq(kind, v, ahi), n, costs, cores=self.cores,
+        key = (kind, v, ahi)
+        f = self.freq(kind, v, ahi)
+        if key not in self._counts:      # the same for every instance count and cost
+            self._counts[key] = f.counts(COUNT_SCALE)
+        return workload_network(f, n, costs, cores=self.cores, scale=COUNT_SCALE,
+                                counts=self._counts[key],
                                 statements=STATEMENTS[kind], adaptive_hash_index=ahi, **kw)
 
     def max_tps(self, kind: str, v: int, ahi: bool, costs: Costs, n: int = 16, **kw) -> float:
@@ -104,12 +117,24 @@ class DbStress:
     def des(self, kind: str, ahi: bool, costs: Costs, users, *, n_inst: int = 16, v: int = 1,
             mapping=None, **sim_kw) -> list:
         """DES runs at each user count: ``[(users, SimResult, network), ...]``; ``sim_kw``
-        go to :meth:`Network.simulate` (``spin_ns``, ``wakeup``...)."""
-        net = self.network(kind, v, ahi, costs, n_inst, mapping=mapping)
+        go to :meth:`Network.simulate` (``spin_ns``, ``wakeup``...).  Runs without a
+        ``mapping`` are kept: the same arguments again return the same runs (seeded)."""
         users = list(users)
+        key = None
+        if mapping is None:
+            key = (kind, ahi, costs, tuple(users), n_inst, v, tuple(sorted(sim_kw.items())))
+            try:
+                if key in self._des:
+                    return list(self._des[key])
+            except TypeError:                     # an argument that cannot be a key
+                key = None
+        net = self.network(kind, v, ahi, costs, n_inst, mapping=mapping)
         runs = in_threads(lambda n: net.simulate(n, n_transactions=self.transactions,
                                                  seed=self.seed + n, **sim_kw), users)
-        return [(n, r, net) for n, r in zip(users, runs)]
+        out = [(n, r, net) for n, r in zip(users, runs)]
+        if key is not None:
+            self._des[key] = out
+        return list(out)
 
 
 def dbstress_costs(ex: DbStress, tps: pd.DataFrame) -> Costs:
@@ -193,19 +218,26 @@ def section_sensitivity(ex: DbStress, costs: Costs, users,
     AHI off and on (:func:`pool_gets`)."""
     rows = []
     for n_obj, n_sec in sizes:
-        dbs = D.dbstress_database(n_obj, n_sections=n_sec)
-        fs = D.page_frequency(dbs, "sel1", variant=1, ahi=False)
+        if ex.is_database(n_obj, n_sec):
+            # ex's own database: its frequencies and its DES runs of the same network
+            # (SEL1, AHI off, 16 instances, seeds ex.seed + n), made once
+            dbs, fs, fs_ahi = ex.db, ex.freq("sel1", 1, False), ex.freq("sel1", 1, True)
+            w = sim_waits(ex.des("sel1", False, costs, users, spin_ns=ex.spin_ns))
+        else:
+            dbs = D.dbstress_database(n_obj, n_sections=n_sec)
+            fs = D.page_frequency(dbs, "sel1", variant=1, ahi=False)
+            fs_ahi = D.page_frequency(dbs, "sel1", variant=1, ahi=True)
+            nets = workload_network(fs, 16, costs, cores=ex.cores, adaptive_hash_index=False)
+            runs = in_threads(lambda n: nets.simulate(n, n_transactions=ex.transactions,
+                                                      seed=ex.seed + n, spin_ns=ex.spin_ns),
+                              users)
+            w = sim_waits([(n, r, nets) for n, r in zip(users, runs)])
         pool = np.bincount(dbs.tablespaces.instance_of(16), weights=fs.gets, minlength=16)
-        nets = workload_network(fs, 16, costs, cores=ex.cores, adaptive_hash_index=False)
-        runs = in_threads(lambda n: nets.simulate(n, n_transactions=ex.transactions,
-                                                  seed=ex.seed + n, spin_ns=ex.spin_ns), users)
-        w = sim_waits([(n, r, nets) for n, r in zip(users, runs)])
         sh = np.sort(w)[::-1] / np.sum(w)
         rows.append(dict(objects=n_obj, sections=n_sec,
                          section_leaves=dbs.index("SECTION").geometry.leaf_pages,
                          pool_gets_ahi_off=float(pool_gets(fs).sum()),
-                         pool_gets_ahi_on=float(pool_gets(
-                             D.page_frequency(dbs, "sel1", variant=1, ahi=True)).sum()),
+                         pool_gets_ahi_on=float(pool_gets(fs_ahi).sum()),
                          gets_top3=", ".join(f"{x:.2f}" for x in np.sort(pool)[::-1][:3]),
                          shares_top3=", ".join(f"{x:.2f}" for x in sh[:3]),
                          n90=wait_shares(w)["n_for_fraction"]))

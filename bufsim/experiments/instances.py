@@ -14,6 +14,7 @@ import pandas as pd
 
 from ..config import CostModel, mysql55, pages_from_bytes
 from ..contention import Costs, instances_for_fraction, max_throughput, workload_network
+from ..contention.instances import COUNT_SCALE
 from ..pool import Pool
 from ..workloads import rein as R
 from .contention import DbStress
@@ -39,7 +40,7 @@ class Rein:
     def __init__(self, costs: Costs, *, cores: int):
         self.db = R.rein_database()
         self.costs, self.cores = costs, cores
-        self._freq = {}
+        self._freq, self._counts = {}, {}
 
     def freq(self, kind: str, dist: str, ahi: bool = True, hot_rows: int = R.HOT_ROWS,
              undo: bool = False):
@@ -57,9 +58,14 @@ class Rein:
         ``flush_per_instance``: expected ``(dirtied, flushed)`` per instance and
         transaction, the flush-list mutex's acquisitions (:func:`update_flush_counts`);
         ``undo``: an UPDATE's undo-log gets too (``page_frequency(..., undo=True)``)."""
-        return workload_network(self.freq(kind, dist, ahi, hot_rows, undo), n, c or self.costs,
-                                cores=cores or self.cores, adaptive_hash_index=ahi,
-                                drop_idle=True, flush_per_instance=flush_per_instance)
+        key = (kind, dist, ahi, hot_rows, undo)
+        f = self.freq(*key)
+        if key not in self._counts:      # the same for every instance count
+            self._counts[key] = f.counts(COUNT_SCALE)
+        return workload_network(f, n, c or self.costs, cores=cores or self.cores,
+                                adaptive_hash_index=ahi, drop_idle=True,
+                                flush_per_instance=flush_per_instance, scale=COUNT_SCALE,
+                                counts=self._counts[key])
 
 
 def mva_peaks(rein: Rein, instances, users=USERS):

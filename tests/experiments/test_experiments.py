@@ -72,3 +72,24 @@ def test_doc_waits_selects_the_pool_mutex_rows():
 def test_dbt3_cpu_refuses_a_bad_field(bad):
     with pytest.raises(ValueError, match="Dbt3Cpu.row_ns"):
         E.Dbt3Cpu(row_ns=bad)
+
+
+def test_dbstress_des_keeps_its_runs_and_section_sensitivity_reuses_them_unchanged():
+    """The same DES arguments return the kept runs; section_sensitivity's row for ex's own
+    database (frequencies and DES runs reused) equals the row built from scratch."""
+    from bufsim.contention import Costs
+    costs = Costs(get_ns=50_000, ahi_ns=1_000, kernel_ns=1_000)   # a busy pool mutex
+    ex = C.DbStress(20_000, transactions=1_000, seed=1)
+    first = ex.des("sel1", False, costs, [16, 64], spin_ns=ex.spin_ns)
+    again = ex.des("sel1", False, costs, [16, 64], spin_ns=ex.spin_ns)
+    assert [r for _, r, _ in again] == [r for _, r, _ in first]     # the same objects
+    other = ex.des("sel1", False, costs, [16, 64], spin_ns=0)          # another argument: run
+    assert all(a is not b for (_, a, _), (_, b, _) in zip(other, first))
+    assert ex.is_database(20_000, 100) and not ex.is_database(20_000, 90)
+    assert not C.DbStress(20_000, transactions=10, n_sections=90).is_database(20_000, 100)
+    sizes = ((20_000, 100), (20_000, 90))
+    reused = C.section_sensitivity(ex, costs, [16, 64], sizes=sizes)
+    fresh = C.section_sensitivity(C.DbStress(30_000, transactions=1_000, seed=1), costs, [16, 64],
+                                  sizes=sizes)            # ex of another database: no reuse
+    assert reused.equals(fresh)
+    assert reused.n90.gt(0).all() and reused.pool_gets_ahi_off.gt(0).all()   # waits to compare
