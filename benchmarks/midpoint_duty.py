@@ -236,6 +236,17 @@ def midpoint_duty(pages, counts, cpus, flags, n_pages, cap, base, size, read_ns,
     return out
 
 
+def kernel_inputs(tr):
+    """A trace's events as :func:`midpoint_duty` takes them: ``(pages, counts, cpus, flags)``
+    arrays (int64, int64, int64, uint8), the spaces' ``base`` and ``size`` and the page count."""
+    ch = tr.materialize()
+    arrs = [np.ascontiguousarray(a, dtype=d) for a, d in
+            ((ch.page, np.int64), (ch.count, np.int64), (ch.cpu_ns, np.int64),
+             (ch.flags, np.uint8))]
+    base, size = mra.spaces(tr.tablespaces)
+    return arrs, base, size, tr.tablespaces.n_pages
+
+
 def run(pages, counts, cpus, flags, tablespaces, cap):
     """:func:`midpoint_duty` over a whole trace at the bench's instant device, no stop
     time and no budget: ``dict`` of :data:`COUNTS`."""
@@ -259,12 +270,7 @@ def main(argv=None):
             scan_every=args.gets // 10, seed=7)}
     for name, tr in traces.items():
         tr = bufsim.Trace(list(tr), tr.tablespaces)
-        ch = tr.materialize()
-        arrs = [np.ascontiguousarray(a, dtype=d) for a, d in
-                ((ch.page, np.int64), (ch.count, np.int64), (ch.cpu_ns, np.int64),
-                 (ch.flags, np.uint8))]
-        base, size = mra.spaces(tr.tablespaces)
-        n = tr.tablespaces.n_pages
+        arrs, base, size, n = kernel_inputs(tr)
         for cap in (8192, 262144):
             cfg = bufsim.mysql56(pool_pages=cap, instances=1, old_blocks_time_ms=0,
                                  cost=CostModel(0, 0, 0, 0), device=DeviceModel.instant())

@@ -49,12 +49,7 @@ def run_case(pages: int, gets: int, repeat: int) -> dict:
     common = dict(cost=CostModel(0, 0, 0, 0), device=DeviceModel.instant())
     tr = bufsim.synthetic.uniform_trace(gets, pages, seed=3)
     tr = Trace(list(tr), tr.tablespaces, name=tr.name)
-    ch = tr.materialize()
-    arrs = [np.ascontiguousarray(a, dtype=d) for a, d in
-            ((ch.page, np.int64), (ch.count, np.int64), (ch.cpu_ns, np.int64),
-             (ch.flags, np.uint8))]
-    base, size = midpoint_ra.spaces(tr.tablespaces)
-    n = tr.tablespaces.n_pages
+    arrs, base, size, n = midpoint_duty.kernel_inputs(tr)
     cap = PoolConfig(policy="lru", pool_pages=POOL, **common)
     cap = cap.instance_pages - cap.misc_pages
     cfgs = {f"t{ms}": bufsim.mysql56(pool_pages=POOL, instances=1, old_blocks_time_ms=ms,

@@ -172,18 +172,13 @@ def test_midpoint_duty_counts_as_bufsim_innodb_t0():
     scan = _scans_and_hot(60_000, 3_000, 20_000, 12_000, 3)
     zipf = bufsim.synthetic.zipf_trace(60_000, 20_000, 0.9, seed=4)
     for trace, cap in ((scan, 1024), (zipf, 1024), (scan, 2048)):
-        ch = trace.materialize()
-        arrs = [np.ascontiguousarray(a, dtype=d) for a, d in
-                ((ch.page, np.int64), (ch.count, np.int64), (ch.cpu_ns, np.int64),
-                 (ch.flags, np.uint8))]
+        arrs, base, size, n = duty.kernel_inputs(trace)
         hits, n_ra, res = _innodb_t0(trace, cap)
         got = duty.run(*arrs, trace.tablespaces, cap)
         assert (got["hits"], got["read_ahead"]) == (hits, n_ra)
         assert got["gets"] == int(res.streams["gets"].sum())
         assert got["misses"] == int(res.streams["misses"].sum())
-        assert got["events"] == int(res.streams["events"].sum()) == len(ch)
-    base, size = ra.spaces(trace.tablespaces)
-    n = trace.tablespaces.n_pages
+        assert got["events"] == int(res.streams["events"].sum()) == len(arrs[0])
     out = duty.midpoint_duty(*arrs, n, cap, base, size, 0, 2**63 - 1, 1000)
     gets = np.cumsum(arrs[1])
     k = int(np.searchsorted(gets, 1000)) + 1      # the event that reaches the budget
