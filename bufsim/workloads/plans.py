@@ -608,17 +608,23 @@ def dedupe_consecutive(keys) -> np.ndarray:
     return keys[keep]
 
 
-def sequence(ops: Sequence[Operator], name: str = "") -> Operator:
-    """Operators run one after another in one stream."""
+def sequence(ops: Sequence[Operator], name: str = "", tablespaces=None) -> Operator:
+    """Operators run one after another in one stream.
+
+    No operators is a plan with no gets (a range with no driving rows) over
+    ``tablespaces``, which must then be given."""
     ops = list(ops)
-    ts = ops[0].tablespaces
+    if not ops and tablespaces is None:
+        raise ValueError("sequence: no operators and no tablespaces (pass tablespaces= for an "
+                         "empty plan)")
+    ts = ops[0].tablespaces if ops else tablespaces
 
     def chunks(stream):
         for op in ops:
             yield from op.factory(stream)
 
     def pages():
-        return np.concatenate([o.pages() for o in ops])
+        return np.concatenate([o.pages() for o in ops] or [np.zeros(0, dtype=np.int64)])
 
     listed = all(o.pages is not None for o in ops)
     return Operator(name or " ; ".join(o.name for o in ops), chunks, sum(o.rows for o in ops),

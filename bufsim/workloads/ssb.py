@@ -507,7 +507,7 @@ class SSB:
                     alive = alive[m[kk]]
                 if alive.size == 0:
                     break
-        return _coalesced(sequence(parts, f"{name} index_first"))
+        return _coalesced(sequence(parts, f"{name} index_first", tablespaces=db.tablespaces))
 
     def _index_first_plan(self, name, cpu, ahi, block: int = 256):
         """The ``index_first`` plan's events built directly, ``block`` driving rows at a

@@ -259,6 +259,21 @@ def test_ssb_index_first_events_equal_the_operator_reference(small_ssb, ahi):
     assert np.array_equal(one, np.concatenate([c.count for c in small_ssb.query(q, "index_first", cpu=cpu, ahi=ahi).chunks()]))
 
 
+def test_ssb_index_first_plan_without_driving_rows_is_empty():
+    """At SF 0.02 (seed 0) no dimension row passes Q3.3's predicate: its index_first plan
+    has no gets and lists no pages, through the direct events and the reference alike
+    (the reference raised IndexError from an empty operator sequence)."""
+    from bufsim.workloads.plans import sequence
+    ssb = SSB(0.02, seed=0)
+    assert ssb.index_first_rows("Q3.3")["driver"] == 0
+    op = ssb.query("Q3.3", "index_first")
+    assert op.gets == 0 and op.rows == 0 and op.pages().size == 0
+    ref = ssb._index_first_reference("Q3.3", CpuCost(), False)
+    assert ref.gets == 0 and ref.pages().size == 0 and list(ref.chunks()) == []
+    with pytest.raises(ValueError, match="no operators and no tablespaces"):
+        sequence([])
+
+
 def test_ssb_q11_probe_count_matches_closed_form(small_ssb):
     """Orders with a qualifying line probe dim_date once: n_orders * (1 - E[(1-p)^L])."""
     p = 3 / 11 * 24 / 50
