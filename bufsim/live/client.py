@@ -210,7 +210,9 @@ class Connection:
         """The settings that matter (:class:`ServerSettings`), POOL_SIZE included."""
         v = self.variables("innodb%")
         version = self.query("SELECT VERSION()", doing="reading VERSION()")[0][0]
-        pool = self.pool_stats()
+        # POOL_SIZE per pool, without pool_stats()'s frame and status read (4.3 of the
+        # 4.5 ms this took; a live grid reads the settings once per run)
+        pool_sizes = [int(r[0]) for r in self._pool_rows(("POOL_SIZE",))]
         inst = v.get("innodb_buffer_pool_instances")
 
         def num(name, default=0):
@@ -220,8 +222,8 @@ class Connection:
         return ServerSettings(
             version=str(version), page_size=num("innodb_page_size", 16384),
             buffer_pool_size=num("innodb_buffer_pool_size"),
-            pool_pages=int(pool["POOL_SIZE"].sum()),
-            instances=int(inst) if inst is not None else len(pool),
+            pool_pages=sum(pool_sizes),
+            instances=int(inst) if inst is not None else len(pool_sizes),
             old_blocks_pct=num("innodb_old_blocks_pct", 37),
             old_blocks_time_ms=num("innodb_old_blocks_time", 1000),
             read_ahead_threshold=num("innodb_read_ahead_threshold", 56),

@@ -46,6 +46,8 @@ def loaded(server):
 def test_settings_pool_size_is_the_servers(server):
     with server.connect() as conn:
         s = conn.settings()
+        frame = conn.pool_stats()
+    assert (s.pool_pages, s.instances) == (int(frame.POOL_SIZE.sum()), len(frame))
     assert s.is_mariadb and s.version.startswith("10.11")
     assert s.buffer_pool_size == 10 * 2**20
     assert s.pool_pages == pages_from_bytes("10M", "mariadb10.11") == 630
