@@ -39,6 +39,9 @@ STATUS = (
     "Innodb_pages_read",
 )
 
+#: Statements per round trip in :meth:`Connection.query_many` (see there)
+BATCH = 100
+
 # MySQL error codes that mean a missing privilege, and a lost server
 _PRIVILEGE = {1044, 1045, 1142, 1143, 1227, 1370}
 _GONE = {2002, 2003, 2006, 2013, 2055}
@@ -114,15 +117,26 @@ class Connection:
         except pymysql.err.MySQLError as exc:
             self._fail(exc, doing or f"running {sql.split()[0].upper()} {sql[:60]!r}")
 
-    def query_many(self, statements, *, doing: str | None = None) -> list[tuple]:
+    def query_many(self, statements, *, doing: str | None = None,
+                   batch: int = BATCH) -> list[tuple]:
         """Run ``statements`` (SQL strings without parameters) in order; the last one's rows.
 
-        On a connection opened with ``multi_statements=True`` they go to the server as
-        one batch (``;``-separated, one round trip, the server runs each statement as
-        it would alone); otherwise one round trip each.  A failing statement raises
-        :class:`LiveError` naming ``doing``; the statements before it have run.
+        On a connection opened with ``multi_statements=True`` they go to the server in
+        batches of at most ``batch`` statements (``;``-separated, one round trip per
+        batch, the server runs each statement as it would alone); otherwise one round
+        trip each.  A failing statement raises :class:`LiveError` naming ``doing``; the
+        statements before it have run.
+
+        Why batches (:data:`BATCH`): MariaDB runs the statements of one packet in
+        ``dispatch_command``'s loop (``sql/sql_parse.cc``) and frees the session's
+        statement memory (``thd->mem_root``) once, after the last, so a packet of 2,000
+        point selects grew the server by ~40 MB that it then gave back (11,100 page
+        faults, against 1,840 for the same statements in batches of 25-100).
         """
         import pymysql
+        if isinstance(batch, bool) or not isinstance(batch, int) or batch < 1:
+            raise ValueError(f"batch={batch!r} is out of range; allowed: an int >= 1 "
+                             "(statements per round trip)")
         statements = [str(s).strip().rstrip(";") for s in statements]
         if not statements:
             return []
@@ -133,10 +147,11 @@ class Connection:
             return out
         try:
             with self._conn.cursor() as cur:
-                cur.execute(";\n".join(statements))
-                rows = list(cur.fetchall())
-                while cur.nextset():
+                for k in range(0, len(statements), batch):
+                    cur.execute(";\n".join(statements[k:k + batch]))
                     rows = list(cur.fetchall())
+                    while cur.nextset():
+                        rows = list(cur.fetchall())
                 return rows
         except pymysql.err.MySQLError as exc:
             self._fail(exc, doing or f"running a batch of {len(statements)} statements")
@@ -195,7 +210,9 @@ class Connection:
         """The settings that matter (:class:`ServerSettings`), POOL_SIZE included."""
         v = self.variables("innodb%")
         version = self.query("SELECT VERSION()", doing="reading VERSION()")[0][0]
-        pool = self.pool_stats()
+        # POOL_SIZE per pool, without pool_stats()'s frame and status read (4.3 of the
+        # 4.5 ms this took; a live grid reads the settings once per run)
+        pool_sizes = [int(r[0]) for r in self._pool_rows(("POOL_SIZE",))]
         inst = v.get("innodb_buffer_pool_instances")
 
         def num(name, default=0):
@@ -205,8 +222,8 @@ class Connection:
         return ServerSettings(
             version=str(version), page_size=num("innodb_page_size", 16384),
             buffer_pool_size=num("innodb_buffer_pool_size"),
-            pool_pages=int(pool["POOL_SIZE"].sum()),
-            instances=int(inst) if inst is not None else len(pool),
+            pool_pages=sum(pool_sizes),
+            instances=int(inst) if inst is not None else len(pool_sizes),
             old_blocks_pct=num("innodb_old_blocks_pct", 37),
             old_blocks_time_ms=num("innodb_old_blocks_time", 1000),
             read_ahead_threshold=num("innodb_read_ahead_threshold", 56),

@@ -357,7 +357,7 @@ def run_grid(settings=QUICK_GRID, *, scale: W.Scale = W.QUICK, seed: int = 0,
 
     Every run restarts the server with its setting (a cold pool), opens the tables and
     runs one plan twice (``cold``, then ``warm``); a plan's statements go to the server
-    in one batch (:meth:`bufsim.live.Connection.query_many`).
+    in batches of 100, one round trip each (:meth:`bufsim.live.Connection.query_many`).
 
     ``preset`` names the bufsim preset of the replay (``mariadb1011`` by default, with
     the §13 mechanisms; ``mariadb105`` to see what they change); it gets the server's

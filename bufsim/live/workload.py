@@ -207,10 +207,10 @@ class LivePlan:
         """Run the statements; the last statement's rows.
 
         On a connection opened with ``multi_statements=True`` (:func:`bufsim.live.connect`)
-        the statements go to the server in one batch (``Connection.query_many``): the
-        server runs each as it would alone, the same page gets, without a client round
-        trip between them (2,000 point selects took 7-8 s of round trips on a loaded
-        2-core machine, against 0.4-0.7 s of server time)."""
+        the statements go to the server in batches of 100 (``Connection.query_many``):
+        the server runs each as it would alone, the same page gets, without a client
+        round trip between them (2,000 point selects one round trip each took 7-8 s on
+        a loaded 2-core machine, against 0.4-0.7 s of server time)."""
         return conn.query_many(self.statements, doing=f"running plan {self.name!r}")
 
 

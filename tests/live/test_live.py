@@ -14,7 +14,7 @@ import pytest
 
 from tests._live import require_server
 from bufsim import pages_from_bytes
-from bufsim.live import TIMING_SETTINGS as TIMING, LiveError, MariaDBServer, connect, delta
+from bufsim.live import DEFAULT_SETTINGS, TIMING_SETTINGS as TIMING, LiveError, MariaDBServer, connect, delta
 from bufsim.live import validation as V
 from bufsim.live import workload as W
 
@@ -46,11 +46,61 @@ def loaded(server):
 def test_settings_pool_size_is_the_servers(server):
     with server.connect() as conn:
         s = conn.settings()
+        frame = conn.pool_stats()
+    assert (s.pool_pages, s.instances) == (int(frame.POOL_SIZE.sum()), len(frame))
     assert s.is_mariadb and s.version.startswith("10.11")
     assert s.buffer_pool_size == 10 * 2**20
     assert s.pool_pages == pages_from_bytes("10M", "mariadb10.11") == 630
     assert s.flush_method == "O_DIRECT" and not s.adaptive_hash_index
     assert s.lru_scan_depth == 1536 and s.page_size == 16384
+
+
+def _as_shown(value) -> str:
+    """A DEFAULT_SETTINGS value as SHOW VARIABLES prints it (sizes in bytes)."""
+    v = str(value)
+    mult = {"K": 2**10, "M": 2**20, "G": 2**30}
+    return str(int(v[:-1]) * mult[v[-1]]) if v[-1:] in mult and v[:-1].isdigit() else v
+
+
+def test_default_settings_are_the_servers(server):
+    """Every DEFAULT_SETTINGS entry is what the started server reports (SHOW VARIABLES):
+    a name the server does not know, or a value it rounds or ignores, fails here."""
+    with server.connect() as conn:
+        shown = {k.lower(): v for k, v in conn.query("SHOW GLOBAL VARIABLES")}
+    assert {k: shown.get(k) for k in DEFAULT_SETTINGS} == \
+        {k: _as_shown(v) for k, v in DEFAULT_SETTINGS.items()}
+    assert shown["aria_pagecache_buffer_size"] == "1048576"
+    assert shown["key_buffer_size"] == "65536" and shown["innodb_log_buffer_size"] == "2097152"
+
+
+_OFF_PATH = ("Key_read_requests", "Key_write_requests", "Aria_pagecache_read_requests",
+             "Aria_pagecache_write_requests", "Created_tmp_disk_tables", "Innodb_log_waits")
+
+
+def test_the_plans_touch_no_cache_that_default_settings_shrink(server, loaded):
+    """The small Aria page cache, MyISAM key cache and InnoDB log buffer of DEFAULT_SETTINGS
+    are off the runs' path: from a restart (the tables opened as a run opens them) through
+    every plan cold and warm, no key-cache or Aria page-cache request, no temporary table
+    on disk, no wait for log-buffer space; and no system table is MyISAM."""
+    data, geo = loaded
+    plans = W.plans(geo, data, SMALL, seed=3)
+    server.restart()
+    with server.connect(multi_statements=True) as conn:
+        assert conn.query("SELECT COUNT(*) FROM information_schema.TABLES "
+                          "WHERE ENGINE = 'MyISAM'") == [(0,)]
+        for t in ("dates", "lineorder", "sbtest"):
+            conn.query(f"SELECT * FROM `{W.SCHEMA}`.`{t}` LIMIT 0")
+        where = ", ".join(f"'{n}'" for n in _OFF_PATH)
+        read = lambda: dict(conn.query(f"SHOW GLOBAL STATUS WHERE Variable_name IN ({where})"))
+        before = read()
+        gets = conn.counters()["NUMBER_PAGES_GET"]
+        for plan in plans.values():
+            plan.run(conn)
+            plan.run(conn)
+        after = read()
+        assert conn.counters()["NUMBER_PAGES_GET"] > gets           # the plans did run
+    assert sorted(after) == sorted(_OFF_PATH)
+    assert {n: int(after[n]) - int(before[n]) for n in _OFF_PATH} == dict.fromkeys(_OFF_PATH, 0)
 
 
 def test_counters_are_the_sums_of_pool_stats(server, loaded):
@@ -274,6 +324,28 @@ def test_a_batch_runs_every_statement_as_one_by_one_does(server, loaded):
             gets.append(delta(before, conn.counters())["NUMBER_PAGES_GET"])
             assert rows == conn.query(plan.statements[-1])
     assert gets[0] == gets[1] == W.counted_gets(plan.trace(geo)), gets
+    with server.connect(multi_statements=True) as conn:
+        # batches of 7 (150 statements: 21 full batches and one of 3): one round trip
+        # each, the same page gets, the last statement's rows
+        sent = []
+        cursor = conn._conn.cursor
+
+        def counting_cursor(*a, **k):
+            cur = cursor(*a, **k)
+            execute = cur.execute
+            cur.execute = lambda sql, args=None: (sent.append(sql.count(";") + 1), execute(sql, args))[1]
+            return cur
+
+        before = conn.counters()
+        conn._conn.cursor = counting_cursor
+        rows = conn.query_many(plan.statements, batch=7)
+        conn._conn.cursor = cursor
+        assert sent == [7] * 21 + [3]
+        assert delta(before, conn.counters())["NUMBER_PAGES_GET"] == gets[0]
+        assert rows == conn.query(plan.statements[-1])
+        for bad in (0, -1, 2.5, True):
+            with pytest.raises(ValueError, match="batch=.* allowed: an int >= 1"):
+                conn.query_many(plan.statements, batch=bad)
     with server.connect(multi_statements=True) as conn:
         with pytest.raises(LiveError, match="running the batch test"):
             conn.query_many(["SELECT 1", "SELECT * FROM no_such_table", "SELECT 2"],
