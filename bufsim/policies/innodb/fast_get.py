@@ -44,13 +44,13 @@ def space_of(stat, pm, p):
     and so looks it up once: with dense keys and at most :data:`FEW_SPACES` spaces a
     linear search (numba's binary search costs a call-like loop per lookup)."""
     if not dense_keys(stat):
-        return stat[ix(p), S_SPACE]
+        return stat[p, S_SPACE]
     base = pm[PM_BASE]
     n = base.shape[0]
     if n > FEW_SPACES:
         return np.int64(np.searchsorted(base, p, side="right") - 1)
     sp = np.int64(0)
-    while sp + 1 < n and p >= base[ix(sp + 1)]:
+    while sp + 1 < n and p >= base[sp + 1]:
         sp += 1
     return sp
 
@@ -61,8 +61,8 @@ def area_edge(stat, pm, glob, p, sp):
     (:func:`space_of`): the first or last page of its read-ahead area of
     ``glob[G_AREA]`` pages (a power of two: a mask)."""
     if not dense_keys(stat):
-        return pm[PM_EDGE][ix(p)] != 0
-    return edge_rule(p - pm[PM_BASE][ix(sp)], glob[G_AREA])
+        return pm[PM_EDGE][p] != 0
+    return edge_rule(p - pm[PM_BASE][sp], glob[G_AREA])
 
 
 @njit(_nrt=False, cache=True, inline="always")
@@ -81,7 +81,7 @@ def buf_read_page(stat, pm, p, sp, cols, head, tail, length, old, oldlen, free, 
     takes at most 30 arguments: Python passes more as ``*args``, which numba cannot
     inline)."""
     fmap, ffree, where, access, ready, isold, stamp, prv, nxt, dirty, page = cols
-    pm[PM_SMISS][ix(sp)] += 1
+    pm[PM_SMISS][sp] += 1
     cpu = 0
     # init_for_read -> get_free_block
     (f, young_now, evicted, raev, tail, length, old, oldlen, free, top, clock, blen,
@@ -114,15 +114,14 @@ def buf_read_page(stat, pm, p, sp, cols, head, tail, length, old, oldlen, free, 
 @njit(_nrt=False, cache=True, inline="always")
 def buf_page_make_young_if_needed(f, young_now, twice, head, tail, prv, nxt, isold, access,
                                   stamp, old, oldlen, length, ratio, clock, oldtime, window, t,
-                                  cost_clock, cost_young, blen, lo0, hi0, lo1, hi1):
+                                  cost_clock, cost_young):
     """buf_page_make_young_if_needed of frame ``f`` after its get's first-access stamp: a
     page made young with the tail's eviction (``young_now``) is charged that move;
     otherwise :func:`buf_page_peek_if_too_old`, once (twice for an adaptive hash index
     hit, ``twice``), with :func:`buf_page_make_young` where it says so.  Returns
-    ``(head, tail, old, oldlen, t, cpu, young, not_young, blen, lo0, hi0, lo1, hi1)``: the
-    loop's locals after it, its CPU, the PAGES_MADE_YOUNG and PAGES_NOT_MADE_YOUNG it
-    counts (the move made with an eviction is counted by the caller), and the cache of
-    old_bounds (:func:`~bufsim.policies.innodb.fast_steps.old_bounds_at`)."""
+    ``(head, tail, old, oldlen, t, cpu, young, not_young)``: the loop's locals after it,
+    its CPU, and the PAGES_MADE_YOUNG and PAGES_NOT_MADE_YOUNG it counts (the move made
+    with an eviction is counted by the caller)."""
     cpu = 0
     young = 0
     not_young = 0
@@ -138,13 +137,12 @@ def buf_page_make_young_if_needed(f, young_now, twice, head, tail, prv, nxt, iso
             t += cost_clock
             cpu += cost_clock
         if move:
-            head, tail, old, oldlen, made, blen, lo0, hi0, lo1, hi1 = buf_page_make_young(
-                f, head, tail, prv, nxt, isold, stamp, old, oldlen, length, ratio, clock, blen,
-                lo0, hi0, lo1, hi1)
+            head, tail, old, oldlen, made = buf_page_make_young(
+                f, head, tail, prv, nxt, isold, stamp, old, oldlen, length, ratio, clock)
             young += made
             t += cost_young
             cpu += cost_young
-    return head, tail, old, oldlen, t, cpu, young, not_young, blen, lo0, hi0, lo1, hi1
+    return head, tail, old, oldlen, t, cpu, young, not_young
 
 
 @njit(_nrt=False, cache=True, inline="always")
@@ -248,10 +246,9 @@ def buf_page_get_gen(pst, stat, ist, cnt, sst, glob, cfg, pm, cols, prm, ev, loc
             access[ix(f)] = t // NS_PER_MS + 1
             t += cost_clock
             cpu_sum += cost_clock
-        (head, tail, old, oldlen, t, c_young, young, not_young, blen, lo0, hi0, lo1,
-         hi1) = buf_page_make_young_if_needed(
+        head, tail, old, oldlen, t, c_young, young, not_young = buf_page_make_young_if_needed(
             f, young_now, twice, head, tail, prv, nxt, isold, access, stamp, old, oldlen, length,
-            ratio, clock, oldtime, window, t, cost_clock, cost_young, blen, lo0, hi0, lo1, hi1)
+            ratio, clock, oldtime, window, t, cost_clock, cost_young)
         cpu_sum += c_young
         d_young += young
         d_notyoung += not_young

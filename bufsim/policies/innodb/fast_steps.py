@@ -148,7 +148,10 @@ def buf_LRU_free_tail_young(f, prv, nxt, isold, old, oldlen, length, ratio, blen
     ``blen``, ``lo0``, ``hi0``, ``lo1``, ``hi1`` cache old_bounds at ``length`` and
     ``length - 1``.  Returns ``(tail, old, oldlen, blen, lo0, hi0, lo1, hi1)``; the
     length is unchanged (f comes back at the head: :func:`buf_LRU_add_block`)."""
-    blen, lo0, hi0, lo1, hi1 = old_bounds_at(length, ratio, blen, lo0, hi0, lo1, hi1)
+    if length != blen:
+        blen = length
+        lo0, hi0 = old_bounds(length, ratio)
+        lo1, hi1 = old_bounds(length - 1, ratio)
     k1 = old_clamp(oldlen - 1, lo1, hi1)
     k2 = old_clamp(k1 + 1, lo0, hi0)
     k3 = k2 - 1 if k2 > k1 else k2   # remove_block(f): old, not LRU_old
@@ -219,30 +222,13 @@ def buf_page_peek_if_too_old(f, isold, access, stamp, t, clock, oldtime, window)
 
 
 @njit(_nrt=False, cache=True, inline="always")
-def old_bounds_at(length, ratio, blen, lo0, hi0, lo1, hi1):
-    """The loop's cache of :func:`~bufsim.policies.innodb.lists.old_bounds` at ``length``
-    (``lo0``, ``hi0``) and ``length - 1`` (``lo1``, ``hi1``), computed for the list length
-    ``blen``: ``(blen, lo0, hi0, lo1, hi1)`` for ``length``, recomputed only if it
-    changed (the LRU's length changes only while free blocks are taken or a read-ahead
-    reads)."""
-    if length != blen:
-        blen = length
-        lo0, hi0 = old_bounds(length, ratio)
-        lo1, hi1 = old_bounds(length - 1, ratio)
-    return blen, lo0, hi0, lo1, hi1
-
-
-@njit(_nrt=False, cache=True, inline="always")
 def buf_page_make_young(f, head, tail, prv, nxt, isold, stamp, old, oldlen, length, ratio,
-                        clock, blen, lo0, hi0, lo1, hi1):
+                        clock):
     """buf_page_make_young of resident frame ``f``: buf_LRU_remove_block, then
     buf_LRU_add_block(f, old=FALSE) at the head, each with its old-length adjustment
     (``length - 1 >= OLD_MIN_LEN``: remove_block's adjustment runs, then add_block's at
-    the same length).  The two adjustments are counted as arithmetic (the old length
-    clamped to :func:`old_bounds_at`'s bounds at ``length - 1``, then at ``length``) and
-    LRU_old moves once by the net difference (:func:`old_walk`: neither walk reaches the
-    head, the only place the move changes).  Returns ``(head, tail, old, oldlen, made_young,
-    blen, lo0, hi0, lo1, hi1)``, ``made_young`` 1 if f was old (PAGES_MADE_YOUNG)."""
+    the same length).  Returns ``(head, tail, old, oldlen, made_young)``, the last 1 if
+    f was old (PAGES_MADE_YOUNG)."""
     made = 1 if isold[ix(f)] else 0
     old, oldlen = unpin_old(f, prv, isold, old, oldlen)
     a = prv[ix(f)]
@@ -258,15 +244,14 @@ def buf_page_make_young(f, head, tail, prv, nxt, isold, stamp, old, oldlen, leng
     if isold[ix(f)]:
         oldlen -= 1
     isold[ix(f)] = 0
-    blen, lo0, hi0, lo1, hi1 = old_bounds_at(length, ratio, blen, lo0, hi0, lo1, hi1)
-    k5 = old_clamp(old_clamp(oldlen, lo1, hi1), lo0, hi0)
-    old = old_walk(prv, nxt, isold, old, k5 - oldlen)
+    old, oldlen = old_adjust(prv, nxt, isold, length - 1, ratio, old, oldlen)
     prv[ix(f)] = -1                              # push_head
     nxt[ix(f)] = head
     prv[ix(head)] = f
     head = f
     stamp[ix(f)] = clock & STAMP_MASK
-    return head, tail, old, k5, made, blen, lo0, hi0, lo1, hi1
+    old, oldlen = old_adjust(prv, nxt, isold, length, ratio, old, oldlen)
+    return head, tail, old, oldlen, made
 
 
 @njit(_nrt=False, cache=True, inline="always")
