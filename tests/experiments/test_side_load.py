@@ -188,3 +188,17 @@ def test_runs_reuse_the_sysbench_chunks_and_replay_the_same():
         for f in ("page", "count", "cpu_ns", "flags", "stream"))
     sl.run(0, **dict(kw, query_ns=3_000_000))
     assert S._OLTP_MEMO["last"][1][2] == 3_000_000 and S._OLTP_MEMO["last"][3][0] is not kept
+
+
+def test_dump_alone_is_the_dump_time_of_a_run_sampled_every_second():
+    """dump_alone samples once per switch interval instead of once per virtual second;
+    the dump's time is the same to the nanosecond as that of the run sampled every
+    second (both settings: 1000 needs the sample at the switch for its check)."""
+    sl = SideLoad(64)
+    dev = DeviceModel("fitted", 12_780_000, 376_000, 12_780_000)
+    for obt in (0, 1000):
+        full = sl.run(obt, query_ns=0, device=dev, sysbench=False, dump_row_ns=1_000)
+        assert len(full.result.timeline) > 100
+        assert sl.dump_alone(obt, device=dev, dump_row_ns=1_000) == full.dump_seconds * 64
+    assert sl.dump_alone_seconds(376_000, 12_780_000) == \
+        sl.run(0, query_ns=0, device=dev, sysbench=False).dump_seconds * 64
