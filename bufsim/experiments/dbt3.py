@@ -240,14 +240,15 @@ def protocol_mean(runs: pd.DataFrame, last: int = 8) -> pd.Series:
 
 
 def _trace(d, q, plan_variant, cpu: Dbt3Cpu, kept: dict | None = None) -> Trace:
-    """Query ``q``'s trace as one chunk; with ``kept`` (a dict the caller holds), made once
-    per query, plan variant, buffer sizes and CPU costs and kept there (the replays never
-    write a chunk)."""
+    """Query ``q``'s trace as one chunk (:meth:`~bufsim.workloads.dbt3.Dbt3.query_chunk`,
+    which also leaves the plan's work where ``d.work`` finds it); with ``kept`` (a dict
+    the caller holds), made once per query, plan variant, buffer sizes and CPU costs and
+    kept there (the replays never write a chunk)."""
     key = (q, plan_variant, d.join_buffer_size, d.read_rnd_buffer_size, cpu)
     if kept is not None and key in kept:
         return kept[key]
-    chunks = list(d.query(q, plan_variant, cpu=cpu.trace_cost).chunks())
-    tr = Trace([Chunk.concat(chunks)], d.tablespaces, name=f"Q{q} {plan_variant}")
+    tr = Trace([d.query_chunk(q, plan_variant, cpu=cpu.trace_cost)], d.tablespaces,
+               name=f"Q{q} {plan_variant}")
     if kept is not None:
         kept[key] = tr
     return tr
@@ -498,7 +499,7 @@ def reref_distances(d, q: int, plan_variant: str, group: str = "lineitem.PRIMARY
     names = list(d.tablespaces.group_names)
     if group not in names:
         raise ValueError(f"group = {group!r} is unknown; allowed: {', '.join(names)}")
-    c = Chunk.concat(list(d.query(q, plan_variant).chunks()))
+    c = d.query_chunk(q, plan_variant)
     dist = stack_distances(c.page, c.count)
     g = np.asarray(d.tablespaces.page_group)[c.page]
     keep = g == names.index(group)
