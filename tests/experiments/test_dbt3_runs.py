@@ -264,3 +264,27 @@ def test_family_ranges_disk_slower_needs_more_reads():
     assert t.document_excludes and f"at most {high:.3f}" in t.computed_range
     m = rows(40_000, 20_000)                  # more reads than the nested loop
     assert not R.family_ranges(R.claims_table(claims, m), m).document_excludes.iloc[0]
+
+
+def test_replays_serve_the_first_runs_of_a_longer_sequence(d):
+    """measure_query(replays=...) keeps each sequence of runs by trace source and pool; a
+    later call asking for as many runs or fewer takes their first rows without making
+    the trace, and its rows equal those of a call without the dict; a call asking for
+    more runs replays them (and keeps the longer sequence)."""
+    variants = ("5.6.5", "5.6.5 mrr+bka")
+    replays: dict = {}
+    R.measure_query(d, 11, {"disk": (*_pool(), 4, 2)}, variants=variants, replays=replays)
+    assert len([k for k in replays if k != "_databases"]) == 2
+    for pools in ({"disk": (*_pool(), 2, 1)}, {"disk": (*_pool(), 4, 3)}):
+        kept: dict = {}
+        got = R.measure_query(d, 11, pools, variants=variants, replays=replays, traces=kept)
+        assert kept == {}                                   # no trace made
+        pd.testing.assert_frame_equal(got, R.measure_query(d, 11, pools, variants=variants))
+    kept = {}
+    longer = {"disk": (*_pool(), 6, 2)}
+    got = R.measure_query(d, 11, longer, variants=variants, replays=replays, traces=kept)
+    assert len(kept) == 2
+    pd.testing.assert_frame_equal(got, R.measure_query(d, 11, longer, variants=variants))
+    assert {len(v) for k, v in replays.items() if k != "_databases"} == {6}
+    m = R.skip_pricing_recheck(d, longer, queries=(11,), replays=replays)
+    pd.testing.assert_frame_equal(m, R.skip_pricing_recheck(d, longer, queries=(11,)))
