@@ -288,3 +288,21 @@ def test_replays_serve_the_first_runs_of_a_longer_sequence(d):
     assert {len(v) for k, v in replays.items() if k != "_databases"} == {6}
     m = R.skip_pricing_recheck(d, longer, queries=(11,), replays=replays)
     pd.testing.assert_frame_equal(m, R.skip_pricing_recheck(d, longer, queries=(11,)))
+
+
+def test_runs_that_always_read_skip_the_free_list_level_and_equal_the_full_check(d):
+    """A trace touching more distinct pages than the pool has frames reads in every run:
+    repeated_runs then does not read FREE_BUFFERS (only the quiescent check does), and
+    its rows equal those of the same chunks as a trace generated on iteration (which
+    reads it at every run); a pool that holds the whole trace still checks it."""
+    from bufsim.trace import Trace
+    tr = R._trace(d, 17, "bka", R.Dbt3Cpu())
+    lazy = Trace(lambda: iter(list(tr)), tr.tablespaces)
+    assert tr.is_materialized and not lazy.is_materialized
+    small, big = R.pool_config("5.6", 320, misc_pages=_pool()[1]), R.pool_config("5.6", 196_608)
+    assert R._always_reads(tr, small) and not R._always_reads(lazy, small)
+    assert not R._always_reads(tr, big)
+    for cfg in (small, big):
+        pd.testing.assert_frame_equal(R._repeated_runs(tr, cfg, 4, True),
+                                      R._repeated_runs(lazy, cfg, 4, True))
+    assert (R._repeated_runs(tr, small, 3, True).pages_read > 0).all()
