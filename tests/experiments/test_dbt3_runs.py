@@ -306,3 +306,22 @@ def test_runs_that_always_read_skip_the_free_list_level_and_equal_the_full_check
         pd.testing.assert_frame_equal(R._repeated_runs(tr, cfg, 4, True),
                                       R._repeated_runs(lazy, cfg, 4, True))
     assert (R._repeated_runs(tr, small, 3, True).pages_read > 0).all()
+
+
+def test_repeated_runs_equal_runs_fed_chunk_by_chunk(d):
+    """repeated_runs runs each pass with Pool.open/run_until; the same passes fed with
+    begin(), feed() per chunk and end() give the same times, reads and evictions."""
+    from bufsim.pool import Pool
+    tr = R._trace(d, 17, "bka", R.Dbt3Cpu())
+    tr2 = bufsim.Trace(list(tr), tr.tablespaces)
+    for cfg in (R.pool_config("5.6", 320, misc_pages=_pool()[1]), R.pool_config("5.5", 2000)):
+        got = R.repeated_runs(tr, cfg, 3, skip_quiescent=False)
+        pool = Pool(cfg, tr.tablespaces)
+        for k in range(3):
+            pool.begin()
+            for c in tr2:
+                pool.feed(c)
+            row = pool.end().iloc[0]
+            assert got.elapsed_ns[k] == row.elapsed_ns and got.io_wait_ns[k] == row.io_wait_ns
+            assert got.pages_read[k] == row.NUMBER_PAGES_READ
+            assert got.evictions[k] == row.evictions and got.misses[k] == row.misses
