@@ -207,9 +207,27 @@ def repeated_runs(trace: Trace, config: PoolConfig, n_runs: int, *,
                          "matter); pass skip_quiescent=False")
 
     def key() -> str:
-        return _cache.trace_key(_cache.Key("dbt3.repeated_runs").add(
-            config, int(n_runs), bool(skip_quiescent)), trace).hexdigest()
+        return _cache.Key("dbt3.repeated_runs").add(
+            config, int(n_runs), bool(skip_quiescent), _trace_digest(trace)).hexdigest()
     return _cache.cached(key, lambda: _repeated_runs(trace, config, n_runs, skip_quiescent))
+
+
+#: content digest of a held trace, by trace (see _trace_digest)
+_DIGESTS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def _trace_digest(trace: Trace) -> str:
+    """:func:`bufsim.cache.trace_key` of ``trace`` (its events, tablespaces, streams) as
+    a digest, hashed once per held trace: notebook 05 replays each trace in up to four
+    pools, and hashing a 6.6 M-event trace (218 MB) for each key was most of what the
+    result cache cost it.  A trace's chunks are never written, so its digest stays its
+    content's; a generated trace is hashed (or refused) each time."""
+    if not trace.is_materialized:
+        return _cache.trace_key(_cache.Key("dbt3.trace"), trace).hexdigest()
+    d = _DIGESTS.get(trace)
+    if d is None:
+        d = _DIGESTS[trace] = _cache.trace_key(_cache.Key("dbt3.trace"), trace).hexdigest()
+    return d
 
 
 def _repeated_runs(trace: Trace, config: PoolConfig, n_runs: int,

@@ -325,3 +325,24 @@ def test_repeated_runs_equal_runs_fed_chunk_by_chunk(d):
             assert got.elapsed_ns[k] == row.elapsed_ns and got.io_wait_ns[k] == row.io_wait_ns
             assert got.pages_read[k] == row.NUMBER_PAGES_READ
             assert got.evictions[k] == row.evictions and got.misses[k] == row.misses
+
+
+def test_a_held_trace_is_hashed_once_for_the_cache_keys(d, tmp_path, monkeypatch):
+    """repeated_runs keys the cache on the trace's content digest, hashed once per held
+    trace: two pools, one hash; a trace made again is hashed again and hits."""
+    from bufsim import cache
+    monkeypatch.delenv(cache.OFF_ENV_VAR, raising=False)
+    monkeypatch.setenv(cache.DIR_ENV_VAR, str(tmp_path / "cache"))
+    monkeypatch.setattr(cache, "_stats", {"hits": 0, "misses": 0, "stores": 0})
+    calls = []
+    key = cache.trace_key
+    monkeypatch.setattr(cache, "trace_key", lambda k, t: calls.append(t) or key(k, t))
+    tr = R._trace(d, 17, "plain", R.Dbt3Cpu())
+    pages, misc = _pool()
+    a = R.repeated_runs(tr, R.pool_config("5.6", pages, misc_pages=misc), 2)
+    R.repeated_runs(tr, R.pool_config("5.5", pages, misc_pages=misc), 2)
+    assert len(calls) == 1
+    again = R._trace(d, 17, "plain", R.Dbt3Cpu())
+    b = R.repeated_runs(again, R.pool_config("5.6", pages, misc_pages=misc), 2)
+    assert len(calls) == 2 and cache.stats()["hits"] == 1
+    pd.testing.assert_frame_equal(a, b)
