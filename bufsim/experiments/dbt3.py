@@ -41,6 +41,7 @@ estimates the 5.5 time from one replayed subquery execution.
 """
 from __future__ import annotations
 
+import weakref
 from dataclasses import dataclass
 
 import numpy as np
@@ -142,13 +143,38 @@ _COUNTERS = ("NUMBER_PAGES_READ", "NUMBER_PAGES_READ_AHEAD", "evictions", "PAGES
              "NUMBER_PAGES_WRITTEN")
 
 
-def _snapshot(pool: Pool) -> dict:
+def _snapshot(pool: Pool, free: bool = True) -> dict:
+    """The stream's totals and the counters of :data:`_COUNTERS` (summed over instances);
+    with ``free``, FREE_BUFFERS too (a level, read from :meth:`Pool.stats`, a DataFrame:
+    the quiescent check is its only reader), else -1."""
     s = pool.totals()
-    tot = pool.stats()[list(_COUNTERS) + ["FREE_BUFFERS"]].sum()
+    c = pool.cumulative()
     d = dict(clock=s["clock_ns"], cpu=s["cpu_ns"], io=s["io_wait_ns"], gets=s["gets"],
              misses=s["misses"], busy=s["busy_ns"])
-    d.update({k: int(v) for k, v in tot.items()})
+    d.update({k: int(c[k]) for k in _COUNTERS})
+    d["FREE_BUFFERS"] = int(pool.stats()["FREE_BUFFERS"].sum()) if free else -1
     return d
+
+
+#: distinct pages of a materialized trace, by trace (see _always_reads)
+_DISTINCT: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def _always_reads(trace: Trace, config: PoolConfig) -> bool:
+    """True when every run of ``trace`` reads a page whatever the pool holds at its start:
+    the trace touches more distinct pages than the pool has frames, so some are not
+    resident at the start and each is read (NUMBER_PAGES_READ counts synchronous and
+    read-ahead reads).  Such a run is never quiescent.  Only for traces held in memory
+    (one pass, kept per trace); False otherwise."""
+    if config.pool_pages >= trace.tablespaces.n_pages or not trace.is_materialized:
+        return False
+    n = _DISTINCT.get(trace)
+    if n is None:
+        seen = np.zeros(trace.tablespaces.n_pages, dtype=bool)
+        for c in trace:
+            seen[c.page] = True
+        n = _DISTINCT[trace] = int(np.count_nonzero(seen))
+    return n > config.pool_pages
 
 
 def repeated_runs(trace: Trace, config: PoolConfig, n_runs: int, *,
@@ -181,9 +207,27 @@ def repeated_runs(trace: Trace, config: PoolConfig, n_runs: int, *,
                          "matter); pass skip_quiescent=False")
 
     def key() -> str:
-        return _cache.trace_key(_cache.Key("dbt3.repeated_runs").add(
-            config, int(n_runs), bool(skip_quiescent)), trace).hexdigest()
+        return _cache.Key("dbt3.repeated_runs").add(
+            config, int(n_runs), bool(skip_quiescent), _trace_digest(trace)).hexdigest()
     return _cache.cached(key, lambda: _repeated_runs(trace, config, n_runs, skip_quiescent))
+
+
+#: content digest of a held trace, by trace (see _trace_digest)
+_DIGESTS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def _trace_digest(trace: Trace) -> str:
+    """:func:`bufsim.cache.trace_key` of ``trace`` (its events, tablespaces, streams) as
+    a digest, hashed once per held trace: notebook 05 replays each trace in up to four
+    pools, and hashing a 6.6 M-event trace (218 MB) for each key was most of what the
+    result cache cost it.  A trace's chunks are never written, so its digest stays its
+    content's; a generated trace is hashed (or refused) each time."""
+    if not trace.is_materialized:
+        return _cache.trace_key(_cache.Key("dbt3.trace"), trace).hexdigest()
+    d = _DIGESTS.get(trace)
+    if d is None:
+        d = _DIGESTS[trace] = _cache.trace_key(_cache.Key("dbt3.trace"), trace).hexdigest()
+    return d
 
 
 def _repeated_runs(trace: Trace, config: PoolConfig, n_runs: int,
@@ -191,17 +235,19 @@ def _repeated_runs(trace: Trace, config: PoolConfig, n_runs: int,
     pool = Pool(config, trace.tablespaces)
     dev = config.device
     rows = []
-    prev = _snapshot(pool)
+    # FREE_BUFFERS matters only to a run that reads no page (the quiescent check)
+    free = not _always_reads(trace, config)
+    prev = _snapshot(pool, free)
     checked = False
     for k in range(n_runs):
         if rows and skip_quiescent and rows[-1]["quiescent"] and checked:
             rows.append(dict(rows[-1], run=k + 1, simulated=False))
             continue
-        pool.begin()
-        for chunk in trace:
-            pool.feed(chunk)
-        pool.end()
-        now = _snapshot(pool)
+        # one stream to its end: the kernel calls of begin(), feed() per chunk and end()
+        # (reopen, run per chunk, close, run), without end()'s one-row DataFrame (~5-9 ms)
+        pool.open([trace])
+        pool.run_until()
+        now = _snapshot(pool, free)
         d = {key: now[key] - prev[key] for key in now}
         if d["NUMBER_PAGES_WRITTEN"]:
             raise RuntimeError("a DBT-3 run wrote pages; the sequential/random split needs a "
@@ -240,22 +286,56 @@ def protocol_mean(runs: pd.DataFrame, last: int = 8) -> pd.Series:
 
 
 def _trace(d, q, plan_variant, cpu: Dbt3Cpu, kept: dict | None = None) -> Trace:
-    """Query ``q``'s trace as one chunk; with ``kept`` (a dict the caller holds), made once
-    per query, plan variant, buffer sizes and CPU costs and kept there (the replays never
-    write a chunk)."""
+    """Query ``q``'s trace as one chunk (:meth:`~bufsim.workloads.dbt3.Dbt3.query_chunk`,
+    which also leaves the plan's work where ``d.work`` finds it); with ``kept`` (a dict
+    the caller holds), made once per query, plan variant, buffer sizes and CPU costs and
+    kept there (the replays never write a chunk)."""
     key = (q, plan_variant, d.join_buffer_size, d.read_rnd_buffer_size, cpu)
     if kept is not None and key in kept:
         return kept[key]
-    chunks = list(d.query(q, plan_variant, cpu=cpu.trace_cost).chunks())
-    tr = Trace([Chunk.concat(chunks)], d.tablespaces, name=f"Q{q} {plan_variant}")
+    tr = Trace([d.query_chunk(q, plan_variant, cpu=cpu.trace_cost)], d.tablespaces,
+               name=f"Q{q} {plan_variant}")
     if kept is not None:
         kept[key] = tr
     return tr
 
 
+def _runs(replays: dict | None, d, q, plan_variant, cpu: Dbt3Cpu, config: PoolConfig,
+          n_runs: int):
+    """The first ``n_runs`` rows of a sequence of :func:`repeated_runs` kept in ``replays``
+    for this trace source and ``config``, or None.  Run ``k`` of a sequence depends only
+    on the runs before it (one pool, cold at run 1; a copied run equals the run it
+    copies, :func:`repeated_runs`), so the first ``n`` runs of a longer sequence are the
+    sequence of ``n`` runs."""
+    if replays is None:
+        return None
+    have = replays.get(_replay_key(d, q, plan_variant, cpu, config))
+    if have is None or len(have) < n_runs:
+        return None
+    return have.iloc[:n_runs].reset_index(drop=True)
+
+
+def _replay_key(d, q, plan_variant, cpu, config) -> tuple:
+    # the database (a copy with other buffers shares it: the buffers are in the key) and
+    # what its trace is made from, as in _trace
+    return (id(d.db), q, plan_variant, d.join_buffer_size, d.read_rnd_buffer_size, cpu, config)
+
+
+def _keep_runs(replays: dict | None, d, q, plan_variant, cpu, config, runs: pd.DataFrame):
+    if replays is None:
+        return
+    held = replays.setdefault("_databases", [])            # keeps id(d.db) unique meanwhile
+    if not any(x is d.db for x in held):
+        held.append(d.db)
+    key = _replay_key(d, q, plan_variant, cpu, config)
+    if key not in replays or len(replays[key]) < len(runs):
+        replays[key] = runs
+
+
 def measure_query(d, q: int, pools: dict, *, cpu: Dbt3Cpu = Dbt3Cpu(),
                   variants=tuple(VARIANTS), device="hdd7200",
-                  runs_by_variant: dict | None = None, traces: dict | None = None) -> pd.DataFrame:
+                  runs_by_variant: dict | None = None, traces: dict | None = None,
+                  replays: dict | None = None) -> pd.DataFrame:
     """Query ``q`` of ``d`` (a :class:`~bufsim.workloads.dbt3.Dbt3`) under every variant
     and pool.
 
@@ -269,7 +349,12 @@ def measure_query(d, q: int, pools: dict, *, cpu: Dbt3Cpu = Dbt3Cpu(),
     ``{"5.5": {"disk": (3, 2)}}``.  ``traces``: a dict the caller holds, where each
     trace is kept after it is made and found by the next call with the same database
     (same ``d``), query, plan, buffer sizes and ``cpu`` (the rows are those of traces
-    made anew).
+    made anew).  ``replays``: a dict the caller holds, where the runs of each trace source
+    (database, query, plan, buffers, ``cpu``) and pool configuration are kept; a later
+    call asking for as many runs or fewer of the same takes their first rows (see
+    :func:`_runs`) and makes the trace only when some run is missing.  Notebook 05's
+    sensitivity (its 50MB pool, the default join buffer) and skip-pricing ('adjacent')
+    sections ask again for runs of its first table.
     """
     for v in variants:
         if v not in VARIANTS:
@@ -279,14 +364,19 @@ def measure_query(d, q: int, pools: dict, *, cpu: Dbt3Cpu = Dbt3Cpu(),
     for v in variants:
         by_plan.setdefault(VARIANTS[v][0], []).append(v)
     for plan_variant, vs in by_plan.items():
-        tr = _trace(d, q, plan_variant, cpu, traces)
-        extra = cpu.extra_ns(d.work(q, plan_variant))
+        tr = None
         for setting, (pages, misc, n_runs0, last0) in pools.items():
             for v in vs:
                 n_runs, last = ((runs_by_variant or {}).get(v) or {}).get(setting,
                                                                           (n_runs0, last0))
                 cfg = pool_config(VARIANTS[v][1], pages, misc_pages=misc, device=device)
-                runs = repeated_runs(tr, cfg, n_runs)
+                runs = _runs(replays, d, q, plan_variant, cpu, cfg, n_runs)
+                if runs is None:
+                    if tr is None:
+                        tr = _trace(d, q, plan_variant, cpu, traces)
+                    runs = repeated_runs(tr, cfg, n_runs)
+                    _keep_runs(replays, d, q, plan_variant, cpu, cfg, runs)
+                extra = cpu.extra_ns(d.work(q, plan_variant))
                 m = protocol_mean(runs, last)
                 el = runs["elapsed_ns"].iloc[-last:].astype(float)
                 out.append(dict(query=q, setting=setting, variant=v, **m.to_dict(),
@@ -449,7 +539,8 @@ def family_ranges(table: pd.DataFrame, measured: pd.DataFrame, *, cpu: Dbt3Cpu =
 def skip_pricing_recheck(d, pools: dict, *, cpu: Dbt3Cpu = Dbt3Cpu(), device="hdd7200",
                          queries=(11, 18), variants=("5.6.5", "5.6.5 mrr+bka"),
                          pricings=("adjacent", "distance"),
-                         runs_by_variant: dict | None = None) -> pd.DataFrame:
+                         runs_by_variant: dict | None = None,
+                         replays: dict | None = None) -> pd.DataFrame:
     """Queries re-run on the same device with each ``skip_pricing`` of ``pricings``:
     ``'adjacent'`` (the default: only the next page is a sequential read) and
     ``'distance'`` (a forward skip of ``d`` pages in the same tablespace costs
@@ -458,7 +549,9 @@ def skip_pricing_recheck(d, pools: dict, *, cpu: Dbt3Cpu = Dbt3Cpu(), device="hd
 
     Returns :func:`measure_query`'s rows with a ``skip_pricing`` column, plus
     ``ratio_to_default`` (the variant's time over the ``'5.6.5'`` time of the same
-    query, setting and pricing) and ``minutes``.
+    query, setting and pricing) and ``minutes``.  ``replays``: as for
+    :func:`measure_query` (the 'adjacent' runs of the default device are those of
+    notebook 05's first table).
     """
     base = DEVICES[device]() if isinstance(device, str) else device
     if not isinstance(base, DeviceModel):
@@ -472,7 +565,7 @@ def skip_pricing_recheck(d, pools: dict, *, cpu: Dbt3Cpu = Dbt3Cpu(), device="hd
         for pricing in pricings:
             dev = base.replace(skip_pricing=pricing)
             m = measure_query(d, q, pools, cpu=cpu, variants=variants, device=dev,
-                              runs_by_variant=runs_by_variant, traces=kept)
+                              runs_by_variant=runs_by_variant, traces=kept, replays=replays)
             out[pricing, q] = m.assign(skip_pricing=pricing)
         del kept
     m = pd.concat([out[p, q] for p in pricings for q in queries], ignore_index=True)
@@ -498,7 +591,7 @@ def reref_distances(d, q: int, plan_variant: str, group: str = "lineitem.PRIMARY
     names = list(d.tablespaces.group_names)
     if group not in names:
         raise ValueError(f"group = {group!r} is unknown; allowed: {', '.join(names)}")
-    c = Chunk.concat(list(d.query(q, plan_variant).chunks()))
+    c = d.query_chunk(q, plan_variant)
     dist = stack_distances(c.page, c.count)
     g = np.asarray(d.tablespaces.page_group)[c.page]
     keep = g == names.index(group)
@@ -539,14 +632,17 @@ def scaled_settings(sf: float) -> dict:
                 protocol={"disk": (*disk_pool, 10, 8), "cpu": (*cpu_pool, 20, 8)})
 
 
-def measure_all(d, queries, protocol: dict, *, cpu: Dbt3Cpu, runs_by_variant: dict | None = None):
+def measure_all(d, queries, protocol: dict, *, cpu: Dbt3Cpu, runs_by_variant: dict | None = None,
+                replays: dict | None = None):
     """:func:`measure_query` over ``queries``, with MySQL 5.5's Q18 replaced by the
     :func:`q18_mysql55_seconds` estimate in every setting; adds ``relative_time`` (to
     5.6.5 in the same setting and query) and ``io_s``, ``cpu_s``, ``time_s``.
 
     Returns ``(measured, q18_55)``: the rows and the Q18 estimates by setting.
+    ``replays``: as for :func:`measure_query` (the later sections' dict).
     """
-    measured = pd.concat([measure_query(d, q, protocol, cpu=cpu, runs_by_variant=runs_by_variant)
+    measured = pd.concat([measure_query(d, q, protocol, cpu=cpu, runs_by_variant=runs_by_variant,
+                                        replays=replays)
                           for q in queries], ignore_index=True)
     q18_55 = {}
     for setting, (pages, misc, _, _) in protocol.items():
@@ -574,11 +670,12 @@ def lru_miss_curve(dist: np.ndarray, sizes) -> pd.DataFrame:
 
 
 def bka_sensitivity(d, queries, pool_mb, join_buffer_kb, *, sf: float, cpu: Dbt3Cpu,
-                    reference_mb: int = 50) -> pd.DataFrame:
+                    reference_mb: int = 50, replays: dict | None = None) -> pd.DataFrame:
     """BKA (``5.6.5 mrr+bka``) time relative to the 5.6.5 default for each query over
     pool sizes (MB at SF1, scaled by ``sf``; cold then warm, the warm run timed) and over
     join_buffer_size (KB at SF1, scaled, in the ``reference_mb`` pool; the default's
-    time is that pool's).  Rows: query, axis, x, ratio."""
+    time is that pool's).  Rows: query, axis, x, ratio.  ``replays``: as for
+    :func:`measure_query`."""
     import copy
 
     s = scaled_settings(sf)
@@ -592,7 +689,7 @@ def bka_sensitivity(d, queries, pool_mb, join_buffer_kb, *, sf: float, cpu: Dbt3
     for q in queries:
         kept: dict = {}    # the BKA trace at the default join_buffer_size serves both axes
         m = measure_query(d, q, pools, cpu=cpu, variants=("5.6.5", "5.6.5 mrr+bka"),
-                          traces=kept)
+                          traces=kept, replays=replays)
         t = m.pivot(index="setting", columns="variant", values="time_ns")
         for mb in pool_mb:
             rows.append(dict(query=q, axis="pool size (MB)", x=mb,
@@ -602,7 +699,7 @@ def bka_sensitivity(d, queries, pool_mb, join_buffer_kb, *, sf: float, cpu: Dbt3
             dj = copy.copy(d)
             dj.join_buffer_size = max(128, int(kb * 1024 * s["scale"]))
             m = measure_query(dj, q, {"disk": (*s["disk_pool"], 2, 1)}, cpu=cpu,
-                              variants=("5.6.5 mrr+bka",), traces=kept)
+                              variants=("5.6.5 mrr+bka",), traces=kept, replays=replays)
             rows.append(dict(query=q, axis="join_buffer_size (KB), 50MB pool", x=kb,
                              ratio=float(m.time_ns.iloc[0]) / default_ns))
     return pd.DataFrame(rows)

@@ -33,6 +33,7 @@ from .dbt3_schema import (  # noqa: F401  (re-exported: the names bufsim.workloa
     AMERICA, ANODIZED, ASIA, BRASS, CURRENT_DATE, DELIVER_IN_PERSON, ECONOMY, EUROPE, GERMANY,
     N_ORDER_DATES, NATION_REGION, SAUDI_ARABIA, SHIP_MODES, STEEL, Dbt3Data, day, dbt3_tables,
 )
+from ..trace import FLAG_STMT_END, Chunk
 from .plans import CpuCost, Database, Operator, emit_chunk, range_scan, statement
 
 __all__ = ["Dbt3", "Dbt3Data", "dbt3_database", "dbt3_tables", "PLANS", "QUERIES", "VARIANTS",
@@ -570,6 +571,54 @@ class Dbt3:
 
         return statement(Operator(f"DBT-3 Q{q} {variant}", chunks, rows, gets,
                                   self.tablespaces))
+
+    def query_chunk(self, q: int, variant: str = "plain", *, cpu: CpuCost = CpuCost(),
+                    stream: int = 0) -> Chunk:
+        """Every event of :meth:`query` (``q``, ``variant``, ``cpu``) as one chunk: the same
+        events as ``Chunk.concat(list(self.query(q, variant, cpu=cpu).chunks(stream)))``.
+
+        :meth:`query` makes a :class:`~bufsim.trace.Chunk` per block of its plan passes (a
+        few thousand per query at SF1, each checked on construction) and a caller that
+        wants them in one piece copies them all again; here each block is cut into runs
+        as :func:`~bufsim.workloads.plans.emit_chunk` cuts it (at most 2**20 gets at a
+        time, no run across two) and the runs' columns are joined once.
+
+        The pass also gathers the plan's work (:meth:`work`: the same ``_run`` calls in
+        the same order, with the gets and rows of the blocks it yields) and keeps it where
+        :meth:`work` and :meth:`expected` look first, so a caller that asks for both
+        makes one plan pass instead of two."""
+        self._check(q, variant)
+        cols = []                                       # (page, count, cpu_ns, flags) pieces
+        w = dict(rows=0, gets=0, buffer_records=0, mrr_passes=0, mrr_rowids=0,
+                 bka_rowids=0, sort_compares=0.0)
+        for part in PLANS[q]["parts"]:
+            if part == "li_covering_scan":
+                op = self._covering_scan(cpu)
+                w["rows"] += op.rows
+                w["gets"] += op.gets
+                cols.extend((c.page, c.count, c.cpu_ns, c.flags)
+                            for c in op.factory(stream) if len(c))
+                continue
+            for pg, rw in self._run(part, variant, want_pages=True, work=w):
+                w["gets"] += int(pg.size)
+                w["rows"] += int(rw.sum())
+                for lo in range(0, pg.size, 1 << 20):
+                    p, r = pg[lo:lo + (1 << 20)], rw[lo:lo + (1 << 20)]
+                    start = np.ones(p.size, dtype=bool)
+                    start[1:] = p[1:] != p[:-1]
+                    idx = np.flatnonzero(start)
+                    count = np.diff(np.append(idx, p.size))
+                    runs = np.add.reduceat(r, idx)
+                    cols.append((p[idx], count, cpu.get_ns + (runs * cpu.row_ns) // count, None))
+        self._counts.setdefault((q, variant, self.join_buffer_size, self.read_rnd_buffer_size), w)
+        if not cols:
+            return Chunk.empty()
+        page, count, cpu_ns = (np.concatenate([c[j] for c in cols]).astype(np.int64, copy=False)
+                               for j in range(3))
+        flags = np.concatenate([np.zeros(c[0].size, np.uint8) if c[3] is None else c[3]
+                                for c in cols])
+        flags[-1] |= FLAG_STMT_END
+        return Chunk(page, count, cpu_ns, np.full(page.size, stream, dtype=np.int64), flags)
 
     def distinct_pages(self, q: int, variant: str = "plain") -> int:
         """Distinct pages the query touches (from its trace)."""

@@ -264,3 +264,85 @@ def test_family_ranges_disk_slower_needs_more_reads():
     assert t.document_excludes and f"at most {high:.3f}" in t.computed_range
     m = rows(40_000, 20_000)                  # more reads than the nested loop
     assert not R.family_ranges(R.claims_table(claims, m), m).document_excludes.iloc[0]
+
+
+def test_replays_serve_the_first_runs_of_a_longer_sequence(d):
+    """measure_query(replays=...) keeps each sequence of runs by trace source and pool; a
+    later call asking for as many runs or fewer takes their first rows without making
+    the trace, and its rows equal those of a call without the dict; a call asking for
+    more runs replays them (and keeps the longer sequence)."""
+    variants = ("5.6.5", "5.6.5 mrr+bka")
+    replays: dict = {}
+    R.measure_query(d, 11, {"disk": (*_pool(), 4, 2)}, variants=variants, replays=replays)
+    assert len([k for k in replays if k != "_databases"]) == 2
+    for pools in ({"disk": (*_pool(), 2, 1)}, {"disk": (*_pool(), 4, 3)}):
+        kept: dict = {}
+        got = R.measure_query(d, 11, pools, variants=variants, replays=replays, traces=kept)
+        assert kept == {}                                   # no trace made
+        pd.testing.assert_frame_equal(got, R.measure_query(d, 11, pools, variants=variants))
+    kept = {}
+    longer = {"disk": (*_pool(), 6, 2)}
+    got = R.measure_query(d, 11, longer, variants=variants, replays=replays, traces=kept)
+    assert len(kept) == 2
+    pd.testing.assert_frame_equal(got, R.measure_query(d, 11, longer, variants=variants))
+    assert {len(v) for k, v in replays.items() if k != "_databases"} == {6}
+    m = R.skip_pricing_recheck(d, longer, queries=(11,), replays=replays)
+    pd.testing.assert_frame_equal(m, R.skip_pricing_recheck(d, longer, queries=(11,)))
+
+
+def test_runs_that_always_read_skip_the_free_list_level_and_equal_the_full_check(d):
+    """A trace touching more distinct pages than the pool has frames reads in every run:
+    repeated_runs then does not read FREE_BUFFERS (only the quiescent check does), and
+    its rows equal those of the same chunks as a trace generated on iteration (which
+    reads it at every run); a pool that holds the whole trace still checks it."""
+    from bufsim.trace import Trace
+    tr = R._trace(d, 17, "bka", R.Dbt3Cpu())
+    lazy = Trace(lambda: iter(list(tr)), tr.tablespaces)
+    assert tr.is_materialized and not lazy.is_materialized
+    small, big = R.pool_config("5.6", 320, misc_pages=_pool()[1]), R.pool_config("5.6", 196_608)
+    assert R._always_reads(tr, small) and not R._always_reads(lazy, small)
+    assert not R._always_reads(tr, big)
+    for cfg in (small, big):
+        pd.testing.assert_frame_equal(R._repeated_runs(tr, cfg, 4, True),
+                                      R._repeated_runs(lazy, cfg, 4, True))
+    assert (R._repeated_runs(tr, small, 3, True).pages_read > 0).all()
+
+
+def test_repeated_runs_equal_runs_fed_chunk_by_chunk(d):
+    """repeated_runs runs each pass with Pool.open/run_until; the same passes fed with
+    begin(), feed() per chunk and end() give the same times, reads and evictions."""
+    from bufsim.pool import Pool
+    tr = R._trace(d, 17, "bka", R.Dbt3Cpu())
+    tr2 = bufsim.Trace(list(tr), tr.tablespaces)
+    for cfg in (R.pool_config("5.6", 320, misc_pages=_pool()[1]), R.pool_config("5.5", 2000)):
+        got = R.repeated_runs(tr, cfg, 3, skip_quiescent=False)
+        pool = Pool(cfg, tr.tablespaces)
+        for k in range(3):
+            pool.begin()
+            for c in tr2:
+                pool.feed(c)
+            row = pool.end().iloc[0]
+            assert got.elapsed_ns[k] == row.elapsed_ns and got.io_wait_ns[k] == row.io_wait_ns
+            assert got.pages_read[k] == row.NUMBER_PAGES_READ
+            assert got.evictions[k] == row.evictions and got.misses[k] == row.misses
+
+
+def test_a_held_trace_is_hashed_once_for_the_cache_keys(d, tmp_path, monkeypatch):
+    """repeated_runs keys the cache on the trace's content digest, hashed once per held
+    trace: two pools, one hash; a trace made again is hashed again and hits."""
+    from bufsim import cache
+    monkeypatch.delenv(cache.OFF_ENV_VAR, raising=False)
+    monkeypatch.setenv(cache.DIR_ENV_VAR, str(tmp_path / "cache"))
+    monkeypatch.setattr(cache, "_stats", {"hits": 0, "misses": 0, "stores": 0})
+    calls = []
+    key = cache.trace_key
+    monkeypatch.setattr(cache, "trace_key", lambda k, t: calls.append(t) or key(k, t))
+    tr = R._trace(d, 17, "plain", R.Dbt3Cpu())
+    pages, misc = _pool()
+    a = R.repeated_runs(tr, R.pool_config("5.6", pages, misc_pages=misc), 2)
+    R.repeated_runs(tr, R.pool_config("5.5", pages, misc_pages=misc), 2)
+    assert len(calls) == 1
+    again = R._trace(d, 17, "plain", R.Dbt3Cpu())
+    b = R.repeated_runs(again, R.pool_config("5.6", pages, misc_pages=misc), 2)
+    assert len(calls) == 2 and cache.stats()["hits"] == 1
+    pd.testing.assert_frame_equal(a, b)

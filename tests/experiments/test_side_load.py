@@ -1,6 +1,7 @@
 """bufsim.experiments.side_load: the side-load calibration and a scaled-down side load (seed 001)."""
 import math
 
+import pandas as pd
 import pytest
 
 from bufsim import DeviceModel
@@ -188,3 +189,38 @@ def test_runs_reuse_the_sysbench_chunks_and_replay_the_same():
         for f in ("page", "count", "cpu_ns", "flags", "stream"))
     sl.run(0, **dict(kw, query_ns=3_000_000))
     assert S._OLTP_MEMO["last"][1][2] == 3_000_000 and S._OLTP_MEMO["last"][3][0] is not kept
+
+
+def test_dump_alone_is_the_dump_time_of_a_run_sampled_every_second():
+    """dump_alone samples once per switch interval instead of once per virtual second;
+    the dump's time is the same to the nanosecond as that of the run sampled every
+    second (both settings: 1000 needs the sample at the switch for its check)."""
+    sl = SideLoad(64)
+    dev = DeviceModel("fitted", 12_780_000, 376_000, 12_780_000)
+    for obt in (0, 1000):
+        full = sl.run(obt, query_ns=0, device=dev, sysbench=False, dump_row_ns=1_000)
+        assert len(full.result.timeline) > 100
+        assert sl.dump_alone(obt, device=dev, dump_row_ns=1_000) == full.dump_seconds * 64
+    assert sl.dump_alone_seconds(376_000, 12_780_000) == \
+        sl.run(0, query_ns=0, device=dev, sysbench=False).dump_seconds * 64
+
+
+def test_scheduler_rates_takes_a_run_made_with_the_same_arguments(monkeypatch):
+    """scheduler_rates(made=[...]): a run SideLoad.run made with the same side load and
+    arguments as a scheduler's run is taken as that run (not replayed); one made with
+    other arguments is not; the rows equal those of a call without ``made``."""
+    from bufsim.experiments import side_load as S
+    sl = SideLoad(64)
+    dev = DeviceModel("fitted", 12_780_000, 376_000, 12_780_000)
+    plain = sl.run(0, query_ns=200_000, device=dev, dump_row_ns=1000)
+    other = sl.run(0, query_ns=200_000, device=dev, dump_row_ns=0)
+    assert plain.made_by[0] is sl and plain.made_by[1]["dump_row_ns"] == 1000
+    want = S.scheduler_rates(sl, 200_000, dev, dump_row_ns=1000, schedulers=("fifo", "cfq"))
+    calls = []
+    run = SideLoad.run
+    monkeypatch.setattr(SideLoad, "run", lambda self, *a, **k: calls.append(k["device"].scheduler)
+                        or run(self, *a, **k))
+    got = S.scheduler_rates(sl, 200_000, dev, dump_row_ns=1000, schedulers=("fifo", "cfq"),
+                            made=[other, plain])
+    assert calls == ["cfq"]
+    pd.testing.assert_frame_equal(got, want)

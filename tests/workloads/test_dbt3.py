@@ -176,3 +176,22 @@ def test_q18_orders_computed_once_per_data_set(d05):
     want = np.array([D.l_qty[a:b].astype(np.int64).sum() > 300 for a, b in zip(lo, hi)])
     assert got.shape == want.shape and np.array_equal(got, want)
     assert 0 < int(got.sum()) < got.size      # some orders qualify, not all
+
+
+def test_query_chunk_is_the_query_in_one_chunk_and_leaves_the_same_work():
+    """query_chunk: the events of query()'s chunks joined (every column, dtype and the
+    statement-end flag), and the work its page pass gathers equals that of the count-only
+    pass of work() (a fresh database makes the count pass)."""
+    from bufsim.trace import Chunk
+    from bufsim.workloads.plans import CpuCost
+    cpu = CpuCost(row_ns=1000, get_ns=100)
+    a, b = Dbt3(0.01, seed=0, join_buffer_size=1311), Dbt3(0.01, seed=0, join_buffer_size=1311)
+    for q in QUERIES:
+        for v in VARIANTS:
+            want = Chunk.concat(list(a.query(q, v, cpu=cpu).chunks(2)))
+            got = b.query_chunk(q, v, cpu=cpu, stream=2)
+            for col in ("page", "count", "cpu_ns", "stream", "flags"):
+                x, y = getattr(want, col), getattr(got, col)
+                assert x.dtype == y.dtype and np.array_equal(x, y), (q, v, col)
+            assert got.flags[-1] & bufsim.FLAG_STMT_END
+            assert b.work(q, v) == a.work(q, v), (q, v)
