@@ -226,11 +226,25 @@ class Network:
         from ..analytic.mva import exact_mva
         return exact_mva(self.demands, self.think_time, n_users, servers=self.servers)
 
+    def throughput(self, n_users: int) -> np.ndarray:
+        """Exact-MVA throughput for populations ``1..n_users``: ``self.mva(n_users)
+        .throughput`` without the rest (:func:`bufsim.analytic.mva.exact_mva_throughput`)."""
+        from ..analytic.mva import exact_mva_throughput
+        return exact_mva_throughput(self.demands, self.think_time, n_users, servers=self.servers)
+
     def simulate(self, n_users: int, **kwargs):
         """Discrete-event simulation at one population (:func:`bufsim.contention.simulate`)."""
         from .des import simulate
         return simulate(self.service, self.think_time, n_users, visits=self.visits,
                         servers=self.servers, names=self.names, **kwargs)
+
+    def simulate_waits(self, n_users: int, waits, **kwargs) -> list:
+        """One simulation at one population, its waits counted under each ``(spin_ns,
+        wakeup)`` of ``waits`` (:func:`bufsim.contention.des.simulate_waits`)."""
+        from .des import simulate_waits
+        return simulate_waits(self.service, self.think_time, n_users, waits=waits,
+                              visits=self.visits, servers=self.servers, names=self.names,
+                              **kwargs)
 
     def frame(self) -> pd.DataFrame:
         """One row per station: ``station, servers, visits, service_s, demand_s``."""

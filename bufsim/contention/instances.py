@@ -166,10 +166,9 @@ def max_throughput(network: Network, n_max: int = 256) -> tuple[float, int]:
     smallest population reaching it (in a product-form network throughput
     never falls, so this is the saturation level, seen at ``n_max``)."""
     n_max = check_int("n_max", n_max, 1, 100_000)
-    r = network.mva(n_max)
-    x = np.asarray(r.throughput)
+    x = np.asarray(network.throughput(n_max))
     i = int(np.argmax(x >= x.max() * (1 - 1e-12)))
-    return float(x.max()), int(r.n[i])
+    return float(x.max()), i + 1
 
 
 def wait_shares(waits, fraction: float = 0.9) -> dict:
