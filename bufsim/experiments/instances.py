@@ -77,8 +77,7 @@ def mva_peaks(rein: Rein, instances, users=USERS):
         for dist in ("hot", "uniform"):
             for ahi in (True, False):
                 for version, n in [("5.1", 1)] + [("5.5", k) for k in instances]:
-                    r = rein.network(kind, dist, n, ahi).mva(256)
-                    x = np.asarray(r.throughput)
+                    x = np.asarray(rein.network(kind, dist, n, ahi).throughput(256))
                     knee = int(np.argmax(x >= 0.95 * x.max()) + 1)
                     peaks.append(dict(kind=kind, dist=dist, ahi=ahi, version=version,
                                       instances=n, max_tps=x.max(), users_95pct=knee))
