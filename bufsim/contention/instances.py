@@ -230,19 +230,27 @@ def fit_costs(targets, base: Costs, *, n_instances: int = 16, cores: int = 32,
     """
     names = {f.name for f in fields(Costs)}
     costs = base
-    for _ in range(check_int("rounds", rounds, 1, 20)):
+    rounds = check_int("rounds", rounds, 1, 20)
+    for fld, fq, stmts, ahi, tps in targets:
+        if fld not in names:
+            raise ValueError(f"field {fld!r} is not a Costs field; allowed: "
+                             f"{', '.join(sorted(names))}")
+        if not (math.isfinite(tps) and tps > 0):
+            raise ValueError(f"tps={tps!r} is out of range; allowed: > 0")
+    # each workload's integer counts, once (workload_network would recount them per call)
+    counts = {id(t[1]): t[1].counts(COUNT_SCALE) for t in targets}
+    for _ in range(rounds):
         for fld, fq, stmts, ahi, tps in targets:
-            if fld not in names:
-                raise ValueError(f"field {fld!r} is not a Costs field; allowed: "
-                                 f"{', '.join(sorted(names))}")
-            if not (math.isfinite(tps) and tps > 0):
-                raise ValueError(f"tps={tps!r} is out of range; allowed: > 0")
+            kept = {}   # f is pure: brentq asks again for the bracket's ends
 
-            def f(x, fld=fld, fq=fq, stmts=stmts, ahi=ahi):
-                c = Costs(**{**{g.name: getattr(costs, g.name) for g in fields(Costs)}, fld: x})
-                net = workload_network(fq, n_instances, c, cores=cores, statements=stmts,
-                                       adaptive_hash_index=ahi)
-                return -max_throughput(net, n_max)[0]
+            def f(x, fld=fld, fq=fq, stmts=stmts, ahi=ahi, kept=kept):
+                if x not in kept:
+                    c = Costs(**{**{g.name: getattr(costs, g.name) for g in fields(Costs)},
+                                 fld: x})
+                    net = workload_network(fq, n_instances, c, cores=cores, statements=stmts,
+                                           adaptive_hash_index=ahi, counts=counts[id(fq)])
+                    kept[x] = -max_throughput(net, n_max)[0]
+                return kept[x]
 
             x = solve_monotone(f, -float(tps), 1.0, 1e8, xtol=rtol)
             costs = Costs(**{**{g.name: getattr(costs, g.name) for g in fields(Costs)}, fld: x})
