@@ -16,8 +16,8 @@ from .demand import (
 )
 from .des import SimResult, simulate, simulate_reference, simulate_waits
 from .instances import (
-    Costs, fit_costs, instance_map, instances_for_fraction, max_throughput, wait_shares,
-    workload_demand, workload_network,
+    Costs, PageCounts, fit_costs, instance_map, instances_for_fraction, max_throughput,
+    wait_shares, workload_demand, workload_network,
 )
 
 __all__ = [
@@ -25,6 +25,6 @@ __all__ = [
     "VERSIONS", "ContentionDemand", "HoldTimes", "MutexHolds", "Network", "instance_demand",
     "network",
     "SimResult", "simulate", "simulate_reference", "simulate_waits", "instances",
-    "Costs", "fit_costs", "instance_map", "instances_for_fraction", "max_throughput",
+    "Costs", "PageCounts", "fit_costs", "instance_map", "instances_for_fraction", "max_throughput",
     "wait_shares", "workload_demand", "workload_network",
 ]

@@ -565,30 +565,40 @@ def instance_demand(source, tablespaces: Tablespaces | None = None, n_instances:
         page_ahi = np.zeros_like(page_gets)
     inst = _page_instances(tablespaces, touched, instance_map, n, n_pages)
 
-    # the pages with gets (AHI lookups and optimistic gets are parts of them): summing
-    # only their terms, in page order, adds the same floats as over every page
-    got = np.flatnonzero(page_gets)
-    inst_got = inst[got]
-
-    def per_instance(a, pages=None):
-        if pages is None:
-            return np.bincount(inst, weights=a, minlength=n).astype(np.int64)
-        return np.bincount(inst_got, weights=a[pages], minlength=n).astype(np.int64)
-
-    gets, ahi, opt = (per_instance(page_gets, got), per_instance(page_ahi, got),
-                      per_instance(page_opt, got))
+    gets, ahi, opt = _instance_sums(page_gets, page_ahi, page_opt, inst, n)
     if replay is None:
-        inst_miss = np.zeros(n, np.int64) if page_miss is None else per_instance(page_miss)
-        inst_move = np.zeros(n, np.int64) if page_move is None else per_instance(page_move)
-        inst_dirty = np.zeros(n, np.int64) if page_dirty is None else per_instance(page_dirty)
-        inst_flush = np.zeros(n, np.int64) if page_flush is None else per_instance(page_flush)
+        inst_miss, inst_move, inst_dirty, inst_flush = (
+            np.zeros(n, np.int64) if a is None else _per_instance(inst, a, n)
+            for a in (page_miss, page_move, page_dirty, page_flush))
         if fpi is not None:
             inst_dirty, inst_flush = fpi
+    names, ahi_acq = _ahi_acquisitions(parts, page_ahi, tablespaces, touched)
+    return _assemble(version, n, float(n_transactions), hold, gets, ahi, opt, inst_move,
+                     inst_miss, inst_dirty, inst_flush, names, ahi_acq)
+
+
+def _per_instance(inst, a, n):
+    """Sum of the per-page counts ``a`` per instance."""
+    return np.bincount(inst, weights=a, minlength=n).astype(np.int64)
+
+
+def _instance_sums(page_gets, page_ahi, page_opt, inst, n):
+    """Gets, AHI lookups and optimistic gets per instance.  Over the pages with gets only
+    (AHI lookups and optimistic gets are parts of them): their terms in page order, so
+    the same float sums as over every page."""
+    got = np.flatnonzero(page_gets)
+    inst_got = inst[got]
+    return tuple(np.bincount(inst_got, weights=a[got], minlength=n).astype(np.int64)
+                 for a in (page_gets, page_ahi, page_opt))
+
+
+def _assemble(version, n, txn, hold, gets, ahi, opt, inst_move, inst_miss, inst_dirty,
+              inst_flush, names, ahi_acq) -> ContentionDemand:
+    """The :class:`ContentionDemand` of per-instance counts (``txn`` transactions) and the
+    AHI latches' acquisitions, with the hold times ``hold``."""
     flush_acq = inst_dirty + inst_flush
     acq, hold_ns = _pool_mutex(version, gets, ahi, opt, inst_move, inst_miss, hold)
-    txn = float(n_transactions)
-    names, latch_acq, latch_demand = _latch_demands(parts, page_ahi, tablespaces, touched,
-                                                    txn, hold)
+    latch_acq, latch_demand = _latch_demands(ahi_acq, txn, hold)
     return ContentionDemand(
         version=version, n_instances=n, n_transactions=txn, hold=hold, gets=gets,
         ahi_lookups=ahi, moves=inst_move, misses=inst_miss, acquisitions=acq,
@@ -690,9 +700,9 @@ def _pool_mutex(version, gets, ahi, opt, inst_move, inst_miss, hold):
     return acq, hold_ns
 
 
-def _latch_demands(parts, page_ahi, tablespaces, touched, txn, hold):
-    """The AHI latches' (one, or one per part) and the kernel mutex's names,
-    acquisitions and demands per transaction."""
+def _ahi_acquisitions(parts, page_ahi, tablespaces, touched):
+    """The global latches' names (the AHI latch or its parts, then the kernel mutex) and
+    the AHI latches' acquisitions."""
     if parts == 1:
         ahi_acq = np.array([page_ahi.sum()], dtype=np.int64)
         names = ("ahi", "kernel")
@@ -701,11 +711,17 @@ def _latch_demands(parts, page_ahi, tablespaces, touched, txn, hold):
                 tablespaces.group_of(touched)) % parts
         ahi_acq = np.bincount(part, weights=page_ahi, minlength=parts).astype(np.int64)
         names = tuple(f"ahi[{p}]" for p in range(parts)) + ("kernel",)
+    return names, ahi_acq
+
+
+def _latch_demands(ahi_acq, txn, hold):
+    """The global latches' acquisitions (the AHI latches', then the kernel mutex's, once
+    per transaction) and demands per transaction."""
     kernel_acq = int(round(txn))
     latch_acq = np.concatenate([ahi_acq, [kernel_acq]]).astype(np.int64)
     latch_demand = np.concatenate([ahi_acq * hold.ahi_ns / txn / NS_PER_S,
                                    [hold.kernel_ns / NS_PER_S]])
-    return names, latch_acq, latch_demand
+    return latch_acq, latch_demand
 
 
 def network(demand: ContentionDemand, cores: int, think_time: float = 0.0, *,

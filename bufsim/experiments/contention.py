@@ -16,8 +16,8 @@ import numpy as np
 import pandas as pd
 
 from .._cores import default_jobs
-from ..contention import (Costs, fit_costs, instance_map, max_throughput, wait_shares,
-                          workload_network)
+from ..contention import (Costs, PageCounts, fit_costs, instance_map, max_throughput,
+                          wait_shares, workload_network)
 from ..contention.instances import COUNT_SCALE
 from ..workloads import dbstress as D
 
@@ -105,7 +105,7 @@ class DbStress:
         key = (kind, v, ahi)
         f = self.freq(kind, v, ahi)
         if key not in self._counts:      # the same for every instance count and cost
-            self._counts[key] = f.counts(COUNT_SCALE)
+            self._counts[key] = PageCounts(f, COUNT_SCALE)
         return workload_network(f, n, costs, cores=self.cores, scale=COUNT_SCALE,
                                 counts=self._counts[key],
                                 statements=STATEMENTS[kind], adaptive_hash_index=ahi, **kw)
