@@ -12,12 +12,13 @@
 """
 from . import demand, des, instances
 from .demand import (
-    VERSIONS, ContentionDemand, HoldTimes, MutexHolds, Network, instance_demand, network,
+    VERSIONS, ContentionDemand, HoldTimes, MutexHolds, Network, PageCounts, instance_demand,
+    network,
 )
 from .des import SimResult, simulate, simulate_reference, simulate_waits
 from .instances import (
-    Costs, PageCounts, fit_costs, instance_map, instances_for_fraction, max_throughput,
-    wait_shares, workload_demand, workload_network,
+    Costs, fit_costs, instance_map, instances_for_fraction, max_throughput, wait_shares,
+    workload_demand, workload_network,
 )
 
 __all__ = [

@@ -68,8 +68,8 @@ from ..pages import Tablespaces, as_int64
 from ..trace import FLAG_AHI, Trace
 from ..versions import RECORDS, record
 
-__all__ = ["HoldTimes", "ContentionDemand", "Network", "instance_demand", "network",
-           "VERSIONS"]
+__all__ = ["HoldTimes", "ContentionDemand", "Network", "instance_demand", "PageCounts",
+           "network", "VERSIONS"]
 
 #: Versions whose mutex rules are modelled (§6.2 of the design note; the records'
 #: ``contention_modelled`` field).
@@ -606,6 +606,60 @@ def _assemble(version, n, txn, hold, gets, ahi, opt, inst_move, inst_miss, inst_
         latch_acquisitions=latch_acq, latch_demand=latch_demand,
         cpu_demand=hold.cpu_ns / NS_PER_S, dirtied=inst_dirty, flushed=inst_flush,
         flush_acquisitions=flush_acq, flush_demand=flush_acq * hold.flush_ns / txn / NS_PER_S)
+
+
+class PageCounts:
+    """A page-frequency vector's integer counts for ``scale`` transactions
+    (``freq.counts(scale)``), checked once as :func:`instance_demand` checks a frequency
+    vector, with the per-instance sums of each instance count (and AHI setting) kept.
+
+    :meth:`demand` (and :func:`bufsim.contention.workload_demand` given these
+    ``counts``) builds the demand of any instance count, hold times and flush-list load
+    from the kept sums: the same numbers as :func:`instance_demand` of the vectors,
+    without a pass over every page per call (the notebooks build hundreds of networks
+    of a few frequencies).  ``freq`` must not change while its counts are used.
+    """
+
+    def __init__(self, freq, scale: int):
+        self.scale = check_int("scale", scale, 1)
+        self.tablespaces = freq.tablespaces
+        gets, ahi, opt = freq.counts(self.scale)
+        self.gets, self.ahi_lookups, self.optimistic = _frequency_vectors(
+            gets, self.tablespaces.n_pages, ahi, opt)
+        self.gets_per_txn = float(freq.gets.sum())
+        self._sums = {}
+
+    def sums(self, n_instances: int, adaptive_hash_index: bool, ahi_parts: int) -> tuple:
+        """``(gets, ahi_lookups, optimistic)`` per instance, the global latches' names and
+        the AHI latches' acquisitions, as :func:`instance_demand` counts them (read-only
+        arrays, kept)."""
+        key = (n_instances, bool(adaptive_hash_index), ahi_parts)
+        if key not in self._sums:
+            ahi = self.ahi_lookups if adaptive_hash_index else np.zeros_like(self.gets)
+            per = _instance_sums(self.gets, ahi, self.optimistic,
+                                 self.tablespaces.instance_of(n_instances), n_instances)
+            kept = per + _ahi_acquisitions(ahi_parts, ahi, self.tablespaces, None)
+            for a in kept:
+                if isinstance(a, np.ndarray):
+                    a.flags.writeable = False     # shared by every demand built from them
+            self._sums[key] = kept
+        return self._sums[key]
+
+    def demand(self, n_instances: int, *, version: str = "5.6", hold: HoldTimes | None = None,
+               adaptive_hash_index: bool = True, ahi_parts: int | None = None,
+               flush_per_instance=None) -> ContentionDemand:
+        """``instance_demand(self.gets, self.tablespaces, n_instances, n_transactions=
+        self.scale, ahi_lookups=self.ahi_lookups, optimistic=self.optimistic, ...)``
+        with these arguments, from the kept sums."""
+        n, hold, parts = _check_settings(version, n_instances, hold, self.scale,
+                                         adaptive_hash_index, ahi_parts)
+        fpi = _check_flush_inputs(None, None, None, None, None, flush_per_instance, n)
+        gets, ahi, opt, names, ahi_acq = self.sums(n, adaptive_hash_index, parts)
+        dirty, flush = fpi if fpi is not None else (np.zeros(n, np.int64),
+                                                    np.zeros(n, np.int64))
+        return _assemble(version, n, float(self.scale), hold, gets, ahi, opt,
+                         np.zeros(n, np.int64), np.zeros(n, np.int64), dirty, flush, names,
+                         ahi_acq)
 
 
 def _check_settings(version, n_instances, hold, n_transactions, adaptive_hash_index,

@@ -34,11 +34,10 @@ from .._validation import check_int
 from .._units import MAX_INSTANCES, instance_fold
 from ..analytic.solve import solve_monotone
 from ..pages import Tablespaces
-from .demand import (ContentionDemand, HoldTimes, MutexHolds, Network, _ahi_acquisitions,
-                     _assemble, _check_flush_inputs, _check_settings, _frequency_vectors,
-                     _instance_sums, instance_demand)
+from .demand import (ContentionDemand, HoldTimes, MutexHolds, Network, PageCounts,
+                     instance_demand)
 
-__all__ = ["Costs", "fit_costs", "instance_map", "PageCounts", "workload_demand",
+__all__ = ["Costs", "fit_costs", "instance_map", "workload_demand",
            "workload_network", "max_throughput", "wait_shares", "instances_for_fraction"]
 
 
@@ -121,42 +120,6 @@ class Costs(MutexHolds):
 COUNT_SCALE = 1_000_000
 
 
-class PageCounts:
-    """A page-frequency vector's integer counts for ``scale`` transactions
-    (``freq.counts(scale)``), checked once as :func:`instance_demand` checks a frequency
-    vector, with the per-instance sums of each instance count (and AHI setting) kept.
-
-    :func:`workload_demand` given these ``counts`` builds the demand of any instance
-    count, costs and flush-list load from the kept sums: the same numbers as from the
-    vectors, without a pass over every page per call (the notebooks build hundreds of
-    networks of a few frequencies).  ``freq`` must not change while its counts are used.
-    """
-
-    def __init__(self, freq, scale: int = COUNT_SCALE):
-        self.scale = check_int("scale", scale, 1)
-        self.tablespaces = freq.tablespaces
-        gets, ahi, opt = freq.counts(self.scale)
-        self.gets, self.ahi_lookups, self.optimistic = _frequency_vectors(
-            gets, self.tablespaces.n_pages, ahi, opt)
-        self.gets_per_txn = float(freq.gets.sum())
-        self._sums = {}
-
-    def sums(self, n_instances: int, adaptive_hash_index: bool, ahi_parts: int) -> tuple:
-        """``(gets, ahi_lookups, optimistic)`` per instance, the global latches' names and
-        the AHI latches' acquisitions, as :func:`instance_demand` counts them."""
-        key = (n_instances, bool(adaptive_hash_index), ahi_parts)
-        if key not in self._sums:
-            ahi = self.ahi_lookups if adaptive_hash_index else np.zeros_like(self.gets)
-            per = _instance_sums(self.gets, ahi, self.optimistic,
-                                 self.tablespaces.instance_of(n_instances), n_instances)
-            kept = per + _ahi_acquisitions(ahi_parts, ahi, self.tablespaces, None)
-            for a in kept:
-                if isinstance(a, np.ndarray):
-                    a.flags.writeable = False     # shared by every demand built from them
-            self._sums[key] = kept
-        return self._sums[key]
-
-
 def workload_demand(freq, n_instances: int, costs: Costs, *, statements: float = 1.0,
                     version: str = "5.5", adaptive_hash_index: bool = True,
                     mapping: np.ndarray | None = None, ahi_parts: int | None = None,
@@ -186,16 +149,10 @@ def workload_demand(freq, n_instances: int, costs: Costs, *, statements: float =
             raise ValueError(f"counts are of another frequency or scale ({counts.scale}); "
                              f"allowed: PageCounts(freq, scale={scale})")
         if mapping is None and all(a is None for a in (misses, dirtied, flushed)):
-            n, hold, parts = _check_settings(version, n_instances,
-                                             costs.hold(counts.gets_per_txn, statements),
-                                             scale, adaptive_hash_index, ahi_parts)
-            fpi = _check_flush_inputs(None, None, None, None, None, fpi, n)
-            gets, ahi, opt, names, ahi_acq = counts.sums(n, adaptive_hash_index, parts)
-            dirty, flush = fpi if fpi is not None else (np.zeros(n, np.int64),
-                                                        np.zeros(n, np.int64))
-            return _assemble(version, n, float(scale), hold, gets, ahi, opt,
-                             np.zeros(n, np.int64), np.zeros(n, np.int64), dirty, flush, names,
-                             ahi_acq)
+            return counts.demand(n_instances, version=version,
+                                 hold=costs.hold(counts.gets_per_txn, statements),
+                                 adaptive_hash_index=adaptive_hash_index, ahi_parts=ahi_parts,
+                                 flush_per_instance=fpi)
         counts = (counts.gets, counts.ahi_lookups, counts.optimistic)
     gets, ahi, opt = freq.counts(scale) if counts is None else counts
     hold = costs.hold(float(freq.gets.sum()), statements)
@@ -293,7 +250,7 @@ def fit_costs(targets, base: Costs, *, n_instances: int = 16, cores: int = 32,
         if not (math.isfinite(tps) and tps > 0):
             raise ValueError(f"tps={tps!r} is out of range; allowed: > 0")
     # each workload's integer counts, once (workload_network would recount them per call)
-    counts = {id(t[1]): PageCounts(t[1]) for t in targets}
+    counts = {id(t[1]): PageCounts(t[1], COUNT_SCALE) for t in targets}
     for _ in range(rounds):
         for fld, fq, stmts, ahi, tps in targets:
             kept = {}   # f is pure: brentq asks again for the bracket's ends

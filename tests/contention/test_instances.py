@@ -150,7 +150,7 @@ def test_page_counts_give_the_demand_of_the_vectors(version):
     gets = rng.exponential(0.01, ts.n_pages) * (rng.random(ts.n_pages) < 0.6)
     ahi = gets * rng.random(ts.n_pages) * 0.5
     f = PageFrequency(gets, ahi, ts, "mix", optimistic=(gets - ahi) * 0.2)
-    pc = PageCounts(f)
+    pc = PageCounts(f, 1_000_000)
     seen = set()
     for n in (1, 3, 16, 64):
         for ahi_on in (True, False):
