@@ -25,7 +25,8 @@ from .mrc import (
     ShardsCounter, StackDistanceCounter, exact_mrc, mrc_error, page_hash, shards_mrc,
     stack_distances,
 )
-from .mva import MVAResult, USLFit, asymptotic_bounds, exact_mva, schweitzer_mva, usl_fit
+from .mva import (MVAResult, USLFit, asymptotic_bounds, exact_mva, exact_mva_throughput,
+                  schweitzer_mva, usl_fit)
 from .solve import solve_monotone
 
 __all__ = [
@@ -34,5 +35,6 @@ __all__ = [
     "segmented_lru",
     "ShardsCounter", "StackDistanceCounter", "exact_mrc", "mrc_error", "page_hash",
     "shards_mrc", "stack_distances",
-    "MVAResult", "USLFit", "asymptotic_bounds", "exact_mva", "schweitzer_mva", "usl_fit",
+    "MVAResult", "USLFit", "asymptotic_bounds", "exact_mva", "exact_mva_throughput",
+    "schweitzer_mva", "usl_fit",
 ]

@@ -320,10 +320,15 @@ def _solve_hybr(pp, wt, m, t0):
     """Powell's hybrid method on ``log T``; None unless it converged."""
     occ = np.empty(m.shape[0])
     jac = np.empty((m.shape[0], m.shape[0]))
+    kept = {}       # fun is pure: the check at the solution finds the value hybr computed
 
     def fun(u):
-        _lru_m_system(pp, wt, np.exp(np.clip(u, -_U_MAX, _U_MAX)), occ, jac, True)
-        return occ / m - 1.0, jac / m[:, None]
+        key = np.asarray(u, dtype=np.float64).tobytes()
+        if key not in kept:
+            _lru_m_system(pp, wt, np.exp(np.clip(u, -_U_MAX, _U_MAX)), occ, jac, True)
+            kept[key] = (occ / m - 1.0, jac / m[:, None])
+        f, j = kept[key]
+        return f.copy(), j.copy()
 
     sol = optimize.root(fun, np.log(t0), jac=True, method="hybr", options={"xtol": 1e-13})
     if not np.all(np.abs(sol.x) < _U_MAX):
@@ -537,8 +542,9 @@ def innodb_midpoint_lru(rates, pool_pages: int, old_blocks_pct: int = 37) -> Che
 def _quarter_hits(p, t, w):
     """``h_k`` of :func:`innodb_lru_t0` for rates ``p`` (all > 0), ``T`` and ``w``."""
     x = max(t - w, 0.0)
-    e = np.exp(-p * x)
-    pe = p * min(w, t) - np.expm1(-p * x)     # lambda_k E_k
+    px = -p * x
+    e = np.exp(px)
+    pe = p * min(w, t) - np.expm1(px)     # lambda_k E_k
     return pe / (e + pe)
 
 
@@ -597,20 +603,27 @@ def innodb_lru_t0(rates, pool_pages: int, old_blocks_pct: int = 37) -> CheResult
     cap = float(pool_pages)
 
     last = [cap]
+    kept = {}
+
+    def hits(t, w):
+        """:func:`_quarter_hits` of ``pp``, each ``(t, w)`` computed once: the solves
+        below ask for the same points again (bracket ends, roots, ``w`` twice)."""
+        if (t, w) not in kept:
+            kept[(t, w)] = _quarter_hits(pp, t, w)
+        return kept[(t, w)]
 
     def t_of(w):
         """T with sum_k h_k = C for the window w (occupancy increases with T); the
         bracket starts at half the last root (the occupancy is at most T, so T >= C)."""
         lo = max(cap, 0.5 * last[0])
-        if _quarter_hits(pp, lo, w).sum() > cap:
+        if hits(lo, w).sum() > cap:
             lo = cap
-        last[0] = solve_monotone(lambda t: _quarter_hits(pp, t, w).sum(), cap, lo, None,
-                                 xtol=1e-13)
+        last[0] = solve_monotone(lambda t: hits(t, w).sum(), cap, lo, None, xtol=1e-13)
         return last[0]
 
     def excess(w):
         t = t_of(w)
-        m = float(pp @ (1.0 - _quarter_hits(pp, t, w)))
+        m = float(pp @ (1.0 - hits(t, w)))
         return w - big_w / m
 
     if big_w == 0:
@@ -624,7 +637,7 @@ def innodb_lru_t0(rates, pool_pages: int, old_blocks_pct: int = 37) -> CheResult
         w = solve_monotone(excess, 0.0, 0.0, hi, log=False, xtol=1e-9 * hi)
     t = t_of(w)
     hit = np.zeros(p.shape[0])
-    hit[p > 0] = _quarter_hits(pp, t, w)
+    hit[p > 0] = hits(t, w)
     return CheResult(t / total, float(np.dot(p, hit)), hit, None, w / total)
 
 

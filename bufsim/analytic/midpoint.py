@@ -388,14 +388,26 @@ def midpoint_lru(hot_rates, scans: Sequence[ScanClass] = (), *, pool_pages: int,
     def solve_lru(M, D):
         base = M + D
         scan_rate = r if scan is not None else 0.0
+        # pure functions of their argument (M and D fixed): brentq evaluates the
+        # bracket's ends again and the root's point was evaluated by it, so each value
+        # is kept and never computed twice (the same numbers, less work)
+        inner_at = {}
 
         def inner(a):
+            if a in inner_at:
+                return inner_at[a]
             t1 = ph.profile(a, base, scan_rate, 0.0, promote_scan)
             qn, aa, qd, sd, w = hot_terms(lam, t1, tau, miss_promotes)
+            chain_at = {}
+
+            def chain_of(t2):
+                if t2 not in chain_at:
+                    chain_at[t2] = chain(lam, qn, aa, qd, sd, t2)
+                return chain_at[t2]
 
             def young_gap(log_t2):
                 t2 = math.exp(log_t2)
-                _, py, _, _ = chain(lam, qn, aa, qd, sd, t2)
+                _, py, _, _ = chain_of(t2)
                 return (py @ cnt) + scan_old_young(t1, t2)[1] - c_young
 
             lo, hi = -40.0, 40.0
@@ -405,10 +417,11 @@ def midpoint_lru(hot_rates, scans: Sequence[ScanClass] = (), *, pool_pages: int,
                 t2 = math.exp(lo)
             else:
                 t2 = math.exp(optimize.brentq(young_gap, lo, hi, xtol=1e-10))
-            po, py, mr, pr = chain(lam, qn, aa, qd, sd, t2)
+            po, py, mr, pr = chain_of(t2)
             so, sy = scan_old_young(t1, t2)
-            return dict(t1=t1, t2=t2, qn=qn, a=aa, qd=qd, sd=sd, w=w, po=po, py=py, mr=mr,
-                        pr=pr, so=so, sy=sy)
+            inner_at[a] = dict(t1=t1, t2=t2, qn=qn, a=aa, qd=qd, sd=sd, w=w, po=po, py=py,
+                               mr=mr, pr=pr, so=so, sy=sy)
+            return inner_at[a]
 
         def old_gap(log_a):
             st = inner(math.exp(log_a))
@@ -621,14 +634,19 @@ def _frozen_iterate(lam, cnt, inv, lam_all, scan, ph, tau, c_old, c_young, f0, w
                 return np.where(rho > 0, 0.0, lost_of_t(qn, aa, qd, sd, t)[:, 0])
             return window_mean(lambda t: lost_of_t(qn, aa, qd, sd, t), window)
 
+        gap_at = {}     # this iteration's old_gap values: brentq evaluates lo and hi again
+
         def old_gap(log_a):
+            if log_a in gap_at:
+                return gap_at[log_a]
             t1, qn, aa, qd, sd, w = occupancy(math.exp(log_a))
             lp = lost_avg(qn, aa, qd, sd)
             hc_old = lam * aa / (1.0 + lam * aa)
             so = 0.0
             if scan is not None:
                 so = (S - pinned) * float(np.mean(np.minimum(t1, P))) / P
-            return float((lp * hc_old) @ cnt) + so - c_old
+            gap_at[log_a] = float((lp * hc_old) @ cnt) + so - c_old
+            return gap_at[log_a]
 
         lo, hi = math.log(1e-3), math.log(1e4 * (c_old + c_young))
         g_lo, g_hi = old_gap(lo), old_gap(hi)

@@ -28,8 +28,8 @@ from scipy import optimize
 
 from .._validation import check_int
 
-__all__ = ["MVAResult", "USLFit", "exact_mva", "schweitzer_mva", "asymptotic_bounds",
-           "usl_fit"]
+__all__ = ["MVAResult", "USLFit", "exact_mva", "exact_mva_throughput", "schweitzer_mva",
+           "asymptotic_bounds", "usl_fit"]
 
 _QUEUE, _DELAY, _MULTI, _LD = 0, 1, 2, 3
 
@@ -292,6 +292,24 @@ def _convolution_kernel(d, z, n_users, kind, m, alpha):
     return x_out, r_out, q_out, u_out
 
 
+@njit(cache=True)
+def _convolution_throughput(d, z, n_users, kind, m, alpha):
+    """``X(1..N)`` of :func:`_convolution_kernel` alone: its prefix products of the
+    normalising constants and nothing else (the same operations in the same order, so
+    the same numbers; a third of the work or less)."""
+    n = n_users
+    lf = _log_factors(d, z, n, kind, m, alpha)
+    lg = np.empty(n + 1)
+    lg[:] = -np.inf
+    lg[0] = 0.0
+    for k in range(d.shape[0] + 1):
+        lg = _log_conv(lg, lf[k], n)
+    x_out = np.empty(n)
+    for t in range(1, n + 1):
+        x_out[t - 1] = np.exp(lg[t - 1] - lg[t])
+    return x_out
+
+
 def _result(x, r, q, u, z, d, m):
     n = np.arange(1, x.shape[0] + 1, dtype=np.int64)
     return MVAResult(n, x, r.sum(axis=1), r, q, u, z, d, m)
@@ -363,6 +381,31 @@ def exact_mva(demands, think_time: float, n_users: int, *, servers=None,
     else:
         x, r, q, u = _exact_mva_kernel(d, z, n, kind, m, alpha)
     return _result(x, r, q, u, z, d, m)
+
+
+def exact_mva_throughput(demands, think_time: float, n_users: int, *, servers=None,
+                         load_dependent: Mapping[int, np.ndarray] | None = None) -> np.ndarray:
+    """The throughput of :func:`exact_mva` alone, ``X(1..N)``: the same numbers as
+    ``exact_mva(...).throughput``, computed without the queue lengths, residence times
+    and utilisations (for a network with a multi-server or load-dependent station, whose
+    convolution solution gets the throughput from the normalising constants alone).
+
+    Parameters and errors are those of :func:`exact_mva`.
+
+    Returns
+    -------
+    numpy.ndarray of float, shape (n_users,)
+
+    Examples
+    --------
+    >>> exact_mva_throughput([0.5, 1.0], 1.0, 2).round(6).tolist()
+    [0.4, 0.666667]
+    """
+    d, z, n, m, kind, alpha = _check_network(demands, think_time, n_users, servers,
+                                             load_dependent)
+    if ((kind == _MULTI) | (kind == _LD)).any():
+        return _convolution_throughput(d, z, n, kind, m, alpha)
+    return _exact_mva_kernel(d, z, n, kind, m, alpha)[0]
 
 
 # --------------------------------------------------------------------------

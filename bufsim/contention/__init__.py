@@ -12,9 +12,10 @@
 """
 from . import demand, des, instances
 from .demand import (
-    VERSIONS, ContentionDemand, HoldTimes, MutexHolds, Network, instance_demand, network,
+    VERSIONS, ContentionDemand, HoldTimes, MutexHolds, Network, PageCounts, instance_demand,
+    network,
 )
-from .des import SimResult, simulate, simulate_reference
+from .des import SimResult, simulate, simulate_reference, simulate_waits
 from .instances import (
     Costs, fit_costs, instance_map, instances_for_fraction, max_throughput, wait_shares,
     workload_demand, workload_network,
@@ -24,7 +25,7 @@ __all__ = [
     "demand", "des",
     "VERSIONS", "ContentionDemand", "HoldTimes", "MutexHolds", "Network", "instance_demand",
     "network",
-    "SimResult", "simulate", "simulate_reference", "instances",
-    "Costs", "fit_costs", "instance_map", "instances_for_fraction", "max_throughput",
+    "SimResult", "simulate", "simulate_reference", "simulate_waits", "instances",
+    "Costs", "PageCounts", "fit_costs", "instance_map", "instances_for_fraction", "max_throughput",
     "wait_shares", "workload_demand", "workload_network",
 ]

@@ -68,8 +68,8 @@ from ..pages import Tablespaces, as_int64
 from ..trace import FLAG_AHI, Trace
 from ..versions import RECORDS, record
 
-__all__ = ["HoldTimes", "ContentionDemand", "Network", "instance_demand", "network",
-           "VERSIONS"]
+__all__ = ["HoldTimes", "ContentionDemand", "Network", "instance_demand", "PageCounts",
+           "network", "VERSIONS"]
 
 #: Versions whose mutex rules are modelled (§6.2 of the design note; the records'
 #: ``contention_modelled`` field).
@@ -226,11 +226,25 @@ class Network:
         from ..analytic.mva import exact_mva
         return exact_mva(self.demands, self.think_time, n_users, servers=self.servers)
 
+    def throughput(self, n_users: int) -> np.ndarray:
+        """Exact-MVA throughput for populations ``1..n_users``: ``self.mva(n_users)
+        .throughput`` without the rest (:func:`bufsim.analytic.mva.exact_mva_throughput`)."""
+        from ..analytic.mva import exact_mva_throughput
+        return exact_mva_throughput(self.demands, self.think_time, n_users, servers=self.servers)
+
     def simulate(self, n_users: int, **kwargs):
         """Discrete-event simulation at one population (:func:`bufsim.contention.simulate`)."""
         from .des import simulate
         return simulate(self.service, self.think_time, n_users, visits=self.visits,
                         servers=self.servers, names=self.names, **kwargs)
+
+    def simulate_waits(self, n_users: int, waits, **kwargs) -> list:
+        """One simulation at one population, its waits counted under each ``(spin_ns,
+        wakeup)`` of ``waits`` (:func:`bufsim.contention.des.simulate_waits`)."""
+        from .des import simulate_waits
+        return simulate_waits(self.service, self.think_time, n_users, waits=waits,
+                              visits=self.visits, servers=self.servers, names=self.names,
+                              **kwargs)
 
     def frame(self) -> pd.DataFrame:
         """One row per station: ``station, servers, visits, service_s, demand_s``."""
@@ -551,30 +565,40 @@ def instance_demand(source, tablespaces: Tablespaces | None = None, n_instances:
         page_ahi = np.zeros_like(page_gets)
     inst = _page_instances(tablespaces, touched, instance_map, n, n_pages)
 
-    # the pages with gets (AHI lookups and optimistic gets are parts of them): summing
-    # only their terms, in page order, adds the same floats as over every page
-    got = np.flatnonzero(page_gets)
-    inst_got = inst[got]
-
-    def per_instance(a, pages=None):
-        if pages is None:
-            return np.bincount(inst, weights=a, minlength=n).astype(np.int64)
-        return np.bincount(inst_got, weights=a[pages], minlength=n).astype(np.int64)
-
-    gets, ahi, opt = (per_instance(page_gets, got), per_instance(page_ahi, got),
-                      per_instance(page_opt, got))
+    gets, ahi, opt = _instance_sums(page_gets, page_ahi, page_opt, inst, n)
     if replay is None:
-        inst_miss = np.zeros(n, np.int64) if page_miss is None else per_instance(page_miss)
-        inst_move = np.zeros(n, np.int64) if page_move is None else per_instance(page_move)
-        inst_dirty = np.zeros(n, np.int64) if page_dirty is None else per_instance(page_dirty)
-        inst_flush = np.zeros(n, np.int64) if page_flush is None else per_instance(page_flush)
+        inst_miss, inst_move, inst_dirty, inst_flush = (
+            np.zeros(n, np.int64) if a is None else _per_instance(inst, a, n)
+            for a in (page_miss, page_move, page_dirty, page_flush))
         if fpi is not None:
             inst_dirty, inst_flush = fpi
+    names, ahi_acq = _ahi_acquisitions(parts, page_ahi, tablespaces, touched)
+    return _assemble(version, n, float(n_transactions), hold, gets, ahi, opt, inst_move,
+                     inst_miss, inst_dirty, inst_flush, names, ahi_acq)
+
+
+def _per_instance(inst, a, n):
+    """Sum of the per-page counts ``a`` per instance."""
+    return np.bincount(inst, weights=a, minlength=n).astype(np.int64)
+
+
+def _instance_sums(page_gets, page_ahi, page_opt, inst, n):
+    """Gets, AHI lookups and optimistic gets per instance.  Over the pages with gets only
+    (AHI lookups and optimistic gets are parts of them): their terms in page order, so
+    the same float sums as over every page."""
+    got = np.flatnonzero(page_gets)
+    inst_got = inst[got]
+    return tuple(np.bincount(inst_got, weights=a[got], minlength=n).astype(np.int64)
+                 for a in (page_gets, page_ahi, page_opt))
+
+
+def _assemble(version, n, txn, hold, gets, ahi, opt, inst_move, inst_miss, inst_dirty,
+              inst_flush, names, ahi_acq) -> ContentionDemand:
+    """The :class:`ContentionDemand` of per-instance counts (``txn`` transactions) and the
+    AHI latches' acquisitions, with the hold times ``hold``."""
     flush_acq = inst_dirty + inst_flush
     acq, hold_ns = _pool_mutex(version, gets, ahi, opt, inst_move, inst_miss, hold)
-    txn = float(n_transactions)
-    names, latch_acq, latch_demand = _latch_demands(parts, page_ahi, tablespaces, touched,
-                                                    txn, hold)
+    latch_acq, latch_demand = _latch_demands(ahi_acq, txn, hold)
     return ContentionDemand(
         version=version, n_instances=n, n_transactions=txn, hold=hold, gets=gets,
         ahi_lookups=ahi, moves=inst_move, misses=inst_miss, acquisitions=acq,
@@ -582,6 +606,60 @@ def instance_demand(source, tablespaces: Tablespaces | None = None, n_instances:
         latch_acquisitions=latch_acq, latch_demand=latch_demand,
         cpu_demand=hold.cpu_ns / NS_PER_S, dirtied=inst_dirty, flushed=inst_flush,
         flush_acquisitions=flush_acq, flush_demand=flush_acq * hold.flush_ns / txn / NS_PER_S)
+
+
+class PageCounts:
+    """A page-frequency vector's integer counts for ``scale`` transactions
+    (``freq.counts(scale)``), checked once as :func:`instance_demand` checks a frequency
+    vector, with the per-instance sums of each instance count (and AHI setting) kept.
+
+    :meth:`demand` (and :func:`bufsim.contention.workload_demand` given these
+    ``counts``) builds the demand of any instance count, hold times and flush-list load
+    from the kept sums: the same numbers as :func:`instance_demand` of the vectors,
+    without a pass over every page per call (the notebooks build hundreds of networks
+    of a few frequencies).  ``freq`` must not change while its counts are used.
+    """
+
+    def __init__(self, freq, scale: int):
+        self.scale = check_int("scale", scale, 1)
+        self.tablespaces = freq.tablespaces
+        gets, ahi, opt = freq.counts(self.scale)
+        self.gets, self.ahi_lookups, self.optimistic = _frequency_vectors(
+            gets, self.tablespaces.n_pages, ahi, opt)
+        self.gets_per_txn = float(freq.gets.sum())
+        self._sums = {}
+
+    def sums(self, n_instances: int, adaptive_hash_index: bool, ahi_parts: int) -> tuple:
+        """``(gets, ahi_lookups, optimistic)`` per instance, the global latches' names and
+        the AHI latches' acquisitions, as :func:`instance_demand` counts them (read-only
+        arrays, kept)."""
+        key = (n_instances, bool(adaptive_hash_index), ahi_parts)
+        if key not in self._sums:
+            ahi = self.ahi_lookups if adaptive_hash_index else np.zeros_like(self.gets)
+            per = _instance_sums(self.gets, ahi, self.optimistic,
+                                 self.tablespaces.instance_of(n_instances), n_instances)
+            kept = per + _ahi_acquisitions(ahi_parts, ahi, self.tablespaces, None)
+            for a in kept:
+                if isinstance(a, np.ndarray):
+                    a.flags.writeable = False     # shared by every demand built from them
+            self._sums[key] = kept
+        return self._sums[key]
+
+    def demand(self, n_instances: int, *, version: str = "5.6", hold: HoldTimes | None = None,
+               adaptive_hash_index: bool = True, ahi_parts: int | None = None,
+               flush_per_instance=None) -> ContentionDemand:
+        """``instance_demand(self.gets, self.tablespaces, n_instances, n_transactions=
+        self.scale, ahi_lookups=self.ahi_lookups, optimistic=self.optimistic, ...)``
+        with these arguments, from the kept sums."""
+        n, hold, parts = _check_settings(version, n_instances, hold, self.scale,
+                                         adaptive_hash_index, ahi_parts)
+        fpi = _check_flush_inputs(None, None, None, None, None, flush_per_instance, n)
+        gets, ahi, opt, names, ahi_acq = self.sums(n, adaptive_hash_index, parts)
+        dirty, flush = fpi if fpi is not None else (np.zeros(n, np.int64),
+                                                    np.zeros(n, np.int64))
+        return _assemble(version, n, float(self.scale), hold, gets, ahi, opt,
+                         np.zeros(n, np.int64), np.zeros(n, np.int64), dirty, flush, names,
+                         ahi_acq)
 
 
 def _check_settings(version, n_instances, hold, n_transactions, adaptive_hash_index,
@@ -676,9 +754,9 @@ def _pool_mutex(version, gets, ahi, opt, inst_move, inst_miss, hold):
     return acq, hold_ns
 
 
-def _latch_demands(parts, page_ahi, tablespaces, touched, txn, hold):
-    """The AHI latches' (one, or one per part) and the kernel mutex's names,
-    acquisitions and demands per transaction."""
+def _ahi_acquisitions(parts, page_ahi, tablespaces, touched):
+    """The global latches' names (the AHI latch or its parts, then the kernel mutex) and
+    the AHI latches' acquisitions."""
     if parts == 1:
         ahi_acq = np.array([page_ahi.sum()], dtype=np.int64)
         names = ("ahi", "kernel")
@@ -687,11 +765,17 @@ def _latch_demands(parts, page_ahi, tablespaces, touched, txn, hold):
                 tablespaces.group_of(touched)) % parts
         ahi_acq = np.bincount(part, weights=page_ahi, minlength=parts).astype(np.int64)
         names = tuple(f"ahi[{p}]" for p in range(parts)) + ("kernel",)
+    return names, ahi_acq
+
+
+def _latch_demands(ahi_acq, txn, hold):
+    """The global latches' acquisitions (the AHI latches', then the kernel mutex's, once
+    per transaction) and demands per transaction."""
     kernel_acq = int(round(txn))
     latch_acq = np.concatenate([ahi_acq, [kernel_acq]]).astype(np.int64)
     latch_demand = np.concatenate([ahi_acq * hold.ahi_ns / txn / NS_PER_S,
                                    [hold.kernel_ns / NS_PER_S]])
-    return names, latch_acq, latch_demand
+    return latch_acq, latch_demand
 
 
 def network(demand: ContentionDemand, cores: int, think_time: float = 0.0, *,

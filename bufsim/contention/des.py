@@ -61,7 +61,8 @@ Implementation
     clocks, a splitmix64 generator seeded by ``seed`` (the same stream in the kernel and in
     :func:`simulate_reference`, a small heapq-based pure-Python twin that
     tests compare with the kernel event by event).  Events are picked as the
-    smallest (time, thread id).
+    smallest (time, thread id).  :func:`simulate_waits` counts one run's waits
+    under several ``(spin_ns, wakeup)`` settings at once (the events are the same).
 
 References
 ----------
@@ -85,10 +86,11 @@ import pandas as pd
 
 from .._units import NS_PER_S
 from .des_kernel import (C_AREA_B, C_AREA_Q, C_ARRIVALS, C_COMPLETIONS, C_OS_WAITS, C_SPINS,
-                         C_WAITS, C_WAIT_NS, GOLDEN, MASK, MIX1, MIX2, N_C, N_O, N_S, N_TH,
-                         O_EVENTS, O_LOGGED, O_T0, O_TEND, TWO_M53, run_kernel)
+                         C_WAITS, C_WAIT_NS, GOLDEN, MASK, MIX1, MIX2, N_C, N_O, N_S, N_TH, N_W,
+                         O_EVENTS, O_LOGGED, O_T0, O_TEND, TWO_M53, W_OS_WAITS, W_SPINS,
+                         run_kernel)
 
-__all__ = ["SimResult", "simulate", "simulate_reference"]
+__all__ = ["SimResult", "simulate", "simulate_waits", "simulate_reference"]
 
 
 # --------------------------------------------------------------------------------------
@@ -535,21 +537,86 @@ def simulate(service, think_time: float, n_users: int, *, visits=None, servers=N
                  n_batches, seed, routing, service_dist, spin_ns, hold_core, cpu, confidence,
                  wakeup)
     log_events = _check_count("log_events", log_events, 0)
-    k, n = len(p["servers"]), p["n_users"]
+    return _run(p, [(p["spin_ns"], p["broadcast"])], log_events)[0]
+
+
+def simulate_waits(service, think_time: float, n_users: int, *, waits, visits=None,
+                   servers=None, names=None, n_transactions: int = 100_000,
+                   warmup: int | None = None, n_batches: int = 20, seed: int = 0,
+                   routing: str = "markov", service_dist: str = "exponential",
+                   hold_core: bool = False, cpu: int | None = None,
+                   confidence: float = 0.95) -> list[SimResult]:
+    """One simulation counted under several spin times and wake-up rules.
+
+    ``spin_ns`` and ``wakeup`` change the counters (spins, os_waits) only, never the
+    events (module notes, Waits), so one run of the events counts them for every
+    ``(spin_ns, wakeup)`` pair of ``waits``: result ``i`` is the :class:`SimResult` of
+    :func:`simulate` with ``spin_ns=waits[i][0], wakeup=waits[i][1]`` and the same other
+    arguments, number for number, at the cost of about one run.
+
+    Parameters
+    ----------
+    waits : sequence of (int, str)
+        One or more ``(spin_ns, wakeup)`` pairs (as :func:`simulate`'s arguments).
+    service, think_time, n_users, visits, servers, names, n_transactions, warmup, \
+n_batches, seed, routing, service_dist, hold_core, cpu, confidence
+        As :func:`simulate`.
+
+    Returns
+    -------
+    list of SimResult
+        One per pair of ``waits``, in its order.
+    """
+    try:
+        pairs = [(s, w) for s, w in waits]
+    except (TypeError, ValueError):
+        raise ValueError(f"waits must be a sequence of (spin_ns, wakeup) pairs; got {waits!r}") \
+            from None
+    if not pairs:
+        raise ValueError("waits is empty; allowed: one or more (spin_ns, wakeup) pairs")
+    settings = []
+    for i, (s, w) in enumerate(pairs):
+        sp = _check_count(f"waits[{i}] spin_ns", s, 0)
+        if w not in ("broadcast", "handoff"):
+            raise ValueError(f"waits[{i}] wakeup={w!r} is not supported; allowed: 'broadcast', "
+                             "'handoff'")
+        settings.append((sp, w == "broadcast"))
+    p = _prepare(service, think_time, n_users, visits, servers, names, n_transactions, warmup,
+                 n_batches, seed, routing, service_dist, settings[0][0], hold_core, cpu,
+                 confidence, pairs[0][1])
+    return _run(p, settings, 0)
+
+
+def _run(p, settings, log_events: int) -> list[SimResult]:
+    """Run the kernel once on checked inputs ``p`` (:func:`_prepare`), counting waits for
+    each ``(spin_ns, broadcast)`` of ``settings``; one SimResult per setting."""
+    k, n, v = len(p["servers"]), p["n_users"], len(settings)
     th = np.zeros((n, N_TH), dtype=np.int64)
+    awake = np.zeros((n, v), dtype=np.int64)
     stn = np.zeros((k, N_S), dtype=np.int64)
     qbuf = np.zeros((k, n), dtype=np.int64)
     cum = np.zeros((k, N_C), dtype=np.int64)
     base = np.zeros((k, N_C), dtype=np.int64)
+    wcum = np.zeros((v, k, N_W), dtype=np.int64)
+    wbase = np.zeros((v, k, N_W), dtype=np.int64)
     batch_end = np.zeros(p["n_batches"], dtype=np.int64)
     batch_resp = np.zeros(p["n_batches"], dtype=np.int64)
     log = np.zeros((log_events, 4), dtype=np.int64)
     out = np.zeros(N_O, dtype=np.int64)
+    spin = np.array([s for s, _ in settings], dtype=np.int64)
+    bcast = np.array([b for _, b in settings], dtype=np.bool_)
     run_kernel(p["service_ns"], p["servers"], p["cum_prob"], p["route"], p["think_ns"],
-               p["det"], p["core"], p["spin_ns"], p["broadcast"], p["warmup"], p["batch_size"],
-               np.uint64(p["seed"]), th, stn, qbuf, cum, base, batch_end, batch_resp, log, out)
-    return _finish(p, cum - base, int(out[O_T0]), int(out[O_TEND]), batch_end, batch_resp,
-                   out[O_EVENTS], log[:out[O_LOGGED]])
+               p["det"], p["core"], spin, bcast, p["warmup"], p["batch_size"],
+               np.uint64(p["seed"]), th, awake, stn, qbuf, cum, wcum, base, wbase, batch_end,
+               batch_resp, log, out)
+    results = []
+    for i in range(v):
+        counters = cum - base
+        counters[:, C_SPINS] = wcum[i, :, W_SPINS] - wbase[i, :, W_SPINS]
+        counters[:, C_OS_WAITS] = wcum[i, :, W_OS_WAITS] - wbase[i, :, W_OS_WAITS]
+        results.append(_finish(p, counters, int(out[O_T0]), int(out[O_TEND]), batch_end.copy(),
+                               batch_resp.copy(), out[O_EVENTS], log[:out[O_LOGGED]].copy()))
+    return results
 
 
 def simulate_reference(service, think_time: float, n_users: int, *, visits=None, servers=None,

@@ -1,7 +1,11 @@
 """The compiled event loop of :mod:`bufsim.contention.des`: the state's columns
 (threads, stations, counters, outputs), splitmix64 draws (the same bits as the
 pure-Python reference's) and :func:`run_kernel`, which runs the events of one
-simulation over int64 arrays."""
+simulation over int64 arrays.
+
+The wait counters (spins and os_waits) depend on the spin time and the wake-up rule
+only, never the events: one run counts them for ``V`` such settings at once, each in
+its own ``wcum[v]`` (``spin_ns[v]``, ``broadcast[v]``; a waiter's ``awake[j, v]``)."""
 import math
 
 import numpy as np
@@ -14,15 +18,18 @@ MIX1 = 0xBF58476D1CE4E5B9
 MIX2 = 0x94D049BB133111EB
 TWO_M53 = 1.0 / 9007199254740992.0
 
-# per-thread columns
-TH_NEXT, TH_LOC, TH_ARR, TH_START, TH_POS, TH_WANT, TH_AWAKE = range(7)
-N_TH = 7
+# per-thread columns (the time a waiter sleeps from, per counter setting: ``awake``)
+TH_NEXT, TH_LOC, TH_ARR, TH_START, TH_POS, TH_WANT = range(6)
+N_TH = 6
 # per-station state columns
 S_BUSY, S_PRESENT, S_QHEAD, S_QLEN, S_LAST = range(5)
 N_S = 5
-# per-station counters
+# per-station counters (C_SPINS and C_OS_WAITS: filled from ``wcum`` after the run)
 C_ARRIVALS, C_COMPLETIONS, C_WAITS, C_SPINS, C_OS_WAITS, C_WAIT_NS, C_AREA_Q, C_AREA_B = range(8)
 N_C = 8
+# per counter setting and station: ``wcum[v, k, W_SPINS]``, ``wcum[v, k, W_OS_WAITS]``
+W_SPINS, W_OS_WAITS = range(2)
+N_W = 2
 # scalar outputs
 O_T0, O_TEND, O_EVENTS, O_LOGGED, O_DONE = range(5)
 N_O = 5
@@ -64,8 +71,8 @@ def _touch(stn, cum, k, t):
     stn[k, S_LAST] = t
 
 
-@njit(cache=True)
-def _enter(j, k, t, th, stn, qbuf, cum, service_ns, servers, det, rng, spin_ns):
+@njit(cache=True, inline='always')
+def _enter(j, k, t, th, awake, stn, qbuf, cum, service_ns, servers, det, rng, spin_ns):
     """Thread j arrives at station k at t: served at once or queued."""
     _touch(stn, cum, k, t)
     cum[k, C_ARRIVALS] += 1
@@ -77,43 +84,53 @@ def _enter(j, k, t, th, stn, qbuf, cum, service_ns, servers, det, rng, spin_ns):
         th[j, TH_NEXT] = t + _draw(service_ns[k], det, rng)
     else:
         cum[k, C_WAITS] += 1
-        th[j, TH_AWAKE] = t + spin_ns
+        for v in range(spin_ns.shape[0]):
+            awake[j, v] = t + spin_ns[v]
         n = qbuf.shape[1]
         qbuf[k, (stn[k, S_QHEAD] + stn[k, S_QLEN]) % n] = j
         stn[k, S_QLEN] += 1
         th[j, TH_NEXT] = INF
 
 
-@njit(cache=True)
-def _dispatch(k, t, core, th, stn, qbuf, cum, service_ns, servers, det, rng, spin_ns,
-              broadcast):
-    """A server of k is free at t: start the head of k's queue, if any (and with
-    ``broadcast``, wake every other sleeper of a mutex: module notes, Waits)."""
-    if stn[k, S_QLEN] == 0:
-        return
+@njit(cache=True, inline='always')
+def _dispatch(k, t, core, th, awake, stn, qbuf, cum, wcum, service_ns, servers, det, rng,
+              spin_ns, broadcast):
+    """A server of k is free at t and k's queue is not empty (the caller checks: a call
+    per event costs more than the test): start the head of the queue (and for each
+    counter setting with ``broadcast``, wake every other sleeper of a mutex: module
+    notes, Waits)."""
     n = qbuf.shape[1]
     j = qbuf[k, stn[k, S_QHEAD]]
     stn[k, S_QHEAD] = (stn[k, S_QHEAD] + 1) % n
     stn[k, S_QLEN] -= 1
     wait = t - th[j, TH_ARR]
     cum[k, C_WAIT_NS] += wait
-    if t >= th[j, TH_AWAKE]:
-        cum[k, C_OS_WAITS] += 1
-    elif wait < spin_ns:
-        cum[k, C_SPINS] += 1
-    if broadcast and servers[k] == 1:
-        for q in range(stn[k, S_QLEN]):
-            i = qbuf[k, (stn[k, S_QHEAD] + q) % n]
-            if t >= th[i, TH_AWAKE]:
-                # asleep since TH_AWAKE: that sleep is an os_wait; woken, it spins again
-                cum[k, C_OS_WAITS] += 1
-                th[i, TH_AWAKE] = t + spin_ns
+    head = stn[k, S_QHEAD]
+    qlen = stn[k, S_QLEN]
+    for v in range(spin_ns.shape[0]):
+        sp = spin_ns[v]
+        if t >= awake[j, v]:
+            wcum[v, k, W_OS_WAITS] += 1
+        elif wait < sp:
+            wcum[v, k, W_SPINS] += 1
+        if broadcast[v] and servers[k] == 1:
+            woke = 0
+            for q in range(qlen):
+                p = head + q
+                if p >= n:
+                    p -= n
+                i = qbuf[k, p]
+                if t >= awake[i, v]:
+                    # asleep since awake[i, v]: that sleep is an os_wait; woken, it spins again
+                    woke += 1
+                    awake[i, v] = t + sp
+            wcum[v, k, W_OS_WAITS] += woke
     _touch(stn, cum, k, t)
     stn[k, S_BUSY] += 1
     if k == core and th[j, TH_WANT] >= 0:
         # a core for a spin-lock visit: the thread keeps it and goes to its mutex
         stn[k, S_PRESENT] -= 1
-        _enter(j, th[j, TH_WANT], t, th, stn, qbuf, cum, service_ns, servers, det, rng,
+        _enter(j, th[j, TH_WANT], t, th, awake, stn, qbuf, cum, service_ns, servers, det, rng,
                spin_ns)
     else:
         th[j, TH_NEXT] = t + _draw(service_ns[k], det, rng)
@@ -121,15 +138,18 @@ def _dispatch(k, t, core, th, stn, qbuf, cum, service_ns, servers, det, rng, spi
 
 @njit(cache=True, nogil=True)
 def run_kernel(service_ns, servers, cum_prob, route, think_ns, det, core, spin_ns, broadcast,
-               warmup, batch_size, seed, th, stn, qbuf, cum, base, batch_end, batch_resp, log,
-               out):
+               warmup, batch_size, seed, th, awake, stn, qbuf, cum, wcum, base, wbase, batch_end,
+               batch_resp, log, out):
     """Run until ``warmup + len(batch_end) * batch_size`` transactions are done.
 
     ``cum_prob[0]`` is the probability of ending the transaction and
     ``cum_prob[k + 1]`` the cumulative probability up to station k (Markov
     routing, used when ``route`` is empty); otherwise every transaction
     follows ``route``.  ``core >= 0`` makes threads hold a core of station
-    ``core`` during every visit to a single-server station.
+    ``core`` during every visit to a single-server station.  ``spin_ns`` (int64) and
+    ``broadcast`` (bool) hold ``V`` counter settings, ``awake`` is ``(n_users, V)``,
+    ``wcum`` and ``wbase`` ``(V, K, N_W)``; ``base`` and ``wbase`` receive the counters
+    at the end of the warm-up.
     """
     n_users = th.shape[0]
     n_st = stn.shape[0]
@@ -167,14 +187,16 @@ def run_kernel(service_ns, servers, cum_prob, route, think_ns, det, core, spin_n
             stn[loc, S_PRESENT] -= 1
             stn[loc, S_BUSY] -= 1
             cum[loc, C_COMPLETIONS] += 1
-            _dispatch(loc, t, core, th, stn, qbuf, cum, service_ns, servers, det, rng, spin_ns,
-                      broadcast)
+            if stn[loc, S_QLEN] > 0:
+                _dispatch(loc, t, core, th, awake, stn, qbuf, cum, wcum, service_ns, servers,
+                          det, rng, spin_ns, broadcast)
             if th[best, TH_WANT] >= 0:
                 th[best, TH_WANT] = -1
                 _touch(stn, cum, core, t)
                 stn[core, S_BUSY] -= 1
-                _dispatch(core, t, core, th, stn, qbuf, cum, service_ns, servers, det, rng,
-                          spin_ns, broadcast)
+                if stn[core, S_QLEN] > 0:
+                    _dispatch(core, t, core, th, awake, stn, qbuf, cum, wcum, service_ns,
+                              servers, det, rng, spin_ns, broadcast)
         else:
             # end of a think: a new transaction
             th[best, TH_START] = t
@@ -200,14 +222,14 @@ def run_kernel(service_ns, servers, cum_prob, route, think_ns, det, core, spin_n
                     _touch(stn, cum, core, t)
                     cum[core, C_ARRIVALS] += 1
                     stn[core, S_BUSY] += 1
-                    _enter(best, nxt, t, th, stn, qbuf, cum, service_ns, servers, det, rng,
-                           spin_ns)
+                    _enter(best, nxt, t, th, awake, stn, qbuf, cum, service_ns, servers, det,
+                           rng, spin_ns)
                 else:
-                    _enter(best, core, t, th, stn, qbuf, cum, service_ns, servers, det, rng,
-                           spin_ns)
+                    _enter(best, core, t, th, awake, stn, qbuf, cum, service_ns, servers, det,
+                           rng, spin_ns)
             else:
-                _enter(best, nxt, t, th, stn, qbuf, cum, service_ns, servers, det, rng,
-                           spin_ns)
+                _enter(best, nxt, t, th, awake, stn, qbuf, cum, service_ns, servers, det, rng,
+                       spin_ns)
             continue
         # the transaction is complete
         n_done += 1
@@ -220,6 +242,7 @@ def run_kernel(service_ns, servers, cum_prob, route, think_ns, det, core, spin_n
             for k in range(n_st):
                 _touch(stn, cum, k, t)
             base[:, :] = cum
+            wbase[:, :, :] = wcum
             out[O_T0] = t
         if n_done == total:
             break

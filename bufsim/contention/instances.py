@@ -34,10 +34,11 @@ from .._validation import check_int
 from .._units import MAX_INSTANCES, instance_fold
 from ..analytic.solve import solve_monotone
 from ..pages import Tablespaces
-from .demand import ContentionDemand, HoldTimes, MutexHolds, Network, instance_demand
+from .demand import (ContentionDemand, HoldTimes, MutexHolds, Network, PageCounts,
+                     instance_demand)
 
-__all__ = ["Costs", "fit_costs", "instance_map", "workload_demand", "workload_network",
-           "max_throughput", "wait_shares", "instances_for_fraction"]
+__all__ = ["Costs", "fit_costs", "instance_map", "workload_demand",
+           "workload_network", "max_throughput", "wait_shares", "instances_for_fraction"]
 
 
 
@@ -133,22 +134,33 @@ def workload_demand(freq, n_instances: int, costs: Costs, *, statements: float =
     (the ``flush_list_mutex`` acquisitions, :func:`instance_demand`), per page;
     ``flush_per_instance`` the same two per instance, ``(dirtied, flushed)``;
     ``scale`` transactions are counted (integers) to keep 1e-6 resolution;
-    ``counts``: ``freq.counts(scale)`` when the caller has it already (it builds several
-    networks of one unchanged ``freq``), else None (computed here).
-    ``mapping`` is an :func:`instance_map` (default InnoDB's).
+    ``counts``: ``freq.counts(scale)`` or its :class:`PageCounts` when the caller has it
+    already (it builds several networks of one unchanged ``freq``), else None (computed
+    here).  ``mapping`` is an :func:`instance_map` (default InnoDB's).
     """
     scale = check_int("scale", scale, 1)
-    gets, ahi, opt = freq.counts(scale) if counts is None else counts
+
     def per_scale(a):
         return None if a is None else np.rint(np.asarray(a, float) * scale).astype(np.int64)
 
+    fpi = None if flush_per_instance is None else tuple(per_scale(a) for a in flush_per_instance)
+    if isinstance(counts, PageCounts):
+        if counts.scale != scale or counts.tablespaces is not freq.tablespaces:
+            raise ValueError(f"counts are of another frequency or scale ({counts.scale}); "
+                             f"allowed: PageCounts(freq, scale={scale})")
+        if mapping is None and all(a is None for a in (misses, dirtied, flushed)):
+            return counts.demand(n_instances, version=version,
+                                 hold=costs.hold(counts.gets_per_txn, statements),
+                                 adaptive_hash_index=adaptive_hash_index, ahi_parts=ahi_parts,
+                                 flush_per_instance=fpi)
+        counts = (counts.gets, counts.ahi_lookups, counts.optimistic)
+    gets, ahi, opt = freq.counts(scale) if counts is None else counts
     hold = costs.hold(float(freq.gets.sum()), statements)
     return instance_demand(gets, freq.tablespaces, n_instances, version=version, hold=hold,
                            n_transactions=scale, ahi_lookups=ahi, optimistic=opt,
                            misses=per_scale(misses),
                            dirtied=per_scale(dirtied), flushed=per_scale(flushed),
-                           flush_per_instance=None if flush_per_instance is None else
-                           tuple(per_scale(a) for a in flush_per_instance),
+                           flush_per_instance=fpi,
                            adaptive_hash_index=adaptive_hash_index, instance_map=mapping,
                            ahi_parts=ahi_parts)
 
@@ -166,10 +178,9 @@ def max_throughput(network: Network, n_max: int = 256) -> tuple[float, int]:
     smallest population reaching it (in a product-form network throughput
     never falls, so this is the saturation level, seen at ``n_max``)."""
     n_max = check_int("n_max", n_max, 1, 100_000)
-    r = network.mva(n_max)
-    x = np.asarray(r.throughput)
+    x = np.asarray(network.throughput(n_max))
     i = int(np.argmax(x >= x.max() * (1 - 1e-12)))
-    return float(x.max()), int(r.n[i])
+    return float(x.max()), i + 1
 
 
 def wait_shares(waits, fraction: float = 0.9) -> dict:
@@ -231,19 +242,27 @@ def fit_costs(targets, base: Costs, *, n_instances: int = 16, cores: int = 32,
     """
     names = {f.name for f in fields(Costs)}
     costs = base
-    for _ in range(check_int("rounds", rounds, 1, 20)):
+    rounds = check_int("rounds", rounds, 1, 20)
+    for fld, fq, stmts, ahi, tps in targets:
+        if fld not in names:
+            raise ValueError(f"field {fld!r} is not a Costs field; allowed: "
+                             f"{', '.join(sorted(names))}")
+        if not (math.isfinite(tps) and tps > 0):
+            raise ValueError(f"tps={tps!r} is out of range; allowed: > 0")
+    # each workload's integer counts, once (workload_network would recount them per call)
+    counts = {id(t[1]): PageCounts(t[1], COUNT_SCALE) for t in targets}
+    for _ in range(rounds):
         for fld, fq, stmts, ahi, tps in targets:
-            if fld not in names:
-                raise ValueError(f"field {fld!r} is not a Costs field; allowed: "
-                                 f"{', '.join(sorted(names))}")
-            if not (math.isfinite(tps) and tps > 0):
-                raise ValueError(f"tps={tps!r} is out of range; allowed: > 0")
+            kept = {}   # f is pure: brentq asks again for the bracket's ends
 
-            def f(x, fld=fld, fq=fq, stmts=stmts, ahi=ahi):
-                c = Costs(**{**{g.name: getattr(costs, g.name) for g in fields(Costs)}, fld: x})
-                net = workload_network(fq, n_instances, c, cores=cores, statements=stmts,
-                                       adaptive_hash_index=ahi)
-                return -max_throughput(net, n_max)[0]
+            def f(x, fld=fld, fq=fq, stmts=stmts, ahi=ahi, kept=kept):
+                if x not in kept:
+                    c = Costs(**{**{g.name: getattr(costs, g.name) for g in fields(Costs)},
+                                 fld: x})
+                    net = workload_network(fq, n_instances, c, cores=cores, statements=stmts,
+                                           adaptive_hash_index=ahi, counts=counts[id(fq)])
+                    kept[x] = -max_throughput(net, n_max)[0]
+                return kept[x]
 
             x = solve_monotone(f, -float(tps), 1.0, 1e8, xtol=rtol)
             costs = Costs(**{**{g.name: getattr(costs, g.name) for g in fields(Costs)}, fld: x})

@@ -40,7 +40,8 @@ from bufsim.analytic.midpoint import ScanClass, midpoint_lru
 from bufsim.synthetic import zipf_probabilities, zipf_trace
 
 __all__ = ["Mixture", "MIXTURES", "TIMES_MS", "PCTS", "KNOWN_HOT_MISSES", "che_grid", "simulate", "model",
-           "run_grid", "traces", "tablespaces", "lru_replay_hits", "shards_trials", "che_chart", "CHE_SERIES"]
+           "run_grid", "traces", "tablespaces", "lru_replay_hits", "held", "shards_trials", "che_chart",
+           "CHE_SERIES"]
 
 NO_COST = CostModel(0, 0, 0, 0)
 #: a millisecond; in che_grid gets 1 ms apart: with old_blocks_time_ms=1 a page's first
@@ -318,14 +319,21 @@ def lru_replay_hits(trace, sizes) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def held(trace):
+    """A generated :class:`bufsim.Trace` generated once and held in memory (the same
+    chunks, read as often as wanted); a held trace or anything else as it is."""
+    if isinstance(trace, Trace) and not trace.is_materialized:
+        return Trace(list(trace), trace.tablespaces, trace.name)
+    return trace
+
+
 def shards_trials(trace, sizes, exact: pd.DataFrame, *, rate: float, max_samples: int, seeds):
     """SHARDS fixed-rate (``rate``) and fixed-size (``max_samples``) curves of ``trace``
     for each hash seed (the sample depends on it), scored against ``exact``.
     Returns (table: hash_seed, fixed_rate_mae, fixed_size_mae, fixed_size_final_rate;
     the two curves of the first seed).  A generated ``trace`` is generated once and held
     in memory for the ``2 * len(seeds)`` passes (the same chunks each pass)."""
-    if isinstance(trace, Trace) and not trace.is_materialized:
-        trace = Trace(list(trace), trace.tablespaces, trace.name)
+    trace = held(trace)
     rows, first = [], None
     for s in seeds:
         fr = shards_mrc(trace, sizes, rate=rate, seed=s)

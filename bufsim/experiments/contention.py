@@ -16,15 +16,15 @@ import numpy as np
 import pandas as pd
 
 from .._cores import default_jobs
-from ..contention import (Costs, fit_costs, instance_map, max_throughput, wait_shares,
-                          workload_network)
+from ..contention import (Costs, PageCounts, fit_costs, instance_map, max_throughput,
+                          wait_shares, workload_network)
 from ..contention.instances import COUNT_SCALE
 from ..workloads import dbstress as D
 
 __all__ = ["STATEMENTS", "CASES", "FITTED", "RATIOS", "DbStress", "label", "dbstress_costs",
            "frequency_table", "max_tps_levels", "mva_curves", "sim_waits", "doc_waits",
            "section_sensitivity", "uniform_like", "instance_change", "what_if", "des_vs_mva",
-           "SEL1_CONFIGS", "listing_configs", "pool_gets", "sel1_listing_range"]
+           "SEL1_CONFIGS", "listing_configs", "pool_gets", "sel1_listing_range", "wait_layouts"]
 
 #: statements per transaction of each dbSTRESS transaction kind (SEL1+SEL2 = "read": two)
 STATEMENTS = {"sel1": 1, "sel2": 1, "read": 2}
@@ -105,7 +105,7 @@ class DbStress:
         key = (kind, v, ahi)
         f = self.freq(kind, v, ahi)
         if key not in self._counts:      # the same for every instance count and cost
-            self._counts[key] = f.counts(COUNT_SCALE)
+            self._counts[key] = PageCounts(f, COUNT_SCALE)
         return workload_network(f, n, costs, cores=self.cores, scale=COUNT_SCALE,
                                 counts=self._counts[key],
                                 statements=STATEMENTS[kind], adaptive_hash_index=ahi, **kw)
@@ -115,26 +115,57 @@ class DbStress:
         return max_throughput(self.network(kind, v, ahi, costs, n, **kw))[0]
 
     def des(self, kind: str, ahi: bool, costs: Costs, users, *, n_inst: int = 16, v: int = 1,
-            mapping=None, **sim_kw) -> list:
+            mapping=None, also=(), **sim_kw) -> list:
         """DES runs at each user count: ``[(users, SimResult, network), ...]``; ``sim_kw``
-        go to :meth:`Network.simulate` (``spin_ns``, ``wakeup``...).  Runs without a
-        ``mapping`` are kept: the same arguments again return the same runs (seeded)."""
+        go to :meth:`Network.simulate` (``spin_ns``, ``wakeup``...).  ``also``: other wait
+        settings (``dict(spin_ns=..., wakeup=...)``) counted on the same runs, which are
+        kept for a later call with them (:func:`~bufsim.contention.simulate_waits`: the
+        settings change the counters, not the events).  Runs without a ``mapping`` are
+        kept: the same arguments again return the same runs (seeded)."""
         users = list(users)
-        key = None
-        if mapping is None:
-            key = (kind, ahi, costs, tuple(users), n_inst, v, tuple(sorted(sim_kw.items())))
+        rest = dict(sim_kw)
+        wait = _wait_setting(rest)
+        others = [_wait_setting(dict(a)) for a in also]
+
+        def key_of(w):
+            if mapping is not None:
+                return None
             try:
-                if key in self._des:
-                    return list(self._des[key])
+                k = (kind, ahi, costs, tuple(users), n_inst, v, tuple(sorted(rest.items())), w)
+                hash(k)
             except TypeError:                     # an argument that cannot be a key
-                key = None
+                return None
+            return k
+
+        key = key_of(wait)
+        if key is not None and key in self._des:
+            return list(self._des[key])
+        waits = [wait] + [w for w in dict.fromkeys(others) if w != wait
+                          and (key_of(w) is None or key_of(w) not in self._des)]
         net = self.network(kind, v, ahi, costs, n_inst, mapping=mapping)
-        runs = in_threads(lambda n: net.simulate(n, n_transactions=self.transactions,
-                                                 seed=self.seed + n, **sim_kw), users)
-        out = [(n, r, net) for n, r in zip(users, runs)]
-        if key is not None:
-            self._des[key] = out
-        return list(out)
+        runs = in_threads(lambda n: net.simulate_waits(n, waits, n_transactions=self.transactions,
+                                                       seed=self.seed + n, **rest), users)
+        for i, w in enumerate(waits):
+            out = [(n, r[i], net) for n, r in zip(users, runs)]
+            if key_of(w) is not None:
+                self._des[key_of(w)] = out
+            if i == 0:
+                first = out
+        return list(first)
+
+
+def _wait_setting(kw: dict) -> tuple:
+    """``(spin_ns, wakeup)`` taken out of simulation keywords (simulate's defaults: 0,
+    ``"broadcast"``)."""
+    return (kw.pop("spin_ns", 0), kw.pop("wakeup", "broadcast"))
+
+
+def wait_layouts(ex: DbStress) -> dict:
+    """The wait counts notebook 03 sets beside its DES runs' (``ex.spin_ns``, broadcast
+    wake-ups): label -> the ``spin_ns`` and ``wakeup`` of :meth:`DbStress.des`."""
+    return {"creation order, one os_wait per long wait (handoff)":
+            dict(spin_ns=ex.spin_ns, wakeup="handoff"),
+            "creation order, every wait counted (spin 0)": dict(spin_ns=0)}
 
 
 def dbstress_costs(ex: DbStress, tps: pd.DataFrame) -> Costs:
@@ -187,10 +218,10 @@ def mva_curves(ex: DbStress, costs: Costs, cases, users) -> list:
     rows = []
     for kind, v in cases:
         for ahi in (True, False):
-            r = ex.network(kind, v, ahi, costs).mva(max(users))
+            x = ex.network(kind, v, ahi, costs).throughput(max(users))
             for n in users:
                 rows.append(dict(workload=label(kind, v), ahi=ahi, users=n, method="MVA",
-                                 tps=float(r.throughput[n - 1])))
+                                 tps=float(x[n - 1])))
     return rows
 
 
@@ -338,7 +369,7 @@ def des_vs_mva(ex: DbStress, costs: Costs, users) -> pd.DataFrame:
     product-form network, spinning that holds a core, and deterministic holds on a
     fixed route (every run with seed ``ex.seed``)."""
     net = ex.network("read", 1, False, costs)
-    mva = net.mva(256).throughput
+    mva = net.throughput(256)
     vnet = ex.network("read", 1, False, costs, drop_idle=True)
     v = vnet.visits
     vnet = type(vnet)(vnet.names, vnet.service * np.rint(v), np.rint(v), vnet.servers, 0.0)

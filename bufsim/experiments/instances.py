@@ -13,7 +13,8 @@ import numpy as np
 import pandas as pd
 
 from ..config import CostModel, mysql55, pages_from_bytes
-from ..contention import Costs, instances_for_fraction, max_throughput, workload_network
+from ..contention import (Costs, PageCounts, instances_for_fraction, max_throughput,
+                          workload_network)
 from ..contention.instances import COUNT_SCALE
 from ..pool import Pool
 from ..workloads import rein as R
@@ -60,8 +61,8 @@ class Rein:
         ``undo``: an UPDATE's undo-log gets too (``page_frequency(..., undo=True)``)."""
         key = (kind, dist, ahi, hot_rows, undo)
         f = self.freq(*key)
-        if key not in self._counts:      # the same for every instance count
-            self._counts[key] = f.counts(COUNT_SCALE)
+        if key not in self._counts:      # the same for every instance count and cost
+            self._counts[key] = PageCounts(f, COUNT_SCALE)
         return workload_network(f, n, c or self.costs, cores=cores or self.cores,
                                 adaptive_hash_index=ahi, drop_idle=True,
                                 flush_per_instance=flush_per_instance, scale=COUNT_SCALE,
@@ -77,8 +78,7 @@ def mva_peaks(rein: Rein, instances, users=USERS):
         for dist in ("hot", "uniform"):
             for ahi in (True, False):
                 for version, n in [("5.1", 1)] + [("5.5", k) for k in instances]:
-                    r = rein.network(kind, dist, n, ahi).mva(256)
-                    x = np.asarray(r.throughput)
+                    x = np.asarray(rein.network(kind, dist, n, ahi).throughput(256))
                     knee = int(np.argmax(x >= 0.95 * x.max()) + 1)
                     peaks.append(dict(kind=kind, dist=dist, ahi=ahi, version=version,
                                       instances=n, max_tps=x.max(), users_95pct=knee))

@@ -299,3 +299,19 @@ def test_multiserver_stays_exact_in_saturation():
     np.testing.assert_allclose(x[:32], old, rtol=1e-8)
     # Little's law at every population
     np.testing.assert_allclose(res.queue_length.sum(axis=1), x * res.response_time, rtol=1e-9)
+
+
+@pytest.mark.parametrize("demands, servers, z, n", NETWORKS + [
+    ([2e-5, 7e-7, 1.85e-6, 5e-8, 2e-7, 1.5e-7, 1e-6], [8, 1, 1, 1, 1, 1, 1], 0.0, 256)])
+def test_exact_mva_throughput_is_exact_mvas_throughput(demands, servers, z, n):
+    """The throughput alone: the same numbers, bit for bit, on the recursion (one-server
+    and delay stations) and on the convolution (a multi-server station)."""
+    want = mva.exact_mva(demands, z, n, servers=servers).throughput
+    got = mva.exact_mva_throughput(demands, z, n, servers=servers)
+    assert got.shape == (n,) and np.array_equal(got, want)
+    alpha = 1.0 + 0.5 * np.log(np.arange(1, n + 1))
+    ld = dict(load_dependent={0: alpha})
+    assert np.array_equal(mva.exact_mva_throughput(demands, z, n, **ld),
+                          mva.exact_mva(demands, z, n, **ld).throughput)
+    with pytest.raises(ValueError, match="demands must be finite and >= 0"):
+        mva.exact_mva_throughput([1.0, -1.0], z, n)

@@ -8,7 +8,8 @@ from tests._hypothesis import examples
 
 from bufsim import SpaceSpec, Tablespaces
 from bufsim.analytic.mva import exact_mva
-from bufsim.contention import HoldTimes, instance_demand, simulate, simulate_reference
+from bufsim.contention import (HoldTimes, instance_demand, simulate, simulate_reference,
+                               simulate_waits)
 
 
 def _hot_instance_network():
@@ -247,3 +248,43 @@ def networks(draw):
 def test_reference_twin_property(kw, n_tx, seed):
     assume(kw["think_time"] > 0 or np.dot(kw["service"], kw["visits"]) > 0)
     _assert_twins(kw, n_tx, seed)
+
+
+# ---- one run counted under several wait settings --------------------------------------
+WAITS = [(20_000, "broadcast"), (20_000, "handoff"), (0, "broadcast"), (0, "handoff"),
+         (300_000, "broadcast")]
+
+
+def _assert_same_result(a, b):
+    assert a.frame().equals(b.frame())
+    assert a.throughput == b.throughput and a.throughput_ci == b.throughput_ci
+    assert a.response_time == b.response_time and a.sim_time == b.sim_time
+    assert a.n_events == b.n_events and a.n_transactions == b.n_transactions
+    np.testing.assert_array_equal(a.batch_throughput, b.batch_throughput)
+
+
+@pytest.mark.parametrize("extra", [dict(), dict(hold_core=True), dict(routing="fixed")])
+def test_simulate_waits_equals_one_run_per_setting(extra):
+    """Each setting's result is simulate()'s with that spin_ns and wakeup, number for
+    number; the settings differ in their counters (else the test could not fail)."""
+    net, n = NETWORKS["hot-instance-64-users"]
+    kw = dict(net, n_users=n, n_transactions=3_000, seed=5, **extra)
+    if extra.get("routing") == "fixed":
+        kw = dict(NET3, n_users=16, n_transactions=3_000, seed=5, **extra)
+    many = simulate_waits(**kw, waits=WAITS)
+    assert len(many) == len(WAITS)
+    for (spin, wakeup), got in zip(WAITS, many):
+        _assert_same_result(got, simulate(**kw, spin_ns=spin, wakeup=wakeup))
+    assert len({tuple(r.os_waits) for r in many}) >= 3
+    assert len({tuple(r.spins) for r in many}) >= 2
+
+
+@pytest.mark.parametrize("waits, match", [
+    ([], "waits is empty"),
+    ([(10, "wake")], r"waits\[0\] wakeup='wake' is not supported"),
+    ([(0, "handoff"), (-1, "handoff")], r"waits\[1\] spin_ns=-1 is out of range"),
+    ([5], "waits must be a sequence of"),
+])
+def test_simulate_waits_validation(waits, match):
+    with pytest.raises(ValueError, match=match):
+        simulate_waits([0.001], 0.01, 2, waits=waits)

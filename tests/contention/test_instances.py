@@ -4,7 +4,8 @@ import pytest
 
 from bufsim import Tablespaces
 from bufsim.contention import (
-    Costs, fit_costs, instance_demand, instance_map, instances_for_fraction, max_throughput,
+    Costs, PageCounts, fit_costs, instance_demand, instance_map, instances_for_fraction,
+    max_throughput,
     wait_shares, workload_demand, workload_network,
 )
 from bufsim.workloads.txn import PageFrequency
@@ -128,3 +129,46 @@ def test_fit_costs_recovers_a_constant():
     assert fitted.get_ns == pytest.approx(7_000, rel=1e-3)
     with pytest.raises(ValueError, match="not a Costs field"):
         fit_costs([("nope", f, 1, False, x)], truth)
+
+
+def _assert_same_demand(a, b):
+    for name in a.__dataclass_fields__:
+        x, y = getattr(a, name), getattr(b, name)
+        if isinstance(x, np.ndarray):
+            assert x.dtype == y.dtype and np.array_equal(x, y), name
+        else:
+            assert x == y, name
+
+
+@pytest.mark.parametrize("version", ["5.5", "5.6", "5.7"])
+def test_page_counts_give_the_demand_of_the_vectors(version):
+    """workload_demand from a PageCounts (kept per-instance sums) equals the demand
+    counted from the vectors, field by field, at every instance count, AHI setting,
+    cost and flush-list load; a mapping or per-page misses take the vectors' path."""
+    ts = Tablespaces.from_sizes([1, 2, 7], [300, 500, 130])
+    rng = np.random.default_rng(3)
+    gets = rng.exponential(0.01, ts.n_pages) * (rng.random(ts.n_pages) < 0.6)
+    ahi = gets * rng.random(ts.n_pages) * 0.5
+    f = PageFrequency(gets, ahi, ts, "mix", optimistic=(gets - ahi) * 0.2)
+    pc = PageCounts(f, 1_000_000)
+    seen = set()
+    for n in (1, 3, 16, 64):
+        for ahi_on in (True, False):
+            for costs in (Costs(), Costs(get_ns=2_000, kernel_ns=0.0)):
+                fl = (rng.random(n) * 0.3, rng.random(n) * 0.1) if n == 3 else None
+                kw = dict(version=version, adaptive_hash_index=ahi_on, statements=2,
+                          flush_per_instance=fl)
+                a = workload_demand(f, n, costs, counts=pc, **kw)
+                _assert_same_demand(a, workload_demand(f, n, costs, **kw))
+                _assert_same_demand(a, workload_demand(f, n, costs, counts=f.counts(1_000_000),
+                                                       **kw))
+                seen.add((n, tuple(a.pool_demand), tuple(a.latch_demand)))
+    assert len(seen) == 16                    # the cases differ: the test can fail
+    m = instance_map(ts, 4, page_shift=0)
+    _assert_same_demand(workload_demand(f, 4, Costs(), counts=pc, mapping=m, version=version),
+                        workload_demand(f, 4, Costs(), mapping=m, version=version))
+    miss = np.full(ts.n_pages, 0.001)
+    _assert_same_demand(workload_demand(f, 4, Costs(), counts=pc, misses=miss, version=version),
+                        workload_demand(f, 4, Costs(), misses=miss, version=version))
+    with pytest.raises(ValueError, match="another frequency or scale"):
+        workload_demand(f, 4, Costs(), counts=pc, scale=1_000)

@@ -93,3 +93,25 @@ def test_dbstress_des_keeps_its_runs_and_section_sensitivity_reuses_them_unchang
                                   sizes=sizes)            # ex of another database: no reuse
     assert reused.equals(fresh)
     assert reused.n90.gt(0).all() and reused.pool_gets_ahi_off.gt(0).all()   # waits to compare
+
+
+def test_dbstress_des_counts_the_other_wait_layouts_on_the_same_runs():
+    """des(..., also=layouts) keeps each layout's runs; a later call with one of them
+    returns those, equal to a fresh DbStress's runs with that layout alone."""
+    from bufsim.contention import Costs
+    costs = Costs(get_ns=50_000, ahi_ns=1_000, kernel_ns=1_000)   # a busy pool mutex
+    ex = C.DbStress(20_000, transactions=1_000, seed=1)
+    layouts = C.wait_layouts(ex)
+    base = ex.des("sel1", False, costs, [16, 64], spin_ns=ex.spin_ns, also=layouts.values())
+    alone = C.DbStress(20_000, transactions=1_000, seed=1)
+    assert [r.frame().equals(b.frame()) for (_, r, _), (_, b, _) in
+            zip(base, alone.des("sel1", False, costs, [16, 64], spin_ns=ex.spin_ns))] == [True] * 2
+    waits = {C.sim_waits(base).sum()}
+    for kw in layouts.values():
+        kept = ex.des("sel1", False, costs, [16, 64], **kw)
+        assert ex.des("sel1", False, costs, [16, 64], **kw)[0][1] is kept[0][1]   # no new run
+        fresh = alone.des("sel1", False, costs, [16, 64], **kw)
+        for (n, r, _), (m, f, _) in zip(kept, fresh):
+            assert n == m and r.frame().equals(f.frame()) and r.throughput == f.throughput
+        waits.add(C.sim_waits(kept).sum())
+    assert len(waits) == 3                      # three different counts of the same runs
