@@ -20,6 +20,13 @@ any costs, every value as the plan generates it at those costs
 
 The kept copies are bounded by :data:`MEMO_BYTES` (least recently used go first); a
 statement larger than the bound is generated for each call and not kept.
+
+A pool fed a chunk counts its gets per tablespace (``NUMBER_PAGES_GET`` per space: a
+``searchsorted`` over the chunk, ~6 ns an event) and keeps the counts on the chunk for the
+next pool over the same tablespaces (``PoolState._chunk_space_gets``).  A kept chunk
+carries the counts the pools made for its first unpacked copy to every later copy (they
+depend on its pages, counts and flags only, never on the CPU costs), so each statement's
+gets per space are counted once per process instead of once per run.
 """
 from __future__ import annotations
 
@@ -44,7 +51,11 @@ MEMO_BYTES = 3 << 29
 UNPACKED_BYTES = 256 << 20
 _memo: OrderedDict = OrderedDict()          # key -> _Entry, least recently used first
 _unpacked: list = []                        # [(key, cpu), chunks, entry] of the last pass
+_to_learn: list = []                        # (Packed, copy) a pool may still be replaying
 _UNSIGNED = (np.uint8, np.uint16, np.uint32, np.uint64)
+#: the attribute on which a pool keeps a chunk's gets per tablespace
+#: (:meth:`bufsim._pool_state.PoolState._chunk_space_gets`), as ``(tablespaces, gets)``
+_SPACE_GETS = "_space_gets"
 
 
 def _narrow(a: np.ndarray) -> np.ndarray:
@@ -90,7 +101,7 @@ class Packed:
     """One chunk, its CPU as rows per run, in narrow dtypes (see the module docstring);
     :meth:`unpack` gives the chunk at any CPU costs."""
 
-    __slots__ = ("page", "count", "rows", "stream", "flags")
+    __slots__ = ("page", "count", "rows", "stream", "flags", "space_gets")
 
     def __init__(self, chunk: Chunk, rows: np.ndarray):
         self.page = _narrow(chunk.page)
@@ -100,6 +111,7 @@ class Packed:
         # one stream id for the whole chunk (a statement's chunks: stream 0) is kept once
         self.stream = int(s[0]) if s.size and (s == s[0]).all() else s.copy()
         self.flags = chunk.flags.copy()
+        self.space_gets = None      # the pools' (tablespaces, gets per space) of a copy
 
     @property
     def nbytes(self) -> int:
@@ -112,8 +124,17 @@ class Packed:
         stream = (np.full(n, self.stream, dtype=np.int64) if not isinstance(self.stream, np.ndarray)
                   else self.stream.copy())
         count = self.count.astype(np.int64)
-        return Chunk(self.page.astype(np.int64), count, cpu_ns(count, self.rows, cpu), stream,
-                     self.flags.copy())
+        c = Chunk(self.page.astype(np.int64), count, cpu_ns(count, self.rows, cpu), stream,
+                  self.flags.copy())
+        if self.space_gets is not None:
+            object.__setattr__(c, _SPACE_GETS, self.space_gets)
+        return c
+
+    def learn(self, chunk: Chunk) -> None:
+        """Keep the gets per tablespace a pool counted on ``chunk`` (a copy of this one),
+        if it has them, for the later copies."""
+        if self.space_gets is None:
+            self.space_gets = chunk.__dict__.get(_SPACE_GETS)
 
 
 class _Entry:
@@ -138,20 +159,24 @@ class _Entry:
         if self.packed is not None:
             if self.key in _memo:
                 _memo.move_to_end(self.key)
-            yield from _keep_unpacked(self, cpu, (p.unpack(cpu) for p in self.packed))
+            yield from _keep_unpacked(self, cpu, _learning((p, p.unpack(cpu)) for p in self.packed))
             return
         yield from _keep_unpacked(self, cpu, self._generate(cpu))
 
     def _generate(self, cpu: CpuCost) -> Iterator[Chunk]:
         kept, used = [], 0
-        for c in self.op.chunks():
-            p = Packed(c, _rows_of(c))
-            if kept is not None:
-                kept.append(p)
-                used += p.nbytes
-                if used > MEMO_BYTES:
-                    kept = None         # too large to keep: generated on every call
-            yield p.unpack(cpu)
+
+        def packed():
+            nonlocal kept, used
+            for c in self.op.chunks():
+                p = Packed(c, _rows_of(c))
+                if kept is not None:
+                    kept.append(p)
+                    used += p.nbytes
+                    if used > MEMO_BYTES:
+                        kept = None         # too large to keep: generated on every call
+                yield p, p.unpack(cpu)
+        yield from _learning(packed())
         if kept is not None and self.packed is None:
             while _memo and kept_bytes() + used > MEMO_BYTES:
                 _memo.popitem(last=False)
@@ -198,6 +223,28 @@ def statement(ssb: SSB, name: str, plan: str = "scan", cpu: CpuCost = CpuCost())
     return Statement(_Entry(key, ssb.query(name, plan, cpu=_PROBE)), cpu)
 
 
+def _learning(pairs) -> Iterator[Chunk]:
+    """The chunks of ``(packed, chunk)`` pairs; once the consumer has asked for the one
+    after the next (run_ssb's pools have replayed a chunk by then, also in threads), each
+    packed chunk learns what the pools counted on its copy (:meth:`Packed.learn`).  The
+    last two, which pools in threads may still be replaying when the pass ends, learn at
+    the start of the next pass."""
+    while _to_learn:
+        q, d = _to_learn.pop()
+        q.learn(d)
+    held = []
+    for p, c in pairs:
+        yield c
+        held.append((p, c))
+        if len(held) > 2:
+            q, d = held.pop(0)
+            q.learn(d)
+    for q, d in held:
+        q.learn(d)
+        if q.space_gets is None:
+            _to_learn.append((q, d))
+
+
 def _keep_unpacked(entry: _Entry, cpu: CpuCost, chunks) -> Iterator[Chunk]:
     """``chunks``, and the list of them in the unpacked slot once the pass ends, if they
     take at most :data:`UNPACKED_BYTES`."""
@@ -230,3 +277,4 @@ def clear() -> None:
     """Drop every kept statement."""
     _memo.clear()
     _unpacked.clear()
+    _to_learn.clear()

@@ -189,3 +189,47 @@ def test_touched_pages_of_a_kept_statement_are_its_plan_pages(ssb):
         list(SC.statement(ssb, name, plan or "scan").chunks())
         assert SC.kept_pages(ssb, name, plan or "scan") is not None
         assert np.array_equal(X.touched_pages(ssb, [q]), planned[q]) and planned[q].sum() > 0, q
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_later_copies_carry_the_gets_per_space_the_pools_counted(ssb, monkeypatch, jobs):
+    """The gets per tablespace a pool counts on a kept chunk's first copy go with every
+    later copy (at any costs): the pools of the later runs count nothing again, and their
+    gets per space are those of chunks that carry nothing."""
+    from bufsim import Pool
+    from bufsim._pool_state import PoolState
+
+    monkeypatch.setenv("BUFSIM_NO_CACHE", "1")
+    c = X.Calibration(get_ns=500, clock_read_ns=1000, read_ns=10000)
+    cfg = X.pool_config(X.SsbConfig("5.6.10", "128M", 1000), c, pool_pages=600)
+    counted = []                    # chunks whose gets per space a pool counts
+    real = PoolState._chunk_space_gets
+
+    def count(self, chunk, *a):
+        memo = chunk.__dict__.get(SC._SPACE_GETS)
+        if memo is None or memo[0] is not self.tablespaces:
+            counted.append(chunk)
+        return real(self, chunk, *a)
+    monkeypatch.setattr(PoolState, "_chunk_space_gets", count)
+    st = {}
+    X.run_ssb(ssb, {"a": cfg, "b": cfg.replace(old_blocks_time_ms=0)}, c, runs=("x", "y", "z"),
+              queries=("Q2.1", "Q3.1:index_first"), states_out=st, jobs=jobs)
+    n_chunks = sum(len(list(SC.statement(ssb, q, p).chunks())) for q, p in
+                   (("Q2.1", "scan"), ("Q3.1", "index_first")))
+    packed = [p for q, pl in (("Q2.1", "scan"), ("Q3.1", "index_first"))
+              for p in SC._memo[(ssb.cache_params, q, pl)].packed]
+    assert all(p.space_gets is not None for p in packed)
+    # 3 runs x 2 pools x n chunks fed; each counted at most twice (the two pools of the
+    # first run: side by side in threads) instead of 3 x 2 x n times
+    assert n_chunks <= len(counted) <= 2 * n_chunks < 3 * 2 * n_chunks
+    for label, pool in st.items():
+        fresh = Pool(pool.config, ssb.tablespaces)
+        for _ in range(3):
+            for q, pl in (("Q2.1", "scan"), ("Q3.1", "index_first")):
+                fresh.begin()
+                for chunk in ssb.query(q, pl, cpu=c.cpu).chunks():
+                    fresh.feed(chunk)
+                fresh.end()
+                fresh.idle_ns(10**9)
+        got, want = pool.spaces(), fresh.spaces()
+        assert got.equals(want) and want.gets.sum() > 0, label
