@@ -468,7 +468,12 @@ class SSB:
         (computed once)."""
         if table not in self._by_key:
             k = self._key_column(table).astype(np.int64)
-            order = np.argsort(k, kind="stable").astype(np.int64)
+            # a stable argsort of the keys: (key, row id) pairs are distinct, so sorting them
+            # packed in one int64 (keys and row ids < 2**31) gives the same order, faster
+            if k.size and int(k.max()) < 2**31 and k.size < 2**31 and int(k.min()) >= 0:
+                order = np.sort((k << 32) | np.arange(k.size, dtype=np.int64)) & 0xFFFFFFFF
+            else:
+                order = np.argsort(k, kind="stable").astype(np.int64)
             n_dim = {"dim_date": N_DATES, "customer": self.data.c_region.size,
                      "part": self.data.p_brand.size, "supplier": self.data.s_region.size}[table]
             self._by_key[table] = (k, order, np.searchsorted(k[order], np.arange(n_dim + 1)))
@@ -519,8 +524,9 @@ class SSB:
         table, dix, lix = INDEX_DRIVERS[name]
         db = self.db
         _, lo_order, lo_starts = self.key_entries(table)
-        # the probed dimensions' key columns (their lineorder index order is not needed)
-        rest = [(t, self._key_column(t).astype(np.int64), self._dim_mask(t, p))
+        # the probed dimensions' key columns (their lineorder index order is not needed;
+        # the rows a block reads are taken from them as they are stored)
+        rest = [(t, self._key_column(t), self._dim_mask(t, p))
                 for t, p in PLANS[name]["joins"] if t != table]
         c = self.index_first_rows(name)
         ent, keys = c["entries"]
@@ -691,7 +697,7 @@ class _IndexFirstParts:
         for t, col, mask in self.rest:
             if alive.size == 0:
                 break
-            kk = col[alive]
+            kk = col[alive].astype(np.int64)
             kp = np.ones(kk.size, dtype=bool)
             kp[1:] = kk[1:] != kk[:-1]
             kp[0] = kk[0] != last[t]
