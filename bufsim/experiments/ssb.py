@@ -363,10 +363,14 @@ def fit_q11(ssb: SSB, reported_seconds: Mapping[tuple[str, int], float], *,
 def run_ssb(ssb: SSB, configs: PoolConfig | Mapping[str, PoolConfig], calib: Calibration, *,
             runs: Sequence[str] = ("Cold", "Run1", "Run2", "Run3"),
             queries: Sequence[str] = QUERIES, idle_ns: int = NS_PER_S,
-            states_out: dict | None = None, jobs: int | None = None) -> pd.DataFrame:
+            states_out: dict | None = None, jobs: int | None = None,
+            runs_of: Mapping[str, int] | None = None) -> pd.DataFrame:
     """The 13 queries (scan plans) run after each other ``len(runs)`` times in one
     pool per configuration, each pool starting empty, an idle ``idle_ns`` after
-    every statement (the 5.6 page cleaner's pass falls into it).
+    every statement (the 5.6 page cleaner's pass falls into it).  ``runs_of`` gives
+    labels that run fewer times: ``{label: n}`` runs the first ``n`` of ``runs``
+    (1 <= n <= len(runs)); its pool replays those alone, beside the others (the same
+    rows as a call of its own with ``runs[:n]``).
 
     ``configs`` is one :class:`PoolConfig` or ``{label: PoolConfig}``; every pool
     replays the same chunks, generated once per query and process
@@ -393,12 +397,17 @@ def run_ssb(ssb: SSB, configs: PoolConfig | Mapping[str, PoolConfig], calib: Cal
     check_ns("idle_ns", idle_ns)
     if jobs is not None:
         check_int("jobs", jobs, 1)
+    unknown = sorted(set(runs_of or {}) - set(configs))
+    if unknown:
+        raise ValueError(f"runs_of names {unknown}, not labels of configs; allowed: {sorted(configs)}")
+    n_of = {k: check_int(f"runs_of[{k!r}]", (runs_of or {}).get(k, len(runs)), 1, len(runs))
+            for k in configs}
     if states_out is None:
-        return _run_ssb_once(ssb, configs, calib, runs, queries, idle_ns, jobs)
-    return _run_ssb(ssb, configs, calib, runs, queries, idle_ns, states_out, jobs)
+        return _run_ssb_once(ssb, configs, calib, runs, queries, idle_ns, jobs, n_of)
+    return _run_ssb(ssb, configs, calib, runs, queries, idle_ns, states_out, jobs, n_of)
 
 
-def _run_ssb_once(ssb, configs, calib, runs, queries, idle_ns, jobs) -> pd.DataFrame:
+def _run_ssb_once(ssb, configs, calib, runs, queries, idle_ns, jobs, n_of) -> pd.DataFrame:
     """run_ssb replaying each distinct configuration once (each pool replays on its own:
     its rows do not depend on the others, nor on the runs' labels, so a configuration
     given under two labels gets the rows of one replay), through the result cache when
@@ -413,9 +422,9 @@ def _run_ssb_once(ssb, configs, calib, runs, queries, idle_ns, jobs) -> pd.DataF
         return _cache.digest("ssb.run_ssb", ssb.cache_params, c, calib, n_runs,
                              tuple(queries), idle_ns)
     try:
-        keys = {k: key(c, len(runs)) for k, c in configs.items()}
+        keys = {k: key(c, n_of[k]) for k, c in configs.items()}
     except _cache.Uncacheable:
-        return _run_ssb(ssb, configs, calib, runs, queries, idle_ns, None, jobs)
+        return _run_ssb(ssb, configs, calib, runs, queries, idle_ns, None, jobs, n_of)
     got = {h: _cache.load(h) if use else _cache.MISSING for h in set(keys.values())}
     todo, queued = {}, set()                    # one label per missing configuration
     for k, c in configs.items():
@@ -423,12 +432,12 @@ def _run_ssb_once(ssb, configs, calib, runs, queries, idle_ns, jobs) -> pd.DataF
             todo[k] = c
             queued.add(keys[k])
     if todo:
-        fresh = _run_ssb(ssb, todo, calib, runs, queries, idle_ns, None, jobs)
+        fresh = _run_ssb(ssb, todo, calib, runs, queries, idle_ns, None, jobs, n_of)
         for k, c in todo.items():
             rows = fresh[fresh.config == k].drop(columns="config").reset_index(drop=True)
             rows["run"] = np.arange(len(rows)) // n_q      # the run's place, not its label
             if use:
-                for n in range(1, len(runs)):
+                for n in range(1, n_of[k]):
                     _cache.store(key(c, n), rows.iloc[:n * n_q].copy())
                 _cache.store(keys[k], rows)
             got[keys[k]] = rows
@@ -449,13 +458,14 @@ def _query_chunks(ssb, q, calib):
     return _chunks.statement(ssb, name, plan or "scan", calib.cpu)
 
 
-def _run_ssb(ssb, configs, calib, runs, queries, idle_ns, states_out, jobs) -> pd.DataFrame:
-    pools = {k: Pool(c, ssb.tablespaces) for k, c in configs.items()}
-    n_jobs = min(len(pools), jobs or default_jobs())
+def _run_ssb(ssb, configs, calib, runs, queries, idle_ns, states_out, jobs, n_of) -> pd.DataFrame:
+    every = {k: Pool(c, ssb.tablespaces) for k, c in configs.items()}
+    n_jobs = min(len(every), jobs or default_jobs())
     ex = cf.ThreadPoolExecutor(max_workers=n_jobs) if n_jobs > 1 else None
     rows_out = []
     try:
-        for run in runs:
+        for i, run in enumerate(runs):
+            pools = {k: p for k, p in every.items() if i < n_of.get(k, len(runs))}
             for q in queries:
                 op = _query_chunks(ssb, q, calib)
                 chunks = op.chunks()
@@ -479,7 +489,7 @@ def _run_ssb(ssb, configs, calib, runs, queries, idle_ns, states_out, jobs) -> p
         if ex is not None:
             ex.shutdown()
     if states_out is not None:
-        states_out.update(pools)
+        states_out.update(every)
     return pd.DataFrame(rows_out)
 
 

@@ -19,7 +19,17 @@ any costs, every value as the plan generates it at those costs
 (``tests/experiments/test_ssb_chunk_memo.py`` compares them).
 
 The kept copies are bounded by :data:`MEMO_BYTES` (least recently used go first); a
-statement larger than the bound is generated for each call and not kept.
+statement larger than the bound is generated for each call and not kept.  Consecutive
+chunks of the plan are kept joined, :data:`COALESCE_EVENTS` events or more each: the same
+events in the same order, in fewer calls into the pools (a replay does not depend on where
+its chunks end: ``tests/test_replay.py``).
+
+A pool fed a chunk counts its gets per tablespace (``NUMBER_PAGES_GET`` per space: a
+``searchsorted`` over the chunk, ~6 ns an event) and keeps the counts on the chunk for the
+next pool over the same tablespaces (``PoolState._chunk_space_gets``).  A kept chunk
+carries the counts the pools made for its first unpacked copy to every later copy (they
+depend on its pages, counts and flags only, never on the CPU costs), so each statement's
+gets per space are counted once per process instead of once per run.
 """
 from __future__ import annotations
 
@@ -32,19 +42,27 @@ from ..trace import Chunk, Trace
 from ..workloads.plans import CpuCost
 from ..workloads.ssb import SSB
 
-__all__ = ["MEMO_BYTES", "UNPACKED_BYTES", "Packed", "Statement", "statement", "cpu_ns", "kept_pages",
-           "clear", "kept_bytes"]
+__all__ = ["MEMO_BYTES", "COALESCE_EVENTS", "UNPACKED_BYTES", "Packed", "Statement", "statement",
+           "cpu_ns", "kept_pages", "clear", "kept_bytes"]
 
 #: bytes of packed chunks kept for later calls (the SF 1 notebook keeps about 0.55 GiB:
 #: the 13 scan queries 0.38, the 9 index_first plans 0.14, Q1.1's date_first plan)
 MEMO_BYTES = 3 << 29
+#: events a kept chunk holds at least (consecutive chunks of the plan joined; a statement's
+#: last chunk: what is left): a chunk fed to a pool costs ~40-80 us of calls besides the
+#: replay, about 1,200 chunks per pass of the 13 scan queries at SF 1 as the plans make them
+COALESCE_EVENTS = 1 << 20
 #: bytes of unpacked chunks kept: the last statement passed over, at its costs, when it is
 #: this small (Q1.1 date_first at SF 1: 0.12 GB), for the next pass at the same costs
 #: (31 replays of it in a row at the fitted costs: the restart grids)
 UNPACKED_BYTES = 256 << 20
 _memo: OrderedDict = OrderedDict()          # key -> _Entry, least recently used first
 _unpacked: list = []                        # [(key, cpu), chunks, entry] of the last pass
+_to_learn: list = []                        # (Packed, copy) a pool may still be replaying
 _UNSIGNED = (np.uint8, np.uint16, np.uint32, np.uint64)
+#: the attribute on which a pool keeps a chunk's gets per tablespace
+#: (:meth:`bufsim._pool_state.PoolState._chunk_space_gets`), as ``(tablespaces, gets)``
+_SPACE_GETS = "_space_gets"
 
 
 def _narrow(a: np.ndarray) -> np.ndarray:
@@ -90,7 +108,7 @@ class Packed:
     """One chunk, its CPU as rows per run, in narrow dtypes (see the module docstring);
     :meth:`unpack` gives the chunk at any CPU costs."""
 
-    __slots__ = ("page", "count", "rows", "stream", "flags")
+    __slots__ = ("page", "count", "rows", "stream", "flags", "space_gets")
 
     def __init__(self, chunk: Chunk, rows: np.ndarray):
         self.page = _narrow(chunk.page)
@@ -100,6 +118,7 @@ class Packed:
         # one stream id for the whole chunk (a statement's chunks: stream 0) is kept once
         self.stream = int(s[0]) if s.size and (s == s[0]).all() else s.copy()
         self.flags = chunk.flags.copy()
+        self.space_gets = None      # the pools' (tablespaces, gets per space) of a copy
 
     @property
     def nbytes(self) -> int:
@@ -112,8 +131,17 @@ class Packed:
         stream = (np.full(n, self.stream, dtype=np.int64) if not isinstance(self.stream, np.ndarray)
                   else self.stream.copy())
         count = self.count.astype(np.int64)
-        return Chunk(self.page.astype(np.int64), count, cpu_ns(count, self.rows, cpu), stream,
-                     self.flags.copy())
+        c = Chunk(self.page.astype(np.int64), count, cpu_ns(count, self.rows, cpu), stream,
+                  self.flags.copy())
+        if self.space_gets is not None:
+            object.__setattr__(c, _SPACE_GETS, self.space_gets)
+        return c
+
+    def learn(self, chunk: Chunk) -> None:
+        """Keep the gets per tablespace a pool counted on ``chunk`` (a copy of this one),
+        if it has them, for the later copies."""
+        if self.space_gets is None:
+            self.space_gets = chunk.__dict__.get(_SPACE_GETS)
 
 
 class _Entry:
@@ -138,25 +166,53 @@ class _Entry:
         if self.packed is not None:
             if self.key in _memo:
                 _memo.move_to_end(self.key)
-            yield from _keep_unpacked(self, cpu, (p.unpack(cpu) for p in self.packed))
+            yield from _keep_unpacked(self, cpu, _learning((p, p.unpack(cpu)) for p in self.packed))
             return
         yield from _keep_unpacked(self, cpu, self._generate(cpu))
 
     def _generate(self, cpu: CpuCost) -> Iterator[Chunk]:
         kept, used = [], 0
-        for c in self.op.chunks():
-            p = Packed(c, _rows_of(c))
-            if kept is not None:
-                kept.append(p)
-                used += p.nbytes
-                if used > MEMO_BYTES:
-                    kept = None         # too large to keep: generated on every call
-            yield p.unpack(cpu)
+
+        def packed():
+            nonlocal kept, used
+            for group in _groups(self.op.chunks()):
+                p = Packed(_Joined(group), np.concatenate([_rows_of(c) for c in group]))
+                if kept is not None:
+                    kept.append(p)
+                    used += p.nbytes
+                    if used > MEMO_BYTES:
+                        kept = None         # too large to keep: generated on every call
+                yield p, p.unpack(cpu)
+        yield from _learning(packed())
         if kept is not None and self.packed is None:
             while _memo and kept_bytes() + used > MEMO_BYTES:
                 _memo.popitem(last=False)
             self.packed, self.op = kept, None
             _memo[self.key] = self
+
+
+def _groups(chunks) -> Iterator[list]:
+    """Consecutive ``chunks`` in groups of at least :data:`COALESCE_EVENTS` events (the
+    last: what is left)."""
+    group, n = [], 0
+    for c in chunks:
+        group.append(c)
+        n += len(c)
+        if n >= COALESCE_EVENTS:
+            yield group
+            group, n = [], 0
+    if group:
+        yield group
+
+
+class _Joined:
+    """A group of chunks' columns end to end, as :class:`Packed` reads a chunk's."""
+
+    __slots__ = ("page", "count", "stream", "flags")
+
+    def __init__(self, group):
+        for f in self.__slots__:
+            setattr(self, f, np.concatenate([getattr(c, f) for c in group]))
 
 
 class Statement:
@@ -172,7 +228,9 @@ class Statement:
     gets = property(lambda self: self._entry.gets)
 
     def chunks(self) -> Iterator[Chunk]:
-        """The chunks in order, as ``ssb.query(name, plan, cpu=cpu).chunks()`` yields them:
+        """The events of ``ssb.query(name, plan, cpu=cpu).chunks()`` in order, in chunks of
+        :data:`COALESCE_EVENTS` events or more (the plan's chunks joined: a replay does not
+        depend on where chunks end, and each chunk fed is a call into every pool):
         generated by the first pass (and kept packed while :data:`MEMO_BYTES` allows) or
         unpacked from the kept copy."""
         return self._entry.chunks(self.cpu)
@@ -196,6 +254,28 @@ def statement(ssb: SSB, name: str, plan: str = "scan", cpu: CpuCost = CpuCost())
     if _unpacked and _unpacked[2].key == key:      # kept unpacked only (too large to pack)
         return Statement(_unpacked[2], cpu)
     return Statement(_Entry(key, ssb.query(name, plan, cpu=_PROBE)), cpu)
+
+
+def _learning(pairs) -> Iterator[Chunk]:
+    """The chunks of ``(packed, chunk)`` pairs; once the consumer has asked for the one
+    after the next (run_ssb's pools have replayed a chunk by then, also in threads), each
+    packed chunk learns what the pools counted on its copy (:meth:`Packed.learn`).  The
+    last two, which pools in threads may still be replaying when the pass ends, learn at
+    the start of the next pass."""
+    while _to_learn:
+        q, d = _to_learn.pop()
+        q.learn(d)
+    held = []
+    for p, c in pairs:
+        yield c
+        held.append((p, c))
+        if len(held) > 2:
+            q, d = held.pop(0)
+            q.learn(d)
+    for q, d in held:
+        q.learn(d)
+        if q.space_gets is None:
+            _to_learn.append((q, d))
 
 
 def _keep_unpacked(entry: _Entry, cpu: CpuCost, chunks) -> Iterator[Chunk]:
@@ -230,3 +310,4 @@ def clear() -> None:
     """Drop every kept statement."""
     _memo.clear()
     _unpacked.clear()
+    _to_learn.clear()

@@ -62,7 +62,7 @@ from ..trace import Chunk
 from ._kernels import probe_join
 from .geometry import FILL_RANDOM, Column, Index, Table
 from .plans import (
-    BATCH, CpuCost, Database, Operator, ahi_flag, batch_bounds, emit_chunk, lookups, range_scan,
+    BATCH, CpuCost, Database, Operator, ahi_flag, emit_chunk, lookups, range_scan,
     scan_join, secondary_range, sequence, statement,
 )
 
@@ -468,15 +468,21 @@ class SSB:
         (computed once)."""
         if table not in self._by_key:
             k = self._key_column(table).astype(np.int64)
-            order = np.argsort(k, kind="stable").astype(np.int64)
+            # a stable argsort of the keys: (key, row id) pairs are distinct, so sorting them
+            # packed in one int64 (keys and row ids < 2**31) gives the same order, faster
+            if k.size and int(k.max()) < 2**31 and k.size < 2**31 and int(k.min()) >= 0:
+                order = np.sort((k << 32) | np.arange(k.size, dtype=np.int64)) & 0xFFFFFFFF
+            else:
+                order = np.argsort(k, kind="stable").astype(np.int64)
             n_dim = {"dim_date": N_DATES, "customer": self.data.c_region.size,
                      "part": self.data.p_brand.size, "supplier": self.data.s_region.size}[table]
             self._by_key[table] = (k, order, np.searchsorted(k[order], np.arange(n_dim + 1)))
         return self._by_key[table]
 
-    def _index_first_reference(self, name, cpu, ahi) -> Operator:
+    def _index_first_reference(self, name, cpu, ahi, batch: int = BATCH) -> Operator:
         """The ``index_first`` plan as a sequence of plan operators, one range or probe
-        batch per driving row (the reference :meth:`_index_first_plan` is held to; slow)."""
+        batch per driving row (the reference :meth:`_index_first_plan` is held to; slow;
+        ``batch``: the operators' batch, for the tests)."""
         table, dix, lix = INDEX_DRIVERS[name]
         spec = PLANS[name]
         db = self.db
@@ -494,7 +500,7 @@ class SSB:
             if b == a:
                 continue
             alive = lo_order[a:b]
-            parts.append(secondary_range(db, "lineorder", lix, a, alive, cpu=cpu))
+            parts.append(secondary_range(db, "lineorder", lix, a, alive, cpu=cpu, batch=batch))
             for t, p, col, m in rest:
                 kk = col[alive]
                 keep = np.ones(kk.size, dtype=bool)
@@ -502,105 +508,40 @@ class SSB:
                 keep[0] = kk[0] != last[t]
                 last[t] = int(kk[-1])
                 if keep.any():
-                    parts.append(lookups(db, t, kk[keep], cpu=cpu, ahi=ahi))
+                    parts.append(lookups(db, t, kk[keep], cpu=cpu, ahi=ahi, batch=batch))
                 if m is not None:
                     alive = alive[m[kk]]
                 if alive.size == 0:
                     break
         return _coalesced(sequence(parts, f"{name} index_first", tablespaces=db.tablespaces))
 
-    def _index_first_plan(self, name, cpu, ahi, block: int = 256):
+    def _index_first_plan(self, name, cpu, ahi, block: int = 256, batch: int = BATCH):
         """The ``index_first`` plan's events built directly, ``block`` driving rows at a
-        time: the same events, in the same order and with the same merges, as
-        :meth:`_index_first_reference` (each operator's gets merged only within its own
-        chunk), without one operator per driving row."""
+        time (:class:`_IndexFirstParts`, NumPy over the block): the same events, in the
+        same order and with the same merges, as :meth:`_index_first_reference` (each
+        operator's gets merged only within its own chunk of ``batch`` entries or probes),
+        without one operator per driving row."""
         table, dix, lix = INDEX_DRIVERS[name]
         db = self.db
         _, lo_order, lo_starts = self.key_entries(table)
-        # the probed dimensions' key columns (their lineorder index order is not needed)
-        rest = [(t, self._key_column(t).astype(np.int64), self._dim_mask(t, p))
+        # the probed dimensions' key columns (their lineorder index order is not needed;
+        # the rows a block reads are taken from them as they are stored)
+        rest = [(t, self._key_column(t), self._dim_mask(t, p))
                 for t, p in PLANS[name]["joins"] if t != table]
         c = self.index_first_rows(name)
         ent, keys = c["entries"]
         sec_d, cl_d = db.index(table, dix), db.index(table)
         sec_l, cl_l = db.index("lineorder", lix), db.index("lineorder")
-        n_lo = sec_l.geometry.rows
         flag = ahi_flag(ahi)
-
-        def seg(out, pages, rows, flags=0):
-            pages = np.asarray(pages, dtype=np.int64)
-            if pages.size:
-                out.append((pages, _per_get(rows, pages.size, np.int64),
-                            _per_get(flags, pages.size, np.uint8)))
-
-        def lo_body(out, a, n, alive):
-            """secondary_range's entry gets and clustered lookups, one segment per batch."""
-            extra = 1 if a + n < n_lo else 0
-            pl = sec_l.geometry.per_leaf
-            for lo, hi in batch_bounds(n + extra, BATCH):
-                e = np.arange(a + lo, a + hi, dtype=np.int64)
-                leaf = e // pl
-                new = np.ones(e.size, dtype=bool)
-                new[1:] = leaf[1:] != leaf[:-1]
-                new[0] = e[0] == a or e[0] % pl == 0
-                spage = db.dense("lineorder", sec_l.leaves[leaf])
-                r = alive[lo:min(hi, n)]
-                w = 2 + cl_l.height
-                pg = np.full((e.size, w), -1, dtype=np.int64)
-                pg[:, 0] = np.where(new, spage, -1)
-                pg[:, 1] = spage
-                rw = np.zeros((e.size, w), dtype=np.int64)
-                if r.size:
-                    pg[:r.size, 2:] = db.dense("lineorder", cl_l.paths(cl_l.leaf_of(r)))
-                    rw[:r.size, -1] = 1
-                keep = pg.ravel() >= 0
-                seg(out, pg.ravel()[keep], rw.ravel()[keep])
-
-        def events(lo_i, hi_i, last):
-            out = []
-            for e, k in zip(ent[lo_i:hi_i].tolist(), keys[lo_i:hi_i].tolist()):
-                pl = sec_d.geometry.per_leaf
-                seg(out, db.dense(table, sec_d.paths([e // pl])[0, :-1]), 0)
-                sp = db.dense(table, sec_d.leaves[e // pl])
-                path = db.dense(table, cl_d.paths(cl_d.leaf_of([k]))[0])
-                rw = np.zeros(2 + path.size, dtype=np.int64)
-                rw[-1] = 1
-                seg(out, np.concatenate([[sp, sp], path]), rw)
-                a, b = int(lo_starts[k]), int(lo_starts[k + 1])
-                if b == a:
-                    continue
-                alive = lo_order[a:b]
-                seg(out, db.dense("lineorder", sec_l.paths([a // sec_l.geometry.per_leaf])[0, :-1]), 0)
-                lo_body(out, a, b - a, alive)
-                for t, col, m in rest:
-                    kk = col[alive]
-                    keep = np.ones(kk.size, dtype=bool)
-                    keep[1:] = kk[1:] != kk[:-1]
-                    keep[0] = kk[0] != last[t]
-                    last[t] = int(kk[-1])
-                    probe = kk[keep]
-                    jx = db.index(t)
-                    for plo, phi in batch_bounds(probe.size, BATCH):
-                        paths = db.dense(t, jx.paths(jx.leaf_of(probe[plo:phi])))
-                        if flag:
-                            paths = paths[:, -1:]
-                        rows = np.zeros(paths.shape, dtype=np.int64)
-                        rows[:, -1] = 1
-                        fl = np.zeros(paths.shape, dtype=np.uint8)
-                        fl[:, -1] = flag
-                        seg(out, paths.ravel(), rows.ravel(), fl.ravel())
-                    if m is not None:
-                        alive = alive[m[kk]]
-                    if alive.size == 0:
-                        break
-            return out
+        parts = _IndexFirstParts(db, table, sec_d, cl_d, sec_l, cl_l, lo_order, lo_starts,
+                                 rest, flag, batch)
 
         def chunks(stream):
             last = {t: -1 for t, _, _ in rest}
             for lo_i in range(0, ent.size, block):
-                out = events(lo_i, min(ent.size, lo_i + block), last)
-                if out:
-                    yield _merged(out, cpu, stream)
+                hi_i = min(ent.size, lo_i + block)
+                pages, rows, flags, breaks = parts.block(ent[lo_i:hi_i], keys[lo_i:hi_i], last)
+                yield emit_chunk(pages, rows, cpu, stream, flags, breaks)
 
         gets = self._index_first_gets(name, ahi)
         return statement(Operator(f"{name} index_first", chunks, c["driver"] + c["ref"] + c["eq_ref"],
@@ -658,22 +599,136 @@ def _coalesced(op: Operator, events: int = 1 << 16) -> Operator:
     return Operator(op.name, chunks, op.rows, op.gets, op.tablespaces, op.pages)
 
 
-def _per_get(v, n: int, dtype) -> np.ndarray:
-    """``v`` (a scalar or an array of ``n``) as ``n`` values of ``dtype``."""
-    if isinstance(v, np.ndarray):
-        return v.astype(dtype, copy=False)
-    return np.full(n, v, dtype=dtype)
+def _ranges(starts: np.ndarray, lengths: np.ndarray):
+    """The ranges ``[s, s + l)`` end to end: each element's value, its range's index and
+    its place in its range."""
+    lengths = np.asarray(lengths, dtype=np.int64)
+    rid = np.repeat(np.arange(lengths.size), lengths)
+    pos = np.arange(rid.size, dtype=np.int64) - (np.cumsum(lengths) - lengths)[rid]
+    return np.asarray(starts, dtype=np.int64)[rid] + pos, rid, pos
 
 
-def _merged(segments, cpu: CpuCost, stream: int) -> Chunk:
-    """One chunk of the per-get ``(pages, rows, flags)`` segments, consecutive gets of a
-    page with equal flags merged within a segment (as :func:`~bufsim.workloads.plans.emit_chunk`
-    merges within one operator's chunk), never across segments."""
-    pages = np.concatenate([p for p, _, _ in segments])
-    rows = np.concatenate([r for _, r, _ in segments])
-    flags = np.concatenate([f for _, _, f in segments])
-    breaks = np.cumsum([p.size for p, _, _ in segments])[:-1]
-    return emit_chunk(pages, rows, cpu, stream, flags, breaks)
+def _places(ids: np.ndarray, n_ids: int) -> np.ndarray:
+    """Each element's place among the elements of its id (``ids``: non-decreasing, in
+    ``0 .. n_ids - 1``)."""
+    counts = np.bincount(ids, minlength=n_ids)
+    return np.arange(ids.size) - (np.cumsum(counts) - counts)[ids]
+
+
+class _IndexFirstParts:
+    """The ``index_first`` plan's gets for a block of driving rows, with NumPy over the
+    whole block (:meth:`SSB._index_first_plan`).  Per driving row, in order, the
+    segments :meth:`SSB._index_first_reference`'s operators issue (consecutive gets of a
+    page merge within a segment, never across): the driving index's descent above its
+    leaf; its leaf (twice: the entry and the range's end check) and the dimension row's
+    clustered descent; then, for a key with lineorder rows, ``LO_*Key``'s descent above
+    its leaf; its entries, each with the clustered lookup of its row (and the entry after
+    the last one), a segment per :data:`~bufsim.workloads.plans.BATCH` entries; and each
+    other dimension's ``eq_ref`` probes in join order (a key equal to the previous probe's
+    skipped, across driving rows too), a segment per ``BATCH`` probes, the rows that fail
+    a dimension's predicate probing no later one.  ``batch``: the reference operators'
+    batch (:data:`~bufsim.workloads.plans.BATCH`)."""
+
+    def __init__(self, db, table, sec_d, cl_d, sec_l, cl_l, lo_order, lo_starts, rest, flag,
+                 batch: int = BATCH):
+        self.db, self.table, self.batch = db, table, int(batch)
+        self.sec_d, self.cl_d, self.sec_l, self.cl_l = sec_d, cl_d, sec_l, cl_l
+        self.lo_order, self.lo_starts, self.rest, self.flag = lo_order, lo_starts, rest, flag
+
+    @staticmethod
+    def _fixed(rows, mat, rw=None, fl=None, start=None):
+        """A part of one segment per row of ``mat`` (one driving row each): its gets."""
+        n, w = mat.shape
+        st = np.zeros((n, w), dtype=bool)
+        if w:
+            st[:, 0] = True if start is None else start
+        return (np.repeat(rows, w), mat.ravel(),
+                np.zeros(n * w, dtype=np.int64) if rw is None else rw.ravel(),
+                np.zeros(n * w, dtype=np.uint8) if fl is None else fl.ravel(), st.ravel())
+
+    def block(self, ent: np.ndarray, keys: np.ndarray, last: dict):
+        """The gets of the driving rows ``ent`` (driving index entries) / ``keys`` (their
+        dimension keys): ``(pages, rows, flags, breaks)`` as :func:`emit_chunk` takes
+        them; ``last`` (table -> the last key probed) is updated as the rows probe."""
+        db, table, lo_order = self.db, self.table, self.lo_order
+        sec_d, cl_d, sec_l, cl_l = self.sec_d, self.cl_d, self.sec_l, self.cl_l
+        m = ent.size
+        rows_all = np.arange(m)
+        parts = []
+        # the driving index's descent above its leaf, then its leaf twice and the row's descent
+        leaf_d = ent // sec_d.geometry.per_leaf
+        parts.append(self._fixed(rows_all, db.dense(table, sec_d.paths(leaf_d)[:, :-1])))
+        sp = db.dense(table, sec_d.leaves[leaf_d])
+        mat = np.column_stack([sp, sp, db.dense(table, cl_d.paths(cl_d.leaf_of(keys)))])
+        rw = np.zeros(mat.shape, dtype=np.int64)
+        rw[:, -1] = 1
+        parts.append(self._fixed(rows_all, mat, rw))
+        a, b = self.lo_starts[keys], self.lo_starts[keys + 1]
+        jn = np.flatnonzero(b > a)              # the rows with lineorder rows
+        a, n = a[jn].astype(np.int64), (b - a)[jn].astype(np.int64)
+        pl = sec_l.geometry.per_leaf
+        parts.append(self._fixed(jn, db.dense("lineorder", sec_l.paths(a // pl)[:, :-1])))
+        # LO_*Key's entries (and the one after the last, if any), each with its lookup
+        extra = (a + n < sec_l.geometry.rows).astype(np.int64)
+        e, er, pos = _ranges(a, n + extra)
+        leaf = e // pl
+        new = np.ones(e.size, dtype=bool)
+        new[1:] = leaf[1:] != leaf[:-1]
+        new[pos == 0] = True
+        real = pos < n[er]
+        spage = db.dense("lineorder", sec_l.leaves[leaf])
+        w = 2 + cl_l.height
+        pg = np.full((e.size, w), -1, dtype=np.int64)
+        pg[:, 0] = np.where(new, spage, -1)
+        pg[:, 1] = spage
+        alive = lo_order[e[real]]
+        pg[real, 2:] = db.dense("lineorder", cl_l.paths(cl_l.leaf_of(alive)))
+        rw = np.zeros((e.size, w), dtype=np.int64)
+        rw[real, -1] = 1
+        first = pos % self.batch == 0
+        st = np.zeros((e.size, w), dtype=bool)
+        st[:, 0] = first & new
+        st[:, 1] = first & ~new
+        keep = pg.ravel() >= 0
+        parts.append((np.repeat(jn[er], w)[keep], pg.ravel()[keep], rw.ravel()[keep],
+                      np.zeros(int(keep.sum()), dtype=np.uint8), st.ravel()[keep]))
+        # the other dimensions' probes, in join order
+        arow = jn[er[real]]
+        for t, col, mask in self.rest:
+            if alive.size == 0:
+                break
+            kk = col[alive].astype(np.int64)
+            kp = np.ones(kk.size, dtype=bool)
+            kp[1:] = kk[1:] != kk[:-1]
+            kp[0] = kk[0] != last[t]
+            last[t] = int(kk[-1])
+            probe, prow = kk[kp], arow[kp]
+            jx = db.index(t)
+            paths = db.dense(t, jx.paths(jx.leaf_of(probe)))
+            if self.flag:
+                paths = paths[:, -1:]
+            rw = np.zeros(paths.shape, dtype=np.int64)
+            rw[:, -1] = 1
+            fl = np.zeros(paths.shape, dtype=np.uint8)
+            fl[:, -1] = self.flag
+            parts.append(self._fixed(prow, paths, rw, fl, _places(prow, m) % self.batch == 0))
+            if mask is not None:
+                ok = mask[kk]
+                alive, arow = alive[ok], arow[ok]
+        # the parts interleaved: driving row by driving row, each row's parts in order
+        lens = np.stack([np.bincount(p[0], minlength=m) for p in parts], axis=1)
+        off = (np.cumsum(lens.ravel()) - lens.ravel()).reshape(lens.shape)
+        total = int(lens.sum())
+        pages = np.empty(total, dtype=np.int64)
+        rows = np.empty(total, dtype=np.int64)
+        flags = np.empty(total, dtype=np.uint8)
+        starts = np.zeros(total, dtype=bool)
+        part_first = np.cumsum(lens, axis=0) - lens     # a row's first get within its part
+        for j, (grow, pg, rw, fl, st) in enumerate(parts):
+            dest = off[grow, j] + np.arange(grow.size) - part_first[grow, j]
+            pages[dest], rows[dest], flags[dest], starts[dest] = pg, rw, fl, st
+        breaks = np.flatnonzero(starts)
+        return pages, rows, flags, breaks[breaks > 0]
 
 
 def _join(chunks) -> Chunk:

@@ -40,12 +40,43 @@ def _same(a: Chunk, b: Chunk):
         assert x.dtype == y.dtype and np.array_equal(x, y), f
 
 
+def _joined(chunks) -> Chunk:
+    return Chunk(*(np.concatenate([getattr(c, f) for c in chunks])
+                   for f in ("page", "count", "cpu_ns", "stream", "flags")))
+
+
+@pytest.mark.parametrize("events", [5_000, 1 << 20])
+def test_kept_chunks_join_the_plans_and_replay_alike(ssb, monkeypatch, events):
+    """Chunks joined to COALESCE_EVENTS events or more: the plan's events end to end, and
+    run_ssb's rows those of the plan's own chunks (a replay does not depend on where its
+    chunks end)."""
+    monkeypatch.setenv("BUFSIM_NO_CACHE", "1")
+    c = X.Calibration(get_ns=500, clock_read_ns=1000, read_ns=10000)
+    cfg = X.pool_config(X.SsbConfig("5.6.10", "128M", 1000), c, pool_pages=600)
+    kw = dict(runs=("Cold", "Run1"), queries=("Q2.1", "Q3.1:index_first"))
+    monkeypatch.setattr(SC, "MEMO_BYTES", 0)                 # nothing kept: the plan's chunks
+    monkeypatch.setattr(SC, "COALESCE_EVENTS", 1)
+    plain = X.run_ssb(ssb, {"a": cfg, "b": cfg.replace(old_blocks_time_ms=0)}, c, **kw)
+    monkeypatch.setattr(SC, "MEMO_BYTES", 1 << 30)
+    monkeypatch.setattr(SC, "COALESCE_EVENTS", events)
+    joined = X.run_ssb(ssb, {"a": cfg, "b": cfg.replace(old_blocks_time_ms=0)}, c, **kw)
+    assert joined.equals(plain) and plain.pages_read.sum() > 0
+    n = {}
+    for q, plan in (("Q2.1", "scan"), ("Q3.1", "index_first")):
+        gen = list(ssb.query(q, plan, cpu=c.cpu).chunks())
+        got = list(SC.statement(ssb, q, plan, c.cpu).chunks())
+        _same(_joined(got), _joined(gen))
+        assert all(len(x) >= events for x in got[:-1])
+        n[q] = (len(got), len(gen))
+    assert n["Q2.1"][0] < n["Q2.1"][1]                 # the scan's chunks joined
+
+
 @pytest.mark.parametrize("q, plan", [("Q1.1", "scan"), ("Q4.2", "scan"), ("Q1.1", "date_first"),
                                      ("Q3.1", "index_first"), ("Q2.2", "index_first")])
 def test_kept_chunks_are_the_generated_ones_at_any_costs(ssb, q, plan):
-    """The chunks of a statement generated once (at the probe cost) and kept packed are, at
+    """The events of a statement generated once (at the probe cost) and kept packed are, at
     every CPU cost, bit for bit those the plan generates at that cost: the first pass's and
-    the later ones'."""
+    the later ones', in chunks of COALESCE_EVENTS events or more (the plan's joined)."""
     costs = [CpuCost(row_ns=7, get_ns=1234), CpuCost(row_ns=0, get_ns=5),
              CpuCost(row_ns=99_999, get_ns=0), CpuCost(row_ns=313, get_ns=2077)]
     for cpu in costs:
@@ -54,9 +85,9 @@ def test_kept_chunks_are_the_generated_ones_at_any_costs(ssb, q, plan):
         st = SC.statement(ssb, q, plan, cpu)
         assert (st.rows, st.gets, st.name) == (op.rows, op.gets, op.name)
         got = list(st.chunks())
-        assert len(got) == len(gen) and SC.kept_bytes() > 0
-        for a, b in zip(got, gen):
-            _same(a, b)
+        assert SC.kept_bytes() > 0
+        _same(_joined(got), _joined(gen))
+        assert all(len(c) >= SC.COALESCE_EVENTS for c in got[:-1])
     assert len({c.cpu_ns.sum() for c in [next(SC.statement(ssb, q, plan, k).chunks())
                                          for k in costs]}) == len(costs)
     n = sum(len(c) for c in gen)
@@ -189,3 +220,47 @@ def test_touched_pages_of_a_kept_statement_are_its_plan_pages(ssb):
         list(SC.statement(ssb, name, plan or "scan").chunks())
         assert SC.kept_pages(ssb, name, plan or "scan") is not None
         assert np.array_equal(X.touched_pages(ssb, [q]), planned[q]) and planned[q].sum() > 0, q
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_later_copies_carry_the_gets_per_space_the_pools_counted(ssb, monkeypatch, jobs):
+    """The gets per tablespace a pool counts on a kept chunk's first copy go with every
+    later copy (at any costs): the pools of the later runs count nothing again, and their
+    gets per space are those of chunks that carry nothing."""
+    from bufsim import Pool
+    from bufsim._pool_state import PoolState
+
+    monkeypatch.setenv("BUFSIM_NO_CACHE", "1")
+    c = X.Calibration(get_ns=500, clock_read_ns=1000, read_ns=10000)
+    cfg = X.pool_config(X.SsbConfig("5.6.10", "128M", 1000), c, pool_pages=600)
+    counted = []                    # chunks whose gets per space a pool counts
+    real = PoolState._chunk_space_gets
+
+    def count(self, chunk, *a):
+        memo = chunk.__dict__.get(SC._SPACE_GETS)
+        if memo is None or memo[0] is not self.tablespaces:
+            counted.append(chunk)
+        return real(self, chunk, *a)
+    monkeypatch.setattr(PoolState, "_chunk_space_gets", count)
+    st = {}
+    X.run_ssb(ssb, {"a": cfg, "b": cfg.replace(old_blocks_time_ms=0)}, c, runs=("x", "y", "z"),
+              queries=("Q2.1", "Q3.1:index_first"), states_out=st, jobs=jobs)
+    n_chunks = sum(len(list(SC.statement(ssb, q, p).chunks())) for q, p in
+                   (("Q2.1", "scan"), ("Q3.1", "index_first")))
+    packed = [p for q, pl in (("Q2.1", "scan"), ("Q3.1", "index_first"))
+              for p in SC._memo[(ssb.cache_params, q, pl)].packed]
+    assert all(p.space_gets is not None for p in packed)
+    # 3 runs x 2 pools x n chunks fed; each counted at most twice (the two pools of the
+    # first run: side by side in threads) instead of 3 x 2 x n times
+    assert n_chunks <= len(counted) <= 2 * n_chunks < 3 * 2 * n_chunks
+    for label, pool in st.items():
+        fresh = Pool(pool.config, ssb.tablespaces)
+        for _ in range(3):
+            for q, pl in (("Q2.1", "scan"), ("Q3.1", "index_first")):
+                fresh.begin()
+                for chunk in ssb.query(q, pl, cpu=c.cpu).chunks():
+                    fresh.feed(chunk)
+                fresh.end()
+                fresh.idle_ns(10**9)
+        got, want = pool.spaces(), fresh.spaces()
+        assert got.equals(want) and want.gets.sum() > 0, label

@@ -1,5 +1,6 @@
 """bufsim.experiments.ssb: the cost fit, the 13-query driver and the cold-cache correction."""
 import numpy as np
+import pandas as pd
 import pytest
 
 from bufsim import DeviceModel
@@ -97,6 +98,33 @@ def test_run_ssb_in_threads_gives_the_serial_numbers(ssb):
     assert serial.groupby("config").pages_read.sum().nunique() == 3   # three different pools
     with pytest.raises(ValueError, match="jobs"):
         run_ssb(ssb, cfgs, c, jobs=0, **kw)
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_run_ssb_runs_of_gives_the_rows_of_a_call_of_its_own(ssb, monkeypatch, jobs):
+    """A label that runs fewer times (runs_of) replays its first runs beside the others: the
+    rows (in run, query, configuration order) and final pools of two separate calls."""
+    monkeypatch.setenv("BUFSIM_NO_CACHE", "1")
+    c = Calibration(get_ns=500, clock_read_ns=1000, read_ns=10000)
+    base = pool_config(SsbConfig("5.6.10", "128M", 1000), c, pool_pages=600)
+    cfgs = {"a": base, "b": base.replace(old_blocks_time_ms=0), "c": base.replace(pool_pages=900)}
+    kw = dict(runs=("Cold", "Run1", "Run2"), queries=("Q1.1", "Q2.1"), jobs=jobs)
+    st, st_a, st_b = {}, {}, {}
+    both = run_ssb(ssb, cfgs, c, runs_of={"b": 1, "c": 3}, **kw)
+    run_ssb(ssb, cfgs, c, runs_of={"b": 1}, states_out=st, **kw)
+    full = run_ssb(ssb, {k: cfgs[k] for k in ("a", "c")}, c, states_out=st_a, **kw)
+    short = run_ssb(ssb, {"b": cfgs["b"]}, c, states_out=st_b, **dict(kw, runs=("Cold",)))
+    want = pd.concat([full, short]).sort_values(["run", "query", "config"], kind="stable",
+                                                key=lambda s: s.map(list(cfgs).index)
+                                                if s.name == "config" else s)
+    assert both.equals(want.reset_index(drop=True))
+    assert list(both[both.config == "b"].run) == ["Cold", "Cold"] and len(both) == 2 * 7
+    for k, pool in {**st_a, **st_b}.items():
+        assert st[k].counters().equals(pool.counters()), k
+    with pytest.raises(ValueError, match=r"runs_of\['b'\]"):
+        run_ssb(ssb, cfgs, c, runs_of={"b": 4}, **kw)
+    with pytest.raises(ValueError, match="runs_of names \\['d'\\]"):
+        run_ssb(ssb, cfgs, c, runs_of={"d": 1}, **kw)
 
 
 def test_cold_extra_charges_each_touched_page_once(ssb):

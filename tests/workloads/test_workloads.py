@@ -257,6 +257,15 @@ def test_ssb_index_first_events_equal_the_operator_reference(small_ssb, ahi):
     q = "Q3.1"
     one = np.concatenate([c.count for c in small_ssb._index_first_plan(q, cpu, ahi, block=7).chunks()])
     assert np.array_equal(one, np.concatenate([c.count for c in small_ssb.query(q, "index_first", cpu=cpu, ahi=ahi).chunks()]))
+    # with batches smaller than a driving row's lineorder rows and probes (at SF 1 a batch
+    # holds 65,536), the segments the batches start stop merges where the reference's do
+    def events(op):
+        return np.concatenate([np.stack([c.page, c.count, c.cpu_ns, c.flags]) for c in op.chunks()],
+                              axis=1)
+
+    fast = events(small_ssb._index_first_plan(q, cpu, ahi, batch=16))
+    assert np.array_equal(fast, events(statement(small_ssb._index_first_reference(q, cpu, ahi, batch=16))))
+    assert fast.shape[1] > len(one)                  # the batches split runs the full batch merges
 
 
 def test_ssb_index_first_plan_without_driving_rows_is_empty():
