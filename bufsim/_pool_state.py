@@ -42,6 +42,7 @@ from .policies.loop import CLOCK_OVERFLOW, FALLBACK, NEED_ROOM, YIELD
 from .policies.flush import note_modification
 from ._memory import check_pool_memory
 from .policies._state import P_DTYPES
+from .trace import SPACE_GETS_MEMO
 
 __all__ = ["PoolState", "COUNTER_NAMES", "check_memory", "hit_rate"]
 
@@ -435,14 +436,14 @@ class PoolState:
     def _chunk_space_gets(self, chunk, page, count, flags) -> np.ndarray:
         """A chunk's gets per tablespace; kept on the chunk for the next pool over the same
         tablespaces that it is fed to (run_ssb feeds every chunk to many pools)."""
-        memo = getattr(chunk, "__dict__", {}).get("_space_gets")
+        memo = getattr(chunk, "__dict__", {}).get(SPACE_GETS_MEMO)
         if memo is not None and memo[0] is self.tablespaces:
             return memo[1]
         w = np.where((flags & FLAG_RELATCH) == 0, count, 0)
         sp = np.searchsorted(self.space_base, page, side="right") - 1
         gets = np.bincount(sp, weights=w, minlength=len(self.space_gets)).astype(np.int64)
         if hasattr(chunk, "__dict__"):
-            object.__setattr__(chunk, "_space_gets", (self.tablespaces, gets))
+            object.__setattr__(chunk, SPACE_GETS_MEMO, (self.tablespaces, gets))
         return gets
 
     def _remaining(self, s):

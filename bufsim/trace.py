@@ -62,6 +62,13 @@ def first_true(mask: np.ndarray) -> int:
     return int(np.flatnonzero(mask)[0])
 
 
+#: The attribute under which a replay keeps, on a chunk it was fed, that chunk's gets
+#: per tablespace as ``(tablespaces, gets)`` (``bufsim._pool_state.PoolState`` counts them
+#: once per chunk; a notebook driver that hands the same events to many pools may carry
+#: them to a copy of the chunk: ``bufsim.experiments.ssb_chunks``).
+SPACE_GETS_MEMO = "_space_gets"
+
+
 @dataclass(frozen=True, eq=False)
 class Chunk:
     """A block of trace events as parallel one-dimensional arrays.

@@ -38,7 +38,7 @@ from typing import Iterator
 
 import numpy as np
 
-from ..trace import Chunk, Trace
+from ..trace import SPACE_GETS_MEMO, Chunk, Trace
 from ..workloads.plans import CpuCost
 from ..workloads.ssb import SSB
 
@@ -60,9 +60,6 @@ _memo: OrderedDict = OrderedDict()          # key -> _Entry, least recently used
 _unpacked: list = []                        # [(key, cpu), chunks, entry] of the last pass
 _to_learn: list = []                        # (Packed, copy) a pool may still be replaying
 _UNSIGNED = (np.uint8, np.uint16, np.uint32, np.uint64)
-#: the attribute on which a pool keeps a chunk's gets per tablespace
-#: (:meth:`bufsim._pool_state.PoolState._chunk_space_gets`), as ``(tablespaces, gets)``
-_SPACE_GETS = "_space_gets"
 
 
 def _narrow(a: np.ndarray) -> np.ndarray:
@@ -134,14 +131,14 @@ class Packed:
         c = Chunk(self.page.astype(np.int64), count, cpu_ns(count, self.rows, cpu), stream,
                   self.flags.copy())
         if self.space_gets is not None:
-            object.__setattr__(c, _SPACE_GETS, self.space_gets)
+            object.__setattr__(c, SPACE_GETS_MEMO, self.space_gets)
         return c
 
     def learn(self, chunk: Chunk) -> None:
         """Keep the gets per tablespace a pool counted on ``chunk`` (a copy of this one),
         if it has them, for the later copies."""
         if self.space_gets is None:
-            self.space_gets = chunk.__dict__.get(_SPACE_GETS)
+            self.space_gets = chunk.__dict__.get(SPACE_GETS_MEMO)
 
 
 class _Entry:

@@ -237,7 +237,7 @@ def test_later_copies_carry_the_gets_per_space_the_pools_counted(ssb, monkeypatc
     real = PoolState._chunk_space_gets
 
     def count(self, chunk, *a):
-        memo = chunk.__dict__.get(SC._SPACE_GETS)
+        memo = chunk.__dict__.get(SC.SPACE_GETS_MEMO)
         if memo is None or memo[0] is not self.tablespaces:
             counted.append(chunk)
         return real(self, chunk, *a)
