@@ -521,15 +521,27 @@ def touched_pages(ssb: SSB, queries: Sequence[str] = QUERIES) -> np.ndarray:
     scan plan, ``"Q2.1:index_first"``: that plan).  A statement :func:`run_ssb` replayed
     gives its pages from its kept events (:func:`bufsim.experiments.ssb_chunks.kept_pages`),
     the others from their plan (``Operator.pages``: the same pages)."""
-    mask = np.zeros(ssb.tablespaces.n_pages, dtype=bool)
+    n = ssb.tablespaces.n_pages
+    mask = np.zeros(n, dtype=bool)
     for q in queries:
         name, _, plan = q.partition(":")
         kept = _chunks.kept_pages(ssb, name, plan or "scan")
         if kept is None:
-            mask[ssb.query(name, plan or "scan").pages()] = True
+            mask |= np.unpackbits(_cache.cached(
+                lambda: _cache.digest("ssb.touched_pages", ssb.cache_params, name, plan or "scan"),
+                lambda: _plan_mask(ssb, name, plan or "scan")), count=n).astype(bool)
         for pages in kept or ():
             mask[pages] = True
     return mask
+
+
+def _plan_mask(ssb: SSB, name: str, plan: str) -> np.ndarray:
+    """The pages of ``name``'s ``plan`` as a bit-packed mask over the dense pages (what
+    :func:`touched_pages` keeps in the result cache: a rerun whose replays the cache
+    serves has no kept events, and building a plan's page list is seconds at SF 1)."""
+    m = np.zeros(ssb.tablespaces.n_pages, dtype=bool)
+    m[ssb.query(name, plan).pages()] = True
+    return np.packbits(m)
 
 
 def cold_extra_ns(ssb: SSB, disk: DeviceModel, fs_read_ns: int, *,

@@ -222,6 +222,30 @@ def test_touched_pages_of_a_kept_statement_are_its_plan_pages(ssb):
         assert np.array_equal(X.touched_pages(ssb, [q]), planned[q]) and planned[q].sum() > 0, q
 
 
+def test_touched_pages_without_kept_events_come_from_the_result_cache(ssb, tmp_path,
+                                                                     monkeypatch):
+    """A statement the result cache served has no kept events: touched_pages keeps its
+    plan's pages in the cache (a rerun of notebook 01 built every plan's page list again),
+    the same mask as the plan's pages, served without building the plan."""
+    from bufsim import cache
+    monkeypatch.delenv(cache.OFF_ENV_VAR, raising=False)
+    monkeypatch.setenv(cache.DIR_ENV_VAR, str(tmp_path / "cache"))
+    qs = ("Q2.2", "Q3.1:index_first")
+    assert all(SC.kept_pages(ssb, *(q.split(":") + ["scan"])[:2]) is None for q in qs)
+    expect = np.zeros(ssb.tablespaces.n_pages, dtype=bool)
+    for q in qs:
+        name, _, plan = q.partition(":")
+        expect[ssb.query(name, plan or "scan").pages()] = True
+    first = X.touched_pages(ssb, qs)
+    assert np.array_equal(first, expect) and expect.sum() > 0
+    assert len(list((tmp_path / "cache").rglob("*.pkl"))) == 2
+
+    def no_plan(*a, **k):
+        raise AssertionError("the plan was built again")
+    monkeypatch.setattr(type(ssb), "query", no_plan)
+    assert np.array_equal(X.touched_pages(ssb, qs), expect)
+
+
 @pytest.mark.parametrize("jobs", [1, 2])
 def test_later_copies_carry_the_gets_per_space_the_pools_counted(ssb, monkeypatch, jobs):
     """The gets per tablespace a pool counts on a kept chunk's first copy go with every
