@@ -11,9 +11,12 @@ BENCH_STAMP := $(VENV)/.installed-bench
 # `make reproduce QUICK=1` runs the notebooks in quick mode;
 # `make reproduce NOTEBOOKS="00 01"` runs only those (stems or prefixes).
 QUICK ?=
+# `make reproduce NOTEBOOKS=01 PARAMS='-p old_blocks_time_ms "[0, 1000, 3000]"'` runs them at
+# your settings (papermill's -p, checked first; outputs under build/custom/, figures/ kept);
 # `make reproduce JOBS=1` runs one notebook at a time (default: one per core);
 # `make reproduce NO_CACHE=1` replays everything (see bufsim/cache.py).
 NOTEBOOKS ?=
+PARAMS ?=
 JOBS ?=
 NO_CACHE ?=
 
@@ -68,7 +71,7 @@ test-slow: $(BENCH_STAMP)
 	$(PY) -m pytest -n $(TEST_JOBS) -m 'slow or not slow'
 
 reproduce: $(STAMP)
-	$(PY) -m bufsim notebooks run $(if $(QUICK),--quick) $(if $(JOBS),--jobs $(JOBS)) $(if $(NO_CACHE),--no-cache) $(NOTEBOOKS)
+	$(PY) -m bufsim notebooks run $(if $(QUICK),--quick) $(if $(JOBS),--jobs $(JOBS)) $(if $(NO_CACHE),--no-cache) $(PARAMS) $(NOTEBOOKS)
 
 # the docs site: Sphinx, warnings as errors, internal links checked (scripts/build_docs.py)
 docs: $(STAMP)

@@ -100,7 +100,54 @@ def test_full_batch_run_is_the_one_that_writes_committed_figures(tmp_path, monke
         assert os.environ[paths.FIGURES_ENV_VAR] == str(tmp_path / "figures")
     with _run_outputs(quick=True):
         assert os.environ[paths.FIGURES_ENV_VAR] == str(tmp_path / "build" / "quick" / "figures")
+    # a run at the user's own parameters (-p) keeps the committed figures too
+    with _run_outputs(quick=False, custom=True):
+        assert os.environ[paths.FIGURES_ENV_VAR] == str(tmp_path / "build" / "custom" / "figures")
+        assert os.environ[paths.BUILD_ENV_VAR] == str(tmp_path / "build" / "custom")
+    with _run_outputs(quick=True, custom=True):
+        assert os.environ[paths.FIGURES_ENV_VAR] == str(
+            tmp_path / "build" / "quick" / "custom" / "figures")
     assert paths.FIGURES_ENV_VAR not in os.environ
+    assert paths.BUILD_ENV_VAR not in os.environ
+
+
+def test_run_parameters_are_checked_against_each_notebook_before_any_runs():
+    nb01 = paths.notebooks_dir() / "01_ssb_old_blocks_time.ipynb"
+    nb04 = next(paths.notebooks_dir().glob("04_*.ipynb"))
+    assert notebooks.notebook_parameters(nb01)[:3] == ["quick", "seed", "scale_factor"]
+    assert "old_blocks_time_ms" in notebooks.notebook_parameters(nb01)
+    ok = {"old_blocks_time_ms": notebooks.parse_parameter("[0, 1, 100, 1000, 3000]")}
+    assert notebooks.check_run_parameters([nb01], ok) == {
+        "old_blocks_time_ms": [0, 1, 100, 1000, 3000]}
+    with pytest.raises(ValueError, match=r"'old_blocks_time' is not a parameter of "
+                       r"01_ssb_old_blocks_time; did you mean 'old_blocks_time_ms'"):
+        notebooks.check_run_parameters([nb01], {"old_blocks_time": [0]})
+    if "old_blocks_time_ms" not in notebooks.notebook_parameters(nb04):
+        with pytest.raises(ValueError, match="is not a parameter of 04_"):
+            notebooks.check_run_parameters([nb01, nb04], ok)
+    with pytest.raises(ValueError, match=r"old_blocks_time_ms\[1\] must be an integer in "
+                       r"\[0, 4294967295\], got -5"):
+        notebooks.check_run_parameters([nb01], {"old_blocks_time_ms": [0, -5]})
+    with pytest.raises(ValueError, match="set by --quick"):
+        notebooks.check_run_parameters([nb01], {"quick": True})
+
+
+@pytest.mark.parametrize("text, value", [
+    ("1000", 1000), ("0.5", 0.5), ("True", True), ("None", None), ("[0, 1000]", [0, 1000]),
+    ("'4G'", "4G"), ("4G", "4G"), ("mysql57", "mysql57"), ("[0, 1", "[0, 1")])
+def test_parse_parameter_reads_a_literal_or_keeps_the_text(text, value):
+    assert notebooks.parse_parameter(text) == value
+
+
+def test_cli_refuses_a_bad_parameter_before_running_anything(tmp_path, monkeypatch, capsys):
+    from bufsim.cli import main
+    monkeypatch.setenv(paths.BUILD_ENV_VAR, str(tmp_path / "build"))
+    rc = main(["notebooks", "run", "--no-progress", "-p", "old_blocks_pct", "[5]", "01"])
+    assert rc == 2
+    err = capsys.readouterr().err
+    assert "'old_blocks_pct' is not a parameter of 01_ssb_old_blocks_time" in err
+    assert "did you mean 'old_blocks_pcts'" in err
+    assert not (tmp_path / "build" / "notebooks").exists()   # nothing ran
 
 
 def test_html_summary_shows_claims_tables_and_embedded_figures(tmp_path, monkeypatch):

@@ -29,6 +29,13 @@ def add_notebooks(commands) -> None:
     run.add_argument("--jobs", type=int_type("--jobs", 1, 256), default=None, metavar="N",
                      help="notebooks executed side by side, each in its own kernel "
                      "(default: one per core)")
+    run.add_argument("-p", "--parameter", nargs=2, action="append", default=[],
+                     metavar=("NAME", "VALUE"),
+                     help="set a parameter of the selected notebooks, as papermill -p does "
+                     "(VALUE a Python literal such as 1000 or \"[0, 1000, 3000]\", else text "
+                     "such as 4G); checked before any notebook runs; outputs then go to "
+                     "build/custom/ (build/quick/custom/ with --quick), so the committed "
+                     "figures/ are kept, while replays still share the result cache")
     run.add_argument("--no-cache", action="store_true",
                      help="replay everything: neither use nor fill the result cache "
                      "(build/cache/)")
@@ -38,17 +45,21 @@ def add_notebooks(commands) -> None:
 
 
 @contextlib.contextmanager
-def run_outputs(quick: bool):
+def run_outputs(quick: bool, custom: bool = False):
     """Direct the outputs of a batch run through the environment (the kernels inherit it),
     unless ``BUFSIM_BUILD_DIR`` / ``BUFSIM_FIGURES_DIR`` say otherwise; restored afterwards.
 
-    A full run is the one way to refresh the committed ``figures/``; a quick run writes
-    under ``build/quick/`` (figures in ``build/quick/figures``) so that it never
-    overwrites the figures and results of a full run."""
+    A full run at the notebooks' own settings is the one way to refresh the committed
+    ``figures/``; a quick run writes under ``build/quick/`` (figures in
+    ``build/quick/figures``) and a run with parameters of the user's (``custom``) under
+    ``build/custom/`` (``build/quick/custom/`` if both), so that neither overwrites the
+    figures and results of a full run."""
     saved = {k: os.environ.get(k) for k in (paths.BUILD_ENV_VAR, paths.FIGURES_ENV_VAR)}
-    if quick:
-        build = (paths.build_dir() / "quick" if saved[paths.BUILD_ENV_VAR] is None
-                 else paths.build_dir())
+    if quick or custom:
+        build = paths.build_dir()
+        if saved[paths.BUILD_ENV_VAR] is None:
+            build = build / "quick" if quick else build
+            build = build / "custom" if custom else build
         os.environ[paths.BUILD_ENV_VAR] = str(build)
         figures = build / "figures"
     else:
@@ -67,9 +78,11 @@ def run_outputs(quick: bool):
 
 def _cmd_notebooks(args) -> int:
     from .. import notebooks
-    with run_outputs(args.quick), cache_switch(args.no_cache):
+    given = {name: notebooks.parse_parameter(value) for name, value in args.parameter}
+    with run_outputs(args.quick, custom=bool(given)), cache_switch(args.no_cache):
         try:
             selected = notebooks.select_notebooks(args.names)
+            given = notebooks.check_run_parameters(selected, given)
         except (ValueError, FileNotFoundError) as exc:
             print(f"bufsim notebooks run: {exc}", file=sys.stderr)
             return 2
@@ -79,7 +92,7 @@ def _cmd_notebooks(args) -> int:
         not_run = _live_not_run(notebooks, selected)
         names = [p.stem for p in selected if p.stem not in {r.name for r in not_run}]
         runs = notebooks.run_notebooks(names, quick=args.quick, progress=not args.no_progress,
-                                       jobs=args.jobs) if names else []
+                                       jobs=args.jobs, parameters=given) if names else []
         runs = sorted([*runs, *not_run], key=lambda r: r.name)
         summary = notebooks.write_summary(runs, quick=args.quick)
         print(notebooks.format_runs(runs))

@@ -207,6 +207,66 @@ def _assigned_names(source: str) -> list[str]:
     return names
 
 
+def notebook_parameters(path: str | os.PathLike[str]) -> list[str]:
+    """The names the ``parameters`` cell (the cell tagged ``parameters``, as papermill
+    finds it) of the notebook at ``path`` assigns, in order; empty if it has none."""
+    import json
+
+    nb = json.loads(Path(path).read_text(encoding="utf-8"))
+    for cell in nb.get("cells", []):
+        if "parameters" in cell.get("metadata", {}).get("tags", []):
+            src = cell.get("source", "")
+            return _assigned_names(src if isinstance(src, str) else "".join(src))
+    return []
+
+
+def parse_parameter(text: str) -> object:
+    """A command-line parameter value as the notebook's own cells would spell it: a Python
+    literal (``1000``, ``0.5``, ``True``, ``None``, ``[0, 1000, 3000]``, ``"4G"``), else
+    the text itself as a string (``4G``, ``mysql57``)."""
+    import ast
+
+    try:
+        return ast.literal_eval(text.strip())
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        return text
+
+
+def check_run_parameters(notebooks: Sequence[str | os.PathLike[str]],
+                         params: Mapping[str, object]) -> dict[str, object]:
+    """Check parameters given to the batch runner (``bufsim notebooks run -p NAME VALUE``)
+    before any notebook runs: each name must be a parameter of every notebook in
+    ``notebooks`` (paths), and a value whose name has a rule in :data:`PARAMETER_RULES`
+    must pass it (a notebook's own rules check the rest when its setup runs).
+
+    Returns the parameters as given (the notebooks normalise them themselves).
+
+    Raises
+    ------
+    ValueError
+        Naming the parameter, the notebook that lacks it (with the closest name and its
+        known parameters), or the allowed values.
+    """
+    import difflib
+
+    if "quick" in params:
+        raise ValueError("parameter quick is set by --quick (make reproduce QUICK=1), not -p")
+    for nb in notebooks:
+        known = notebook_parameters(nb)
+        for name in params:
+            if name not in known:
+                close = difflib.get_close_matches(name, known, n=1, cutoff=0.6)
+                hint = f"did you mean {close[0]!r}? " if close else ""
+                raise ValueError(
+                    f"parameter {name!r} is not a parameter of {Path(nb).stem}; {hint}"
+                    f"its parameters: {', '.join(known) or 'none'} (NOTEBOOKS= selects "
+                    "the notebooks a parameter is for)")
+    for name, value in params.items():
+        if name in PARAMETER_RULES and value is not None:
+            PARAMETER_RULES[name](name, value)
+    return dict(params)
+
+
 def check_injected_parameters(history: Sequence[str] | None = None) -> None:
     """Refuse a parameter that papermill injected but the notebook does not have.
 
