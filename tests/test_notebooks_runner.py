@@ -294,3 +294,34 @@ def test_lower_priority_raises_a_process_niceness():
         child.kill()
         child.wait()
     assert os.getpriority(os.PRIO_PROCESS, 0) == before     # ours is left alone
+
+
+def test_warm_runs_each_group_once_and_a_dependent_group_after_its_groups(tmp_path,
+                                                                        monkeypatch):
+    """bufsim.notebooks.warm (make reproduce's and make test's compile step): every group
+    runs once, in a process of its own pool, a group of ``after`` only once the groups
+    it names have ended; a group that raises is reported, not raised."""
+    from bufsim.notebooks import warm as W
+    (tmp_path / "warm_groups_x.py").write_text(
+        "import os, time\n"
+        f"LOG = {str(tmp_path / 'log')!r}\n"
+        "def mark(name, pause):\n"
+        "    def run():\n"
+        "        with open(LOG, 'a') as f: f.write(f'start {name}\\n')\n"
+        "        time.sleep(pause)\n"
+        "        with open(LOG, 'a') as f: f.write(f'end {name}\\n')\n"
+        "    return run\n"
+        "def bad():\n"
+        "    raise RuntimeError('no compiler')\n"
+        "GROUPS = {'a': mark('a', 0.3), 'b': mark('b', 0.1), 'bad': bad, 'c': mark('c', 0)}\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    got = []
+    W.warm("warm_groups_x", ["a", "b", "bad", "c"], {"c": ("a", "b")}, 2,
+           lambda name, compiled, cpu: got.append((name, compiled)))
+    assert sorted(n for n, _ in got) == ["a", "b", "bad", "c"]
+    assert dict(got)["bad"] == ["stopped by RuntimeError: no compiler"]
+    log = (tmp_path / "log").read_text().split("\n")
+    assert log.index("start c") > max(log.index("end a"), log.index("end b"))
+    assert log.count("start a") == 1
+    with pytest.raises(ValueError, match="jobs must be an integer >= 1"):
+        W.warm("warm_groups_x", ["a"], {}, 0)

@@ -225,7 +225,10 @@ def run_notebooks(
         are independent and write their own outputs); None: one per core
         (``os.cpu_count()``), and one more while a notebook of :data:`LIVE_NOTEBOOKS`
         runs (it waits on its MariaDB server for part of its time: :func:`lanes`).
-        The longest (by the last run's times) start first.  With more than one at
+        The longest (by the last run's times) start first.  Where InnoDB's replay
+        kernel is not compiled yet and more than one runs at once (or jobs is None),
+        it is compiled first, its two loops side by side (:mod:`bufsim.notebooks.warm`).
+        With more than one at
         once, each kernel gets ``BUFSIM_JOBS`` = its share of the cores (at least 1, unless
         set already), the threads its own replays spread over (:mod:`bufsim._cores`);
         when a live notebook is among them, the others' kernels run at niceness
@@ -251,11 +254,21 @@ def run_notebooks(
     from bufsim.engine import compile_notice
 
     line = compile_notice(("innodb",))   # every notebook replays InnoDB; not all replay lru
-    if line and selected:  # the first notebook's kernel compiles them, a minute in silence
+    n_jobs = min(len(selected), jobs or os.cpu_count() or 1)
+    if line and selected and jobs != 1 and (os.cpu_count() or 1) > 1:
+        # compiled here, its two loops side by side, instead of by the first notebook
+        # that replays, one loop after the other, while the others wait on its lock
+        from bufsim.notebooks.warm import warm_innodb
+
+        print("bufsim: compiling the innodb replay kernel before the notebooks start "
+              "(once after installing or updating bufsim; kept in "
+              f"{os.environ.get('NUMBA_CACHE_DIR', '?')})", file=sys.stderr, flush=True)
+        seconds = warm_innodb(2)
+        print(f"bufsim: compiled in {seconds:.0f} s", file=sys.stderr, flush=True)
+    elif line and selected:  # the first notebook's kernel compiles them, a minute in silence
         print(line, file=sys.stderr, flush=True)
     for source in selected:  # never report a stale notebook of an earlier run
         (out_dir / source.name).unlink(missing_ok=True)
-    n_jobs = min(len(selected), jobs or os.cpu_count() or 1)
     extra = 1 if jobs is None else 0          # the lane a live notebook's waits leave free
     bar = tqdm(total=len(selected), unit="notebook", disable=not progress, desc="notebooks")
     done: dict[Path, NotebookRun] = {}
