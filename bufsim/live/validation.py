@@ -450,7 +450,7 @@ def run_grid(settings=QUICK_GRID, *, scale: W.Scale = W.QUICK, seed: int = 0,
 
 def _shut_down(stop: threading.Event, threads: list, servers: list) -> None:
     """Stop :func:`run_grid`'s workers (``stop``, then wait for each thread) and close
-    ``servers``, in their order (a server given to it is not among them)."""
+    ``servers``, in their order (a server given to run_grid is not among them)."""
     stop.set()
     for t in threads:
         t.join()
