@@ -1,8 +1,9 @@
-"""Which §13 mechanism explains a row of the live grid that misses (:func:`explain`).
+"""Which §13 mechanism explains a row of the live grid that misses.
 
-A rule per counter and direction, stated before any comparison is made: the mechanisms
-missing from the replay's preset, or only approximated by ``mariadb1011``, that move a
-count of :func:`bufsim.live.validation.run_grid`'s rows away from the server's.
+:func:`explain` applies a rule per counter and direction, stated before any comparison is
+made: the mechanisms missing from the replay's preset, or only approximated by
+``mariadb1011``, that move a count of :func:`bufsim.live.validation.run_grid`'s rows away
+from the server's.
 """
 from __future__ import annotations
 
