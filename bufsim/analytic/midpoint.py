@@ -371,6 +371,25 @@ def midpoint_lru(hot_rates, scans: Sequence[ScanClass] = (), *, pool_pages: int,
                               (float("inf"), float("inf")), float("inf"), 0.0, 0.0, "fits",
                               c_old, c_young, float(H), 0.0, 0.0, 0.0)
 
+    # ---------------- normal (LRU-like young list) regime ----------------
+    solve_lru = _lru_solver(lam, cnt, ph, scan, promote_scan, r, S, b, P, u, tau,
+                            miss_promotes, c_old, c_young, lru)
+    st = _iterate_lru(solve_lru, total_hot, cnt, max_iter)
+    promotable = float((st["qn"] > 1e-12) @ cnt)
+    if not math.isinf(st["t2"]) and (promote_scan or promotable > c_young):
+        return _finish_lru(st, lam, cnt, inv, lam_all, scan, tau, u, promote_scan, c_old, c_young)
+
+    # ---------------- frozen young list ----------------
+    return _solve_frozen(lam, cnt, inv, lam_all, scan, ph, tau, c_old, c_young, lru, window, max_iter,
+                         recovery)
+
+
+def _lru_solver(lam, cnt, ph, scan, promote_scan, r, S, b, P, u, tau, miss_promotes, c_old,
+                c_young, lru):
+    """The normal (LRU-like young list) regime of :func:`midpoint_lru`: a function of the
+    hot pages' miss and demotion rates (``M``, ``D``) that solves the old and young
+    sublists' times (the old one by its occupancy scale, the young one for each scale)
+    and returns the state :func:`_iterate_lru` iterates on."""
     def scan_old_young(t1, t2):
         """Scan pages in old and young (time averages) when every page misses."""
         if scan is None:
@@ -384,7 +403,6 @@ def midpoint_lru(hot_rates, scans: Sequence[ScanClass] = (), *, pool_pages: int,
             young = 0.0
         return old, young
 
-    # ---------------- normal (LRU-like young list) regime ----------------
     def solve_lru(M, D):
         base = M + D
         scan_rate = r if scan is not None else 0.0
@@ -432,14 +450,7 @@ def midpoint_lru(hot_rates, scans: Sequence[ScanClass] = (), *, pool_pages: int,
             else (hi if old_gap(hi) <= 0 else lo)
         return inner(math.exp(la))
 
-    st = _iterate_lru(solve_lru, total_hot, cnt, max_iter)
-    promotable = float((st["qn"] > 1e-12) @ cnt)
-    if not math.isinf(st["t2"]) and (promote_scan or promotable > c_young):
-        return _finish_lru(st, lam, cnt, inv, lam_all, scan, tau, u, promote_scan, c_old, c_young)
-
-    # ---------------- frozen young list ----------------
-    return _solve_frozen(lam, cnt, inv, lam_all, scan, ph, tau, c_old, c_young, lru, window, max_iter,
-                         recovery)
+    return solve_lru
 
 
 def _checked(hot_rates, scans, pool_pages, old_blocks_pct, old_blocks_time_ms, lru_pages,

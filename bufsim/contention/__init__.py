@@ -4,7 +4,8 @@
   demand of a trace or page-frequency vector, by MySQL version
   (:func:`instance_demand`, :class:`HoldTimes`), and the closed network it
   implies (:func:`network`, :class:`Network`) for
-  :func:`bufsim.analytic.mva.exact_mva`.
+  :func:`bufsim.analytic.mva.exact_mva`; the gets it counts per page, per instance
+  and per AHI part are :mod:`~bufsim.contention.counting`'s.
 * :mod:`~bufsim.contention.des`: a compiled discrete-event simulation of
   threads contending for cores and mutexes (:func:`simulate`), with a
   pure-Python twin (:func:`simulate_reference`); its compiled event loop is in

@@ -52,6 +52,8 @@ Global latches are stations of their own:
 Demands are in seconds per transaction (hold time times acquisitions divided
 by the number of transactions the counts describe), ready for
 :func:`bufsim.analytic.mva.exact_mva` through :meth:`ContentionDemand.network`.
+The counting of gets per page, per instance and per AHI part is
+:mod:`bufsim.contention.counting`'s.
 """
 from __future__ import annotations
 
@@ -65,8 +67,11 @@ import pandas as pd
 from .._validation import check_int
 from .._units import MAX_INSTANCES, NS_PER_S
 from ..pages import Tablespaces, as_int64
-from ..trace import FLAG_AHI, Trace
+from ..trace import Trace
 from ..versions import RECORDS, record
+from .counting import (ahi_acquisitions, frequency_vectors, instance_sums, page_counts,
+                       page_instances, per_instance, per_instance_from_replay, per_page,
+                       touched_counts)
 
 __all__ = ["HoldTimes", "ContentionDemand", "Network", "instance_demand", "PageCounts",
            "network", "VERSIONS"]
@@ -349,90 +354,8 @@ class ContentionDemand:
 
 
 # --------------------------------------------------------------------------------------
-# counting
+# demand (the page counts it sums are bufsim.contention.counting's)
 # --------------------------------------------------------------------------------------
-def _page_counts(source, n_pages: int) -> tuple[np.ndarray, np.ndarray]:
-    """Gets and AHI-flagged gets per dense page, chunk by chunk (O(n_pages) memory)."""
-    gets = np.zeros(n_pages, dtype=np.int64)
-    ahi = np.zeros(n_pages, dtype=np.int64)
-    for chunk in source:
-        if not len(chunk):
-            continue
-        gets += np.bincount(chunk.page, weights=chunk.count, minlength=n_pages).astype(np.int64)
-        sel = (chunk.flags & np.uint8(FLAG_AHI)) != 0
-        if sel.any():
-            ahi += np.bincount(chunk.page[sel], weights=chunk.count[sel],
-                               minlength=n_pages).astype(np.int64)
-    return gets, ahi
-
-
-def _touched_counts(source) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """``(pages, gets, ahi)``: the distinct dense pages a trace touches and their gets
-    and AHI-flagged gets, in memory that follows those pages (not the largest one)."""
-    from ..analytic.mrc import PageIds
-    ids = PageIds()
-    pages = np.zeros(0, dtype=np.int64)
-    gets = np.zeros(0, dtype=np.int64)
-    ahi = np.zeros(0, dtype=np.int64)
-    for chunk in source:
-        if not len(chunk):
-            continue
-        page = np.ascontiguousarray(chunk.page, dtype=np.int64)
-        n0 = int(ids.st[0])
-        local = ids(page)
-        n = int(ids.st[0])
-        if n > n0:
-            new = local >= n0
-            pages = np.concatenate([pages, np.zeros(n - n0, dtype=np.int64)])
-            pages[local[new]] = page[new]
-            gets = np.concatenate([gets, np.zeros(n - n0, dtype=np.int64)])
-            ahi = np.concatenate([ahi, np.zeros(n - n0, dtype=np.int64)])
-        gets += np.bincount(local, weights=chunk.count, minlength=n).astype(np.int64)
-        sel = (chunk.flags & np.uint8(FLAG_AHI)) != 0
-        if sel.any():
-            ahi += np.bincount(local[sel], weights=chunk.count[sel], minlength=n).astype(np.int64)
-    return pages, gets, ahi
-
-
-def _instances_of(tablespaces: Tablespaces, pages: np.ndarray, n: int) -> np.ndarray:
-    """:meth:`Tablespaces.instance_of` for some dense pages only."""
-    from .._units import instance_fold
-    sidx = np.searchsorted(tablespaces.bases, pages, side="right") - 1
-    return instance_fold(tablespaces.space_ids[sidx], pages - tablespaces.bases[sidx], n)
-
-
-def _per_page(values, n_pages: int, name: str) -> np.ndarray:
-    a = as_int64(values, name)
-    if a.shape != (n_pages,):
-        raise ValueError(f"{name} must hold one count per dense page, shape ({n_pages},); "
-                         f"got {a.shape}")
-    if a.size and a.min() < 0:
-        i = int(np.flatnonzero(a < 0)[0])
-        raise ValueError(f"{name} row {i} = {int(a[i])} is out of range; allowed: >= 0")
-    return a
-
-
-def _per_instance_from_replay(replay, n: int) -> tuple[np.ndarray, ...]:
-    """Per instance: pages read, made young, first dirtied, written (the last two 0 for
-    stats without those columns)."""
-    stats = getattr(replay, "stats", replay)
-    if not isinstance(stats, pd.DataFrame):
-        raise ValueError("replay must be a ReplayResult or its per-instance stats DataFrame; "
-                         f"got {type(replay).__name__}")
-    for col in ("NUMBER_PAGES_READ", "PAGES_MADE_YOUNG"):
-        if col not in stats.columns:
-            raise ValueError(f"replay stats lack the column {col!r}")
-    if len(stats) != n:
-        raise ValueError(f"replay has {len(stats)} instances but n_instances={n}; replay with "
-                         f"instances={n}")
-    def col(name):
-        return stats[name].to_numpy(np.int64) if name in stats.columns else np.zeros(n, np.int64)
-
-    return (stats["NUMBER_PAGES_READ"].to_numpy(np.int64),
-            stats["PAGES_MADE_YOUNG"].to_numpy(np.int64),
-            col("flush_list_inserts"), col("NUMBER_PAGES_WRITTEN"))
-
-
 def instance_demand(source, tablespaces: Tablespaces | None = None, n_instances: int = 1, *,
                     version: str = "5.6", hold: HoldTimes | None = None,
                     n_transactions: float = 1.0, misses=None, moves=None, replay=None,
@@ -540,56 +463,41 @@ def instance_demand(source, tablespaces: Tablespaces | None = None, n_instances:
         raise ValueError(f"tablespaces must be a Tablespaces, got {type(tablespaces).__name__}")
     n_pages = tablespaces.n_pages
     if not is_trace:
-        page_gets, page_ahi, page_opt = _frequency_vectors(source, n_pages, ahi_lookups,
+        page_gets, page_ahi, page_opt = frequency_vectors(source, n_pages, ahi_lookups,
                                                            optimistic)
     elif optimistic is not None:
         raise ValueError("optimistic is for a page-frequency vector; a Trace does not mark "
                          "optimistic gets")
-    page_miss = None if misses is None else _per_page(misses, n_pages, "misses")
-    page_move = None if moves is None else _per_page(moves, n_pages, "moves")
-    page_dirty = None if dirtied is None else _per_page(dirtied, n_pages, "dirtied")
-    page_flush = None if flushed is None else _per_page(flushed, n_pages, "flushed")
+    page_miss = None if misses is None else per_page(misses, n_pages, "misses")
+    page_move = None if moves is None else per_page(moves, n_pages, "moves")
+    page_dirty = None if dirtied is None else per_page(dirtied, n_pages, "dirtied")
+    page_flush = None if flushed is None else per_page(flushed, n_pages, "flushed")
     if replay is not None:
-        inst_miss, inst_move, inst_dirty, inst_flush = _per_instance_from_replay(replay, n)
+        inst_miss, inst_move, inst_dirty, inst_flush = per_instance_from_replay(replay, n)
 
     # ---- counting ---------------------------------------------------------------------
     touched = None  # a trace alone: count the pages it touches, not every page number
     if is_trace and instance_map is None and all(
             a is None for a in (page_miss, page_move, page_dirty, page_flush)):
-        touched, page_gets, page_ahi = _touched_counts(source)
+        touched, page_gets, page_ahi = touched_counts(source)
         page_opt = np.zeros(len(touched), dtype=np.int64)
     elif is_trace:
-        page_gets, page_ahi = _page_counts(source, n_pages)
+        page_gets, page_ahi = page_counts(source, n_pages)
         page_opt = np.zeros(n_pages, dtype=np.int64)
     if not adaptive_hash_index:
         page_ahi = np.zeros_like(page_gets)
-    inst = _page_instances(tablespaces, touched, instance_map, n, n_pages)
+    inst = page_instances(tablespaces, touched, instance_map, n, n_pages)
 
-    gets, ahi, opt = _instance_sums(page_gets, page_ahi, page_opt, inst, n)
+    gets, ahi, opt = instance_sums(page_gets, page_ahi, page_opt, inst, n)
     if replay is None:
         inst_miss, inst_move, inst_dirty, inst_flush = (
-            np.zeros(n, np.int64) if a is None else _per_instance(inst, a, n)
+            np.zeros(n, np.int64) if a is None else per_instance(inst, a, n)
             for a in (page_miss, page_move, page_dirty, page_flush))
         if fpi is not None:
             inst_dirty, inst_flush = fpi
-    names, ahi_acq = _ahi_acquisitions(parts, page_ahi, tablespaces, touched)
+    names, ahi_acq = ahi_acquisitions(parts, page_ahi, tablespaces, touched)
     return _assemble(version, n, float(n_transactions), hold, gets, ahi, opt, inst_move,
                      inst_miss, inst_dirty, inst_flush, names, ahi_acq)
-
-
-def _per_instance(inst, a, n):
-    """Sum of the per-page counts ``a`` per instance."""
-    return np.bincount(inst, weights=a, minlength=n).astype(np.int64)
-
-
-def _instance_sums(page_gets, page_ahi, page_opt, inst, n):
-    """Gets, AHI lookups and optimistic gets per instance.  Over the pages with gets only
-    (AHI lookups and optimistic gets are parts of them): their terms in page order, so
-    the same float sums as over every page."""
-    got = np.flatnonzero(page_gets)
-    inst_got = inst[got]
-    return tuple(np.bincount(inst_got, weights=a[got], minlength=n).astype(np.int64)
-                 for a in (page_gets, page_ahi, page_opt))
 
 
 def _assemble(version, n, txn, hold, gets, ahi, opt, inst_move, inst_miss, inst_dirty,
@@ -624,7 +532,7 @@ class PageCounts:
         self.scale = check_int("scale", scale, 1)
         self.tablespaces = freq.tablespaces
         gets, ahi, opt = freq.counts(self.scale)
-        self.gets, self.ahi_lookups, self.optimistic = _frequency_vectors(
+        self.gets, self.ahi_lookups, self.optimistic = frequency_vectors(
             gets, self.tablespaces.n_pages, ahi, opt)
         self.gets_per_txn = float(freq.gets.sum())
         self._sums = {}
@@ -636,9 +544,9 @@ class PageCounts:
         key = (n_instances, bool(adaptive_hash_index), ahi_parts)
         if key not in self._sums:
             ahi = self.ahi_lookups if adaptive_hash_index else np.zeros_like(self.gets)
-            per = _instance_sums(self.gets, ahi, self.optimistic,
+            per = instance_sums(self.gets, ahi, self.optimistic,
                                  self.tablespaces.instance_of(n_instances), n_instances)
-            kept = per + _ahi_acquisitions(ahi_parts, ahi, self.tablespaces, None)
+            kept = per + ahi_acquisitions(ahi_parts, ahi, self.tablespaces, None)
             for a in kept:
                 if isinstance(a, np.ndarray):
                     a.flags.writeable = False     # shared by every demand built from them
@@ -707,41 +615,6 @@ def _check_flush_inputs(replay, misses, moves, dirtied, flushed, flush_per_insta
     return fpi
 
 
-def _frequency_vectors(source, n_pages, ahi_lookups, optimistic):
-    """Gets, AHI lookups and optimistic gets per dense page of a frequency vector,
-    each within the page's gets."""
-    page_gets = _per_page(source, n_pages, "source")
-    page_ahi = (np.zeros(n_pages, dtype=np.int64) if ahi_lookups is None
-                else _per_page(ahi_lookups, n_pages, "ahi_lookups"))
-    if np.any(page_ahi > page_gets):
-        i = int(np.flatnonzero(page_ahi > page_gets)[0])
-        raise ValueError(f"ahi_lookups row {i} = {int(page_ahi[i])} is out of range; "
-                         f"allowed: 0..{int(page_gets[i])} (the page's gets)")
-    page_opt = (np.zeros(n_pages, dtype=np.int64) if optimistic is None
-                else _per_page(optimistic, n_pages, "optimistic"))
-    if np.any(page_opt > page_gets - page_ahi):
-        i = int(np.flatnonzero(page_opt > page_gets - page_ahi)[0])
-        raise ValueError(f"optimistic row {i} = {int(page_opt[i])} is out of range; "
-                         f"allowed: 0..{int(page_gets[i] - page_ahi[i])} (the page's "
-                         "gets that are not AHI lookups)")
-    return page_gets, page_ahi, page_opt
-
-
-def _page_instances(tablespaces, touched, instance_map, n, n_pages):
-    """The instance of every counted page: of the pages a trace touches, of every page
-    of the map, or as ``instance_map`` says (checked)."""
-    if touched is not None:
-        return _instances_of(tablespaces, touched, n)
-    if instance_map is None:
-        return tablespaces.instance_of(n)
-    inst = _per_page(instance_map, n_pages, "instance_map")
-    if inst.size and inst.max() >= n:
-        i = int(np.argmax(inst >= n))
-        raise ValueError(f"instance_map row {i} = {int(inst[i])} is out of range; "
-                         f"allowed: 0..{n - 1}")
-    return inst
-
-
 def _pool_mutex(version, gets, ahi, opt, inst_move, inst_miss, hold):
     """Acquisitions and hold time (ns) of every instance mutex."""
     if record(version).get_takes_pool_mutex:   # 5.5: every get takes the instance mutex
@@ -752,20 +625,6 @@ def _pool_mutex(version, gets, ahi, opt, inst_move, inst_miss, hold):
         acq = inst_move + inst_miss
         hold_ns = inst_move * hold.move_ns + inst_miss * hold.miss_ns
     return acq, hold_ns
-
-
-def _ahi_acquisitions(parts, page_ahi, tablespaces, touched):
-    """The global latches' names (the AHI latch or its parts, then the kernel mutex) and
-    the AHI latches' acquisitions."""
-    if parts == 1:
-        ahi_acq = np.array([page_ahi.sum()], dtype=np.int64)
-        names = ("ahi", "kernel")
-    else:
-        part = (tablespaces.page_group if touched is None else
-                tablespaces.group_of(touched)) % parts
-        ahi_acq = np.bincount(part, weights=page_ahi, minlength=parts).astype(np.int64)
-        names = tuple(f"ahi[{p}]" for p in range(parts)) + ("kernel",)
-    return names, ahi_acq
 
 
 def _latch_demands(ahi_acq, txn, hold):

@@ -12,6 +12,10 @@
   :mod:`bufsim.live.compile_dml`); :mod:`bufsim.live.compile_workload` reads workload
   files (``bufsim live trace``); :mod:`bufsim.live.compile_validation` is notebook 09's
   driver.
+* :mod:`bufsim.live.validation` is notebook 07's driver: a grid of settings and plans run
+  on the server and replayed; :mod:`bufsim.live.tolerance` holds issue 16's tolerances and
+  reads the server's spread over repeated runs, :mod:`bufsim.live.mechanisms` names the
+  §13 mechanism behind a row that misses.
 """
 from .client import COUNTERS, GAUGES, Connection, ServerSettings, connect, delta
 from .server import (DEFAULT_SETTINGS, TIMING_SETTINGS, LiveError, MariaDBServer, find_binary,

@@ -16,7 +16,7 @@ On a private server (:class:`bufsim.live.MariaDBServer`) loaded with
   statements run, the counter deltas set beside a replay of the compiled trace through
   the ``mariadb1011`` preset with the server's settings, several cold runs per pool:
   a row holds when the replay is within the live tier's tolerance
-  (:func:`bufsim.live.validation.tolerance_band`) of the server's range over its runs
+  (:func:`bufsim.live.tolerance.tolerance_band`) of the server's range over its runs
   (:func:`spread`).  Where the pool is smaller than what the statements read, the
   server's own count moves between identical cold runs (notebook 09's quick pages read at
   6 MiB: 239-249 in 12 runs, up to 268 in another 12 on a loaded machine), with when its
@@ -44,8 +44,8 @@ from .client import delta
 from .compile import Compiler
 from .compile_workload import check_against_server, read_workload
 from .server import MariaDBServer
-from .validation import (COMPARED, SYSTEM_PAGES, holds, startup_trace, tolerance_band,
-                         with_system_space)
+from .tolerance import COMPARED, holds, tolerance_band
+from .validation import SYSTEM_PAGES, startup_trace, with_system_space
 
 __all__ = ["STAR", "oltp_workload", "statement_check", "pool_check", "more_runs", "spread",
            "pool_rows", "results_rows", "QUICK_SCALE"]
@@ -174,7 +174,7 @@ def pool_check(server: MariaDBServer, pools=("6M", "20M"), *, statements: int = 
     -------
     pandas.DataFrame
         One row per pool, old_blocks_time, counter of
-        :data:`bufsim.live.validation.COMPARED` and run: ``pool``, ``pool_pages`` (the
+        :data:`bufsim.live.tolerance.COMPARED` and run: ``pool``, ``pool_pages`` (the
         server's POOL_SIZE), ``old_blocks_time``, ``metric``, ``reported``,
         ``simulated``, ``holds`` (this run alone), ``statements``, ``server_lru`` and
         ``server_old`` (the server's DATABASE_PAGES and OLD_DATABASE_PAGES after the
@@ -314,7 +314,7 @@ def spread(pools: pd.DataFrame) -> pd.DataFrame:
     """Per pool, old_blocks_time and counter (and ``set``, where the frame has one): the
     server's runs (``runs``, ``server_min``, ``server_max``), the replay's count
     (``simulated``: deterministic, one value) and ``holds``: the replay within the live
-    tier's tolerance (:func:`bufsim.live.validation.tolerance_band`) of the server's range,
+    tier's tolerance (:func:`bufsim.live.tolerance.tolerance_band`) of the server's range,
     from the band of its least count to that of its greatest.  Other columns (``statements``,
     ``queries``) are carried, their first value."""
     keys = [k for k in ("set", "pool", "pool_pages", "old_blocks_time", "metric") if k in pools]

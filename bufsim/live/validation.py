@@ -8,9 +8,11 @@ of the same plan's trace, built by bufsim's workload model over the geometry rea
 from the server, through the ``mariadb1011`` preset (the §13 mechanisms) with the
 server's POOL_SIZE and settings.  Nothing is fitted.
 
-:func:`holds` applies the tolerances of issue 16: pages read within 5 %, pages made
-young / not made young within 10 % (or within 50 pages where the server's count is
-under 200), NUMBER_PAGES_GET within 2 %.
+:func:`~bufsim.live.tolerance.holds` applies the tolerances of issue 16: pages read
+within 5 %, pages made young / not made young within 10 % (or within 50 pages where the
+server's count is under 200), NUMBER_PAGES_GET within 2 %; :mod:`bufsim.live.tolerance`
+also reads the server's spread over repeated runs, and :mod:`bufsim.live.mechanisms`
+says which §13 mechanism explains a row that misses.
 """
 from __future__ import annotations
 
@@ -33,25 +35,17 @@ from ..pages import SpaceSpec, Tablespaces
 from ..trace import FLAG_MODIFY, FLAG_TEMP, Chunk, Trace
 from . import workload as W
 from .client import delta
+from .mechanisms import explain
 from .server import TIMING_SETTINGS, MariaDBServer
+from .tolerance import (COMPARED, GAUGES_COMPARED, holds, missing_runs, recheck_claims,
+                        repeatability)
 
 __all__ = ["Setting", "QUICK_GRID", "FULL_GRID", "RESIDUAL_SETTINGS", "LOAD_POOL",
-           "loaded_server", "COMPARED", "GAUGES_COMPARED", "holds", "run_grid", "explain",
-           "results_rows", "grid", "REPEAT_SETTINGS", "repeat_runs", "repeatability",
-           "one_count_holds_all", "tolerance_band", "missing_runs", "recheck_misses", "RECHECK_LIMIT"]
-
-#: the counters compared, in INNODB_BUFFER_POOL_STATS names
-COMPARED = ("NUMBER_PAGES_READ", "NUMBER_PAGES_GET", "PAGES_MADE_YOUNG", "PAGES_NOT_MADE_YOUNG")
-#: gauges compared at the end of each phase with ``run_grid(gauges=True)`` (issue 38):
-#: the pages in the LRU the run leaves (after the cleaner's last batch), and how many of
-#: them are in its old sublist (0: none exists)
-GAUGES_COMPARED = ("DATABASE_PAGES", "OLD_DATABASE_PAGES")
-#: relative tolerance, and the absolute one below ``small`` reported pages (issue 16; the
-#: gauges take made young's: 10 %, or 50 pages where the server's count is under 200)
-TOLERANCE = {"NUMBER_PAGES_READ": (0.05, None), "NUMBER_PAGES_GET": (0.02, None),
-             "PAGES_MADE_YOUNG": (0.10, 50), "PAGES_NOT_MADE_YOUNG": (0.10, 50),
-             "DATABASE_PAGES": (0.10, 50), "OLD_DATABASE_PAGES": (0.10, 50)}
-SMALL = 200
+           "loaded_server", "run_grid", "results_rows", "grid", "REPEAT_SETTINGS",
+           "repeat_runs", "recheck_misses", "RECHECK_LIMIT",
+           # re-exported from .tolerance and .mechanisms, as notebook 07 names them
+           "COMPARED", "GAUGES_COMPARED", "holds", "repeatability", "missing_runs",
+           "recheck_claims", "explain"]
 
 
 @dataclass(frozen=True)
@@ -116,15 +110,6 @@ def grid(pools=("6M", "10M", "20M", "1G"), pcts=(5, 37, 95), times=(0, 1000),
 #: the notebook's full grid: :func:`grid`'s 96 settings and the residual settings
 #: that are not among them (98)
 FULL_GRID = grid() + tuple(r for r in RESIDUAL_SETTINGS if r not in grid())
-
-
-def holds(metric: str, reported: float, simulated: float) -> bool:
-    """Whether ``simulated`` is within issue 16's tolerance of ``reported`` for ``metric``."""
-    rel, absolute = TOLERANCE[metric]
-    diff = abs(simulated - reported)
-    if absolute is not None and reported < SMALL:
-        return bool(diff <= absolute)
-    return bool(diff <= rel * reported)
 
 
 def _prep_trace(geo, names) -> Trace:
@@ -380,8 +365,9 @@ def run_grid(settings=QUICK_GRID, *, scale: W.Scale = W.QUICK, seed: int = 0,
     them; False: a given ``server`` holds them already (loaded by an earlier call with
     the same scale and seed), so only the rows are generated again, for the plans.
 
-    ``gauges`` (default False): also compare :data:`GAUGES_COMPARED` at the end of each
-    phase (the LRU's pages, and its old sublist's), beside the replay's at the same point.
+    ``gauges`` (default False): also compare :data:`~bufsim.live.tolerance.GAUGES_COMPARED`
+    at the end of each phase (the LRU's pages, and its old sublist's), beside the replay's
+    at the same point.
 
     ``workers`` (default 1, at most 8): servers running the grid side by side, each on
     a copy of the loaded data directory (:meth:`MariaDBServer.clone`), taking the runs
@@ -432,6 +418,49 @@ def run_grid(settings=QUICK_GRID, *, scale: W.Scale = W.QUICK, seed: int = 0,
         replay's), ``holds``, the server's POOL_SIZE as ``pool_pages``, and ``server_ms``
         (NaN unless ``timing``), in the order of ``settings``, then ``plans``.
     """
+    workers, settings, plans, runs = _checked_grid(settings, plans, preset, workers, load,
+                                                   server, runs, memo)
+    own = server is None
+    extra = TIMING_SETTINGS if timing else {}
+    srv = server or MariaDBServer(dict(settings[0].server_settings(),
+                                       innodb_buffer_pool_size=LOAD_POOL, **extra))
+    servers = [srv]
+    stop = threading.Event()
+    threads = []
+    try:
+        geo, all_plans, memo = _load_and_read(srv, scale, seed, load, memo)
+        srv.stop()
+        servers += [srv.clone() for _ in range(workers * (2 if standby else 1) - 1)]
+        per = 2 if standby else 1
+        teams = [servers[i * per:(i + 1) * per] for i in range(workers)]
+        jobs, left = _queue_runs(settings, plans, runs, all_plans)
+        n_jobs = jobs.qsize()
+        done: queue.Queue = queue.Queue()
+        threads = [threading.Thread(target=_worker, args=(team, jobs, done, stop, timing),
+                                    name=f"bufsim-live-{i}", daemon=True)
+                   for i, team in enumerate(teams)]
+        for t in threads:
+            t.start()
+        rows = _replay_runs(done, n_jobs, left, settings, plans, all_plans, geo, preset,
+                            startup, memo, gauges, progress)
+    finally:
+        _shut_down(stop, threads, servers[1:] + ([srv] if own else []))
+    return pd.DataFrame([r for key in sorted(rows) for r in rows[key]])
+
+
+def _shut_down(stop: threading.Event, threads: list, servers: list) -> None:
+    """Stop :func:`run_grid`'s workers (``stop``, then wait for each thread) and close
+    ``servers``, in their order (a server given to run_grid is not among them)."""
+    stop.set()
+    for t in threads:
+        t.join()
+    for s in servers:
+        s.close()
+
+
+def _checked_grid(settings, plans, preset, workers, load, server, runs, memo) -> tuple:
+    """:func:`run_grid`'s arguments checked before any server starts: ``workers``, the
+    settings and plans as tuples, and ``runs`` as a set of (setting label, plan name)."""
     if preset not in PRESETS:
         raise ValueError(f"preset={preset!r} is unknown; allowed: {', '.join(PRESETS)}")
     workers = check_int("workers", workers, 1, 8)
@@ -453,70 +482,68 @@ def run_grid(settings=QUICK_GRID, *, scale: W.Scale = W.QUICK, seed: int = 0,
                              f"outside settings x plans; allowed: one or more of those pairs")
     if memo is not None and not isinstance(memo, dict):
         raise ValueError(f"memo must be a dict or None, got {type(memo).__name__}")
-    own = server is None
-    extra = TIMING_SETTINGS if timing else {}
-    srv = server or MariaDBServer(dict(settings[0].server_settings(),
-                                       innodb_buffer_pool_size=LOAD_POOL, **extra))
-    servers = [srv]
+    return workers, settings, plans, runs
+
+
+def _load_and_read(srv: MariaDBServer, scale: W.Scale, seed: int, load: bool,
+                   memo: dict | None) -> tuple:
+    """Start ``srv`` unless it runs, load the tables of ``scale`` and ``seed`` (with
+    ``load``) and read their geometry: ``(geometry, plans by name, memo)``, the memo
+    :func:`run_grid` was given (checked to be of the same tables) or a new one."""
+    if srv.proc is None or srv.proc.poll() is not None:
+        srv.start()
+    conn = srv.connect()
+    data = _rows(scale, seed)
+    if load:
+        W.load(conn, data)
+    geo = conn.geometry(W.SCHEMA)
+    conn.close()
+    all_plans = W.plans(geo, data, scale, seed)
+    memo = {} if memo is None else memo
+    context = (scale, seed, _geometry_key(geo))
+    if memo.setdefault("context", context) != context:
+        raise ValueError("memo holds the replays of other tables (scale, seed or geometry "
+                         "differ); allowed: a memo of calls over the same tables, or None")
+    return geo, all_plans, memo
+
+
+def _queue_runs(settings: tuple, plans: tuple, runs, all_plans: dict) -> tuple:
+    """The jobs of :func:`run_grid`'s workers, (setting's index, setting, plan) for each
+    setting then plan (only the pairs of ``runs`` unless it is None), and how many runs
+    each setting has."""
+    jobs: queue.Queue = queue.Queue()
+    left = {k: 0 for k in range(len(settings))}
+    for k, st in enumerate(settings):
+        for name in plans:
+            if runs is None or (st.label, name) in runs:
+                jobs.put((k, st, all_plans[name]))
+                left[k] += 1
+    return jobs, left
+
+
+def _replay_runs(done: queue.Queue, n_jobs: int, left: dict, settings: tuple, plans: tuple,
+                 all_plans: dict, geo, preset: str, startup: bool, memo: dict, gauges: bool,
+                 progress) -> dict:
+    """Take the ``n_jobs`` runs the workers put on ``done`` as they come (raising the
+    exception that ended a worker) and replay each (:func:`_replay_rows`): its rows by
+    (setting's index, plan's index).  ``progress(finished, settings)`` is called as each
+    setting's last run is replayed."""
+    n_settings = sum(1 for n in left.values() if n)
+    prep0 = _prep_trace(geo, ("dates", "lineorder", "sbtest"))
     rows: dict = {}
-    stop = threading.Event()
-    threads = []
-    try:
-        if srv.proc is None or srv.proc.poll() is not None:
-            srv.start()
-        conn = srv.connect()
-        data = _rows(scale, seed)
-        if load:
-            W.load(conn, data)
-        geo = conn.geometry(W.SCHEMA)
-        conn.close()
-        all_plans = W.plans(geo, data, scale, seed)
-        memo = {} if memo is None else memo
-        context = (scale, seed, _geometry_key(geo))
-        if memo.setdefault("context", context) != context:
-            raise ValueError("memo holds the replays of other tables (scale, seed or geometry "
-                             "differ); allowed: a memo of calls over the same tables, or None")
-        srv.stop()
-        servers += [srv.clone() for _ in range(workers * (2 if standby else 1) - 1)]
-        per = 2 if standby else 1
-        teams = [servers[i * per:(i + 1) * per] for i in range(workers)]
-        jobs: queue.Queue = queue.Queue()
-        left = {k: 0 for k in range(len(settings))}
-        for k, st in enumerate(settings):
-            for name in plans:
-                if runs is None or (st.label, name) in runs:
-                    jobs.put((k, st, all_plans[name]))
-                    left[k] += 1
-        n_jobs = jobs.qsize()
-        n_settings = sum(1 for n in left.values() if n)
-        done: queue.Queue = queue.Queue()
-        threads = [threading.Thread(target=_worker, args=(team, jobs, done, stop, timing),
-                                    name=f"bufsim-live-{i}", daemon=True)
-                   for i, team in enumerate(teams)]
-        for t in threads:
-            t.start()
-        prep0 = _prep_trace(geo, ("dates", "lineorder", "sbtest"))
-        finished = 0
-        for _ in range(n_jobs):
-            run = done.get()
-            if isinstance(run, BaseException):
-                raise run
-            rows[(run.k, plans.index(run.plan))] = _replay_rows(
-                run, settings[run.k], all_plans[run.plan], geo, prep0, preset, startup, memo,
-                gauges)
-            left[run.k] -= 1
-            if progress is not None and not left[run.k]:
-                finished += 1
-                progress(finished, n_settings)
-    finally:
-        stop.set()
-        for t in threads:
-            t.join()
-        for s in servers[1:]:
-            s.close()
-        if own:
-            srv.close()
-    return pd.DataFrame([r for key in sorted(rows) for r in rows[key]])
+    finished = 0
+    for _ in range(n_jobs):
+        run = done.get()
+        if isinstance(run, BaseException):
+            raise run
+        rows[(run.k, plans.index(run.plan))] = _replay_rows(
+            run, settings[run.k], all_plans[run.plan], geo, prep0, preset, startup, memo,
+            gauges)
+        left[run.k] -= 1
+        if progress is not None and not left[run.k]:
+            finished += 1
+            progress(finished, n_settings)
+    return rows
 
 
 def _geometry_key(geo) -> tuple:
@@ -608,7 +635,7 @@ def repeat_runs(settings=REPEAT_SETTINGS, repeats: int = 5, *, first: pd.DataFra
 
     The server's counts of one setting need not repeat: its page cleaner is a thread of
     its own, and what a run counts can depend on when its batches fall (see
-    :func:`repeatability`)."""
+    :func:`~bufsim.live.tolerance.repeatability`)."""
     repeats = check_int("repeats", repeats, 1, 100)
     settings = tuple(settings)
     keys = ["config", "plan", "phase", "metric"]
@@ -648,43 +675,6 @@ def _grid_runs(first: pd.DataFrame, settings, kwargs) -> dict:
     return out
 
 
-def tolerance_band(metric: str, reported: float) -> tuple[float, float]:
-    """The simulated counts that :func:`holds` accepts against ``reported``: (lo, hi)."""
-    rel, absolute = TOLERANCE[metric]
-    if absolute is not None and reported < SMALL:
-        return reported - absolute, reported + absolute
-    return reported - rel * reported, reported + rel * reported
-
-
-def one_count_holds_all(metric: str, reported) -> bool:
-    """Whether any single count is within issue 16's tolerance of every one of the
-    server's ``reported`` counts (their tolerance bands meet): if not, no deterministic
-    replay, whatever its mechanisms, can hold every run of that row."""
-    bands = [tolerance_band(metric, float(r)) for r in reported]
-    return max(b[0] for b in bands) <= min(b[1] for b in bands)
-
-
-def repeatability(frame: pd.DataFrame) -> pd.DataFrame:
-    """Per configuration, plan, phase and counter of a :func:`repeat_runs` frame: the
-    number of runs, the server's min / median / max, the replay's count (one value: the
-    replay is deterministic), in how many runs it holds, ``one_count_can_hold``
-    (:func:`one_count_holds_all`) and ``within_spread``: the replay's count is within
-    the tolerance of the server's range (from the band of its least count to that of its
-    greatest)."""
-    keys = ["config", "plan", "phase", "metric"]
-    out = frame.groupby(keys, sort=False).agg(
-        runs=("reported", "size"), server_min=("reported", "min"),
-        server_median=("reported", "median"), server_max=("reported", "max"),
-        simulated=("simulated", "first"), replay_values=("simulated", "nunique"),
-        held=("holds", "sum")).reset_index()
-    out["one_count_can_hold"] = [one_count_holds_all(key[3], runs.reported)
-                                 for key, runs in frame.groupby(keys, sort=False)]
-    low = [tolerance_band(m, v)[0] for m, v in zip(out.metric, out.server_min)]
-    high = [tolerance_band(m, v)[1] for m, v in zip(out.metric, out.server_max)]
-    out["within_spread"] = (out.simulated >= low) & (out.simulated <= high)
-    return out
-
-
 #: at most this many server runs (a setting and a plan) run again by :func:`recheck_misses`:
 #: 3 reruns of each take 3-5 minutes on this project's loaded 2-core machine; a preset
 #: that misses more (``mariadb105`` misses about 700 rows of the full grid) is not
@@ -692,23 +682,17 @@ def repeatability(frame: pd.DataFrame) -> pd.DataFrame:
 RECHECK_LIMIT = 24
 
 
-def missing_runs(frame: pd.DataFrame) -> pd.DataFrame:
-    """The server runs of a :func:`run_grid` frame that hold a row that misses: one row
-    (``config``, ``plan``) each, in the frame's order."""
-    return frame.loc[~frame.holds.astype(bool), ["config", "plan"]].drop_duplicates() \
-        .reset_index(drop=True)
-
-
 def recheck_misses(frame: pd.DataFrame, settings, repeats: int = 2, *,
                    limit: int = RECHECK_LIMIT, **kwargs) -> pd.DataFrame:
     """Run again the server runs of ``frame`` (a :func:`run_grid` frame of ``settings``)
     that hold a row that misses, at most ``repeats`` times each, and set each missing row's
-    count in the grid's run and in the reruns beside the replay's (:func:`repeatability`).
-    The reruns go round by round, and a server run stops being run again once every row
-    of it that missed is within the server's spread: where the server's count of a row
-    spreads widely (the star plan's not made young at 20 MiB with the default
-    ``lru_scan_depth``: 0-5,857 over 128 cold runs, 23 of them at 50 or less,
-    ``docs/cleaner-race.md``), a few runs may not yet show the count the replay gives.
+    count in the grid's run and in the reruns beside the replay's
+    (:func:`~bufsim.live.tolerance.repeatability`).  The reruns go round by round, and a
+    server run stops being run again once every row of it that missed is within the
+    server's spread: where the server's count of a row spreads widely (the star plan's
+    not made young at 20 MiB with the default ``lru_scan_depth``: 0-5,857 over 128 cold
+    runs, 23 of them at 50 or less, ``docs/cleaner-race.md``), a few runs may not yet show
+    the count the replay gives.
 
     A row holds when the replay is within the server's own spread over repeated runs:
     one run's count can be off where the server's page cleaner, a thread of its own, ran
@@ -722,7 +706,8 @@ def recheck_misses(frame: pd.DataFrame, settings, repeats: int = 2, *,
     min / median / max over the grid's run (``repeat`` 0) and the reruns (1..repeats),
     the replay's count, in how many runs it holds, and ``within_spread``; empty (with
     those columns) when no row misses, with no server started.  More than ``limit``
-    runs to run again (:func:`missing_runs`) is an error, raised before any run."""
+    runs to run again (:func:`~bufsim.live.tolerance.missing_runs`) is an error, raised
+    before any run."""
     repeats = check_int("repeats", repeats, 1, 100)
     limit = check_int("limit", limit, 1, 10_000)
     by_label = {s.label: s for s in settings}
@@ -755,28 +740,6 @@ def recheck_misses(frame: pd.DataFrame, settings, repeats: int = 2, *,
     return spread.reset_index(drop=True)
 
 
-def recheck_claims(frame: pd.DataFrame, missing: pd.DataFrame, recheck: int) -> list[dict]:
-    """Claims for :func:`bufsim.results.write_claims` from a grid's run and
-    :func:`recheck_misses`'s ``missing`` (at most ``recheck`` reruns): one for the grid (every row
-    holds in its run, or is within the server's spread), then one per missing row."""
-    n_miss, n_within = int((~frame.holds.astype(bool)).sum()), int(missing.within_spread.sum())
-    nan = float("nan")
-    claims = [dict(claim=f"every row of the grid holds in its run ({len(frame) - n_miss} of "
-                         f"{len(frame)}) or is within the server's spread over at most "
-                         f"{recheck + 1} runs ({n_within} of {n_miss})",
-                   reported=nan, server_min=nan, server_max=nan, simulated=nan,
-                   holds=n_within == n_miss)]
-    keys = ["config", "plan", "phase", "metric"]
-    first = frame.drop_duplicates(keys).set_index(keys)["reported"]   # the grid's run
-    claims += [dict(claim=f"{r.plan} {r.phase} {r.metric} at {r.config}: the replay within the "
-                          f"server's spread over {r.runs} runs",
-                    reported=float(first.loc[(r.config, r.plan, r.phase, r.metric)]),
-                    server_min=r.server_min, server_max=r.server_max, simulated=r.simulated,
-                    holds=bool(r.within_spread))
-               for r in missing.itertuples()]
-    return claims
-
-
 def results_rows(frame: pd.DataFrame, experiment: str = "live MariaDB 10.11") -> list[dict]:
     """Rows for :func:`bufsim.results.write_results` (``fitted`` False, ``holds`` kept)."""
     out = []
@@ -785,105 +748,3 @@ def results_rows(frame: pd.DataFrame, experiment: str = "live MariaDB 10.11") ->
                         config=r.config, reported=r.reported, simulated=r.simulated,
                         fitted=False, holds=bool(r.holds)))
     return out
-
-
-# ---- what still differs, and which §13 mechanism explains it ----------------------------
-_MECH = {
-    "read_ahead": ("read-ahead target and failure tolerance (§13): MariaDB 10.11 reads the "
-                   "area that follows the current one in page-number order, secondary-index "
-                   "extents included, and gives up one failure earlier (both in mariadb1011; "
-                   "mariadb105 reads the successor leaf's area), and pages of such an area "
-                   "that hold no data are freed after the read (mariadb1011 has all three)"),
-    "refill": ("free list refilled on demand (§13): the server keeps about lru_scan_depth "
-               "free blocks (1536 by default, more than the whole pool at 6-20 MiB), so its "
-               "LRU is a fraction of the pool and a warm run reads again; mariadb1011 "
-               "refills at once whenever a block is taken leaving fewer than half of it "
-               "(with more than 256 LRU pages), down to min(pool / 20 - 1, 256) LRU pages "
-               "(MariaDB 10.11 buf_flush_LRU_list_batch's buf_lru_min_len: 17 at 6 MiB, "
-               "62 at 20 MiB), while the server's cleaner works beside the query thread "
-               "(mariadb105 has only the once-a-second cleaner)"),
-    "overshoot": ("the cleaner's LRU batch overshoots its target (in mariadb1011): the server "
-                  "creates the 131 pages of its temporary tablespace at startup "
-                  "(NUMBER_PAGES_CREATED), dirty; a batch that reaches them writes them, "
-                  "evicts clean pages to its target as well, and frees the written ones when "
-                  "their writes complete (buf_page_write_complete), so the LRU falls by "
-                  "them and can lose its old sublist; the replay frees them when the batch "
-                  "ends (freeing them as they are written holds fewer rows: 3,046 of 3,072 "
-                  "against 3,062), while on the server when each write completes is its own "
-                  "timing"),
-    "beside": ("the cleaner works beside the query (measured on the server, not in "
-               "mariadb1011): the woken cleaner's batch runs after the wake-up while the "
-               "query thread goes on reading, so which pages a warm run still finds depends "
-               "on where in the run the batches fell, and at the default lru_scan_depth "
-               "(1536, more than a 6-20 MiB pool) the server's LRU can pass 512 pages and "
-               "form an old sublist (its re-accesses within old_blocks_time count as not "
-               "made young) "
-               "before the batch empties it; the replay's refill at once keeps the LRU "
-               "at most pool - 768 pages (492 of 1,260 at 20 MiB: the wake-up needs fewer "
-               "than lru_scan_depth / 2 free), under BUF_LRU_OLD_MIN_LEN (512), so it "
-               "counts none.  Mostly with read-ahead on, whose burst is the likely carrier: "
-               "a linear read-ahead takes up to 64 free blocks at once "
-               "(buf_read_ahead_linear -> buf_page_init_for_read, one "
-               "buf_LRU_get_free_block each); with read-ahead off the server counts none in "
-               "most runs, but on a loaded machine a plan's own reads can do it too (20 MiB "
-               "pct 5 time 0 read-ahead off, the k range's warm made young: 55, 0, 0, 0, "
-               "100 in five runs, 2026-11-28).  The server does not repeat these counts: "
-               "20 restarts of 20 MiB pct 95 time 1000 (2026-11-27) counted 0-536 not made "
-               "young in the join's cold run and 0-302 in the scan's, so no one count holds "
-               "every run (repeatability(), recheck_misses(), notebook 07); 128 runs of the "
-               "join there (2026-11-29, docs/cleaner-race.md) counted 0-5,857, 50 or less in "
-               "23, with the same gets and batches in every run, and neither CPU load nor one "
-               "core moved the distribution: the lag is the microseconds from the cleaner's "
-               "signal to its holding buf_pool.mutex, beside the read-ahead's takes"),
-    "time": ("old_blocks_time is real time: the server makes young an old page re-accessed "
-             "1000 ms or more after its first access; its runs take 0.02-0.7 s "
-             "(performance_schema statement timer), so only the tables' roots and a point-"
-             "select run's upper pages get there (0-7 pages per row on this grid); the "
-             "replay's clock moves by its device reads only"),
-    "warmup": ("the warm-up exemption (§3.1, §13 'who evicts'): pages are checked against "
-               "old_blocks_time only once the instance has evicted or freed a page; the "
-               "server starts the run holding its startup pages and evicts them first "
-               "(run_grid(startup=True) replays them)"),
-    "executor": "the executor model (§14) misses some page gets of this plan",
-    "cycle": ("the LRU's length at a phase's end is where the cleaner's cycle stands (issue "
-              "38, a gauge, not a count): with innodb_lru_scan_depth above the free list a "
-              "pool can hold, every block a thread takes leaving fewer than lru_scan_depth / 2 "
-              "free, with more than 256 LRU pages, wakes the cleaner (buf_LRU_get_free_block), "
-              "whose batch evicts down to buf_lru_min_len = min(pool / 20 - 1, 256) pages "
-              "(buf_flush_LRU_list_batch), and the LRU grows again from there; the replay "
-              "runs the batch at the wake-up, the server beside the query thread (a read-ahead "
-              "takes up to 64 blocks before it runs), so where a run ends in the cycle moves "
-              "from run to run (see the residual check's spread in notebook 07)"),
-}
-
-
-def explain(row) -> str:
-    """Which §13 mechanism (missing from the replay's preset, or only approximated by
-    ``mariadb1011``) explains a row that misses.
-
-    A rule per counter and direction, stated before any comparison is made; it
-    does not change any number.
-    """
-    if row["holds"]:
-        return "holds"
-    m, real, sim = row["metric"], row["reported"], row["simulated"]
-    cfg = str(row["config"])
-    ra_on = "ra=on" in cfg
-    default_depth = "lsd=default" in cfg
-    out = []
-    if m == "NUMBER_PAGES_READ":
-        # which pages a warm run finds depends on when the batches ran, in either direction
-        if ra_on:
-            out.append(_MECH["read_ahead"])
-        out.append(_MECH["refill"])
-        out.append(_MECH["beside"] if default_depth else _MECH["overshoot"])
-    elif m in ("PAGES_NOT_MADE_YOUNG", "PAGES_MADE_YOUNG"):
-        if m == "PAGES_MADE_YOUNG" and "time=1000" in cfg and real > sim:
-            out.append(_MECH["time"])
-        out.append(_MECH["beside"] if default_depth else _MECH["overshoot"])
-        out.append(_MECH["warmup"])
-    elif m == "NUMBER_PAGES_GET":
-        out.append(_MECH["executor"])
-    elif m in GAUGES_COMPARED:
-        out.append(_MECH["cycle"])
-    return "; ".join(dict.fromkeys(out)) or "not explained by a listed mechanism"

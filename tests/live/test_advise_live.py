@@ -10,7 +10,7 @@ trace; ``advise`` (preset ``mariadb1011``, its default rule) recommends a pool s
 ``old_blocks_time``; the server is restarted at that size and setting and the workload runs
 three times. Both sides are measured with their spread: the advice from two timing runs (the
 threads interleave differently each time), the server from three runs; the advice's range
-must meet the live tier's tolerance band (:func:`bufsim.live.validation.tolerance_band`, 5%
+must meet the live tier's tolerance band (:func:`bufsim.live.tolerance.tolerance_band`, 5%
 on pages read) of the server's range. The OLTP thread's own synchronous page reads come from
 the server's slow query log: with ``log_slow_verbosity=innodb`` and ``long_query_time=0``
 MariaDB writes ``Pages_read`` (and ``Pages_prefetched``, read-ahead) per statement under its
@@ -30,7 +30,7 @@ from tests._live import require_server
 from bufsim import Trace
 from bufsim.advise import advise
 from bufsim.live import MariaDBServer
-from bufsim.live import validation as V
+from bufsim.live import tolerance as T
 from bufsim.live import workload as W
 
 pytestmark = [pytest.mark.live, pytest.mark.timeout(900)]
@@ -263,8 +263,8 @@ def test_the_server_at_the_recommended_size_reads_what_the_advice_says(tmp_path)
                                       "innodb_old_blocks_time": obt})
             reads.append(got["oltp"][1])
             prefetched.append(got["oltp"][2])
-        lo, hi = (V.tolerance_band("NUMBER_PAGES_READ", min(reads))[0],
-                  V.tolerance_band("NUMBER_PAGES_READ", max(reads))[1])
+        lo, hi = (T.tolerance_band("NUMBER_PAGES_READ", min(reads))[0],
+                  T.tolerance_band("NUMBER_PAGES_READ", max(reads))[1])
         print(f"hot range {hot_rows} rows ({HOT_LEAVES} leaves), lineorder {lo_leaves} leaves; "
               f"advice {mib} MiB ({rec} pages), old_blocks_time {obt}: oltp reads {figures}; "
               f"server runs {reads} (read-ahead {prefetched}), band {lo:.0f}..{hi:.0f}")

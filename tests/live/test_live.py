@@ -15,6 +15,7 @@ import pytest
 from tests._live import require_server
 from bufsim import pages_from_bytes
 from bufsim.live import DEFAULT_SETTINGS, TIMING_SETTINGS as TIMING, LiveError, MariaDBServer, connect, delta
+from bufsim.live import tolerance as T
 from bufsim.live import validation as V
 from bufsim.live import workload as W
 
@@ -165,7 +166,7 @@ def test_page_gets_of_the_model_match_the_server(server, loaded):
 def test_quick_grid_row_replays_a_run(server, loaded):
     frame = V.run_grid((V.Setting("10M", 37, 0, False, 100),), scale=SMALL, seed=3,
                        plans=("scan", "point"), server=server)
-    assert len(frame) == 2 * 2 * len(V.COMPARED)
+    assert len(frame) == 2 * 2 * len(T.COMPARED)
     assert (frame["pool_pages"] == 630).all()
     gets = frame[frame.metric == "NUMBER_PAGES_GET"]
     assert gets["holds"].all(), gets
@@ -380,7 +381,7 @@ def test_two_workers_give_every_row_in_grid_order(server, loaded):
     settings = (V.Setting("10M", 37, 0, False, 100), V.Setting("6M", 5, 1000, True, None))
     frame = V.run_grid(settings, scale=SMALL, seed=3, plans=("point", "scan"), server=server,
                        load=False, workers=2, gauges=True)
-    per_run = len(V.COMPARED) + len(V.GAUGES_COMPARED)
+    per_run = len(T.COMPARED) + len(T.GAUGES_COMPARED)
     assert len(frame) == 2 * 2 * 2 * per_run
     keys = frame[["config", "plan"]].drop_duplicates().apply(tuple, axis=1).tolist()
     assert keys == [(s.label, p) for s in settings for p in ("point", "scan")]
@@ -455,7 +456,7 @@ def test_standby_runs_count_as_the_loaded_server_does(full_server):
                         & (f.plan == "scan")].reported)
     warm, ref = pick(ahead), pick(inline)
     assert ref.iloc[0] > 10_000, ref.tolist()
-    assert all(V.holds("PAGES_NOT_MADE_YOUNG", r, ref.iloc[0]) for r in warm), (warm.tolist(), ref.tolist())
+    assert all(T.holds("PAGES_NOT_MADE_YOUNG", r, ref.iloc[0]) for r in warm), (warm.tolist(), ref.tolist())
 
 
 def test_the_replay_memo_gives_each_run_the_rows_of_its_own_replay(server, loaded):
@@ -468,7 +469,7 @@ def test_the_replay_memo_gives_each_run_the_rows_of_its_own_replay(server, loade
     plan = W.plans(geo, data, SMALL, 3)["scan"]
     prep = V._prep_trace(geo, ("dates", "lineorder", "sbtest"))
     st = V.Setting("10M", 37, 0, False, 100)
-    zero = pd.Series(0.0, index=list(V.COMPARED) + list(V.GAUGES_COMPARED))
+    zero = pd.Series(0.0, index=list(T.COMPARED) + list(T.GAUGES_COMPARED))
     memo, rows = {}, []
     for resident0, created0 in ((300, 100), (300, 100), (280, 100), (300, 131)):
         run = V._Run(0, "scan", info, resident0, created0, [zero, zero], [np.nan, np.nan])

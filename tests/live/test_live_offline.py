@@ -4,6 +4,8 @@ import pytest
 import numpy as np
 import pandas as pd
 
+from bufsim.live import tolerance as T
+from bufsim.live.mechanisms import explain
 from bufsim.live import validation as V
 from bufsim.live.geometry import FIL_NULL, FIL_PAGE_INDEX, parse_ibd
 from bufsim.live.workload import Scale, generate
@@ -19,7 +21,7 @@ from bufsim.results import results_frame
     ("PAGES_NOT_MADE_YOUNG", 10, 60, True), ("PAGES_NOT_MADE_YOUNG", 5000, 4400, False),
 ])
 def test_tolerances_are_issue_16s(metric, reported, simulated, ok):
-    assert V.holds(metric, reported, simulated) is ok
+    assert T.holds(metric, reported, simulated) is ok
 
 
 @pytest.mark.parametrize("metric,runs,ok", [
@@ -32,10 +34,10 @@ def test_tolerances_are_issue_16s(metric, reported, simulated, ok):
     ("NUMBER_PAGES_GET", [7, 7, 7], True),
 ])
 def test_one_count_holds_all_runs_only_where_their_bands_meet(metric, runs, ok):
-    assert V.one_count_holds_all(metric, runs) is ok
+    assert T.one_count_holds_all(metric, runs) is ok
     if ok:      # then some count holds every run: the meeting point of the bands
-        lo = max(V.tolerance_band(metric, r)[0] for r in runs)
-        assert all(V.holds(metric, r, lo) for r in runs)
+        lo = max(T.tolerance_band(metric, r)[0] for r in runs)
+        assert all(T.holds(metric, r, lo) for r in runs)
 
 
 def test_repeatability_summarises_each_row_over_its_runs():
@@ -45,8 +47,8 @@ def test_repeatability_summarises_each_row_over_its_runs():
         for metric, real in (("PAGES_NOT_MADE_YOUNG", nmy), ("NUMBER_PAGES_READ", read)):
             rows.append(dict(config="pool=20M", plan="star", phase="cold", metric=metric,
                              reported=float(real), simulated=0.0 if metric[0] == "P" else 3000.0,
-                             holds=V.holds(metric, real, 0.0 if metric[0] == "P" else 3000.0)))
-    s = V.repeatability(pd.DataFrame(rows)).set_index("metric")
+                             holds=T.holds(metric, real, 0.0 if metric[0] == "P" else 3000.0)))
+    s = T.repeatability(pd.DataFrame(rows)).set_index("metric")
     assert s.loc["PAGES_NOT_MADE_YOUNG", ["runs", "server_min", "server_median",
                                          "server_max", "held"]].tolist() == [3, 0, 151, 536, 1]
     assert not s.loc["PAGES_NOT_MADE_YOUNG", "one_count_can_hold"]
@@ -55,7 +57,7 @@ def test_repeatability_summarises_each_row_over_its_runs():
     for sim, inside in ((-51.0, False), (-50.0, True), (589.6, True), (590.0, False)):
         frame = pd.DataFrame(rows).assign(simulated=sim)
         frame = frame[frame.metric == "PAGES_NOT_MADE_YOUNG"]
-        assert bool(V.repeatability(frame).within_spread.iloc[0]) is inside, sim
+        assert bool(T.repeatability(frame).within_spread.iloc[0]) is inside, sim
     assert s.loc["NUMBER_PAGES_READ", "held"] == 3 and s.replay_values.tolist() == [1, 1]
 
 
@@ -68,22 +70,31 @@ def test_repeat_runs_refuses_a_bad_count_before_starting_a_server(bad):
 def test_explanations_name_a_mechanism():
     row = dict(metric="NUMBER_PAGES_READ", config="pool=6M pct=37 time=1000 ra=on lsd=default",
                phase="cold", reported=400.0, simulated=350.0, holds=False)
-    why = V.explain(row)
+    why = explain(row)
     assert "read-ahead target" in why and "refilled on demand" in why
     row.update(config="pool=10M pct=5 time=0 ra=off lsd=100", phase="warm")
-    assert V.explain(row).startswith("free list refilled on demand")
-    assert "overshoots" in V.explain(row)          # lru_scan_depth=100: the batch overshoots
+    assert explain(row).startswith("free list refilled on demand")
+    assert "overshoots" in explain(row)          # lru_scan_depth=100: the batch overshoots
     row.update(metric="PAGES_NOT_MADE_YOUNG")
-    assert "overshoots" in V.explain(row) and "warm-up" in V.explain(row)
+    assert "overshoots" in explain(row) and "warm-up" in explain(row)
     row.update(config="pool=20M pct=95 time=1000 ra=on lsd=default")
-    assert "beside the query" in V.explain(row) and "real time" not in V.explain(row)
+    assert "beside the query" in explain(row) and "real time" not in explain(row)
     row.update(metric="PAGES_MADE_YOUNG", reported=7.0, simulated=0.0)
-    assert V.explain(row).startswith("old_blocks_time is real time")
-    assert V.explain(dict(row, holds=True)) == "holds"
+    assert explain(row).startswith("old_blocks_time is real time")
+    assert explain(dict(row, holds=True)) == "holds"
     # issue 38's phase-end gauges: where the cleaner's cycle stands, not a count
-    for gauge in V.GAUGES_COMPARED:
-        why = V.explain(dict(row, metric=gauge, config="pool=6M pct=5 time=1000 ra=on lsd=1024"))
+    for gauge in T.GAUGES_COMPARED:
+        why = explain(dict(row, metric=gauge, config="pool=6M pct=5 time=1000 ra=on lsd=1024"))
         assert why.startswith("the LRU's length at a phase's end") and "buf_lru_min_len" in why
+
+
+def test_validation_keeps_the_names_notebook_07_reads():
+    """The tolerances and explanations live in bufsim.live.tolerance and .mechanisms;
+    bufsim.live.validation still names the ones notebook 07 and the docs use."""
+    for name in ("COMPARED", "GAUGES_COMPARED", "holds", "repeatability", "missing_runs",
+                 "recheck_claims"):
+        assert getattr(V, name) is getattr(T, name) and name in V.__all__
+    assert V.explain is explain and "explain" in V.__all__
 
 
 def test_grid_labels_and_settings():
@@ -277,7 +288,7 @@ def _grid_rows(settings, plans, counts):
                 real = float(counts(st.label, plan, metric))
                 rows.append(dict(config=st.label, plan=plan, phase="cold", metric=metric,
                                  reported=real, simulated=100.0,
-                                 holds=V.holds(metric, real, 100.0), pool_pages=630,
+                                 holds=T.holds(metric, real, 100.0), pool_pages=630,
                                  server_ms=float("nan")))
     return pd.DataFrame(rows)
 
@@ -311,7 +322,7 @@ def test_recheck_misses_runs_again_only_the_runs_with_a_missing_row(monkeypatch)
     assert [row.runs, row.server_min, row.server_median, row.server_max, row.held] == \
         [3, 120, 300, 400, 1]
     assert row.simulated == 100 and row.within_spread       # 100 in [120 - 50, 400 + 40]
-    claims = V.recheck_claims(grid, out, 2)
+    claims = T.recheck_claims(grid, out, 2)
     assert [c["holds"] for c in claims] == [True, True]
     assert claims[0]["claim"].startswith("every row of the grid holds in its run (7 of 8)")
     assert (claims[1]["reported"], claims[1]["server_min"], claims[1]["server_max"]) == \
@@ -322,7 +333,7 @@ def test_recheck_misses_runs_again_only_the_runs_with_a_missing_row(monkeypatch)
     out = V.recheck_misses(grid, (a, b), repeats=2)
     assert out.server_min.tolist() == [300] and not out.within_spread.any()
     assert len(calls) == 2 and out.runs.tolist() == [3]
-    assert [c["holds"] for c in V.recheck_claims(grid, out, 2)] == [False, False]
+    assert [c["holds"] for c in T.recheck_claims(grid, out, 2)] == [False, False]
     # no row misses: nothing runs again, and no row comes back
     calls.clear()
     ok = grid.assign(holds=True)
@@ -359,7 +370,7 @@ def test_recheck_misses_refuses_bad_arguments_before_running():
     with pytest.raises(ValueError, match="not in settings"):
         V.recheck_misses(grid, (V.Setting("20M"),))
     grid = grid.assign(holds=False)         # one server run holds missing rows
-    assert V.missing_runs(grid).values.tolist() == [[V.Setting().label, "scan"]]
+    assert T.missing_runs(grid).values.tolist() == [[V.Setting().label, "scan"]]
     with pytest.raises(ValueError, match="2 server runs hold a row that misses; limit=1"):
         V.recheck_misses(pd.concat([grid, grid.assign(plan="star")]), (V.Setting(),), limit=1)
 
@@ -387,7 +398,7 @@ def test_a_socket_connection_builds_no_tls_context(monkeypatch):
 
 def _fake_rows(settings, plans, gauges, reported=0.0):
     """run_grid's rows for ``settings`` (in order), each run's counts ``reported``."""
-    metrics = V.COMPARED + (V.GAUGES_COMPARED if gauges else ())
+    metrics = T.COMPARED + (T.GAUGES_COMPARED if gauges else ())
     return pd.DataFrame([dict(config=s.label, plan=p, phase=ph, metric=m, reported=reported,
                               simulated=1.0, holds=True, pool_pages=640, server_ms=float("nan"))
                          for s in settings for p in plans for ph in ("cold", "warm")
@@ -421,7 +432,7 @@ def test_repeat_runs_take_the_grids_run_of_a_setting_as_its_first(monkeypatch):
     assert len(first_a) == 2 * 2 * 6 and (out[out.repeat > 0].reported == 7.0).all()
     # without the gauges in the grid's rows a gauges=True check takes nothing from it
     calls.clear()
-    V.repeat_runs((a,), 2, first=grid[grid.metric.isin(V.COMPARED)], plans=plans, gauges=True)
+    V.repeat_runs((a,), 2, first=grid[grid.metric.isin(T.COMPARED)], plans=plans, gauges=True)
     assert calls[0][0] == (a, a)
     # one run each, all in the grid: no server run at all
     calls.clear()
