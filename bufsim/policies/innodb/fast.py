@@ -29,7 +29,7 @@ import numpy as np
 from numba import njit
 
 from .._state import (
-    FLAG_ACTIVITY, FLAG_AHI, FLAG_MODIFY, FLAG_SHORTCUT, G_ACTIVE, G_DEVBUSY,
+    C_EVICT, FLAG_ACTIVITY, FLAG_AHI, FLAG_MODIFY, FLAG_SHORTCUT, G_ACTIVE, G_DEVBUSY,
     G_DEVFREE, G_DEVLAST, G_FTOP, G_LEFT, G_MID, G_NEXT_TICK, G_NLOCAL, I_CAP, I_CLOCK, I_FREE,
     I_OLD, I_OLDLEN, I_W, K_ACTIVITY, K_AHI, K_CLEANER, K_COST_CLOCK, K_COST_EVICT, K_COST_MISS,
     K_COST_YOUNG, K_DEV_RAND, K_DEV_SEQ, K_FLUSH, K_OLDTIME, K_RATIO, L1_HEAD, L1_LEN, L1_TAIL,
@@ -83,10 +83,16 @@ def fast_loop(pages, counts, cpus, flags, pst, stat, ist, cnt, sst, glob, cfg, p
     end = sst[ONLY, T_END]
     t = sst[ONLY, T_CLOCK]
     # the counts, added once per call (add_counts): C_GETS / T_GETS (gets not re-latched),
-    # T_MISSES / C_READS / C_READ, C_EVICT, C_RA_EVICTED, C_YOUNG, C_NOT_YOUNG, C_AHI, the
-    # C_GETS beyond d_counted (an AHI hit counts two), T_IOWAIT and T_CPU
-    d_counted = d_misses = d_evict = d_raev = d_young = d_notyoung = d_ahi = d_ahi_gets = 0
-    iowait = cpu_sum = 0
+    # T_MISSES / C_READS / C_READ, C_RA_EVICTED, C_YOUNG, C_NOT_YOUNG, C_AHI, the
+    # C_GETS beyond d_counted (an AHI hit counts two), T_IOWAIT, and the clock's advance in
+    # read-ahead (ra_wait); T_CPU is the rest of the clock's advance (every step that
+    # charges CPU advances the clock by it, every wait by the I/O wait it counts)
+    d_counted = d_misses = d_raev = d_young = d_notyoung = d_ahi = d_ahi_gets = 0
+    iowait = ra_wait = 0
+    t0 = t
+    # C_EVICT: every eviction (a miss's or a read-ahead's, which counts its own) advances
+    # freed_page_clock by one, so the call's evictions are the clock's advance
+    clock0, evict0 = clock, cnt[ONLY, C_EVICT]
     active = False
     left, resume, code = budget, glob[G_MID] > 0, DONE
     want = 1         # gets the general kernel is to do after a FALLBACK
@@ -136,10 +142,9 @@ def fast_loop(pages, counts, cpus, flags, pst, stat, ist, cnt, sst, glob, cfg, p
             kind = 0 if c != 1 or (fl & special) != 0 else hit_kind(
                 fmap[ix(p)], where, access, ready, isold, stamp, t, clock, oldtime, window)
             if kind != 0:
-                t, d_counted, d_notyoung, active, c_get = buf_page_get_young(
+                t, d_counted, d_notyoung, active = buf_page_get_young(
                     kind, fl, cpu, t, d_counted, d_notyoung, active, get_active, stmt_active,
                     cost_clock)
-                cpu_sum += c_get
                 left -= 1
                 if t < 0:
                     code = CLOCK_OVERFLOW
@@ -152,14 +157,13 @@ def fast_loop(pages, counts, cpus, flags, pst, stat, ist, cnt, sst, glob, cfg, p
             (p, lim, cpu) + event_paths(fl, ahi_pool),
             (head, tail, length, old, oldlen, free, clock, top, devfree, devlast, devbusy, t,
              blen, lo0, hi0, lo1, hi1),
-            (active, want, run, d_counted, d_misses, d_evict, d_raev, d_young, d_notyoung,
-             d_ahi, d_ahi_gets, iowait, cpu_sum))
+            (active, want, run, d_counted, d_misses, d_raev, d_young, d_notyoung,
+             d_ahi, d_ahi_gets, iowait, ra_wait))
         (head, tail, length, old, oldlen, free, clock, top, devfree, devlast, devbusy, t, blen,
          lo0, hi0, lo1, hi1) = loc
-        (active, want, run, d_counted, d_misses, d_evict, d_raev, d_young, d_notyoung, d_ahi,
-         d_ahi_gets, iowait, cpu_sum) = acc
+        (active, want, run, d_counted, d_misses, d_raev, d_young, d_notyoung, d_ahi,
+         d_ahi_gets, iowait, ra_wait) = acc
         left -= n
-        cpu_sum += cpu * n
         if t < 0:
             code = CLOCK_OVERFLOW
             break
@@ -193,6 +197,7 @@ def fast_loop(pages, counts, cpus, flags, pst, stat, ist, cnt, sst, glob, cfg, p
     glob[G_MID] = 1 if resume else 0
     if not resume:
         glob[G_LEFT] = 0
+    d_evict = (clock - clock0) - (cnt[ONLY, C_EVICT] - evict0)  # (not read-ahead's)
     add_counts(cnt, sst, d_counted, d_ahi_gets, d_ahi, d_misses, d_evict, d_raev, d_young,
-               d_notyoung, iowait, cpu_sum, n_events, e, t)
+               d_notyoung, iowait, (t - t0) - iowait - ra_wait, n_events, e, t)
     return code, n_gets, max(want, 1)

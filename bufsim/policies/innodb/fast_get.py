@@ -28,8 +28,8 @@ PARAMS = ("ratio", "oldtime", "window", "rnd", "seq", "cost_miss", "cost_clock",
 EVENT = ("p", "lim", "cpu", "counted", "plain", "sc", "ah", "modify")
 LOCALS = ("head", "tail", "length", "old", "oldlen", "free", "clock", "top", "devfree",
           "devlast", "devbusy", "t", "blen", "lo0", "hi0", "lo1", "hi1")
-COUNTS = ("active", "want", "run", "d_counted", "d_misses", "d_evict", "d_raev", "d_young",
-          "d_notyoung", "d_ahi", "d_ahi_gets", "iowait", "cpu_sum")
+COUNTS = ("active", "want", "run", "d_counted", "d_misses", "d_raev", "d_young",
+          "d_notyoung", "d_ahi", "d_ahi_gets", "iowait", "ra_wait")
 
 
 #: with dense keys and at most this many tablespaces, :func:`space_of` searches the
@@ -74,15 +74,14 @@ def buf_read_page(stat, pm, p, sp, cols, head, tail, length, old, oldlen, free, 
     :func:`buf_LRU_get_free_block`, the page in it, :func:`buf_LRU_add_block`), then the
     read on the FIFO device (buf_read_page_low), which the get waits for.  Returns ``(f,
     young_now, evicted, read_ahead_evicted, head, tail, length, old, oldlen, free, top,
-    clock, blen, lo0, hi0, lo1, hi1, t, devfree, devlast, devbusy, iowait, cpu)``: the
+    clock, blen, lo0, hi0, lo1, hi1, t, devfree, devlast, devbusy, iowait)``: the
     frame, whether the page was made young with the tail's eviction, whether a page was
-    evicted and whether it had been read ahead unaccessed, the loop's locals after it, and
-    the I/O wait and CPU the miss cost.  ``cols`` is the loop's :data:`COLUMNS` (a call
+    evicted and whether it had been read ahead unaccessed, the loop's locals after it
+    (the clock past the miss's CPU and I/O wait), and the I/O wait.  ``cols`` is the loop's :data:`COLUMNS` (a call
     takes at most 30 arguments: Python passes more as ``*args``, which numba cannot
     inline)."""
     fmap, ffree, where, access, ready, isold, stamp, prv, nxt, dirty, page = cols
     pm[PM_SMISS][sp] += 1
-    cpu = 0
     # init_for_read -> get_free_block
     (f, young_now, evicted, raev, tail, length, old, oldlen, free, top, clock, blen,
      lo0, hi0, lo1, hi1) = buf_LRU_get_free_block(
@@ -90,7 +89,6 @@ def buf_read_page(stat, pm, p, sp, cols, head, tail, length, old, oldlen, free, 
         top, clock, ratio, oldtime, window, blen, lo0, hi0, lo1, hi1)
     if evicted:
         t += cost_evict
-        cpu += cost_evict
     fmap[ix(p)] = f
     page[ix(f)] = p
     access[ix(f)] = 0
@@ -106,9 +104,8 @@ def buf_read_page(stat, pm, p, sp, cols, head, tail, length, old, oldlen, free, 
     ready[ix(f)] = devfree
     iowait = devfree - t
     t = devfree + cost_miss
-    cpu += cost_miss
     return (f, young_now, evicted, raev, head, tail, length, old, oldlen, free, top, clock,
-            blen, lo0, hi0, lo1, hi1, t, devfree, devlast, devbusy, iowait, cpu)
+            blen, lo0, hi0, lo1, hi1, t, devfree, devlast, devbusy, iowait)
 
 
 @njit(_nrt=False, cache=True, inline="always")
@@ -119,15 +116,13 @@ def buf_page_make_young_if_needed(f, young_now, twice, head, tail, prv, nxt, iso
     page made young with the tail's eviction (``young_now``) is charged that move;
     otherwise :func:`buf_page_peek_if_too_old`, once (twice for an adaptive hash index
     hit, ``twice``), with :func:`buf_page_make_young` where it says so.  Returns
-    ``(head, tail, old, oldlen, t, cpu, young, not_young)``: the loop's locals after it,
-    its CPU, and the PAGES_MADE_YOUNG and PAGES_NOT_MADE_YOUNG it counts (the move made
+    ``(head, tail, old, oldlen, t, young, not_young)``: the loop's locals after it (the
+    clock past its CPU), and the PAGES_MADE_YOUNG and PAGES_NOT_MADE_YOUNG it counts (the move made
     with an eviction is counted by the caller)."""
-    cpu = 0
     young = 0
     not_young = 0
     if young_now:
         t += cost_young                          # (made young with the eviction)
-        cpu += cost_young
     for _ in range(0 if young_now else (2 if twice else 1)):
         move, checked = buf_page_peek_if_too_old(f, isold, access, stamp, t, clock, oldtime,
                                                  window)
@@ -135,14 +130,12 @@ def buf_page_make_young_if_needed(f, young_now, twice, head, tail, prv, nxt, iso
             if not move:
                 not_young += 1
             t += cost_clock
-            cpu += cost_clock
         if move:
             head, tail, old, oldlen, made = buf_page_make_young(
                 f, head, tail, prv, nxt, isold, stamp, old, oldlen, length, ratio, clock)
             young += made
             t += cost_young
-            cpu += cost_young
-    return head, tail, old, oldlen, t, cpu, young, not_young
+    return head, tail, old, oldlen, t, young, not_young
 
 
 @njit(_nrt=False, cache=True, inline="always")
@@ -168,8 +161,8 @@ def buf_page_get_gen(pst, stat, ist, cnt, sst, glob, cfg, pm, cols, prm, ev, loc
     p, lim, cpu, counted, plain, sc, ah, modify = ev
     (head, tail, length, old, oldlen, free, clock, top, devfree, devlast, devbusy, t, blen,
      lo0, hi0, lo1, hi1) = loc
-    (active, want, run, d_counted, d_misses, d_evict, d_raev, d_young, d_notyoung, d_ahi,
-     d_ahi_gets, iowait, cpu_sum) = acc
+    (active, want, run, d_counted, d_misses, d_raev, d_young, d_notyoung, d_ahi,
+     d_ahi_gets, iowait, ra_wait) = acc
     n = 0
     short = False    # a read-ahead registered pages past ``room``
     while n < lim:
@@ -227,36 +220,34 @@ def buf_page_get_gen(pst, stat, ist, cnt, sst, glob, cfg, pm, cols, prm, ev, loc
         if not resident:
             d_misses += 1
             (f, young_now, evicted, raev, head, tail, length, old, oldlen, free, top, clock,
-             blen, lo0, hi0, lo1, hi1, t, devfree, devlast, devbusy, io, c_miss) = buf_read_page(
+             blen, lo0, hi0, lo1, hi1, t, devfree, devlast, devbusy, io) = buf_read_page(
                 stat, pm, p, sp, cols, head, tail, length, old, oldlen, free, top, clock, ratio,
                 oldtime, window, blen, lo0, hi0, lo1, hi1, deep, t, devfree, devlast, devbusy,
                 rnd, seq, cost_evict, cost_miss)
-            if evicted:
-                d_evict += 1
-                if raev:
-                    d_raev += 1
-                if young_now:
-                    d_young += 1                 # make_block_young of an old page
+            # (an eviction is counted by the clock's advance: fast_loop)
+            if raev:
+                d_raev += 1                      # (evicted: only an eviction sets it)
+            if young_now:
+                d_young += 1                     # make_block_young of an old page (evicted)
             iowait += io
-            cpu_sum += c_miss
         elif ready[ix(f)] > t:
             iowait += ready[ix(f)] - t
             t = ready[ix(f)]
         if access[ix(f)] == 0:                           # the first access
             access[ix(f)] = t // NS_PER_MS + 1
             t += cost_clock
-            cpu_sum += cost_clock
-        head, tail, old, oldlen, t, c_young, young, not_young = buf_page_make_young_if_needed(
+        head, tail, old, oldlen, t, young, not_young = buf_page_make_young_if_needed(
             f, young_now, twice, head, tail, prv, nxt, isold, access, stamp, old, oldlen, length,
             ratio, clock, oldtime, window, t, cost_clock, cost_young)
-        cpu_sum += c_young
         d_young += young
         d_notyoung += not_young
         if ra:
+            t_get = t
             (t, head, tail, length, old, oldlen, free, clock, top, devfree, devlast,
              devbusy) = buf_read_ahead_linear(pst, stat, ist, cnt, sst, glob, cfg, pm, p, f,
                                               t, head, tail, length, old, oldlen, free, clock,
                                               top, devfree, devlast, devbusy)
+            ra_wait += t - t_get   # (a wait for a free block: neither CPU nor I/O wait)
             short = glob[G_NLOCAL] > room  # it registered pages: the next get may not
         if modify:
             note_modification(pst, ist, cnt, glob, 0, f)  # the flush list's state
@@ -267,5 +258,5 @@ def buf_page_get_gen(pst, stat, ist, cnt, sst, glob, cfg, pm, cols, prm, ev, loc
     return (n, short,
             (head, tail, length, old, oldlen, free, clock, top, devfree, devlast, devbusy, t,
              blen, lo0, hi0, lo1, hi1),
-            (active, want, run, d_counted, d_misses, d_evict, d_raev, d_young, d_notyoung,
-             d_ahi, d_ahi_gets, iowait, cpu_sum))
+            (active, want, run, d_counted, d_misses, d_raev, d_young, d_notyoung,
+             d_ahi, d_ahi_gets, iowait, ra_wait))

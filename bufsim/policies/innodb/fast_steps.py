@@ -104,22 +104,21 @@ def buf_page_get_young(kind, fl, cpu, t, counted, not_young, active, get_active,
     modification) whose get :func:`hit_kind` says is ``kind`` 1 or 2:
     buf_page_make_young_if_needed finds the page young (1) or, old, not old enough to
     move (2: PAGES_NOT_MADE_YOUNG and the check's ``cost_clock``), and the get is only
-    counted.  Returns ``(t, counted, not_young, active, cpu)``: the clock after the get,
-    the not re-latched gets, the pages not made young and the activity flag with it
+    counted.  Returns ``(t, counted, not_young, active)``: the clock after the get (its
+    CPU), the not re-latched gets, the pages not made young and the activity flag with it
     (active if the get ran under get activity, or the event is flagged FLAG_ACTIVITY
-    under statement activity), and the CPU it took."""
+    under statement activity)."""
     if get_active:
         active = True
     if (fl & FLAG_RELATCH) == 0:
         counted += 1
-    c = cpu
+    t += cpu
     if kind == 2:
         not_young += 1
-        c += cost_clock
-    t += c
+        t += cost_clock
     if t >= 0 and stmt_active and (fl & FLAG_ACTIVITY) != 0:
         active = True
-    return t, counted, not_young, active, c
+    return t, counted, not_young, active
 
 
 @njit(_nrt=False, cache=True, inline="always")
