@@ -1,7 +1,7 @@
 """The InnoDB kernel's fast loop, :func:`fast_loop`: the common case of :func:`run_general`
-with the instance's list ends, old pointer, free count, clock, counters, device queue and
-stream clock in locals.  It runs for one stream, one instance, no event limit, a FIFO
-device with adjacent-priced skips, not MariaDB 10.11 (the caller,
+with the instance's list ends, old pointer, free count, clock, commonest counters, device
+queue and stream clock in locals.  It runs for one stream, one instance, no event limit, a
+FIFO device with adjacent-priced skips, not MariaDB 10.11 (the caller,
 :func:`bufsim.policies.innodb.kernel.run`, checks these).
 
 It does the gets whose every step is on the main path: a hit (with or without a move to
@@ -29,12 +29,12 @@ import numpy as np
 from numba import njit
 
 from .._state import (
-    FLAG_ACTIVITY, FLAG_AHI, FLAG_MODIFY, FLAG_SHORTCUT, G_ACTIVE, G_DEVBUSY,
+    C_EVICT, C_READS, FLAG_ACTIVITY, FLAG_AHI, FLAG_MODIFY, FLAG_SHORTCUT, G_ACTIVE, G_DEVBUSY,
     G_DEVFREE, G_DEVLAST, G_FTOP, G_LEFT, G_MID, G_NEXT_TICK, G_NLOCAL, I_CAP, I_CLOCK, I_FREE,
-    I_OLD, I_OLDLEN, I_W, K_ACTIVITY, K_AHI, K_CLEANER, K_COST_CLOCK, K_COST_EVICT, K_COST_MISS,
-    K_COST_YOUNG, K_DEV_RAND, K_DEV_SEQ, K_FLUSH, K_OLDTIME, K_RATIO, L1_HEAD, L1_LEN, L1_TAIL,
-    OLD_MIN_LEN, PM_FFREE, PM_FMAP, PREFETCH_AHEAD, P_ACCESS, P_DIRTY, P_NEXT, P_OLD, P_PAGE,
-    P_PREV, P_READY, P_STAMP, P_WHERE, T_CLOCK, T_END, T_POS, ix, prefetch,
+    I_OLD, I_OLDLEN, I_W, K_ACTIVITY, K_AHI, K_CLEANER, K_COST_CLOCK, K_COST_YOUNG, K_FLUSH,
+    K_OLDTIME, K_RATIO, L1_HEAD, L1_LEN, L1_TAIL, OLD_MIN_LEN, PM_FFREE, PM_FMAP, PREFETCH_AHEAD,
+    P_ACCESS, P_DIRTY, P_NEXT, P_OLD, P_PAGE, P_PREV, P_READY, P_STAMP, P_WHERE, T_CLOCK, T_END,
+    T_POS, ix, prefetch,
 )
 from ..loop import CLOCK_OVERFLOW, DONE, FALLBACK, ONLY, STOP_TIME, YIELD
 from .fast_get import buf_page_get_gen
@@ -51,8 +51,8 @@ MAX_T = np.int64(2**63 - 1)
 def fast_loop(pages, counts, cpus, flags, pst, stat, ist, cnt, sst, glob, cfg, pm,
               exhausted, stop_ns, budget, room):
     """The common case of :func:`run_general` (see the module's docstring) with the
-    instance's list ends, old pointer, free count, clock, counters, device queue and stream
-    clock in locals, written back once per call; each event's gets are
+    instance's list ends, old pointer, free count, clock, commonest counts, device queue
+    and stream clock in locals, written back once per call; each event's gets are
     :func:`~bufsim.policies.innodb.fast_get.buf_page_get_gen`.  Returns ``(code, gets done,
     gets the general kernel is to do next)``."""
     # the per-frame columns (buf_page_get_gen's tuple: fast_get.COLUMNS)
@@ -68,12 +68,8 @@ def fast_loop(pages, counts, cpus, flags, pst, stat, ist, cnt, sst, glob, cfg, p
     tick = glob[G_NEXT_TICK]
     ratio = cfg[K_RATIO]
     oldtime = cfg[K_OLDTIME]
-    rnd = cfg[K_DEV_RAND]
-    seq = cfg[K_DEV_SEQ]
-    cost_miss = cfg[K_COST_MISS]
     cost_clock = cfg[K_COST_CLOCK]
     cost_young = cfg[K_COST_YOUNG]
-    cost_evict = cfg[K_COST_EVICT]
     ahi_pool = cfg[K_AHI] != 0
     cleaner = cfg[K_CLEANER] != 0 or cfg[K_FLUSH] != 0   # a background pass exists
     get_active = cfg[K_ACTIVITY] == 0
@@ -82,18 +78,24 @@ def fast_loop(pages, counts, cpus, flags, pst, stat, ist, cnt, sst, glob, cfg, p
     e = sst[ONLY, T_POS]
     end = sst[ONLY, T_END]
     t = sst[ONLY, T_CLOCK]
-    # the counts, added once per call (add_counts): C_GETS / T_GETS (gets not re-latched),
-    # T_MISSES / C_READS / C_READ, C_EVICT, C_RA_EVICTED, C_YOUNG, C_NOT_YOUNG, C_AHI, the
-    # C_GETS beyond d_counted (an AHI hit counts two), T_IOWAIT and T_CPU
-    d_counted = d_misses = d_evict = d_raev = d_young = d_notyoung = d_ahi = d_ahi_gets = 0
-    iowait = cpu_sum = 0
+    # the counts added once per call (add_counts): C_GETS / T_GETS (gets not re-latched),
+    # T_IOWAIT, and the clock's advance in read-ahead (ra_wait); T_CPU is the rest of the
+    # clock's advance (every step that charges CPU advances the clock by it, every wait by
+    # the I/O wait it counts).  The steps add the rarer counts to ``cnt`` as they happen
+    # (C_READS, C_RA_EVICTED, C_YOUNG, C_NOT_YOUNG, C_AHI, an AHI hit's second C_GETS), so
+    # the loop carries fewer values; C_READ and T_MISSES are C_READS's advance
+    d_counted = iowait = ra_wait = 0
+    reads0 = cnt[ONLY, C_READS]
+    t0 = t
+    # C_EVICT: every eviction (a miss's or a read-ahead's, which counts its own) advances
+    # freed_page_clock by one, so the call's evictions are the clock's advance
+    clock0, evict0 = clock, cnt[ONLY, C_EVICT]
     active = False
     left, resume, code = budget, glob[G_MID] > 0, DONE
     want = 1         # gets the general kernel is to do after a FALLBACK
     blen = -1        # the LRU length of old_bounds' lo0, hi0 (length) and lo1, hi1 (length - 1)
     lo0 = hi0 = lo1 = hi1 = 0
     short = False    # a read-ahead registered pages past ``room`` (buf_page_get_gen)
-    run = True       # (buf_page_get_gen's flag of a plain hit: unused here)
     # the earliest clock at which an event may not start here: stop_ns (STOP_TIME) or a
     # due page-cleaner pass (FALLBACK), one comparison per event
     t_lim = stop_ns if stop_ns >= 0 else MAX_T
@@ -101,8 +103,7 @@ def fast_loop(pages, counts, cpus, flags, pst, stat, ist, cnt, sst, glob, cfg, p
     # the flags that take an event off the plain path (the AHI's only with the AHI)
     special = FLAG_MODIFY | ((FLAG_SHORTCUT | FLAG_AHI) if ahi_pool else 0)
     # buf_page_get_gen's parameters (fast_get.PARAMS)
-    prm = (ratio, oldtime, window, rnd, seq, cost_miss, cost_clock, cost_young, cost_evict,
-           get_active, deep, room)
+    prm = (ratio, oldtime, window, cost_clock, cost_young, deep, room)
     if glob[G_NLOCAL] > room:
         code = FALLBACK  # the general kernel returns NEED_ROOM
         left = 0
@@ -136,10 +137,8 @@ def fast_loop(pages, counts, cpus, flags, pst, stat, ist, cnt, sst, glob, cfg, p
             kind = 0 if c != 1 or (fl & special) != 0 else hit_kind(
                 fmap[ix(p)], where, access, ready, isold, stamp, t, clock, oldtime, window)
             if kind != 0:
-                t, d_counted, d_notyoung, active, c_get = buf_page_get_young(
-                    kind, fl, cpu, t, d_counted, d_notyoung, active, get_active, stmt_active,
-                    cost_clock)
-                cpu_sum += c_get
+                t, d_counted, active = buf_page_get_young(
+                    cnt, kind, fl, cpu, t, d_counted, active, stmt_active, cost_clock)
                 left -= 1
                 if t < 0:
                     code = CLOCK_OVERFLOW
@@ -152,14 +151,11 @@ def fast_loop(pages, counts, cpus, flags, pst, stat, ist, cnt, sst, glob, cfg, p
             (p, lim, cpu) + event_paths(fl, ahi_pool),
             (head, tail, length, old, oldlen, free, clock, top, devfree, devlast, devbusy, t,
              blen, lo0, hi0, lo1, hi1),
-            (active, want, run, d_counted, d_misses, d_evict, d_raev, d_young, d_notyoung,
-             d_ahi, d_ahi_gets, iowait, cpu_sum))
+            (d_counted, iowait, ra_wait))
         (head, tail, length, old, oldlen, free, clock, top, devfree, devlast, devbusy, t, blen,
          lo0, hi0, lo1, hi1) = loc
-        (active, want, run, d_counted, d_misses, d_evict, d_raev, d_young, d_notyoung, d_ahi,
-         d_ahi_gets, iowait, cpu_sum) = acc
+        d_counted, iowait, ra_wait = acc
         left -= n
-        cpu_sum += cpu * n
         if t < 0:
             code = CLOCK_OVERFLOW
             break
@@ -167,6 +163,8 @@ def fast_loop(pages, counts, cpus, flags, pst, stat, ist, cnt, sst, glob, cfg, p
             # cut here (if begun): the general kernel (a fallback) or the next call
             # resumes it
             code = FALLBACK if n < lim or short else YIELD
+            if n < lim and not short and (length <= OLD_MIN_LEN or old < 0):
+                want = OLD_MIN_LEN + 1 - length  # (buf_page_get_gen stopped there)
             if n > 0:
                 glob[G_LEFT] = c - n
                 resume = True
@@ -188,11 +186,12 @@ def fast_loop(pages, counts, cpus, flags, pst, stat, ist, cnt, sst, glob, cfg, p
         code = YIELD
     write_back(ist, glob, head, tail, length, old, oldlen, free, clock, top, devfree, devlast,
                devbusy)
-    if active:
+    if active or (get_active and n_gets > 0):   # (under get activity, any get)
         glob[G_ACTIVE] = 1
     glob[G_MID] = 1 if resume else 0
     if not resume:
         glob[G_LEFT] = 0
-    add_counts(cnt, sst, d_counted, d_ahi_gets, d_ahi, d_misses, d_evict, d_raev, d_young,
-               d_notyoung, iowait, cpu_sum, n_events, e, t)
+    d_evict = (clock - clock0) - (cnt[ONLY, C_EVICT] - evict0)  # (not read-ahead's)
+    add_counts(cnt, sst, d_counted, cnt[ONLY, C_READS] - reads0, d_evict, iowait,
+               (t - t0) - iowait - ra_wait, n_events, e, t)
     return code, n_gets, max(want, 1)

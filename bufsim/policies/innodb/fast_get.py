@@ -3,19 +3,20 @@ of a page, :func:`buf_page_get_gen`, and the steps of a get it calls that are lo
 a line, :func:`buf_read_page` (a miss) and :func:`buf_page_make_young_if_needed`, each
 named after the InnoDB function it follows, over the loop's locals passed in and
 returned.  The list steps they call are those of :mod:`bufsim.policies.innodb.fast_steps`.
-Every step is compiled into the loop (``inline="always"``)."""
+Every step is compiled into the loop (``inline="always"``); the rarer counts are added
+to ``cnt`` where they happen (see :func:`~bufsim.policies.innodb.fast.fast_loop`)."""
 import numpy as np
 from numba import njit
 
-from ..flush import note_modification
 from .._state import (
-    G_AREA, G_NLOCAL, NS_PER_MS, OLD_MIN_LEN, PM_BASE, PM_EDGE, PM_SMISS, S_SPACE, dense_keys,
-    edge_rule, ix,
+    C_AHI, C_GETS, C_NOT_YOUNG, C_RA_EVICTED, C_READS, C_YOUNG, G_AREA, G_NLOCAL, I_W,
+    K_COST_CLOCK, K_COST_EVICT, K_COST_MISS, K_DEV_RAND, K_DEV_SEQ, K_OLDTIME, K_RATIO, NS_PER_MS,
+    OLD_MIN_LEN, PM_BASE, PM_EDGE, PM_SMISS, S_SPACE, dense_keys, edge_rule, ix,
 )
-from ..loop import fifo_read
+from ..loop import ONLY, fifo_read
 from .fast_steps import (
-    buf_LRU_add_block, buf_LRU_get_free_block, buf_page_make_young, buf_page_peek_if_too_old,
-    buf_read_ahead_linear, prefetch_tail, stays_put,
+    buf_flush_note_modification, buf_LRU_add_block, buf_LRU_get_free_block, buf_page_make_young,
+    buf_page_peek_if_too_old, buf_read_ahead_linear, prefetch_tail, stays_put,
 )
 
 
@@ -23,13 +24,11 @@ from .fast_steps import (
 #: per-frame columns, its parameters, the event, its locals and its counts
 COLUMNS = ("fmap", "ffree", "where", "access", "ready", "isold", "stamp", "prv", "nxt",
            "dirty", "page")
-PARAMS = ("ratio", "oldtime", "window", "rnd", "seq", "cost_miss", "cost_clock", "cost_young",
-          "cost_evict", "get_active", "deep", "room")
+PARAMS = ("ratio", "oldtime", "window", "cost_clock", "cost_young", "deep", "room")
 EVENT = ("p", "lim", "cpu", "counted", "plain", "sc", "ah", "modify")
 LOCALS = ("head", "tail", "length", "old", "oldlen", "free", "clock", "top", "devfree",
           "devlast", "devbusy", "t", "blen", "lo0", "hi0", "lo1", "hi1")
-COUNTS = ("active", "want", "run", "d_counted", "d_misses", "d_evict", "d_raev", "d_young",
-          "d_notyoung", "d_ahi", "d_ahi_gets", "iowait", "cpu_sum")
+COUNTS = ("d_counted", "iowait", "ra_wait")
 
 
 #: with dense keys and at most this many tablespaces, :func:`space_of` searches the
@@ -66,31 +65,31 @@ def area_edge(stat, pm, glob, p, sp):
 
 
 @njit(_nrt=False, cache=True, inline="always")
-def buf_read_page(stat, pm, p, sp, cols, head, tail, length, old, oldlen, free, top, clock, ratio,
-                  oldtime, window, blen, lo0, hi0, lo1, hi1, deep, t, devfree, devlast, devbusy,
-                  rnd, seq, cost_evict, cost_miss):
+def buf_read_page(stat, pm, cfg, ist, p, sp, cols, head, tail, length, old, oldlen, free, top,
+                  clock, blen, lo0, hi0, lo1, hi1, deep, t, devfree, devlast, devbusy):
     """buf_read_page of page ``p`` (of space position ``sp``: :func:`space_of`), not
-    resident, on the fast loop's main path: a synchronous read miss (per tablespace too), buf_page_init_for_read (a block from
+    resident, on the fast loop's main path: a synchronous read miss (counted per
+    tablespace here, in C_READS by the caller), buf_page_init_for_read (a block from
     :func:`buf_LRU_get_free_block`, the page in it, :func:`buf_LRU_add_block`), then the
     read on the FIFO device (buf_read_page_low), which the get waits for.  Returns ``(f,
     young_now, evicted, read_ahead_evicted, head, tail, length, old, oldlen, free, top,
-    clock, blen, lo0, hi0, lo1, hi1, t, devfree, devlast, devbusy, iowait, cpu)``: the
+    clock, blen, lo0, hi0, lo1, hi1, t, devfree, devlast, devbusy, iowait)``: the
     frame, whether the page was made young with the tail's eviction, whether a page was
-    evicted and whether it had been read ahead unaccessed, the loop's locals after it, and
-    the I/O wait and CPU the miss cost.  ``cols`` is the loop's :data:`COLUMNS` (a call
-    takes at most 30 arguments: Python passes more as ``*args``, which numba cannot
-    inline)."""
+    evicted and whether it had been read ahead unaccessed, the loop's locals after it
+    (the clock past the miss's CPU and I/O wait), and the I/O wait.  ``cols`` is the
+    loop's :data:`COLUMNS` (a call takes at most 30 arguments: Python passes more as
+    ``*args``, which numba cannot inline).  The parameters it needs are read from ``cfg``
+    and ``ist`` where used, not carried in the loop."""
     fmap, ffree, where, access, ready, isold, stamp, prv, nxt, dirty, page = cols
+    ratio = cfg[K_RATIO]
     pm[PM_SMISS][sp] += 1
-    cpu = 0
     # init_for_read -> get_free_block
     (f, young_now, evicted, raev, tail, length, old, oldlen, free, top, clock, blen,
      lo0, hi0, lo1, hi1) = buf_LRU_get_free_block(
         ffree, fmap, page, prv, nxt, isold, access, tail, length, old, oldlen, free,
-        top, clock, ratio, oldtime, window, blen, lo0, hi0, lo1, hi1)
+        top, clock, ratio, cfg[K_OLDTIME], ist[ONLY, I_W], blen, lo0, hi0, lo1, hi1)
     if evicted:
-        t += cost_evict
-        cpu += cost_evict
+        t += cfg[K_COST_EVICT]
     fmap[ix(p)] = f
     page[ix(f)] = p
     access[ix(f)] = 0
@@ -102,47 +101,41 @@ def buf_read_page(stat, pm, p, sp, cols, head, tail, length, old, oldlen, free, 
         # the next miss evicts the new tail (a miss that took a free block leaves the tail
         # as it was)
         prefetch_tail(tail, prv, page, access, dirty, ready, isold)
-    devfree, devlast, devbusy = fifo_read(stat, pm, p, t, devfree, devlast, devbusy, rnd, seq)
+    devfree, devlast, devbusy = fifo_read(stat, pm, p, t, devfree, devlast, devbusy,
+                                          cfg[K_DEV_RAND], cfg[K_DEV_SEQ])
     ready[ix(f)] = devfree
     iowait = devfree - t
-    t = devfree + cost_miss
-    cpu += cost_miss
+    t = devfree + cfg[K_COST_MISS]
     return (f, young_now, evicted, raev, head, tail, length, old, oldlen, free, top, clock,
-            blen, lo0, hi0, lo1, hi1, t, devfree, devlast, devbusy, iowait, cpu)
+            blen, lo0, hi0, lo1, hi1, t, devfree, devlast, devbusy, iowait)
 
 
 @njit(_nrt=False, cache=True, inline="always")
-def buf_page_make_young_if_needed(f, young_now, twice, head, tail, prv, nxt, isold, access,
-                                  stamp, old, oldlen, length, ratio, clock, oldtime, window, t,
-                                  cost_clock, cost_young):
+def buf_page_make_young_if_needed(cnt, f, young_now, twice, head, tail, prv, nxt, isold,
+                                  access, stamp, old, oldlen, length, ratio, clock, oldtime,
+                                  window, t, cost_clock, cost_young):
     """buf_page_make_young_if_needed of frame ``f`` after its get's first-access stamp: a
     page made young with the tail's eviction (``young_now``) is charged that move;
     otherwise :func:`buf_page_peek_if_too_old`, once (twice for an adaptive hash index
     hit, ``twice``), with :func:`buf_page_make_young` where it says so.  Returns
-    ``(head, tail, old, oldlen, t, cpu, young, not_young)``: the loop's locals after it,
-    its CPU, and the PAGES_MADE_YOUNG and PAGES_NOT_MADE_YOUNG it counts (the move made
-    with an eviction is counted by the caller)."""
-    cpu = 0
-    young = 0
-    not_young = 0
+    ``(head, tail, old, oldlen, t)``, the loop's locals after it (the clock past its CPU);
+    it adds the PAGES_MADE_YOUNG and PAGES_NOT_MADE_YOUNG it counts to ``cnt`` (the move
+    made with an eviction is counted by the caller)."""
     if young_now:
         t += cost_young                          # (made young with the eviction)
-        cpu += cost_young
     for _ in range(0 if young_now else (2 if twice else 1)):
         move, checked = buf_page_peek_if_too_old(f, isold, access, stamp, t, clock, oldtime,
                                                  window)
         if checked:
             if not move:
-                not_young += 1
+                cnt[ONLY, C_NOT_YOUNG] += 1
             t += cost_clock
-            cpu += cost_clock
         if move:
             head, tail, old, oldlen, made = buf_page_make_young(
                 f, head, tail, prv, nxt, isold, stamp, old, oldlen, length, ratio, clock)
-            young += made
+            cnt[ONLY, C_YOUNG] += made
             t += cost_young
-            cpu += cost_young
-    return head, tail, old, oldlen, t, cpu, young, not_young
+    return head, tail, old, oldlen, t
 
 
 @njit(_nrt=False, cache=True, inline="always")
@@ -153,7 +146,7 @@ def buf_page_get_gen(pst, stat, ist, cnt, sst, glob, cfg, pm, cols, prm, ev, loc
     (:func:`buf_read_page`), the first access's stamp, :func:`buf_page_make_young_if_needed`,
     buf_read_ahead_linear at an area's edge page and the modification's flush-list state.
     Stops before a get off the main path (the LRU too short or its old sublist unset:
-    ``want`` the gets until it can be; a tail that cannot be freed as it is), after one
+    the caller counts the gets until it can be; a tail that cannot be freed as it is), after one
     that overflows the clock or whose read-ahead registered pages past ``room``
     (``short``).
 
@@ -163,13 +156,11 @@ def buf_page_get_gen(pst, stat, ist, cnt, sst, glob, cfg, pm, cols, prm, ev, loc
     ``acc`` its :data:`COUNTS`.  Returns ``(n, short, loc, acc)``: the gets done, whether
     a read-ahead went past ``room``, and the locals and counts after them."""
     fmap, ffree, where, access, ready, isold, stamp, prv, nxt, dirty, page = cols
-    (ratio, oldtime, window, rnd, seq, cost_miss, cost_clock, cost_young, cost_evict,
-     get_active, deep, room) = prm
+    ratio, oldtime, window, cost_clock, cost_young, deep, room = prm
     p, lim, cpu, counted, plain, sc, ah, modify = ev
     (head, tail, length, old, oldlen, free, clock, top, devfree, devlast, devbusy, t, blen,
      lo0, hi0, lo1, hi1) = loc
-    (active, want, run, d_counted, d_misses, d_evict, d_raev, d_young, d_notyoung, d_ahi,
-     d_ahi_gets, iowait, cpu_sum) = acc
+    d_counted, iowait, ra_wait = acc
     n = 0
     short = False    # a read-ahead registered pages past ``room``
     while n < lim:
@@ -179,20 +170,16 @@ def buf_page_get_gen(pst, stat, ist, cnt, sst, glob, cfg, pm, cols, prm, ev, loc
         # count it (the first test of each step, in their order)
         if plain and length > OLD_MIN_LEN and old >= 0 and \
                 stays_put(f, where, access, ready, isold, stamp, t, clock, oldtime, window):
-            if get_active:
-                active = True
             d_counted += counted
             t += cpu
             n += 1
-            run = True
             if t < 0:
                 break
             continue
         resident = f >= 0 and where[ix(f)] == 1
         # the main path only (see fast_loop's docstring)
         if length <= OLD_MIN_LEN or old < 0:
-            want = OLD_MIN_LEN + 1 - length  # gets before the list can be long enough
-            break
+            break            # (the caller's ``want``: gets until it can be)
         # an area's edge page on its first access: read_ahead_linear after the get
         sp = np.int64(0)
         ra = False
@@ -201,18 +188,16 @@ def buf_page_get_gen(pst, stat, ist, cnt, sst, glob, cfg, pm, cols, prm, ev, loc
             ra = area_edge(stat, pm, glob, p, sp)
         if not resident and free == 0 and (dirty[ix(tail)] != 0 or ready[ix(tail)] > t):
             break                            # the tail cannot be freed as it is
-        if get_active:
-            active = True
         hashed = (sc or ah) and resident and access[ix(f)] > 0
         if sc and hashed:
             # the AHI shortcut under the held search latch: one get, no stamp, no check
             d_counted += counted
-            d_ahi += 1
+            cnt[ONLY, C_AHI] += 1
             if ready[ix(f)] > t:
                 iowait += ready[ix(f)] - t
                 t = ready[ix(f)]
             if modify:
-                note_modification(pst, ist, cnt, glob, 0, f)
+                buf_flush_note_modification(pst, ist, cnt, glob, f)
             t += cpu
             n += 1
             if t < 0:
@@ -221,45 +206,43 @@ def buf_page_get_gen(pst, stat, ist, cnt, sst, glob, cfg, pm, cols, prm, ev, loc
         twice = ah and hashed   # an AHI hit: buf_page_get_gen's get and check twice
         d_counted += counted
         if twice:
-            d_ahi += 1
-            d_ahi_gets += counted
+            cnt[ONLY, C_AHI] += 1
+            cnt[ONLY, C_GETS] += counted     # (its second get)
         young_now = False   # a read made young at its first access, in one step
         if not resident:
-            d_misses += 1
+            cnt[ONLY, C_READS] += 1
             (f, young_now, evicted, raev, head, tail, length, old, oldlen, free, top, clock,
-             blen, lo0, hi0, lo1, hi1, t, devfree, devlast, devbusy, io, c_miss) = buf_read_page(
-                stat, pm, p, sp, cols, head, tail, length, old, oldlen, free, top, clock, ratio,
-                oldtime, window, blen, lo0, hi0, lo1, hi1, deep, t, devfree, devlast, devbusy,
-                rnd, seq, cost_evict, cost_miss)
-            if evicted:
-                d_evict += 1
-                if raev:
-                    d_raev += 1
-                if young_now:
-                    d_young += 1                 # make_block_young of an old page
+             blen, lo0, hi0, lo1, hi1, t, devfree, devlast, devbusy, io) = buf_read_page(
+                stat, pm, cfg, ist, p, sp, cols, head, tail, length, old, oldlen, free, top, clock,
+                blen, lo0, hi0, lo1, hi1, deep, t, devfree, devlast, devbusy)
+            # (an eviction is counted by the clock's advance: fast_loop)
+            if raev:
+                cnt[ONLY, C_RA_EVICTED] += 1     # (evicted: only an eviction sets it)
+            if young_now:
+                cnt[ONLY, C_YOUNG] += 1          # make_block_young of an old page (evicted)
             iowait += io
-            cpu_sum += c_miss
-        elif ready[ix(f)] > t:
-            iowait += ready[ix(f)] - t
-            t = ready[ix(f)]
-        if access[ix(f)] == 0:                           # the first access
-            access[ix(f)] = t // NS_PER_MS + 1
-            t += cost_clock
-            cpu_sum += cost_clock
-        head, tail, old, oldlen, t, c_young, young, not_young = buf_page_make_young_if_needed(
-            f, young_now, twice, head, tail, prv, nxt, isold, access, stamp, old, oldlen, length,
-            ratio, clock, oldtime, window, t, cost_clock, cost_young)
-        cpu_sum += c_young
-        d_young += young
-        d_notyoung += not_young
+            access[ix(f)] = t // NS_PER_MS + 1   # the first access (the page just read)
+            t += cfg[K_COST_CLOCK]
+        else:
+            if ready[ix(f)] > t:
+                iowait += ready[ix(f)] - t
+                t = ready[ix(f)]
+            if access[ix(f)] == 0:                       # the first access
+                access[ix(f)] = t // NS_PER_MS + 1
+                t += cost_clock
+        head, tail, old, oldlen, t = buf_page_make_young_if_needed(
+            cnt, f, young_now, twice, head, tail, prv, nxt, isold, access, stamp, old, oldlen,
+            length, ratio, clock, oldtime, window, t, cost_clock, cost_young)
         if ra:
+            t_get = t
             (t, head, tail, length, old, oldlen, free, clock, top, devfree, devlast,
              devbusy) = buf_read_ahead_linear(pst, stat, ist, cnt, sst, glob, cfg, pm, p, f,
                                               t, head, tail, length, old, oldlen, free, clock,
                                               top, devfree, devlast, devbusy)
+            ra_wait += t - t_get   # (a wait for a free block: neither CPU nor I/O wait)
             short = glob[G_NLOCAL] > room  # it registered pages: the next get may not
         if modify:
-            note_modification(pst, ist, cnt, glob, 0, f)  # the flush list's state
+            buf_flush_note_modification(pst, ist, cnt, glob, f)  # the flush list's state
         t += cpu
         n += 1
         if t < 0 or short:
@@ -267,5 +250,4 @@ def buf_page_get_gen(pst, stat, ist, cnt, sst, glob, cfg, pm, cols, prm, ev, loc
     return (n, short,
             (head, tail, length, old, oldlen, free, clock, top, devfree, devlast, devbusy, t,
              blen, lo0, hi0, lo1, hi1),
-            (active, want, run, d_counted, d_misses, d_evict, d_raev, d_young, d_notyoung,
-             d_ahi, d_ahi_gets, iowait, cpu_sum))
+            (d_counted, iowait, ra_wait))

@@ -6,19 +6,30 @@ buf_LRU_add_block, buf_page_peek_if_too_old, buf_page_make_young and
 buf_read_ahead_linear, plus the get of a plain hit that moves nothing
 (:func:`buf_page_get_young`), an event's paths from its flags, the prefetch hints, and the
 write-back of the locals and the counts.  Every step is compiled into the loop
-(``inline="always"``)."""
+(``inline="always"``) but the two off the gets' common path, buf_read_ahead_linear and
+the flush list's note of a modification (:func:`buf_flush_note_modification`), which are
+calls, so that their code stays out of the loop's."""
 import numpy as np
 from numba import njit
 
 from .._state import (
-    C_AHI, C_EVICT, C_GETS, C_NOT_YOUNG, C_RA_EVICTED, C_READ, C_READS, C_YOUNG, FLAG_ACTIVITY,
+    C_EVICT, C_GETS, C_NOT_YOUNG, C_READ, FLAG_ACTIVITY,
     FLAG_AHI, FLAG_MODIFY, FLAG_RELATCH, FLAG_SHORTCUT, G_DEVBUSY, G_DEVFREE, G_DEVLAST, G_FIXED,
     G_FTOP, I_CLOCK, I_FREE, I_OLD, I_OLDLEN, L1_HEAD, L1_LEN, L1_TAIL, NS_PER_MS,
     STAMP_MASK, T_CLOCK, T_CPU, T_EVENTS, T_GETS, T_IOWAIT, T_MISSES, T_POS, ix, prefetch,
 )
+from ..flush import note_modification
 from ..loop import ONLY
 from .lists import old_adjust, old_bounds, old_clamp, old_walk
 from .read import read_ahead_linear
+
+
+@njit(_nrt=False, cache=True)
+def buf_flush_note_modification(pst, ist, cnt, glob, f):
+    """:func:`~bufsim.policies.flush.note_modification` of frame ``f`` of the one
+    instance, as a call (not inlined: a modification is off the gets' common path, so its
+    code stays out of the loop's)."""
+    note_modification(pst, ist, cnt, glob, 0, f)
 
 
 @njit(_nrt=False, cache=True, inline="always")
@@ -98,28 +109,24 @@ def hit_kind(f, where, access, ready, isold, stamp, t, clock, oldtime, window):
 
 
 @njit(_nrt=False, cache=True, inline="always")
-def buf_page_get_young(kind, fl, cpu, t, counted, not_young, active, get_active, stmt_active,
-                       cost_clock):
+def buf_page_get_young(cnt, kind, fl, cpu, t, counted, active, stmt_active, cost_clock):
     """buf_page_get_gen of a one-get plain event (flags ``fl``, no AHI path, no
     modification) whose get :func:`hit_kind` says is ``kind`` 1 or 2:
     buf_page_make_young_if_needed finds the page young (1) or, old, not old enough to
     move (2: PAGES_NOT_MADE_YOUNG and the check's ``cost_clock``), and the get is only
-    counted.  Returns ``(t, counted, not_young, active, cpu)``: the clock after the get,
-    the not re-latched gets, the pages not made young and the activity flag with it
-    (active if the get ran under get activity, or the event is flagged FLAG_ACTIVITY
-    under statement activity), and the CPU it took."""
-    if get_active:
-        active = True
+    counted.  Returns ``(t, counted, active)``: the clock after the get (its CPU), the not
+    re-latched gets and the activity flag with it (active if the event is flagged
+    FLAG_ACTIVITY under statement activity; under get activity the caller counts every
+    get active); a page not made young is added to ``cnt``'s C_NOT_YOUNG."""
     if (fl & FLAG_RELATCH) == 0:
         counted += 1
-    c = cpu
+    t += cpu
     if kind == 2:
-        not_young += 1
-        c += cost_clock
-    t += c
+        cnt[ONLY, C_NOT_YOUNG] += 1
+        t += cost_clock
     if t >= 0 and stmt_active and (fl & FLAG_ACTIVITY) != 0:
         active = True
-    return t, counted, not_young, active, c
+    return t, counted, active
 
 
 @njit(_nrt=False, cache=True, inline="always")
@@ -254,13 +261,14 @@ def buf_page_make_young(f, head, tail, prv, nxt, isold, stamp, old, oldlen, leng
     return head, tail, old, oldlen, made
 
 
-@njit(_nrt=False, cache=True, inline="always")
+@njit(_nrt=False, cache=True)
 def buf_read_ahead_linear(pst, stat, ist, cnt, sst, glob, cfg, pm, p, f, t, head, tail, length,
                           old, oldlen, free, clock, top, devfree, devlast, devbusy):
     """buf_read_ahead_linear after the get of page ``p`` (frame ``f``, buffer-fixed), as the
     general kernel's get calls it: the fast loop's state it reads and changes goes to
     the arrays, :func:`~bufsim.policies.innodb.read.read_ahead_linear` runs, and the
-    state comes back.  Returns ``(t, head, tail, length, old, oldlen, free, clock, top,
+    state comes back.  A call, not inlined: the write-back and reload stay out of the
+    loop's code.  Returns ``(t, head, tail, length, old, oldlen, free, clock, top,
     devfree, devlast, devbusy)``."""
     write_back(ist, glob, head, tail, length, old, oldlen, free, clock, top, devfree, devlast,
                devbusy)
@@ -323,18 +331,13 @@ def write_back(ist, glob, head, tail, length, old, oldlen, free, clock, top, dev
 
 
 @njit(_nrt=False, cache=True, inline="always")
-def add_counts(cnt, sst, counted, ahi_gets, ahi, misses, evicted, ra_evicted, young, not_young,
-               iowait, cpu, events, e, t):
-    """The fast loop's counts added to the instance's counters (INNODB_BUFFER_POOL_STATS)
-    and the stream's, its next event and clock written back."""
-    cnt[ONLY, C_GETS] += counted + ahi_gets
-    cnt[ONLY, C_AHI] += ahi
-    cnt[ONLY, C_READS] += misses
+def add_counts(cnt, sst, counted, misses, evicted, iowait, cpu, events, e, t):
+    """The fast loop's counts that its steps did not add as they went, added to the
+    instance's counters (INNODB_BUFFER_POOL_STATS) and the stream's (``misses``: the
+    C_READS the steps added), its next event and clock written back."""
+    cnt[ONLY, C_GETS] += counted
     cnt[ONLY, C_READ] += misses
     cnt[ONLY, C_EVICT] += evicted
-    cnt[ONLY, C_RA_EVICTED] += ra_evicted
-    cnt[ONLY, C_YOUNG] += young
-    cnt[ONLY, C_NOT_YOUNG] += not_young
     sst[ONLY, T_GETS] += counted
     sst[ONLY, T_MISSES] += misses
     sst[ONLY, T_IOWAIT] += iowait
