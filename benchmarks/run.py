@@ -1,8 +1,9 @@
 """Replay throughput of bufsim's kernels, with libCacheSim's LRU and Clock measured in the same run.
 
 Run with ``make bench`` (or ``python benchmarks/run.py [--quick]``) from the repo
-root.  Writes ``benchmarks/results/bench-<UTC timestamp>.json`` and
-``benchmarks/results/latest.json`` and prints a table.  Every bufsim rate is gets
+root.  Writes ``benchmarks/results/bench-<UTC timestamp>.json`` (a new file: a run never
+rewrites an earlier one; the docs' results page renders the newest full run) and prints
+a table.  Every bufsim rate is gets
 per second of wall time over the whole replay call (chunk feeding included;
 the result cache off, ``$BUFSIM_NO_CACHE=1``, so that every round replays);
 compile time is measured apart, on a tiny trace, before the timed runs.
@@ -366,9 +367,11 @@ def main(argv=None):
     res_dir = repo_root() / "benchmarks" / "results"
     res_dir.mkdir(parents=True, exist_ok=True)
     stamp = dt.datetime.now(dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
-    for path in (res_dir / f"bench-{stamp}.json", res_dir / "latest.json"):
-        with atomic_path(path) as tmp:
-            Path(tmp).write_text(json.dumps(out, indent=2))
+    path = res_dir / f"bench-{stamp}.json"
+    while path.exists():   # (two runs in one second: never overwrite a record)
+        path = path.with_name(path.stem + "-1.json")
+    with atomic_path(path) as tmp:
+        Path(tmp).write_text(json.dumps(out, indent=2))
     print(f"libcachesim {out['libcachesim_version'] or 'not installed'}; "
           f"{n_gets} gets per trace")
     print(f"compile (or cache load) s: {', '.join(f'{k} {v:.2f}' for k, v in compile_s.items())}")

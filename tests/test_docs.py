@@ -250,6 +250,34 @@ def test_unexecuted_notebooks_get_a_note(tmp_path):
     assert "make reproduce" in (tmp_path / "results" / "none.md").read_text()
 
 
+def test_the_results_page_renders_the_newest_full_bench_run(tmp_path):
+    """make bench writes a new bench-<time>.json per run (never latest.json, never an
+    earlier run's file); the docs render the newest one that is neither --quick nor
+    --replay-only, and a note when there is none."""
+    sys.path.insert(0, str(DOCS / "_ext"))
+    try:
+        import bufsim_facts
+    finally:
+        sys.path.remove(str(DOCS / "_ext"))
+    res = tmp_path / "repo" / "benchmarks" / "results"
+    res.mkdir(parents=True)
+    src = tmp_path / "src"
+    src.mkdir()
+    assert not bufsim_facts.write_bench_page(src, tmp_path / "repo")
+    assert "No full `make bench` result" in (src / "bench-latest.md").read_text()
+    row = dict(trace="zipf0.9", pool_pages=8192, policy="lru", gets_per_s=4.0e7,
+               ratio_vs_floor=0.5, hits=7, read_ahead=None, rounds=3)
+    for name, when, extra in (("bench-a.json", "2026-11-29T08:00:00+00:00", {}),
+                              ("bench-b.json", "2026-11-29T09:00:00+00:00", {"replay_only": True}),
+                              ("bench-c.json", "2026-11-29T10:00:00+00:00", {"quick": True}),
+                              ("bench-d.json", "2026-11-28T23:00:00+00:00", {})):
+        (res / name).write_text(json.dumps(dict(when=when, results=[row], **extra)))
+    assert bufsim_facts.newest_full_bench(tmp_path / "repo") == res / "bench-a.json"
+    assert bufsim_facts.write_bench_page(src, tmp_path / "repo")
+    page = (src / "bench-latest.md").read_text()
+    assert "bench-a.json" in page and "2026-11-29T08:00:00" in page and "| 40.0 |" in page
+
+
 def _build(out: Path, notebooks: Path, results: Path, quick: bool) -> None:
     cmd = [sys.executable, str(ROOT / "scripts" / "build_docs.py"), "--out", str(out),
            "--notebooks", str(notebooks), "--results", str(results)] + (["--quick"] if quick else [])

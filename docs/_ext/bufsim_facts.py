@@ -171,21 +171,35 @@ def write_flags_page(src: Path) -> list[str]:
     return names
 
 
+def newest_full_bench(repo: Path) -> Path | None:
+    """The newest ``benchmarks/results/bench-*.json`` of a full ``make bench`` run (not
+    ``--quick``, not ``--replay-only``), by its ``when``; None if there is none."""
+    best = None
+    for path in (repo / "benchmarks" / "results").glob("bench-*.json"):
+        d = json.loads(path.read_text(encoding="utf-8"))
+        if d.get("quick") or d.get("replay_only"):
+            continue
+        if best is None or d["when"] > best[0]:
+            best = (d["when"], path)
+    return None if best is None else best[1]
+
+
 def write_bench_page(src: Path, repo: Path | None = None) -> bool:
-    """``bench-latest.md``: ``benchmarks/results/latest.json`` (the last ``make bench``
-    committed) as tables, M gets/s and the ratio to ``floor_lru`` per trace, pool and
-    kernel. Returns False (and writes a note) when there is no such file."""
+    """``bench-latest.md``: the newest full ``make bench`` run of the checkout
+    (:func:`newest_full_bench`) as tables, M gets/s and the ratio to ``floor_lru`` per
+    trace, pool and kernel. Returns False (and writes a note) when there is none."""
     repo = repo or _repo()
-    path = repo / "benchmarks" / "results" / "latest.json"
+    path = newest_full_bench(repo)
     out = src / "bench-latest.md"
-    if not path.is_file():
-        out.write_text("# Latest benchmark run\n\n:::{note}\nNo `make bench` result in this "
-                       "checkout (`benchmarks/results/latest.json`).\n:::\n", encoding="utf-8")
+    if path is None:
+        out.write_text("# Latest benchmark run\n\n:::{note}\nNo full `make bench` result in "
+                       "this checkout (`benchmarks/results/bench-*.json`).\n:::\n",
+                       encoding="utf-8")
         return False
     d = json.loads(path.read_text(encoding="utf-8"))
     m = d.get("machine", {})
     lines = ["# Latest benchmark run\n",
-             f"`benchmarks/results/latest.json`, written by `make bench` at {d['when']} "
+             f"`benchmarks/results/{path.name}`, written by `make bench` at {d['when']} "
              f"({m.get('cpu_count', '?')} CPUs, {m.get('platform', '?')}, Python "
              f"{m.get('python', '?')}; libCacheSim {d.get('libcachesim_version', '?')}). Rates "
              "in M gets/s, best of the rounds; `vs floor` is the rate over `floor_lru`'s in the "
