@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import ctypes
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -69,8 +70,18 @@ def _child(case: str, kernel: str, sizes: list[int], helper: str) -> None:
     cap = PoolConfig(policy="lru", pool_pages=paths.POOL, **common)
     cap = cap.instance_pages - cap.misc_pages
     for gets in sizes:
-        tr = bufsim.synthetic.uniform_trace(gets, paths.CASES[case], seed=3)
+        if case == "scan":
+            # make bench's scan+hot scaled down by 20 (a scan of 10,000 pages, still more
+            # than the pool, after every 100,000 of ``gets`` hot gets): its read-ahead
+            # and miss shares, and each length's scans a whole number
+            tr = bufsim.synthetic.hot_and_scan_trace(
+                n_gets_hot=gets, hot_pages=20_000, alpha=0.8, scan_pages=10_000,
+                scan_every=100_000, seed=7)
+        else:
+            tr = bufsim.synthetic.uniform_trace(gets, paths.CASES[case], seed=3)
         tr = Trace(list(tr), tr.tablespaces, name=tr.name)
+        with open(f"{helper}.gets", "a") as fh:     # the gets counted, for the parent
+            print(int(tr.materialize().count.sum()), file=fh)
         arrs, base, size, n = midpoint_duty.kernel_inputs(tr)
         if kernel == "duty":
             fn = counted(lambda: midpoint_duty.midpoint_duty(*arrs, n, cap, base, size, 0,
@@ -101,10 +112,16 @@ def _totals(path: Path) -> dict:
 def main(argv=None) -> int:
     import paths  # noqa: F401  (checks the script runs from a checkout with benchmarks/)
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--case", required=True, choices=("hits", "young", "miss"))
+    ap.add_argument("--case", required=True, choices=("hits", "young", "miss", "scan"),
+                    help="a uniform trace of paths.py, or scan: make bench's scan+hot "
+                    "scaled down (--gets hot gets, e.g. 200000,1000000; per get of "
+                    "the whole trace)")
     ap.add_argument("--kernel", required=True, choices=("ra", "duty", "t0", "t1000"))
     ap.add_argument("--gets", default="50000,250000",
                     help="two trace lengths, the second larger (default 50000,250000)")
+    ap.add_argument("--keep", help="copy callgrind's two output files to KEEP.1 and KEEP.2 "
+                    "(for callgrind_annotate: the calls that are not inlined, such as "
+                    "read-ahead's, are functions of their own)")
     ap.add_argument("--child", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     sizes = [int(x) for x in args.gets.split(",")]
@@ -125,7 +142,11 @@ def main(argv=None) -> int:
                         "--child", str(lib)], check=True, stdout=subprocess.DEVNULL,
                        stderr=subprocess.DEVNULL)
         small, large = _totals(Path(f"{out}.1")), _totals(Path(f"{out}.2"))
-    per = {k: (large[k] - small[k]) / (sizes[1] - sizes[0]) for k in EVENTS}
+        gets = [int(x) for x in Path(f"{lib}.gets").read_text().split()]
+        if args.keep:
+            for j in (1, 2):
+                shutil.copy(f"{out}.{j}", f"{args.keep}.{j}")
+    per = {k: (large[k] - small[k]) / (gets[1] - gets[0]) for k in EVENTS}
     print(f"{args.case} {args.kernel}: per get  instructions {per['Ir']:.1f}  loads "
           f"{per['Dr']:.1f}  stores {per['Dw']:.1f}  D1 misses {per['D1mr'] + per['D1mw']:.2f}"
           f"  LL misses {per['DLmr'] + per['DLmw']:.3f}  branches {per['Bc']:.1f}  "

@@ -319,6 +319,46 @@ def test_innodb_fast_loop_on_a_large_pool_matches_general_kernel(old_blocks_time
     assert_same_state(states[0], states[1], "large pool: fast loop against general kernel")
 
 
+@pytest.mark.parametrize("old_blocks_time_ms, modify_every, rand_ns, pct", [
+    (0, 0, 0, 37), (1000, 0, 0, 37), (0, 3, 0, 37), (0, 0, 2_000_000, 5), (1000, 2, 300_000, 5)])
+def test_innodb_fast_read_ahead_matches_general_kernel(old_blocks_time_ms, modify_every,
+                                                       rand_ns, pct):
+    """The fast loop's read-ahead (fast_steps.buf_read_ahead_linear: its own steps, the
+    general read where a block cannot be had on the main path, a dirty tail or one still
+    being read) leaves every state array as the general kernel's read_ahead_linear, over
+    sequential scans of a space larger than the pool between random gets, with pages
+    modified (``modify_every``-th scan get) and reads that take time (``rand_ns``)."""
+    from bufsim import mysql56
+    from bufsim.policies import innodb
+    n_pages = 14_000
+    cfg = mysql56(pool_pages=1500, instances=1, old_blocks_time_ms=old_blocks_time_ms,
+                  old_blocks_pct=pct, read_ahead_threshold=56,
+                  cost=CostModel(clock_read_ns=20, make_young_ns=100, miss_cpu_ns=1000,
+                                 evict_ns=50),
+                  device=DeviceModel("test", rand_ns, rand_ns // 8, 150_000))
+    rng = np.random.default_rng(5)
+    events = []
+    for scan in range(4):
+        events += [(int(p), 1, 1000, 0) for p in rng.integers(0, 3000, 3000)]
+        lo = 3000 + 2000 * scan
+        events += [(p, 1, 1000, 2 if modify_every and p % modify_every == 0 else 0)
+                   for p in range(lo, lo + 4000)]
+    sp = Tablespaces.single(n_pages)
+    states = []
+    for kernel in (None, innodb.run_general):
+        state = PoolState(cfg, sp, 1)
+        if kernel is not None:
+            state._kernel = kernel
+        page, count, cpu, flags = (np.array(x, dtype=np.int64) for x in zip(*events))
+        state.feed(0, Chunk.from_arrays(page, count, cpu, 0, flags.astype(np.uint8)))
+        state.close(0)
+        while state.run() != 0:
+            pass
+        states.append(state)
+    assert int(states[0].cnt[0, C_RA]) > 3_000   # read-ahead read many scanned pages
+    assert_same_state(states[0], states[1], "read-ahead: fast loop against general kernel")
+
+
 def test_innodb_fast_loop_does_the_work_of_a_long_replay():
     """After the warm-up, the fast loop does the gets, not the general kernel: the
     fast loop and the fallbacks it asks for, driven one by one, replay 20,000 random

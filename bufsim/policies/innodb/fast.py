@@ -8,10 +8,10 @@ It does the gets whose every step is on the main path: a hit (with or without a 
 the head; through the adaptive hash index's shortcut or lookup too), or a miss that takes
 a free block or evicts a clean, ready LRU tail; the LRU at least OLD_MIN_LEN + 1 long
 with its old sublist set; no page-cleaner pass due.  An area edge page's first access
-calls :func:`~bufsim.policies.innodb.read_ahead_linear` with the locals written back (its
-check reads the area; it rarely reads).  A one-get plain event whose get is a plain hit
-that moves nothing, or an old page's that the old_blocks_time check leaves where it is,
-is counted at the top of the event loop
+calls :func:`~bufsim.policies.innodb.fast_steps.buf_read_ahead_linear` (the general
+check, then the reads with the loop's steps on its locals).  A one-get plain event
+whose get is a plain hit that moves nothing, or an old page's that the old_blocks_time
+check leaves where it is, is counted at the top of the event loop
 (:func:`~bufsim.policies.innodb.fast_steps.buf_page_get_young`); every other event goes
 through :func:`~bufsim.policies.innodb.fast_get.buf_page_get_gen`.  The loop keeps few
 values live per get (the list's length condition is checked once per call and after a

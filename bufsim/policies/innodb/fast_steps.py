@@ -3,9 +3,9 @@ the one of InnoDB's functions it is named after, over the loop's locals (list en
 pointer and length, free count, freed_page_clock, device queue) passed in and returned:
 buf_LRU_get_free_block (with buf_LRU_free_tail_young and buf_LRU_remove_tail),
 buf_LRU_add_block, buf_page_peek_if_too_old, buf_page_make_young and
-buf_read_ahead_linear, plus the get of a plain hit that moves nothing
-(:func:`buf_page_get_young`), an event's paths from its flags, the prefetch hints, and the
-write-back of the locals and the counts.  Every step is compiled into the loop
+buf_read_ahead_linear with its buf_read_page_low, plus the get of a plain hit that moves
+nothing (:func:`buf_page_get_young`), an event's paths from its flags, the prefetch hints,
+and the write-back of the locals and the counts.  Every step is compiled into the loop
 (``inline="always"``) but the two off the gets' common path, buf_read_ahead_linear and
 the flush list's note of a modification (:func:`buf_flush_note_modification`), which are
 calls, so that their code stays out of the loop's."""
@@ -13,15 +13,18 @@ import numpy as np
 from numba import njit
 
 from .._state import (
-    C_EVICT, C_GETS, C_NOT_YOUNG, C_READ, FLAG_ACTIVITY,
-    FLAG_AHI, FLAG_MODIFY, FLAG_RELATCH, FLAG_SHORTCUT, G_DEVBUSY, G_DEVFREE, G_DEVLAST, G_FIXED,
-    G_FTOP, I_CLOCK, I_FREE, I_OLD, I_OLDLEN, L1_HEAD, L1_LEN, L1_TAIL, NS_PER_MS,
-    STAMP_MASK, T_CLOCK, T_CPU, T_EVENTS, T_GETS, T_IOWAIT, T_MISSES, T_POS, ix, prefetch,
+    C_EVICT, C_GETS, C_NOT_YOUNG, C_RA, C_RA_EVICTED, C_READ, FLAG_ACTIVITY, FLAG_AHI,
+    FLAG_MODIFY, FLAG_RELATCH, FLAG_SHORTCUT, G_DEVBUSY, G_DEVFREE, G_DEVLAST, G_FIXED, G_FTOP,
+    I_AREA, I_CLOCK, I_FREE, I_OLD, I_OLDLEN, K_COST_EVICT, K_DEV_RAND, K_DEV_SEQ,
+    K_FREE_UNUSED, K_NINST, K_RATIO, L1_HEAD, L1_LEN, L1_TAIL, NS_PER_MS, PM_FFREE, PM_FMAP,
+    PM_UNUSED, P_ACCESS, P_DIRTY, P_NEXT, P_OLD, P_PAGE, P_PREV, P_READY, P_STAMP, P_WHERE,
+    STAMP_MASK, T_CLOCK, T_CPU, T_EVENTS, T_GETS, T_IOWAIT, T_MISSES, T_POS, T_RA, hash_add, ix,
+    prefetch,
 )
 from ..flush import note_modification
-from ..loop import ONLY
+from ..loop import ONLY, fifo_read
 from .lists import old_adjust, old_bounds, old_clamp, old_walk
-from .read import read_ahead_linear
+from .read import is_ibuf_bitmap, linear_target, read_page_low
 
 
 @njit(_nrt=False, cache=True)
@@ -261,25 +264,104 @@ def buf_page_make_young(f, head, tail, prv, nxt, isold, stamp, old, oldlen, leng
     return head, tail, old, oldlen, made
 
 
+@njit(_nrt=False, cache=True, inline="always")
+def buf_read_page_low(stat, pm, cnt, sst, cfg, q, cols, head, tail, length, old, oldlen, free,
+                      top, clock, t, devfree, devlast, devbusy):
+    """buf_read_page_low of read-ahead page ``q`` on the fast loop's main path (the
+    general :func:`~bufsim.policies.innodb.read.read_page_low`): buf_page_init_for_read
+    with a block of the free list, else the LRU's tail, which the caller has found
+    clean, landed and not buffer-fixed (buf_LRU_free_from_common_LRU_list: evicted,
+    counted in NUMBER_READ_AHEAD_EVICTED if never accessed, its CPU charged; the
+    stack's slot holds the frame handed back, as in :func:`buf_LRU_get_free_block`), the
+    page added after LRU_old (:func:`buf_LRU_add_block`), then its read on the FIFO
+    device.  ``cols`` is fast_get.COLUMNS.  Returns ``(head, tail, length, old, oldlen,
+    free, top, clock, t, devfree, devlast, devbusy)``."""
+    fmap, ffree, where, access, ready, isold, stamp, prv, nxt, dirty, page = cols
+    ratio = cfg[K_RATIO]
+    if free > 0:
+        top -= 1
+        g = ffree[ix(top)]                   # take_frame
+        free -= 1
+    else:
+        g = tail
+        if access[ix(g)] == 0:
+            cnt[ONLY, C_RA_EVICTED] += 1
+        tail, length, old, oldlen = buf_LRU_remove_tail(g, prv, nxt, isold, old, oldlen, length,
+                                                        ratio)
+        fmap[ix(page[ix(g)])] = -1           # release_frame
+        ffree[ix(top)] = g   # pushed and taken back: the stack's slot holds it
+        clock += 1
+        cnt[ONLY, C_EVICT] += 1              # (read-ahead counts its own evictions)
+        t += cfg[K_COST_EVICT]
+        sst[ONLY, T_CPU] += cfg[K_COST_EVICT]
+    fmap[ix(q)] = g
+    page[ix(g)] = q
+    access[ix(g)] = 0
+    dirty[ix(g)] = 0
+    where[ix(g)] = 1
+    head, tail, length, old, oldlen = buf_LRU_add_block(
+        g, False, head, tail, prv, nxt, isold, stamp, old, oldlen, length, ratio, clock)
+    cnt[ONLY, C_READ] += 1
+    devfree, devlast, devbusy = fifo_read(stat, pm, q, t, devfree, devlast, devbusy,
+                                          cfg[K_DEV_RAND], cfg[K_DEV_SEQ])
+    ready[ix(g)] = devfree
+    return head, tail, length, old, oldlen, free, top, clock, t, devfree, devlast, devbusy
+
+
 @njit(_nrt=False, cache=True)
 def buf_read_ahead_linear(pst, stat, ist, cnt, sst, glob, cfg, pm, p, f, t, head, tail, length,
                           old, oldlen, free, clock, top, devfree, devlast, devbusy):
-    """buf_read_ahead_linear after the get of page ``p`` (frame ``f``, buffer-fixed), as the
-    general kernel's get calls it: the fast loop's state it reads and changes goes to
-    the arrays, :func:`~bufsim.policies.innodb.read.read_ahead_linear` runs, and the
-    state comes back.  A call, not inlined: the write-back and reload stay out of the
-    loop's code.  Returns ``(t, head, tail, length, old, oldlen, free, clock, top,
-    devfree, devlast, devbusy)``."""
-    write_back(ist, glob, head, tail, length, old, oldlen, free, clock, top, devfree, devlast,
-               devbusy)
-    glob[G_FIXED] = f
-    # stream 0 as an int64, not the constant 0: numba would type that as Literal[int](0)
-    # and compile read-ahead and its callees a second time
-    t = read_ahead_linear(pst, stat, ist, cnt, sst, glob, cfg, pm, p, np.int64(0), t)
-    glob[G_FIXED] = -1
-    return (t, ist[ONLY, L1_HEAD], ist[ONLY, L1_TAIL], ist[ONLY, L1_LEN], ist[ONLY, I_OLD],
-            ist[ONLY, I_OLDLEN], ist[ONLY, I_FREE], ist[ONLY, I_CLOCK], glob[G_FTOP], glob[G_DEVFREE],
-            glob[G_DEVLAST], glob[G_DEVBUSY])
+    """buf_read_ahead_linear after the get of page ``p`` (frame ``f``, buffer-fixed) on the
+    fast loop's state: the general kernel's tests and pattern check
+    (:func:`~bufsim.policies.innodb.read.linear_target`, which only read the arrays),
+    then each page of the target area not in the pool read with the loop's own step
+    :func:`buf_read_page_low` on its locals; a page whose block the step cannot take
+    (no free block and the tail dirty, still being read or ``f``; MariaDB 10.11's
+    freeing of unused pages) is read by the general
+    :func:`~bufsim.policies.innodb.read.read_page_low`, the locals written back
+    around it.  A call, not inlined: its code stays out of the loop's.  Returns ``(t,
+    head, tail, length, old, oldlen, free, clock, top, devfree, devlast, devbusy)``."""
+    t_low, sp, base = linear_target(pst, stat, ist, cfg, pm, p)
+    if t_low < 0:
+        return (t, head, tail, length, old, oldlen, free, clock, top, devfree, devlast,
+                devbusy)
+    cols = (pm[PM_FMAP], pm[PM_FFREE], pst[P_WHERE], pst[P_ACCESS], pst[P_READY], pst[P_OLD],
+            pst[P_STAMP], pst[P_PREV], pst[P_NEXT], pst[P_DIRTY], pst[P_PAGE])
+    fmap, ffree, where, access, ready, isold, stamp, prv, nxt, dirty, page = cols
+    general = cfg[K_FREE_UNUSED] != 0 and pm[PM_UNUSED].shape[0] > 0
+    n_inst = cfg[K_NINST]
+    count = 0
+    for j in range(t_low, t_low + ist[ONLY, I_AREA]):
+        if is_ibuf_bitmap(j):
+            continue
+        q = hash_add(pm, stat, glob, n_inst, base + j, sp, j)
+        g = fmap[ix(q)]
+        if g >= 0 and where[ix(g)] == 1:
+            continue
+        count += 1
+        if general or (free == 0 and (dirty[ix(tail)] != 0 or ready[ix(tail)] > t or
+                                      tail == f)):
+            write_back(ist, glob, head, tail, length, old, oldlen, free, clock, top, devfree,
+                       devlast, devbusy)
+            glob[G_FIXED] = f
+            # stream 0 as an int64, not the constant 0: numba would type that as
+            # Literal[int](0) and compile the read and its callees a second time
+            t = read_page_low(pst, stat, ist, cnt, sst, glob, cfg, pm, q, base + j,
+                              np.int64(0), t)
+            glob[G_FIXED] = -1
+            head, tail, length, old, oldlen, free, clock = (
+                ist[ONLY, L1_HEAD], ist[ONLY, L1_TAIL], ist[ONLY, L1_LEN], ist[ONLY, I_OLD],
+                ist[ONLY, I_OLDLEN], ist[ONLY, I_FREE], ist[ONLY, I_CLOCK])
+            top, devfree, devlast, devbusy = (glob[G_FTOP], glob[G_DEVFREE], glob[G_DEVLAST],
+                                              glob[G_DEVBUSY])
+            continue
+        (head, tail, length, old, oldlen, free, top, clock, t, devfree, devlast,
+         devbusy) = buf_read_page_low(stat, pm, cnt, sst, cfg, q, cols, head, tail, length,
+                                      old, oldlen, free, top, clock, t, devfree, devlast,
+                                      devbusy)
+    cnt[ONLY, C_RA] += count
+    sst[ONLY, T_RA] += count
+    return (t, head, tail, length, old, oldlen, free, clock, top, devfree, devlast, devbusy)
 
 
 @njit(_nrt=False, cache=True, inline="always")

@@ -1,5 +1,8 @@
 """Reading pages in (buf0rea.cc): buf_page_init_for_read, buf_read_page_low and
-buf_read_ahead_linear."""
+buf_read_ahead_linear, the last in named parts (its tests on the page and the target
+area, its pattern check, the reads) so that the fast loop's read-ahead
+(:func:`bufsim.policies.innodb.fast_steps.buf_read_ahead_linear`) makes the same tests
+and reads with its own steps."""
 import numpy as np
 from numba import njit
 
@@ -60,28 +63,21 @@ def ra_site(stat, pm, glob, cfg, p):
     return area > 0 and (page_no(stat, pm, p) & (area - 1)) != 0
 
 
-@njit(_nrt=False, cache=True)
-def read_ahead_linear(pst, stat, ist, cnt, sst, glob, cfg, pm, p, k, t_ns):
-    """buf_read_ahead_linear on page p: after its first access (the ``"get"`` rule and a
-    forward leaf step), or before a descent's get of the leaf p (then p may not be
-    resident, which fails at once, or resident but not accessed, one failure).  Returns
-    the time (later than t_ns only if freeing a block for a read-ahead page had to wait).
-
-    The tests on p's own links (FIL_PAGE_PREV / FIL_PAGE_NEXT) and the target area come
-    before the pattern check over the area; the server makes them while its loop passes
-    p, but every test only reads and any failure returns, so the order is the same
-    result.
-
-    ``pm`` is the page map (``PM_*`` in :mod:`bufsim.policies._state`); bases and leaf
-    links are dense page indices."""
-    fmap = pm[PM_FMAP]
-    ffree = pm[PM_FFREE]
+@njit(_nrt=False, cache=True, inline="always")
+def linear_area(pst, stat, ist, cfg, pm, p):
+    """buf_read_ahead_linear's tests before its loop over the area of page p: the
+    threshold, p an area's edge (or, MariaDB 10.11, not its first page), not an ibuf
+    bitmap page, its area inside the file, p in the page hash, p's own links
+    (FIL_PAGE_PREV / FIL_PAGE_NEXT) and the target area they give.  Returns ``(low,
+    t_low, asc, sp, base)``: p's area's first page number, the target area's (-1: a
+    test failed, nothing to read), the access order the pattern wants (1 ascending, -1
+    descending), p's space position and first dense index.  Only reads."""
     space_base = pm[PM_BASE]
     space_size = pm[PM_SIZE]
-    unused = pm[PM_UNUSED]
+    none = (np.int64(0), np.int64(-1), np.int64(0), np.int64(0), np.int64(0))
     thr = cfg[K_RATHRESH]
     if thr == 0 and cfg[K_RA_ZERO_OFF] != 0:
-        return t_ns  # 5.6+: 0 switches linear read-ahead off (5.5: most aggressive)
+        return none  # 5.6+: 0 switches linear read-ahead off (5.5: most aggressive)
     i = instance_of(stat, cfg, p)
     area = ist[i, I_AREA]
     pn = page_no(stat, pm, p)
@@ -96,16 +92,16 @@ def read_ahead_linear(pst, stat, ist, cnt, sst, glob, cfg, pm, p, k, t_ns):
         # MariaDB 10.11: ``descending= page_id != low; if (!descending && page_id !=
         # high_1) return 0``: the first page never starts one; the others go on
         if pn == low:
-            return t_ns
+            return none
     elif pn != low and pn != high - 1:
-        return t_ns
+        return none
     if is_ibuf_bitmap(pn):
-        return t_ns
+        return none
     if high > size:
-        return t_ns
-    f = fmap[p]
+        return none
+    f = pm[PM_FMAP][p]
     if f < 0 or pst[P_WHERE][f] != 1:
-        return t_ns  # p itself not in the page hash: ``if (i == page_id) goto fail``
+        return none  # p itself not in the page hash: ``if (i == page_id) goto fail``
     prev_leaf, next_leaf = leaf_links(stat, pm, p)
     if next_area:
         # buf_read_ahead_linear of MariaDB 10.11: both links must be set; the last page
@@ -113,32 +109,41 @@ def read_ahead_linear(pst, stat, ist, cnt, sst, glob, cfg, pm, p, k, t_ns):
         # FIL_PAGE_NEXT says; a middle page whose next leaf is the page after it reads
         # the area of its previous leaf (``id.set_page_no(prev)``), if that is an edge
         if prev_leaf < 0 or next_leaf < 0:
-            return t_ns
+            return none
         if pn == high - 1:
             target = dp + 1
         elif next_leaf == dp + 1:
             target = prev_leaf
         else:
-            return t_ns
+            return none
     elif pn == low and next_leaf == dp + 1:
         target = prev_leaf
     elif pn == high - 1 and prev_leaf == dp - 1:
         target = next_leaf
     else:
-        return t_ns
+        return none
     if target < 0:
-        return t_ns  # FIL_NULL: the area would lie outside the file
+        return none  # FIL_NULL: the area would lie outside the file
     tpn = target - base
     t_low = (tpn // area) * area
     t_high = t_low + area
     if tpn != t_low and tpn != t_high - 1:
-        return t_ns
+        return none
     if t_high > size:
-        return t_ns
-    asc = 1
-    if pn == low:
-        asc = -1
-    limit = min(64 - thr, area)
+        return none
+    return (np.int64(low), np.int64(t_low), np.int64(-1 if pn == low else 1), np.int64(sp),
+            np.int64(base))
+
+
+@njit(_nrt=False, cache=True, inline="always")
+def linear_pattern(pst, cfg, pm, base, low, area, asc):
+    """buf_read_ahead_linear's loop over the area of ``area`` pages from page number
+    ``low`` (of the space whose first dense index is ``base``): its pages must have been
+    accessed, in the order ``asc``, with at most the threshold's failures (MySQL: more
+    than ``64 - threshold`` fail; MariaDB 10.11 counts down and fails one earlier).
+    Whether the area passes.  Only reads."""
+    fmap = pm[PM_FMAP]
+    limit = min(64 - cfg[K_RATHRESH], area)
     if cfg[K_RA_FAIL_EARLY] != 0:
         # MariaDB 10.11 counts ``count = min(64 - threshold, area)`` down on every failed
         # page and gives up when it reaches zero: the limit-th failure aborts, where
@@ -147,7 +152,7 @@ def read_ahead_linear(pst, stat, ist, cnt, sst, glob, cfg, pm, p, k, t_ns):
         limit = limit - 1 if limit > 0 else area
     fails = 0
     pred = 0
-    for j in range(low, high):
+    for j in range(low, low + area):
         acc = 0
         lq = local_of(pm, base + j)
         if lq >= 0:
@@ -165,30 +170,77 @@ def read_ahead_linear(pst, stat, ist, cnt, sst, glob, cfg, pm, p, k, t_ns):
             if res != 0 and res != asc:
                 fails += 1
         if fails > limit:
-            return t_ns
+            return False
         if acc > 0:
             pred = acc
+    return True
+
+
+@njit(_nrt=False, cache=True, inline="always")
+def linear_target(pst, stat, ist, cfg, pm, p):
+    """:func:`linear_area` and :func:`linear_pattern` on page p: ``(t_low, sp, base)``,
+    the first page number of the area buf_read_ahead_linear is to read (-1: none), p's
+    space position and first dense index.  Only reads: the fast loop calls it on its own
+    state (:func:`bufsim.policies.innodb.fast_steps.buf_read_ahead_linear`)."""
+    low, t_low, asc, sp, base = linear_area(pst, stat, ist, cfg, pm, p)
+    if t_low < 0 or not linear_pattern(pst, cfg, pm, base, low,
+                                       ist[instance_of(stat, cfg, p), I_AREA], asc):
+        return np.int64(-1), sp, base
+    return t_low, sp, base
+
+
+@njit(_nrt=False, cache=True, inline="always")
+def read_page_low(pst, stat, ist, cnt, sst, glob, cfg, pm, q, d, k, t_ns):
+    """buf_read_page_low of read-ahead page q (dense index d) for stream k at t_ns:
+    buf_page_init_for_read (:func:`read_in`), then the read on the device; MariaDB
+    10.11 frees a page that holds no data once its read completes.  Returns the time."""
+    fmap = pm[PM_FMAP]
+    unused = pm[PM_UNUSED]
+    t_ns = read_in(pst, stat, ist, cnt, sst, glob, cfg, fmap, pm[PM_FFREE], q, k, t_ns)
+    f = fmap[q]
+    pst[P_READY][f] = device_read(stat, pm, sst, glob, cfg, q, k, t_ns)
+    if cfg[K_FREE_UNUSED] != 0 and unused.shape[0] > 0:
+        u = np.searchsorted(unused, d)
+        if u < unused.shape[0] and unused[u] == d:
+            # §13: a page that holds no data (FIL_PAGE_TYPE_ALLOCATED) is freed from
+            # the pool once its read completes; the eviction advances freed_page_clock
+            # and is the pool's own, not a READ_AHEAD_EVICTED one
+            evict_page(pst, stat, ist, cnt, glob, cfg, fmap, pm[PM_FFREE],
+                       instance_of(stat, cfg, q), f)
+    return t_ns
+
+
+@njit(_nrt=False, cache=True)
+def read_ahead_linear(pst, stat, ist, cnt, sst, glob, cfg, pm, p, k, t_ns):
+    """buf_read_ahead_linear on page p: after its first access (the ``"get"`` rule and a
+    forward leaf step), or before a descent's get of the leaf p (then p may not be
+    resident, which fails at once, or resident but not accessed, one failure).  Returns
+    the time (later than t_ns only if freeing a block for a read-ahead page had to wait).
+
+    Its parts: :func:`linear_target` (the tests on p, its links and the target area,
+    :func:`linear_area`, then the pattern check over p's area, :func:`linear_pattern`),
+    then :func:`read_page_low` for each page of the target area not in the pool.  The
+    tests on p's own links come before the pattern check over the area; the server
+    makes them while its loop passes p, but every test only reads and any failure
+    returns, so the order is the same result.
+
+    ``pm`` is the page map (``PM_*`` in :mod:`bufsim.policies._state`); bases and leaf
+    links are dense page indices."""
+    t_low, sp, base = linear_target(pst, stat, ist, cfg, pm, p)
+    if t_low < 0:
+        return t_ns
+    i = instance_of(stat, cfg, p)
+    fmap = pm[PM_FMAP]
     count = 0
-    for j in range(t_low, t_high):
+    for j in range(t_low, t_low + ist[i, I_AREA]):
         if is_ibuf_bitmap(j):
             continue
         q = hash_add(pm, stat, glob, cfg[K_NINST], base + j, sp, j)
         f = fmap[q]
         if f >= 0 and pst[P_WHERE][f] == 1:
             continue
-        t_ns = read_in(pst, stat, ist, cnt, sst, glob, cfg, fmap, ffree, q, k, t_ns)
-        f = fmap[q]
-        pst[P_READY][f] = device_read(stat, pm, sst, glob, cfg, q, k, t_ns)
+        t_ns = read_page_low(pst, stat, ist, cnt, sst, glob, cfg, pm, q, base + j, k, t_ns)
         count += 1
-        if cfg[K_FREE_UNUSED] != 0 and unused.shape[0] > 0:
-            d = base + j
-            u = np.searchsorted(unused, d)
-            if u < unused.shape[0] and unused[u] == d:
-                # §13: a page that holds no data (FIL_PAGE_TYPE_ALLOCATED) is freed from
-                # the pool once its read completes; the eviction advances freed_page_clock
-                # and is the pool's own, not a READ_AHEAD_EVICTED one
-                evict_page(pst, stat, ist, cnt, glob, cfg, fmap, ffree,
-                           instance_of(stat, cfg, q), f)
     cnt[i, C_RA] += count
     sst[k, T_RA] += count
     return t_ns
