@@ -13,10 +13,10 @@ check reads the area; it rarely reads).  The loop runs over gets, not events (on
 loop, so that the compiled code carries its values through one set of phi nodes): the
 current event's gets not yet done are a count, and its page, CPU and flags are loaded
 when it starts (or, for an event the previous call or the general kernel left
-begun, when the call starts).  A plain get that moves nothing, or an old page's that
-the old_blocks_time check leaves where it is
-(:func:`~bufsim.policies.innodb.fast_steps.hit_kind`), is counted by
-:func:`~bufsim.policies.innodb.fast_steps.buf_page_get_young`; every other get is
+begun, when the call starts).  A plain get of a resident, accessed, landed page
+(:func:`~bufsim.policies.innodb.fast_steps.hit_kind`) is
+:func:`~bufsim.policies.innodb.fast_steps.buf_page_get_young` (counted, and made young
+if buf_page_peek_if_too_old says so); every other get is
 :func:`~bufsim.policies.innodb.fast_get.buf_page_get_gen`.  The loop keeps few
 values live per get (the list's length condition is checked once per call and after a
 read-ahead, stop_ns and the cleaner's tick are one comparison per event).  Before any
@@ -59,7 +59,7 @@ def fast_loop(pages, counts, cpus, flags, pst, stat, ist, cnt, sst, glob, cfg, p
     instance's list ends, old pointer, free count, clock, commonest counts, device queue
     and stream clock in locals, written back once per call; one loop over the events'
     gets, each :func:`~bufsim.policies.innodb.fast_steps.buf_page_get_young` (a plain
-    hit that moves nothing) or :func:`~bufsim.policies.innodb.fast_get.buf_page_get_gen`.
+    get of a resident page) or :func:`~bufsim.policies.innodb.fast_get.buf_page_get_gen`.
     Returns ``(code, gets done, gets the general kernel is to do next)``."""
     # the per-frame columns (buf_page_get_gen's tuple: fast_get.COLUMNS)
     cols = (pm[PM_FMAP], pm[PM_FFREE], pst[P_WHERE], pst[P_ACCESS], pst[P_READY], pst[P_OLD],
@@ -142,10 +142,13 @@ def fast_loop(pages, counts, cpus, flags, pst, stat, ist, cnt, sst, glob, cfg, p
                     prefetch_frame(fmap[ix(pages[ix(e + FRAME_AHEAD)])], where, access,
                                    ready, stamp, prv, nxt, isold)
         cut = GOT
+        f = fmap[ix(p)]
         kind = 0 if (fl & special) != 0 else hit_kind(
-            fmap[ix(p)], where, access, ready, isold, stamp, t, clock, oldtime, window)
+            f, where, access, ready, isold, stamp, t, clock, oldtime, window)
         if kind != 0:
-            t, d_counted = buf_page_get_young(cnt, kind, fl, cpu, t, d_counted, cost_clock)
+            t, d_counted, head, tail, old, oldlen = buf_page_get_young(
+                cnt, kind, fl, cpu, t, d_counted, cost_clock, cost_young, f, head, tail, prv,
+                nxt, isold, stamp, old, oldlen, length, ratio, clock)
         else:
             cut, loc, acc = buf_page_get_gen(
                 pst, stat, ist, cnt, sst, glob, cfg, pm, cols, prm, (p, cpu, fl),

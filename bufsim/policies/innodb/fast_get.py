@@ -1,10 +1,11 @@
 """The get of the InnoDB fast loop (:mod:`bufsim.policies.innodb.fast`): one get of a page
-that is not a plain hit moving nothing, :func:`buf_page_get_gen`, and the steps of a get
-it calls that are longer than a line, :func:`buf_read_page` (a miss) and
+that is not a plain get of a resident page, :func:`buf_page_get_gen`, and the steps of a
+get it calls that are longer than a line, :func:`buf_read_page` (a miss) and
 :func:`buf_page_make_young_if_needed`, each named after the InnoDB function it follows,
-over the loop's locals passed in and returned.  The list steps they call are those of :mod:`bufsim.policies.innodb.fast_steps`.
-Every step is compiled into the loop (``inline="always"``); the rarer counts are added
-to ``cnt`` where they happen (see :func:`~bufsim.policies.innodb.fast.fast_loop`)."""
+over the loop's locals passed in and returned.  The list steps they call are those of
+:mod:`bufsim.policies.innodb.fast_steps`.  Every step is compiled into the loop
+(``inline="always"``); the rarer counts are added to ``cnt`` where they happen (see
+:func:`~bufsim.policies.innodb.fast.fast_loop`)."""
 import numpy as np
 from numba import njit
 
@@ -147,8 +148,9 @@ def buf_page_make_young_if_needed(cnt, f, young_now, twice, head, tail, prv, nxt
 @njit(_nrt=False, cache=True, inline="always")
 def buf_page_get_gen(pst, stat, ist, cnt, sst, glob, cfg, pm, cols, prm, ev, loc, acc):
     """One get of page ``p`` (flags ``fl``, followed by its ``cpu``) on the fast loop's main
-    path that is not a plain hit :func:`~bufsim.policies.innodb.fast_steps.hit_kind`
-    counts (the loop's own step), buf_page_get_gen: the adaptive hash index's shortcut
+    path that is not a plain get of a resident, accessed, landed page
+    (:func:`~bufsim.policies.innodb.fast_steps.hit_kind`: the loop's own step),
+    buf_page_get_gen: the adaptive hash index's shortcut
     and hit, a miss (:func:`buf_read_page`), the first access's stamp,
     :func:`buf_page_make_young_if_needed`, buf_read_ahead_linear at an area's edge page and
     the modification's flush-list state.  The LRU is at least OLD_MIN_LEN + 1 long with
