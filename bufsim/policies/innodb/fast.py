@@ -9,15 +9,20 @@ the head; through the adaptive hash index's shortcut or lookup too), or a miss t
 a free block or evicts a clean, ready LRU tail; the LRU at least OLD_MIN_LEN + 1 long
 with its old sublist set; no page-cleaner pass due.  An area edge page's first access
 calls :func:`~bufsim.policies.innodb.fast_steps.buf_read_ahead_linear` (the general
-check, then the reads with the loop's steps on its locals).  A one-get plain event
-whose get is a plain hit that moves nothing, or an old page's that the old_blocks_time
-check leaves where it is, is counted at the top of the event loop
-(:func:`~bufsim.policies.innodb.fast_steps.buf_page_get_young`); every other event goes
-through :func:`~bufsim.policies.innodb.fast_get.buf_page_get_gen`.  The loop keeps few
+check, then the reads with the loop's steps on its locals).  The loop runs over gets,
+not events (one loop, so that the compiled code carries its values through one set of
+phi nodes): the current event's gets not yet done are a count, and its page, CPU and
+flags are loaded when it starts (or, for an event the previous call or the general
+kernel left begun, when the call starts).  A plain get of a resident, accessed, landed
+page (:func:`~bufsim.policies.innodb.fast_steps.hit_kind`) is
+:func:`~bufsim.policies.innodb.fast_steps.buf_page_get_young` (counted, and made young
+if buf_page_peek_if_too_old says so); every other get is
+:func:`~bufsim.policies.innodb.fast_get.buf_page_get_gen`.  The loop keeps few
 values live per get (the list's length condition is checked once per call and after a
-read-ahead, stop_ns and the cleaner's tick are one comparison).  Before any other get it
-writes its state back and returns FALLBACK (an event is cut there, as a budget cut would,
-so the general kernel resumes it exactly); otherwise the codes of :func:`run_general`.
+read-ahead, stop_ns and the cleaner's tick are one comparison per event).  Before any
+other get it writes its state back and returns FALLBACK (an event is cut there, as a
+budget cut would, so the general kernel resumes it exactly); otherwise the codes of
+:func:`run_general`.
 
 Its steps are the named ones of :mod:`bufsim.policies.innodb.fast_get` (a get,
 buf_page_get_gen, and its parts) and :mod:`bufsim.policies.innodb.fast_steps` (the list
@@ -37,10 +42,10 @@ from .._state import (
     T_POS, ix, prefetch,
 )
 from ..loop import CLOCK_OVERFLOW, DONE, FALLBACK, ONLY, STOP_TIME, YIELD
-from .fast_get import buf_page_get_gen
+from .fast_get import CUT_LIST, CUT_TAIL, GOT, buf_page_get_gen
 from .fast_steps import (
-    DEEP_FRAMES, FRAME_AHEAD, add_counts, buf_page_get_young, event_paths, hit_kind,
-    prefetch_frame, write_back,
+    DEEP_FRAMES, FRAME_AHEAD, add_counts, buf_page_get_young, hit_kind, prefetch_frame,
+    write_back,
 )
 
 #: no clock limit (the int64 clock's largest value)
@@ -52,9 +57,10 @@ def fast_loop(pages, counts, cpus, flags, pst, stat, ist, cnt, sst, glob, cfg, p
               exhausted, stop_ns, budget, room):
     """The common case of :func:`run_general` (see the module's docstring) with the
     instance's list ends, old pointer, free count, clock, commonest counts, device queue
-    and stream clock in locals, written back once per call; each event's gets are
-    :func:`~bufsim.policies.innodb.fast_get.buf_page_get_gen`.  Returns ``(code, gets done,
-    gets the general kernel is to do next)``."""
+    and stream clock in locals, written back once per call; one loop over the events'
+    gets, each :func:`~bufsim.policies.innodb.fast_steps.buf_page_get_young` (a plain
+    get of a resident page) or :func:`~bufsim.policies.innodb.fast_get.buf_page_get_gen`.
+    Returns ``(code, gets done, gets the general kernel is to do next)``."""
     # the per-frame columns (buf_page_get_gen's tuple: fast_get.COLUMNS)
     cols = (pm[PM_FMAP], pm[PM_FFREE], pst[P_WHERE], pst[P_ACCESS], pst[P_READY], pst[P_OLD],
             pst[P_STAMP], pst[P_PREV], pst[P_NEXT], pst[P_DIRTY], pst[P_PAGE])
@@ -95,7 +101,6 @@ def fast_loop(pages, counts, cpus, flags, pst, stat, ist, cnt, sst, glob, cfg, p
     want = 1         # gets the general kernel is to do after a FALLBACK
     blen = -1        # the LRU length of old_bounds' lo0, hi0 (length) and lo1, hi1 (length - 1)
     lo0 = hi0 = lo1 = hi1 = 0
-    short = False    # a read-ahead registered pages past ``room`` (buf_page_get_gen)
     # the earliest clock at which an event may not start here: stop_ns (STOP_TIME) or a
     # due page-cleaner pass (FALLBACK), one comparison per event
     t_lim = stop_ns if stop_ns >= 0 else MAX_T
@@ -103,82 +108,84 @@ def fast_loop(pages, counts, cpus, flags, pst, stat, ist, cnt, sst, glob, cfg, p
     # the flags that take an event off the plain path (the AHI's only with the AHI)
     special = FLAG_MODIFY | ((FLAG_SHORTCUT | FLAG_AHI) if ahi_pool else 0)
     # buf_page_get_gen's parameters (fast_get.PARAMS)
-    prm = (ratio, oldtime, window, cost_clock, cost_young, deep, room)
+    prm = (ratio, oldtime, window, cost_clock, cost_young, deep, room, ahi_pool)
     if glob[G_NLOCAL] > room:
         code = FALLBACK  # the general kernel returns NEED_ROOM
         left = 0
     elif length <= OLD_MIN_LEN or old < 0:
         # off the main path until the list is long enough (nothing in this loop shortens
-        # it but a read-ahead, after which the event's path checks again)
+        # it but a read-ahead, after which the get checks again)
         code = FALLBACK
         want = OLD_MIN_LEN + 1 - length
         left = 0
     e0 = e
     left0 = left
+    # the current event's gets not yet done (0: the next get starts event e), its page,
+    # CPU and flags
+    rem = p = cpu = fl = np.int64(0)
+    if resume and e < end:
+        rem = glob[G_LEFT]
+        p, cpu, fl = pages[ix(e)], cpus[ix(e)], np.int64(flags[ix(e)])
     while left > 0:
-        if e >= end:
-            code = DONE if exhausted[ONLY] != 0 else 1
-            break
-        p = pages[ix(e)]
-        if e + PREFETCH_AHEAD < end:
-            prefetch(fmap, pages[ix(e + PREFETCH_AHEAD)])
-            if deep:
-                prefetch_frame(fmap[ix(pages[ix(e + FRAME_AHEAD)])], where, access, ready,
-                               stamp, prv, nxt, isold)
-        cpu = cpus[ix(e)]
-        fl = np.int64(flags[ix(e)])
-        if resume:
-            c = glob[G_LEFT]
-        else:
-            c = counts[ix(e)]
+        if rem == 0:
+            if e >= end:
+                code = DONE if exhausted[ONLY] != 0 else 1
+                break
             if t >= t_lim:
                 code = STOP_TIME if stop_ns >= 0 and t >= stop_ns else FALLBACK
                 break
-            kind = 0 if c != 1 or (fl & special) != 0 else hit_kind(
-                fmap[ix(p)], where, access, ready, isold, stamp, t, clock, oldtime, window)
-            if kind != 0:
-                t, d_counted, active = buf_page_get_young(
-                    cnt, kind, fl, cpu, t, d_counted, active, stmt_active, cost_clock)
-                left -= 1
-                if t < 0:
-                    code = CLOCK_OVERFLOW
-                    break
-                e += 1
-                continue
-        lim = c if c <= left else left
-        n, short, loc, acc = buf_page_get_gen(
-            pst, stat, ist, cnt, sst, glob, cfg, pm, cols, prm,
-            (p, lim, cpu) + event_paths(fl, ahi_pool),
+            rem = counts[ix(e)]
+            p, cpu, fl = pages[ix(e)], cpus[ix(e)], np.int64(flags[ix(e)])
+            if e + PREFETCH_AHEAD < end:
+                prefetch(fmap, pages[ix(e + PREFETCH_AHEAD)])
+                if deep:
+                    prefetch_frame(fmap[ix(pages[ix(e + FRAME_AHEAD)])], where, access,
+                                   ready, stamp, prv, nxt, isold)
+        cut = GOT
+        f = fmap[ix(p)]
+        kind = 0 if (fl & special) != 0 else hit_kind(
+            f, where, access, ready, isold, stamp, t, clock, oldtime, window)
+        if kind != 0:
+            t, d_counted, head, tail, old, oldlen = buf_page_get_young(
+                cnt, kind, fl, cpu, t, d_counted, cost_clock, cost_young, f, head, tail, prv,
+                nxt, isold, stamp, old, oldlen, length, ratio, clock)
+        else:
+            cut, loc, acc = buf_page_get_gen(
+                pst, stat, ist, cnt, sst, glob, cfg, pm, cols, prm, (p, cpu, fl),
+                (head, tail, length, old, oldlen, free, clock, top, devfree, devlast, devbusy,
+                 t, blen, lo0, hi0, lo1, hi1),
+                (d_counted, iowait, ra_wait))
             (head, tail, length, old, oldlen, free, clock, top, devfree, devlast, devbusy, t,
-             blen, lo0, hi0, lo1, hi1),
-            (d_counted, iowait, ra_wait))
-        (head, tail, length, old, oldlen, free, clock, top, devfree, devlast, devbusy, t, blen,
-         lo0, hi0, lo1, hi1) = loc
-        d_counted, iowait, ra_wait = acc
-        left -= n
+             blen, lo0, hi0, lo1, hi1) = loc
+            d_counted, iowait, ra_wait = acc
+            if cut == CUT_TAIL:
+                # cut before this get (if begun): the general kernel resumes it
+                code = FALLBACK
+                if rem < counts[ix(e)]:
+                    resume = True
+                if resume:
+                    glob[G_LEFT] = rem
+                break
+        left -= 1
+        rem -= 1
         if t < 0:
             code = CLOCK_OVERFLOW
             break
-        if n < c:
-            # cut here (if begun): the general kernel (a fallback) or the next call
-            # resumes it
-            code = FALLBACK if n < lim or short else YIELD
-            if n < lim and not short and (length <= OLD_MIN_LEN or old < 0):
-                want = OLD_MIN_LEN + 1 - length  # (buf_page_get_gen stopped there)
-            if n > 0:
-                glob[G_LEFT] = c - n
+        if rem == 0:
+            # the event's last get
+            resume = False
+            if stmt_active and (fl & FLAG_ACTIVITY) != 0:
+                active = True
+            e += 1
+        if cut != GOT or (left <= 0 and rem > 0):
+            # cut after this get: the general kernel (a fallback) or the next call (the
+            # budget spent) resumes the event if begun
+            code = YIELD if cut == GOT else FALLBACK
+            if cut == CUT_LIST:
+                want = OLD_MIN_LEN + 1 - length
+            if rem > 0:
+                glob[G_LEFT] = rem
                 resume = True
-            break
-        resume = False
-        if stmt_active and (fl & FLAG_ACTIVITY) != 0:
-            active = True
-        e += 1
-        if short:
-            code = FALLBACK  # the general kernel returns NEED_ROOM
-            break
-        if length <= OLD_MIN_LEN or old < 0:
-            code = FALLBACK  # (only a read-ahead could shorten the list: see above)
-            want = OLD_MIN_LEN + 1 - length
             break
     n_gets = left0 - left
     n_events = e - e0

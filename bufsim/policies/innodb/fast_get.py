@@ -1,10 +1,11 @@
-"""The get of the InnoDB fast loop (:mod:`bufsim.policies.innodb.fast`): one event's gets
-of a page, :func:`buf_page_get_gen`, and the steps of a get it calls that are longer than
-a line, :func:`buf_read_page` (a miss) and :func:`buf_page_make_young_if_needed`, each
-named after the InnoDB function it follows, over the loop's locals passed in and
-returned.  The list steps they call are those of :mod:`bufsim.policies.innodb.fast_steps`.
-Every step is compiled into the loop (``inline="always"``); the rarer counts are added
-to ``cnt`` where they happen (see :func:`~bufsim.policies.innodb.fast.fast_loop`)."""
+"""The get of the InnoDB fast loop (:mod:`bufsim.policies.innodb.fast`): one get of a page
+that is not a plain get of a resident page, :func:`buf_page_get_gen`, and the steps of a
+get it calls that are longer than a line, :func:`buf_read_page` (a miss) and
+:func:`buf_page_make_young_if_needed`, each named after the InnoDB function it follows,
+over the loop's locals passed in and returned.  The list steps they call are those of
+:mod:`bufsim.policies.innodb.fast_steps`.  Every step is compiled into the loop
+(``inline="always"``); the rarer counts are added to ``cnt`` where they happen (see
+:func:`~bufsim.policies.innodb.fast.fast_loop`)."""
 import numpy as np
 from numba import njit
 
@@ -16,7 +17,7 @@ from .._state import (
 from ..loop import ONLY, fifo_read
 from .fast_steps import (
     buf_flush_note_modification, buf_LRU_add_block, buf_LRU_get_free_block, buf_page_make_young,
-    buf_page_peek_if_too_old, buf_read_ahead_linear, prefetch_tail, stays_put,
+    buf_page_peek_if_too_old, buf_read_ahead_linear, event_paths, prefetch_tail,
 )
 
 
@@ -24,11 +25,17 @@ from .fast_steps import (
 #: per-frame columns, its parameters, the event, its locals and its counts
 COLUMNS = ("fmap", "ffree", "where", "access", "ready", "isold", "stamp", "prv", "nxt",
            "dirty", "page")
-PARAMS = ("ratio", "oldtime", "window", "cost_clock", "cost_young", "deep", "room")
-EVENT = ("p", "lim", "cpu", "counted", "plain", "sc", "ah", "modify")
+PARAMS = ("ratio", "oldtime", "window", "cost_clock", "cost_young", "deep", "room",
+          "ahi_pool")
+EVENT = ("p", "cpu", "fl")
 LOCALS = ("head", "tail", "length", "old", "oldlen", "free", "clock", "top", "devfree",
           "devlast", "devbusy", "t", "blen", "lo0", "hi0", "lo1", "hi1")
 COUNTS = ("d_counted", "iowait", "ra_wait")
+
+#: :func:`buf_page_get_gen`'s outcomes: the get done; not done (a miss whose LRU tail
+#: cannot be freed as it is); done, but its read-ahead registered pages past the room
+#: or left the LRU off the main path (the next get is the general kernel's)
+GOT, CUT_TAIL, CUT_ROOM, CUT_LIST = 0, 1, 2, 3
 
 
 #: with dense keys and at most this many tablespaces, :func:`space_of` searches the
@@ -140,70 +147,55 @@ def buf_page_make_young_if_needed(cnt, f, young_now, twice, head, tail, prv, nxt
 
 @njit(_nrt=False, cache=True, inline="always")
 def buf_page_get_gen(pst, stat, ist, cnt, sst, glob, cfg, pm, cols, prm, ev, loc, acc):
-    """Up to ``lim`` gets of page ``p`` (one event's, each followed by its ``cpu``) on the
-    fast loop's main path, each buf_page_get_gen: the plain hit that only counts
-    (:func:`stays_put`), the adaptive hash index's shortcut and hit, a miss
-    (:func:`buf_read_page`), the first access's stamp, :func:`buf_page_make_young_if_needed`,
-    buf_read_ahead_linear at an area's edge page and the modification's flush-list state.
-    Stops before a get off the main path (the LRU too short or its old sublist unset:
-    the caller counts the gets until it can be; a tail that cannot be freed as it is), after one
-    that overflows the clock or whose read-ahead registered pages past ``room``
-    (``short``).
+    """One get of page ``p`` (flags ``fl``, followed by its ``cpu``) on the fast loop's main
+    path that is not a plain get of a resident, accessed, landed page
+    (:func:`~bufsim.policies.innodb.fast_steps.hit_kind`: the loop's own step),
+    buf_page_get_gen: the adaptive hash index's shortcut
+    and hit, a miss (:func:`buf_read_page`), the first access's stamp,
+    :func:`buf_page_make_young_if_needed`, buf_read_ahead_linear at an area's edge page and
+    the modification's flush-list state.  The LRU is at least OLD_MIN_LEN + 1 long with
+    its old sublist set (the loop checks it after every read-ahead, the one step that
+    could shorten it).
 
     The loop's values come in tuples (a call takes at most 30 arguments: Python passes
     more as ``*args``, which numba cannot inline): ``cols`` its :data:`COLUMNS`, ``prm``
     its :data:`PARAMS`, ``ev`` the event's :data:`EVENT`, ``loc`` its :data:`LOCALS` and
-    ``acc`` its :data:`COUNTS`.  Returns ``(n, short, loc, acc)``: the gets done, whether
-    a read-ahead went past ``room``, and the locals and counts after them."""
+    ``acc`` its :data:`COUNTS`.  Returns ``(cut, loc, acc)``: :data:`GOT` (the get is
+    done), :data:`CUT_TAIL` (not done: a miss whose tail cannot be freed as it is),
+    :data:`CUT_ROOM` (done; its read-ahead registered pages past ``room``, so the next
+    get may not) or :data:`CUT_LIST` (done; its read-ahead left the LRU too short or its
+    old sublist unset), and the locals and counts after it."""
     fmap, ffree, where, access, ready, isold, stamp, prv, nxt, dirty, page = cols
-    ratio, oldtime, window, cost_clock, cost_young, deep, room = prm
-    p, lim, cpu, counted, plain, sc, ah, modify = ev
+    ratio, oldtime, window, cost_clock, cost_young, deep, room, ahi_pool = prm
+    p, cpu, fl = ev
     (head, tail, length, old, oldlen, free, clock, top, devfree, devlast, devbusy, t, blen,
      lo0, hi0, lo1, hi1) = loc
     d_counted, iowait, ra_wait = acc
-    n = 0
-    short = False    # a read-ahead registered pages past ``room``
-    while n < lim:
-        f = fmap[ix(p)]
-        # a plain get of a resident, accessed, landed page that stays where it is (the
-        # old sublist set, no time check, still young): every step below would only
-        # count it (the first test of each step, in their order)
-        if plain and length > OLD_MIN_LEN and old >= 0 and \
-                stays_put(f, where, access, ready, isold, stamp, t, clock, oldtime, window):
-            d_counted += counted
-            t += cpu
-            n += 1
-            if t < 0:
-                break
-            continue
-        resident = f >= 0 and where[ix(f)] == 1
-        # the main path only (see fast_loop's docstring)
-        if length <= OLD_MIN_LEN or old < 0:
-            break            # (the caller's ``want``: gets until it can be)
-        # an area's edge page on its first access: read_ahead_linear after the get
-        sp = np.int64(0)
-        ra = False
-        if not resident or access[ix(f)] == 0:
-            sp = space_of(stat, pm, p)
-            ra = area_edge(stat, pm, glob, p, sp)
-        if not resident and free == 0 and (dirty[ix(tail)] != 0 or ready[ix(tail)] > t):
-            break                            # the tail cannot be freed as it is
-        hashed = (sc or ah) and resident and access[ix(f)] > 0
-        if sc and hashed:
-            # the AHI shortcut under the held search latch: one get, no stamp, no check
-            d_counted += counted
-            cnt[ONLY, C_AHI] += 1
-            if ready[ix(f)] > t:
-                iowait += ready[ix(f)] - t
-                t = ready[ix(f)]
-            if modify:
-                buf_flush_note_modification(pst, ist, cnt, glob, f)
-            t += cpu
-            n += 1
-            if t < 0:
-                break
-            continue
-        twice = ah and hashed   # an AHI hit: buf_page_get_gen's get and check twice
+    counted, _, sc, ah, modify = event_paths(fl, ahi_pool)
+    f = fmap[ix(p)]
+    resident = f >= 0 and where[ix(f)] == 1
+    # an area's edge page on its first access: read_ahead_linear after the get
+    sp = np.int64(0)
+    ra = False
+    if not resident or access[ix(f)] == 0:
+        sp = space_of(stat, pm, p)
+        ra = area_edge(stat, pm, glob, p, sp)
+    cut = GOT
+    if not resident and free == 0 and (dirty[ix(tail)] != 0 or ready[ix(tail)] > t):
+        cut = CUT_TAIL                       # the tail cannot be freed as it is
+    elif sc and resident and access[ix(f)] > 0:
+        # the AHI shortcut under the held search latch: one get, no stamp, no check
+        d_counted += counted
+        cnt[ONLY, C_AHI] += 1
+        if ready[ix(f)] > t:
+            iowait += ready[ix(f)] - t
+            t = ready[ix(f)]
+        if modify:
+            buf_flush_note_modification(pst, ist, cnt, glob, f)
+        t += cpu
+    else:
+        # an AHI hit: buf_page_get_gen's get and check twice
+        twice = ah and resident and access[ix(f)] > 0
         d_counted += counted
         if twice:
             cnt[ONLY, C_AHI] += 1
@@ -213,8 +205,8 @@ def buf_page_get_gen(pst, stat, ist, cnt, sst, glob, cfg, pm, cols, prm, ev, loc
             cnt[ONLY, C_READS] += 1
             (f, young_now, evicted, raev, head, tail, length, old, oldlen, free, top, clock,
              blen, lo0, hi0, lo1, hi1, t, devfree, devlast, devbusy, io) = buf_read_page(
-                stat, pm, cfg, ist, p, sp, cols, head, tail, length, old, oldlen, free, top, clock,
-                blen, lo0, hi0, lo1, hi1, deep, t, devfree, devlast, devbusy)
+                stat, pm, cfg, ist, p, sp, cols, head, tail, length, old, oldlen, free, top,
+                clock, blen, lo0, hi0, lo1, hi1, deep, t, devfree, devlast, devbusy)
             # (an eviction is counted by the clock's advance: fast_loop)
             if raev:
                 cnt[ONLY, C_RA_EVICTED] += 1     # (evicted: only an eviction sets it)
@@ -240,14 +232,14 @@ def buf_page_get_gen(pst, stat, ist, cnt, sst, glob, cfg, pm, cols, prm, ev, loc
                                               t, head, tail, length, old, oldlen, free, clock,
                                               top, devfree, devlast, devbusy)
             ra_wait += t - t_get   # (a wait for a free block: neither CPU nor I/O wait)
-            short = glob[G_NLOCAL] > room  # it registered pages: the next get may not
+            if glob[G_NLOCAL] > room:
+                cut = CUT_ROOM     # it registered pages: the next get may not
+            elif length <= OLD_MIN_LEN or old < 0:
+                cut = CUT_LIST     # (the next get is off the main path)
         if modify:
             buf_flush_note_modification(pst, ist, cnt, glob, f)  # the flush list's state
         t += cpu
-        n += 1
-        if t < 0 or short:
-            break
-    return (n, short,
+    return (cut,
             (head, tail, length, old, oldlen, free, clock, top, devfree, devlast, devbusy, t,
              blen, lo0, hi0, lo1, hi1),
             (d_counted, iowait, ra_wait))

@@ -3,17 +3,18 @@ the one of InnoDB's functions it is named after, over the loop's locals (list en
 pointer and length, free count, freed_page_clock, device queue) passed in and returned:
 buf_LRU_get_free_block (with buf_LRU_free_tail_young and buf_LRU_remove_tail),
 buf_LRU_add_block, buf_page_peek_if_too_old, buf_page_make_young and
-buf_read_ahead_linear with its buf_read_page_low, plus the get of a plain hit that moves
-nothing (:func:`buf_page_get_young`), an event's paths from its flags, the prefetch hints,
-and the write-back of the locals and the counts.  Every step is compiled into the loop
-(``inline="always"``) but the two off the gets' common path, buf_read_ahead_linear and
-the flush list's note of a modification (:func:`buf_flush_note_modification`), which are
-calls, so that their code stays out of the loop's."""
+buf_read_ahead_linear with its buf_read_page_low, plus the plain get of a resident page
+(:func:`hit_kind`, :func:`buf_page_get_young`, with or without a move), an event's paths
+from its flags, the prefetch hints, and the write-back of the locals and the counts.
+Every step is compiled into the loop (``inline="always"``) but the two off the gets'
+common path, buf_read_ahead_linear and the flush list's note of a modification
+(:func:`buf_flush_note_modification`), which are calls, so that their code stays out of
+the loop's."""
 import numpy as np
 from numba import njit
 
 from .._state import (
-    C_EVICT, C_GETS, C_NOT_YOUNG, C_RA, C_RA_EVICTED, C_READ, FLAG_ACTIVITY, FLAG_AHI,
+    C_EVICT, C_GETS, C_NOT_YOUNG, C_RA, C_RA_EVICTED, C_READ, C_YOUNG, FLAG_AHI,
     FLAG_MODIFY, FLAG_RELATCH, FLAG_SHORTCUT, G_DEVBUSY, G_DEVFREE, G_DEVLAST, G_FIXED, G_FTOP,
     I_AREA, I_CLOCK, I_FREE, I_OLD, I_OLDLEN, K_COST_EVICT, K_DEV_RAND, K_DEV_SEQ,
     K_FREE_UNUSED, K_NINST, K_RATIO, L1_HEAD, L1_LEN, L1_TAIL, NS_PER_MS, PM_FFREE, PM_FMAP,
@@ -46,17 +47,6 @@ def unpin_old(f, prv, isold, old, oldlen):
     return old, oldlen
 
 
-@njit(_nrt=False, cache=True, inline="always")
-def stays_put(f, where, access, ready, isold, stamp, t, clock, oldtime, window):
-    """Whether a plain get of frame ``f`` (< 0: none) at time ``t`` is one that every step
-    of :func:`bufsim.policies.innodb.get` would only count, the old sublist being set: the
-    page is resident, accessed and landed, and needs no old_blocks_time check and is still
-    in the young window (or nothing has been evicted yet)."""
-    return f >= 0 and where[ix(f)] == 1 and access[ix(f)] != 0 and ready[ix(f)] <= t and \
-        (clock == 0 or ((oldtime == 0 or isold[ix(f)] == 0) and
-                        (clock & STAMP_MASK) < stamp[ix(f)] + window))
-
-
 #: On a pool of at least DEEP_FRAMES frames (whose per-frame arrays outgrow the CPU's
 #: L2 cache) the fast loop also prefetches, FRAME_AHEAD events ahead, the fields a plain
 #: hit reads of the frame that event will get (its frame-map entry was prefetched
@@ -67,7 +57,7 @@ DEEP_FRAMES = 65536
 
 @njit(_nrt=False, cache=True, inline="always")
 def prefetch_frame(f, where, access, ready, stamp, prv, nxt, isold):
-    """Prefetch what :func:`stays_put` reads of frame f, and its list links and old flag
+    """Prefetch what :func:`hit_kind` reads of frame f, and its list links and old flag
     (a move or an eviction reads them); nothing if f < 0."""
     if f >= 0:
         prefetch(where, ix(f))
@@ -98,38 +88,47 @@ def prefetch_tail(tail, prv, page, access, dirty, ready, isold):
 @njit(_nrt=False, cache=True, inline="always")
 def hit_kind(f, where, access, ready, isold, stamp, t, clock, oldtime, window):
     """What a plain get of frame ``f`` (< 0: none) at time ``t`` is, the old sublist being
-    set: 1 if it :func:`stays_put` (every step only counts it), 2 if the page is
-    resident, accessed, landed and old and buf_page_peek_if_too_old's old_blocks_time
-    check leaves it where it is (the get counts a page not made young and pays the
-    check), else 0 (buf_page_get_gen's whole path)."""
+    set: 0 unless the page is resident, accessed and landed (buf_page_get_gen's whole
+    path), else what buf_page_peek_if_too_old says: 1 if every step would only count it
+    (nothing evicted yet, or the page needs no old_blocks_time check and is still in the
+    young window), 2 if the page is old and the old_blocks_time check leaves it where it
+    is (the get counts a page not made young and pays the check), 3 if the page left the
+    young window (it is made young), 4 if the page is old and old enough to be made
+    young after the check."""
     if f < 0 or where[ix(f)] != 1 or access[ix(f)] == 0 or ready[ix(f)] > t:
         return 0
     if clock == 0:
         return 1
     if oldtime != 0 and isold[ix(f)]:
-        return 2 if t // NS_PER_MS + 1 - access[ix(f)] < oldtime else 0
-    return 1 if (clock & STAMP_MASK) < stamp[ix(f)] + window else 0
+        return 2 if t // NS_PER_MS + 1 - access[ix(f)] < oldtime else 4
+    return 1 if (clock & STAMP_MASK) < stamp[ix(f)] + window else 3
 
 
 @njit(_nrt=False, cache=True, inline="always")
-def buf_page_get_young(cnt, kind, fl, cpu, t, counted, active, stmt_active, cost_clock):
-    """buf_page_get_gen of a one-get plain event (flags ``fl``, no AHI path, no
-    modification) whose get :func:`hit_kind` says is ``kind`` 1 or 2:
-    buf_page_make_young_if_needed finds the page young (1) or, old, not old enough to
-    move (2: PAGES_NOT_MADE_YOUNG and the check's ``cost_clock``), and the get is only
-    counted.  Returns ``(t, counted, active)``: the clock after the get (its CPU), the not
-    re-latched gets and the activity flag with it (active if the event is flagged
-    FLAG_ACTIVITY under statement activity; under get activity the caller counts every
-    get active); a page not made young is added to ``cnt``'s C_NOT_YOUNG."""
+def buf_page_get_young(cnt, kind, fl, cpu, t, counted, cost_clock, cost_young, f, head, tail,
+                       prv, nxt, isold, stamp, old, oldlen, length, ratio, clock):
+    """buf_page_get_gen of a plain get (flags ``fl``, no AHI path, no modification) of
+    frame ``f`` that :func:`hit_kind` says is ``kind`` 1 to 4: buf_page_make_young_if_needed
+    finds the page young (1), old and not old enough to move (2: PAGES_NOT_MADE_YOUNG and
+    the check's ``cost_clock``), or to be made young (3; 4 after the check's
+    ``cost_clock``: :func:`buf_page_make_young`, PAGES_MADE_YOUNG if it was old, and
+    ``cost_young``).  Returns ``(t, counted, head, tail, old, oldlen)``: the clock after
+    the get (its CPU), the not re-latched gets with it and the list's locals; the pages
+    made or not made young are added to ``cnt``."""
     if (fl & FLAG_RELATCH) == 0:
         counted += 1
     t += cpu
     if kind == 2:
         cnt[ONLY, C_NOT_YOUNG] += 1
         t += cost_clock
-    if t >= 0 and stmt_active and (fl & FLAG_ACTIVITY) != 0:
-        active = True
-    return t, counted, active
+    elif kind >= 3:
+        if kind == 4:
+            t += cost_clock
+        head, tail, old, oldlen, made = buf_page_make_young(
+            f, head, tail, prv, nxt, isold, stamp, old, oldlen, length, ratio, clock)
+        cnt[ONLY, C_YOUNG] += made
+        t += cost_young
+    return t, counted, head, tail, old, oldlen
 
 
 @njit(_nrt=False, cache=True, inline="always")
