@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 from numba import njit
 
-from ._validation import check_int, check_ns, span
+from ._validation import check_int, check_ns
 from .config import PoolConfig
 from .pages import Tablespaces
 from .policies import registry
@@ -42,7 +42,7 @@ from .policies.loop import CLOCK_OVERFLOW, FALLBACK, NEED_ROOM, YIELD
 from .policies.flush import note_modification
 from ._memory import check_pool_memory
 from .policies._state import P_DTYPES
-from .trace import SPACE_GETS_MEMO
+from .trace import SPACE_GETS_MEMO, Chunk
 
 __all__ = ["PoolState", "COUNTER_NAMES", "check_memory", "hit_rate"]
 
@@ -403,16 +403,19 @@ class PoolState:
     # ---- feeding events ---------------------------------------------------------------
     def feed(self, stream: int, chunk) -> None:
         """Append a chunk's events to a stream's buffer."""
+        if not isinstance(chunk, Chunk):
+            raise ValueError(f"chunk must be a bufsim.trace.Chunk, got {type(chunk).__name__}")
         n = self.tablespaces.n_pages
-        # a Chunk's pages are >= 0, its counts >= 1 and its cpu_ns >= 0 (Chunk checks them)
+        # a Chunk's pages are >= 0, its counts >= 1 and its cpu_ns >= 0 (Chunk checks them,
+        # and keeps its columns' ranges: no pass over them here)
         page = _kernel_array(chunk.page, np.int64)
-        lo, hi = span(page) if len(chunk) else (0, 0)
+        lo, hi = chunk.span("page") if len(chunk) else (0, 0)
         if lo < 0 or hi >= n:
             bad = int(np.flatnonzero((page < 0) | (page >= n))[0])
             raise ValueError(f"trace column 'page' row {bad}: page index {int(page[bad])} "
                              f"is outside the tablespaces (allowed 0..{n - 1})")
         cpu = _kernel_array(chunk.cpu_ns, np.int64)
-        if len(chunk) and (span(cpu)[1] > 2**63 - 1 - int(self.sst[stream, T_CLOCK])):
+        if len(chunk) and (chunk.span("cpu_ns")[1] > 2**63 - 1 - int(self.sst[stream, T_CLOCK])):
             bad = int(np.flatnonzero(cpu > 2**63 - 1 - int(self.sst[stream, T_CLOCK]))[0])
             raise ValueError(f"trace column 'cpu_ns' row {bad} = {int(cpu[bad])} would overflow "
                              "the int64 virtual clock (start_ns + cpu_ns must stay below 2**63)")

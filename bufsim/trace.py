@@ -52,10 +52,11 @@ _META_TRACE = b"bufsim.trace"
 # --------------------------------------------------------------------------------------
 # Chunk
 # --------------------------------------------------------------------------------------
-def _one_value(a: np.ndarray) -> bool:
-    """True if a non-empty array holds one value throughout."""
-    lo, hi = span(a)
-    return lo == hi
+def _range(a: np.ndarray) -> tuple[int, int]:
+    """``(a.min(), a.max())`` of a non-empty integer array: :func:`span`'s one pass, or
+    NumPy's two for a read-only array (a Parquet file's), for which numba would compile
+    ``span`` a second time."""
+    return span(a) if a.flags.writeable else (a.min(), a.max())
 
 
 def first_true(mask: np.ndarray) -> int:
@@ -93,7 +94,11 @@ class Chunk:
     -----
     Arrays are cast to their dtypes on construction with checks (floats must be
     integral and finite) and the value ranges above are enforced, so every Chunk
-    is well formed; prefer :meth:`from_arrays`, which also broadcasts scalars.
+    is well formed; prefer :meth:`from_arrays`, which also broadcasts scalars.  The
+    checks are made once, here: a chunk keeps the range of its pages, counts, CPU times
+    and stream ids (one pass over each column), which a replay reads instead of scanning
+    the columns again; so its arrays must not be changed afterwards (build a new chunk
+    to change events).
     """
 
     page: np.ndarray
@@ -125,25 +130,39 @@ class Chunk:
                 raise ValueError(f"{col} has {a.shape[0]} rows but page has {n}; columns must "
                                  "have equal lengths")
             object.__setattr__(self, col, a)
+        # (lo, hi) of page, count, cpu_ns and stream, one pass each (empty: none)
+        spans = {col: _range(getattr(self, col)) for col in ("page", "count", "cpu_ns", "stream")} \
+            if n else {}
+        if n:   # (the flags' bits outside FLAG_MASK, or'ed: 0 when every row is allowed)
+            spans["flags"] = (0, int(np.bitwise_or.reduce(self.flags)) & ~FLAG_MASK)
+        object.__setattr__(self, "_spans", spans)
         self._check(None)
+
+    def span(self, col: str) -> tuple[int, int]:
+        """``(min, max)`` of column ``col`` (page, count, cpu_ns or stream) of a
+        non-empty chunk, as found once at construction."""
+        return self._spans[col]
 
     def _check(self, n_pages: int | None) -> None:
         if not len(self):
             return
         hi = f"0..{n_pages - 1}" if n_pages is not None else ">= 0"
-        bad = self.page < 0 if n_pages is None else (self.page < 0) | (self.page >= n_pages)
-        checks = (("page", bad, f"allowed: {hi}"),
-                  ("count", self.count < 1, "allowed: >= 1"),
-                  ("cpu_ns", self.cpu_ns < 0, "allowed: >= 0"),
-                  ("stream", self.stream < 0, "allowed: >= 0"),
-                  ("flags", (self.flags & ~np.uint8(FLAG_MASK)) != 0,
+        sp = self._spans
+        page_ok = sp["page"][0] >= 0 and (n_pages is None or sp["page"][1] < n_pages)
+        # a column whose range is within its bounds has no bad row: no mask is built
+        checks = (("page", page_ok, lambda: (self.page < 0) if n_pages is None else
+                   (self.page < 0) | (self.page >= n_pages), f"allowed: {hi}"),
+                  ("count", sp["count"][0] >= 1, lambda: self.count < 1, "allowed: >= 1"),
+                  ("cpu_ns", sp["cpu_ns"][0] >= 0, lambda: self.cpu_ns < 0, "allowed: >= 0"),
+                  ("stream", sp["stream"][0] >= 0, lambda: self.stream < 0, "allowed: >= 0"),
+                  ("flags", sp["flags"][1] == 0, lambda: (self.flags & ~np.uint8(FLAG_MASK)) != 0,
                    f"allowed: bits of FLAG_AHI={FLAG_AHI} | FLAG_MODIFY={FLAG_MODIFY} | "
                    f"FLAG_SHORTCUT={FLAG_SHORTCUT} | FLAG_STMT_END={FLAG_STMT_END} | "
                    f"FLAG_RELATCH={FLAG_RELATCH} | FLAG_TEMP={FLAG_TEMP} | "
                    f"FLAG_STEP={FLAG_STEP} | FLAG_DESCENT={FLAG_DESCENT}"))
-        for col, b, allowed in checks:
-            if b.any():
-                i = first_true(b)
+        for col, ok, bad, allowed in checks:
+            if not ok:
+                i = first_true(bad())
                 raise ValueError(f"{col} row {i} = {int(getattr(self, col)[i])} is out of range; "
                                  f"{allowed}")
 
@@ -384,8 +403,8 @@ class Trace:
         """Distinct stream ids, ascending (one pass)."""
         if self._by_stream is not None:
             return np.arange(len(self._by_stream), dtype=np.int64)
-        seen = [c.stream[:1] if _one_value(c.stream) else np.unique(c.stream)
-                for c in self if len(c)]
+        seen = [c.stream[:1] if c.span("stream")[0] == c.span("stream")[1] else
+                np.unique(c.stream) for c in self if len(c)]
         return np.unique(np.concatenate(seen)) if seen else np.zeros(0, dtype=np.int64)
 
     def split_streams(self) -> list[Trace]:

@@ -427,3 +427,22 @@ def test_read_trace_expands_back_to_the_rows(tmp_path_factory, rows, chunk_size)
         sel = c.stream == s
         total = int((c.count[sel] * c.cpu_ns[sel]).sum())
         assert own[-1] - own[0] + 5 - c.count[sel].sum() < total <= own[-1] - own[0] + 5
+
+
+def test_a_chunk_keeps_its_columns_ranges_and_names_the_first_bad_row():
+    c = Chunk(np.array([5, 2, 9]), np.array([1, 3, 2]), np.array([7, 0, 4]),
+              np.array([1, 1, 1]), np.array([0, 0, 0], dtype=np.uint8))
+    assert [c.span(col) for col in ("page", "count", "cpu_ns", "stream")] == \
+        [(2, 9), (1, 3), (0, 7), (1, 1)]
+    ro = np.array([3, 8, 1])
+    ro.flags.writeable = False          # (a Parquet file's column: NumPy's min and max)
+    assert Chunk(ro, np.ones(3, np.int64), np.zeros(3, np.int64), np.zeros(3, np.int64),
+                 np.zeros(3, np.uint8)).span("page") == (1, 8)
+    with pytest.raises(ValueError, match=r"count row 2 = 0 is out of range; allowed: >= 1"):
+        Chunk(np.array([5, 2, 9]), np.array([1, 3, 0]), np.zeros(3, np.int64),
+              np.zeros(3, np.int64), np.zeros(3, np.uint8))
+    with pytest.raises(ValueError, match=r"stream row 0 = -1 is out of range; allowed: >= 0"):
+        Chunk(np.array([5, 2, 9]), np.ones(3, np.int64), np.zeros(3, np.int64),
+              np.array([-1, 0, 0]), np.zeros(3, np.uint8))
+    with pytest.raises(ValueError, match=r"page row 2 = 9 is out of range; allowed: 0..8"):
+        c.validate(9)
