@@ -16,8 +16,9 @@ from .._state import (
 )
 from ..loop import ONLY, fifo_read
 from .fast_steps import (
-    buf_flush_note_modification, buf_LRU_add_block, buf_LRU_get_free_block, buf_page_make_young,
-    buf_page_peek_if_too_old, buf_read_ahead_linear, event_paths, prefetch_tail,
+    buf_flush_note_modification, buf_LRU_add_block, buf_LRU_get_free_block, buf_page_init,
+    buf_page_make_young, buf_page_peek_if_too_old, buf_read_ahead_linear, event_paths,
+    prefetch_tail,
 )
 
 
@@ -97,11 +98,7 @@ def buf_read_page(stat, pm, cfg, ist, p, sp, cols, head, tail, length, old, oldl
         top, clock, ratio, cfg[K_OLDTIME], ist[ONLY, I_W], blen, lo0, hi0, lo1, hi1)
     if evicted:
         t += cfg[K_COST_EVICT]
-    fmap[ix(p)] = f
-    page[ix(f)] = p
-    access[ix(f)] = 0
-    dirty[ix(f)] = 0
-    where[ix(f)] = 1
+    buf_page_init(fmap, page, access, dirty, where, p, f)
     head, tail, length, old, oldlen = buf_LRU_add_block(
         f, young_now, head, tail, prv, nxt, isold, stamp, old, oldlen, length, ratio, clock)
     if deep:

@@ -188,6 +188,17 @@ def buf_LRU_remove_tail(f, prv, nxt, isold, old, oldlen, length, ratio):
 
 
 @njit(_nrt=False, cache=True, inline="always")
+def buf_page_init(fmap, page, access, dirty, where, p, f):
+    """buf_page_init_for_read's buf_page_init of page ``p`` in frame ``f``: the page in
+    the page hash (``fmap``) and the frame, unaccessed, clean, in the LRU (list 1)."""
+    fmap[ix(p)] = f
+    page[ix(f)] = p
+    access[ix(f)] = 0
+    dirty[ix(f)] = 0
+    where[ix(f)] = 1
+
+
+@njit(_nrt=False, cache=True, inline="always")
 def buf_LRU_add_block(f, young_now, head, tail, prv, nxt, isold, stamp, old, oldlen, length,
                       ratio, clock):
     """Add the frame ``f`` just read into to the LRU: at the head if it was made young
@@ -293,11 +304,7 @@ def buf_read_page_low(stat, pm, cnt, sst, cfg, q, cols, head, tail, length, old,
         cnt[ONLY, C_EVICT] += 1              # (read-ahead counts its own evictions)
         t += cfg[K_COST_EVICT]
         sst[ONLY, T_CPU] += cfg[K_COST_EVICT]
-    fmap[ix(q)] = g
-    page[ix(g)] = q
-    access[ix(g)] = 0
-    dirty[ix(g)] = 0
-    where[ix(g)] = 1
+    buf_page_init(fmap, page, access, dirty, where, q, g)
     head, tail, length, old, oldlen = buf_LRU_add_block(
         g, False, head, tail, prv, nxt, isold, stamp, old, oldlen, length, ratio, clock)
     cnt[ONLY, C_READ] += 1
