@@ -34,18 +34,16 @@ import numpy as np
 from numba import njit
 
 from .._state import (
-    C_EVICT, C_READS, FLAG_ACTIVITY, FLAG_AHI, FLAG_MODIFY, FLAG_SHORTCUT, G_ACTIVE, G_DEVBUSY,
-    G_DEVFREE, G_DEVLAST, G_FTOP, G_LEFT, G_MID, G_NEXT_TICK, G_NLOCAL, I_CAP, I_CLOCK, I_FREE,
-    I_OLD, I_OLDLEN, I_W, K_ACTIVITY, K_AHI, K_CLEANER, K_COST_CLOCK, K_COST_YOUNG, K_FLUSH,
-    K_OLDTIME, K_RATIO, L1_HEAD, L1_LEN, L1_TAIL, OLD_MIN_LEN, PM_FFREE, PM_FMAP, PREFETCH_AHEAD,
-    P_ACCESS, P_DIRTY, P_NEXT, P_OLD, P_PAGE, P_PREV, P_READY, P_STAMP, P_WHERE, T_CLOCK, T_END,
+    C_EVICT, C_READS, FLAG_ACTIVITY, FLAG_AHI, FLAG_MODIFY, FLAG_SHORTCUT, G_ACTIVE, G_LEFT,
+    G_MID, G_NEXT_TICK, G_NLOCAL, I_CAP, I_W, K_ACTIVITY, K_AHI, K_CLEANER, K_COST_CLOCK,
+    K_COST_YOUNG, K_FLUSH, K_OLDTIME, K_RATIO, OLD_MIN_LEN, PREFETCH_AHEAD, T_CLOCK, T_END,
     T_POS, ix, prefetch,
 )
 from ..loop import CLOCK_OVERFLOW, DONE, FALLBACK, ONLY, STOP_TIME, YIELD
 from .fast_get import CUT_LIST, CUT_TAIL, GOT, buf_page_get_gen
 from .fast_steps import (
-    DEEP_FRAMES, FRAME_AHEAD, add_counts, buf_page_get_young, hit_kind, prefetch_frame,
-    write_back,
+    DEEP_FRAMES, FRAME_AHEAD, add_counts, buf_page_get_young, frame_columns, hit_kind,
+    prefetch_frame, read_locals, write_back,
 )
 
 #: no clock limit (the int64 clock's largest value)
@@ -62,15 +60,11 @@ def fast_loop(pages, counts, cpus, flags, pst, stat, ist, cnt, sst, glob, cfg, p
     get of a resident page) or :func:`~bufsim.policies.innodb.fast_get.buf_page_get_gen`.
     Returns ``(code, gets done, gets the general kernel is to do next)``."""
     # the per-frame columns (buf_page_get_gen's tuple: fast_get.COLUMNS)
-    cols = (pm[PM_FMAP], pm[PM_FFREE], pst[P_WHERE], pst[P_ACCESS], pst[P_READY], pst[P_OLD],
-            pst[P_STAMP], pst[P_PREV], pst[P_NEXT], pst[P_DIRTY], pst[P_PAGE])
+    cols = frame_columns(pst, pm)
     fmap, ffree, where, access, ready, isold, stamp, prv, nxt, dirty, page = cols
-    head, tail, length, old = ist[ONLY, L1_HEAD], ist[ONLY, L1_TAIL], ist[ONLY, L1_LEN], \
-        ist[ONLY, I_OLD]
-    oldlen, free, clock, window = ist[ONLY, I_OLDLEN], ist[ONLY, I_FREE], ist[ONLY, I_CLOCK], \
-        ist[ONLY, I_W]
-    top, devfree, devlast, devbusy = glob[G_FTOP], glob[G_DEVFREE], glob[G_DEVLAST], \
-        glob[G_DEVBUSY]
+    head, tail, length, old, oldlen, free, clock, top, devfree, devlast, devbusy = \
+        read_locals(ist, glob)
+    window = ist[ONLY, I_W]
     tick = glob[G_NEXT_TICK]
     ratio = cfg[K_RATIO]
     oldtime = cfg[K_OLDTIME]

@@ -331,8 +331,7 @@ def buf_read_ahead_linear(pst, stat, ist, cnt, sst, glob, cfg, pm, p, f, t, head
     if t_low < 0:
         return (t, head, tail, length, old, oldlen, free, clock, top, devfree, devlast,
                 devbusy)
-    cols = (pm[PM_FMAP], pm[PM_FFREE], pst[P_WHERE], pst[P_ACCESS], pst[P_READY], pst[P_OLD],
-            pst[P_STAMP], pst[P_PREV], pst[P_NEXT], pst[P_DIRTY], pst[P_PAGE])
+    cols = frame_columns(pst, pm)
     fmap, ffree, where, access, ready, isold, stamp, prv, nxt, dirty, page = cols
     general = cfg[K_FREE_UNUSED] != 0 and pm[PM_UNUSED].shape[0] > 0
     n_inst = cfg[K_NINST]
@@ -355,11 +354,8 @@ def buf_read_ahead_linear(pst, stat, ist, cnt, sst, glob, cfg, pm, p, f, t, head
             t = read_page_low(pst, stat, ist, cnt, sst, glob, cfg, pm, q, base + j,
                               np.int64(0), t)
             glob[G_FIXED] = -1
-            head, tail, length, old, oldlen, free, clock = (
-                ist[ONLY, L1_HEAD], ist[ONLY, L1_TAIL], ist[ONLY, L1_LEN], ist[ONLY, I_OLD],
-                ist[ONLY, I_OLDLEN], ist[ONLY, I_FREE], ist[ONLY, I_CLOCK])
-            top, devfree, devlast, devbusy = (glob[G_FTOP], glob[G_DEVFREE], glob[G_DEVLAST],
-                                              glob[G_DEVBUSY])
+            (head, tail, length, old, oldlen, free, clock, top, devfree, devlast,
+             devbusy) = read_locals(ist, glob)
             continue
         (head, tail, length, old, oldlen, free, top, clock, t, devfree, devlast,
          devbusy) = buf_read_page_low(stat, pm, cnt, sst, cfg, q, cols, head, tail, length,
@@ -399,6 +395,23 @@ def buf_LRU_get_free_block(ffree, fmap, page, prv, nxt, isold, access, tail, len
     ffree[ix(top)] = f   # pushed and taken back: the stack's slot holds it
     return (f, young_now, True, raev, tail, length, old, oldlen, free, top, clock + 1, blen, lo0,
             hi0, lo1, hi1)
+
+
+@njit(_nrt=False, cache=True, inline="always")
+def frame_columns(pst, pm):
+    """The per-frame columns the fast loop's steps take, in fast_get.COLUMNS's order."""
+    return (pm[PM_FMAP], pm[PM_FFREE], pst[P_WHERE], pst[P_ACCESS], pst[P_READY], pst[P_OLD],
+            pst[P_STAMP], pst[P_PREV], pst[P_NEXT], pst[P_DIRTY], pst[P_PAGE])
+
+
+@njit(_nrt=False, cache=True, inline="always")
+def read_locals(ist, glob):
+    """The fast loop's instance and device locals from the state arrays, in
+    :func:`write_back`'s order: ``(head, tail, length, old, oldlen, free, clock, top,
+    devfree, devlast, devbusy)``."""
+    return (ist[ONLY, L1_HEAD], ist[ONLY, L1_TAIL], ist[ONLY, L1_LEN], ist[ONLY, I_OLD],
+            ist[ONLY, I_OLDLEN], ist[ONLY, I_FREE], ist[ONLY, I_CLOCK], glob[G_FTOP],
+            glob[G_DEVFREE], glob[G_DEVLAST], glob[G_DEVBUSY])
 
 
 @njit(_nrt=False, cache=True, inline="always")
