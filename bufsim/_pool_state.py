@@ -160,10 +160,16 @@ class first_call:
 
     __slots__ = ("kernel", "fh")
 
+    #: the kernels called once already in this process (their first call compiled or
+    #: loaded them): later calls skip the check (numba's ``signatures`` took 0.2 ms a call)
+    called: set = set()
+
     def __init__(self, kernel):
         self.kernel, self.fh = kernel, None
 
     def __enter__(self):
+        if self.kernel in first_call.called:
+            return self
         folder = os.environ.get("NUMBA_CACHE_DIR", "")
         # (a plain function under NUMBA_DISABLE_JIT has no signatures: nothing to compile)
         if getattr(self.kernel, "signatures", True) or not folder:
@@ -182,10 +188,20 @@ class first_call:
         return self
 
     def __exit__(self, *exc):
+        if exc[0] is None:
+            first_call.called.add(self.kernel)
         if self.fh is not None:
             self.fh.close()                 # closing the file releases the lock
             self.fh = None
         return False
+
+
+#: the columns of :meth:`PoolState.stats` (INNODB_BUFFER_POOL_STATS's), one Index for
+#: every frame: pandas builds an Index of strings column by column, which took 10-20 ms
+#: of a replay's result right after a long kernel call (2026-11-29)
+STATS_COLUMNS = pd.Index(["POOL_ID", "POOL_SIZE", "FREE_BUFFERS", "DATABASE_PAGES",
+                          "OLD_DATABASE_PAGES", "MODIFIED_DATABASE_PAGES", *COUNTER_NAMES,
+                          "HIT_RATE"])
 
 
 class PoolState:
@@ -487,14 +503,16 @@ class PoolState:
         pages, counts, cpus, flags = self._arrays
         kernel = self._kernel
         done = 0
+        limit = max_events >= 0       # (the events done are counted only for a limit)
         while True:
-            left = -1 if max_events < 0 else max(int(max_events) - done, 0)
-            ev0 = int(self.sst[:, T_EVENTS].sum())
+            left = max(int(max_events) - done, 0) if limit else -1
+            ev0 = int(self.sst[:, T_EVENTS].sum()) if limit else 0
             with first_call(kernel):
                 code = kernel(pages, counts, cpus, flags, self.pst, self.stat, self.ist,
                               self.cnt, self.sst, self.glob, self.cfg, self._pm,
                               self.exhausted, int(stop_ns), left, GETS_PER_CALL, self._room())
-            done += int(self.sst[:, T_EVENTS].sum()) - ev0
+            if limit:
+                done += int(self.sst[:, T_EVENTS].sum()) - ev0
             if code == FALLBACK:  # the LRU fast path does not apply: nothing was done
                 kernel = registry.run_generic
                 continue
@@ -627,18 +645,22 @@ class PoolState:
         return [int(x) for x in self._dense_of_frames(frames)] if frames else []
 
     def stats(self) -> pd.DataFrame:
-        """One row per instance, columns as INFORMATION_SCHEMA.INNODB_BUFFER_POOL_STATS."""
+        """One row per instance, columns as INFORMATION_SCHEMA.INNODB_BUFFER_POOL_STATS
+        (:data:`STATS_COLUMNS`)."""
         ist, cnt = self.ist, self.cnt
-        df = pd.DataFrame(cnt, columns=list(COUNTER_NAMES))
         resident = ist[:, L1_LEN] + ist[:, L2_LEN]
-        df.insert(0, "POOL_ID", np.arange(len(ist)))
-        df.insert(1, "POOL_SIZE", ist[:, I_SIZE])
         free = ist[:, I_FREE] if self.config.policy == "innodb" else ist[:, I_CAP] - resident
-        df.insert(2, "FREE_BUFFERS", free)
-        df.insert(3, "DATABASE_PAGES", resident)
-        df.insert(4, "OLD_DATABASE_PAGES", ist[:, I_OLDLEN])
-        df.insert(5, "MODIFIED_DATABASE_PAGES", ist[:, LF_LEN])
-        df["HIT_RATE"] = [hit_rate(r, g) for r, g in zip(cnt[:, C_READ], cnt[:, C_GETS])]
+        # HIT_RATE wraps past int64 when read-ahead makes reads exceed gets: a column of
+        # uint64 then, set apart
+        hit = [hit_rate(r, g) for r, g in zip(cnt[:, C_READ], cnt[:, C_GETS])]
+        wraps = max(hit) >= 2**63
+        hit = np.array(hit, dtype=np.uint64 if wraps else np.int64)   # (never a float)
+        block = np.column_stack([np.arange(len(ist)), ist[:, I_SIZE], free, resident,
+                                 ist[:, I_OLDLEN], ist[:, LF_LEN], cnt,
+                                 np.zeros(len(ist), dtype=np.int64) if wraps else hit])
+        df = pd.DataFrame(block.astype(np.int64, copy=False), columns=STATS_COLUMNS)
+        if wraps:
+            df["HIT_RATE"] = hit
         return df
 
     def streams(self) -> pd.DataFrame:
@@ -710,7 +732,11 @@ def hit_rate(reads: int, gets: int) -> int:
     return (1000 - (1000 * int(reads)) // int(gets)) % (1 << 64)
 
 
+#: no events, as :func:`_empty_events` returns them (arrays of no element: shared)
+_NO_EVENTS = (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64),
+              np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.uint8))
+
+
 def _empty_events():
     """No events: (dense pages, counts, cpu_ns, flags)."""
-    z = np.zeros(0, dtype=np.int64)
-    return z, z.copy(), z.copy(), np.zeros(0, dtype=np.uint8)
+    return _NO_EVENTS

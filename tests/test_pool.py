@@ -219,3 +219,33 @@ def test_pool_streams_start_at_their_start_ns_and_check_their_arguments():
         Pool(cfg, SPACES, streams=0)
     with pytest.raises(ValueError, match="start_ns must hold 2 times"):
         Pool(cfg, SPACES, streams=2, start_ns=[0])
+
+
+def test_stats_is_innodb_buffer_pool_stats_and_its_hit_rate_wraps_as_the_servers():
+    """stats(): one row per instance, INNODB_BUFFER_POOL_STATS's columns in order, int64,
+    the counters the kernel kept; HIT_RATE is buf_stats_get_pool_info's 1000 - 1000 *
+    reads / gets in unsigned 64-bit arithmetic, which passes int64 when read-ahead makes
+    an instance's reads exceed its gets (the column is uint64 then)."""
+    from bufsim.policies._state import C_GETS, C_READ, COUNTER_NAMES, I_OLDLEN, I_SIZE
+    pool = Pool(bufsim.mysql56(pool_pages=600, instances=2), SPACES)
+    pool.open([trace_of(events(5))])
+    pool.run_until()
+    st = pool._state
+    df = pool.stats()
+    assert list(df.columns) == ["POOL_ID", "POOL_SIZE", "FREE_BUFFERS", "DATABASE_PAGES",
+                                "OLD_DATABASE_PAGES", "MODIFIED_DATABASE_PAGES",
+                                *COUNTER_NAMES, "HIT_RATE"]
+    assert (df.dtypes == np.int64).all() and df["POOL_ID"].tolist() == [0, 1]
+    assert df["POOL_SIZE"].tolist() == st.ist[:, I_SIZE].tolist()
+    assert df["OLD_DATABASE_PAGES"].tolist() == st.ist[:, I_OLDLEN].tolist()
+    assert df[list(COUNTER_NAMES)].to_numpy().tolist() == st.cnt.tolist()
+    gets, reads = st.cnt[:, C_GETS], st.cnt[:, C_READ]
+    assert gets.min() > 0
+    assert df["HIT_RATE"].tolist() == [1000 - 1000 * int(r) // int(g) for r, g in zip(reads, gets)]
+    st.cnt[1, C_READ] = 3 * st.cnt[1, C_GETS] + 1          # more reads than gets
+    df = pool.stats()
+    assert df["HIT_RATE"].dtype == np.uint64
+    g1, r1 = int(st.cnt[1, C_GETS]), int(st.cnt[1, C_READ])
+    assert df["HIT_RATE"].tolist() == [1000 - 1000 * int(reads[0]) // int(gets[0]),
+                                       (1000 - 1000 * r1 // g1) % 2**64]
+    assert (df.drop(columns="HIT_RATE").dtypes == np.int64).all()
