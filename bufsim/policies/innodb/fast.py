@@ -8,7 +8,7 @@ It does the gets whose every step is on the main path: a hit (with or without a 
 the head; through the adaptive hash index's shortcut or lookup too), or a miss that takes
 a free block or evicts a clean, ready LRU tail; the LRU at least OLD_MIN_LEN + 1 long
 with its old sublist set; no page-cleaner pass due.  An area edge page's first access
-calls :func:`~bufsim.policies.innodb.fast_steps.buf_read_ahead_linear` (the general
+runs :func:`~bufsim.policies.innodb.fast_steps.buf_read_ahead_linear` (the general
 check, then the reads with the loop's steps on its locals).  The loop runs over gets,
 not events (one loop, so that the compiled code carries its values through one set of
 phi nodes): the current event's gets not yet done are a count, and its page, CPU and
