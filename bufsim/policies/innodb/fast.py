@@ -102,7 +102,7 @@ def fast_loop(pages, counts, cpus, flags, pst, stat, ist, cnt, sst, glob, cfg, p
     # the flags that take an event off the plain path (the AHI's only with the AHI)
     special = FLAG_MODIFY | ((FLAG_SHORTCUT | FLAG_AHI) if ahi_pool else 0)
     # buf_page_get_gen's parameters (fast_get.PARAMS)
-    prm = (ratio, oldtime, window, cost_clock, cost_young, deep, room, ahi_pool)
+    prm = (ratio, oldtime, window, cost_clock, cost_young, room, ahi_pool)
     if glob[G_NLOCAL] > room:
         code = FALLBACK  # the general kernel returns NEED_ROOM
         left = 0

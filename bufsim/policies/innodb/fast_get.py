@@ -26,8 +26,7 @@ from .fast_steps import (
 #: per-frame columns, its parameters, the event, its locals and its counts
 COLUMNS = ("fmap", "ffree", "where", "access", "ready", "isold", "stamp", "prv", "nxt",
            "dirty", "page")
-PARAMS = ("ratio", "oldtime", "window", "cost_clock", "cost_young", "deep", "room",
-          "ahi_pool")
+PARAMS = ("ratio", "oldtime", "window", "cost_clock", "cost_young", "room", "ahi_pool")
 EVENT = ("p", "cpu", "fl")
 LOCALS = ("head", "tail", "length", "old", "oldlen", "free", "clock", "top", "devfree",
           "devlast", "devbusy", "t", "blen", "lo0", "hi0", "lo1", "hi1")
@@ -74,7 +73,7 @@ def area_edge(stat, pm, glob, p, sp):
 
 @njit(_nrt=False, cache=True, inline="always")
 def buf_read_page(stat, pm, cfg, ist, p, sp, cols, head, tail, length, old, oldlen, free, top,
-                  clock, blen, lo0, hi0, lo1, hi1, deep, t, devfree, devlast, devbusy):
+                  clock, blen, lo0, hi0, lo1, hi1, t, devfree, devlast, devbusy):
     """buf_read_page of page ``p`` (of space position ``sp``: :func:`space_of`), not
     resident, on the fast loop's main path: a synchronous read miss (counted per
     tablespace here, in C_READS by the caller), buf_page_init_for_read (a block from
@@ -101,10 +100,9 @@ def buf_read_page(stat, pm, cfg, ist, p, sp, cols, head, tail, length, old, oldl
     buf_page_init(fmap, page, access, dirty, where, p, f)
     head, tail, length, old, oldlen = buf_LRU_add_block(
         f, young_now, head, tail, prv, nxt, isold, stamp, old, oldlen, length, ratio, clock)
-    if deep:
-        # the next miss evicts the new tail (a miss that took a free block leaves the tail
-        # as it was)
-        prefetch_tail(tail, prv, page, access, dirty, ready, isold)
+    # the next miss evicts the new tail (a miss that took a free block leaves the tail as
+    # it was): on every pool size (prefetch_tail)
+    prefetch_tail(tail, prv, page, access, dirty, ready, isold)
     devfree, devlast, devbusy = fifo_read(stat, pm, p, t, devfree, devlast, devbusy,
                                           cfg[K_DEV_RAND], cfg[K_DEV_SEQ])
     ready[ix(f)] = devfree
@@ -163,7 +161,7 @@ def buf_page_get_gen(pst, stat, ist, cnt, sst, glob, cfg, pm, cols, prm, ev, loc
     get may not) or :data:`CUT_LIST` (done; its read-ahead left the LRU too short or its
     old sublist unset), and the locals and counts after it."""
     fmap, ffree, where, access, ready, isold, stamp, prv, nxt, dirty, page = cols
-    ratio, oldtime, window, cost_clock, cost_young, deep, room, ahi_pool = prm
+    ratio, oldtime, window, cost_clock, cost_young, room, ahi_pool = prm
     p, cpu, fl = ev
     (head, tail, length, old, oldlen, free, clock, top, devfree, devlast, devbusy, t, blen,
      lo0, hi0, lo1, hi1) = loc
@@ -203,7 +201,7 @@ def buf_page_get_gen(pst, stat, ist, cnt, sst, glob, cfg, pm, cols, prm, ev, loc
             (f, young_now, evicted, raev, head, tail, length, old, oldlen, free, top, clock,
              blen, lo0, hi0, lo1, hi1, t, devfree, devlast, devbusy, io) = buf_read_page(
                 stat, pm, cfg, ist, p, sp, cols, head, tail, length, old, oldlen, free, top,
-                clock, blen, lo0, hi0, lo1, hi1, deep, t, devfree, devlast, devbusy)
+                clock, blen, lo0, hi0, lo1, hi1, t, devfree, devlast, devbusy)
             # (an eviction is counted by the clock's advance: fast_loop)
             if raev:
                 cnt[ONLY, C_RA_EVICTED] += 1     # (evicted: only an eviction sets it)

@@ -74,10 +74,15 @@ def prefetch_frame(f, where, access, ready, stamp, prv, nxt, isold):
 @njit(_nrt=False, cache=True, inline="always")
 def prefetch_tail(tail, prv, page, access, dirty, ready, isold):
     """Prefetch what the next miss reads of the LRU's tail, the page it will evict: its
-    page id, first access, modification and read times, predecessor and old flag.  On a
-    large pool the tail is a frame no get has touched for a long time, so without it
-    each miss waits for these loads (zipf 0.9/262,144, t=0, paired on 2026-11-27: 638-700
-    against 753-934 ms of kernel time)."""
+    page id, first access, modification and read times, predecessor and old flag.  The
+    tail is a frame no get has touched for a long time, so without it each miss waits
+    for these loads: from L2 or memory on a large pool (zipf 0.9/262,144, t=0, paired on
+    2026-11-27: 638-700 against 753-934 ms of kernel time), from L2 on a small one
+    (zipf 0.9/8,192, t=0, paired on 2026-11-29: 0.288 -> 0.250 s per 10M gets, t=1000
+    0.275 -> 0.243 s; scan+hot/8,192 0.133 -> 0.134 s).  So the fast loop issues it on
+    every pool size.  (midpoint_ra_floor and midpoint_duty_floor issue it from
+    DEEP_FRAMES frames only, their faster choice: with it at 8,192 frames the ra floor
+    ran 0.177 -> 0.199 s in the same pairing.)"""
     if tail >= 0:
         prefetch(prv, ix(tail))
         prefetch(page, ix(tail))
