@@ -196,9 +196,9 @@ class first_call:
         return False
 
 
-#: the columns of :meth:`PoolState.stats` (INNODB_BUFFER_POOL_STATS's), one Index for
-#: every frame: pandas builds an Index of strings column by column, which took 10-20 ms
-#: of a replay's result right after a long kernel call (2026-11-29)
+#: the columns of :meth:`PoolState.stats` (INNODB_BUFFER_POOL_STATS's), an Index made
+#: once: pandas builds an Index of strings column by column, which took 10-20 ms of a
+#: replay's result right after a long kernel call (2026-11-29)
 STATS_COLUMNS = pd.Index(["POOL_ID", "POOL_SIZE", "FREE_BUFFERS", "DATABASE_PAGES",
                           "OLD_DATABASE_PAGES", "MODIFIED_DATABASE_PAGES", *COUNTER_NAMES,
                           "HIT_RATE"])
@@ -658,7 +658,8 @@ class PoolState:
         block = np.column_stack([np.arange(len(ist)), ist[:, I_SIZE], free, resident,
                                  ist[:, I_OLDLEN], ist[:, LF_LEN], cnt,
                                  np.zeros(len(ist), dtype=np.int64) if wraps else hit])
-        df = pd.DataFrame(block.astype(np.int64, copy=False), columns=STATS_COLUMNS)
+        # (a shallow copy each: a frame's ``columns.name`` can be set in place)
+        df = pd.DataFrame(block.astype(np.int64, copy=False), columns=STATS_COLUMNS.copy())
         if wraps:
             df["HIT_RATE"] = hit
         return df

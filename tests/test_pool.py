@@ -249,3 +249,5 @@ def test_stats_is_innodb_buffer_pool_stats_and_its_hit_rate_wraps_as_the_servers
     assert df["HIT_RATE"].tolist() == [1000 - 1000 * int(reads[0]) // int(gets[0]),
                                        (1000 - 1000 * r1 // g1) % 2**64]
     assert (df.drop(columns="HIT_RATE").dtypes == np.int64).all()
+    df.columns.name = "counters"                 # a frame's own: the next has none
+    assert pool.stats().columns.name is None
